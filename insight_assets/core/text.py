@@ -1,0 +1,170 @@
+"""Token counting and sentence splitting, offline and fast.
+
+Tokens are counted with the ``cl100k_base`` encoding from ``bpe_openai``, which bundles its
+encodings (plain ``tiktoken`` downloads them on first use, which an offline run cannot do).
+Sentences are found with one regular expression plus a few checks for abbreviations, initials
+and list markers, which is enough for the body text of scientific papers.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import bpe_openai
+import numpy as np
+
+TOKEN_ENCODING = "cl100k_base"
+
+# bpe_openai refuses inputs of 1,000,000 characters or more and results over 200,000 tokens, so
+# long texts are encoded in pieces. A code point is at most 4 byte tokens, so 40,000 characters
+# stay under both limits whatever the text.
+_PIECE_CHARS = 40_000
+
+
+@functools.cache
+def get_encoding() -> bpe_openai.Encoding:
+    return bpe_openai.get_encoding(TOKEN_ENCODING)
+
+
+@functools.cache
+def _token_char_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Per token id: how many characters start in its bytes (its UTF-8 bytes that are not
+    continuation bytes), and whether it begins with a continuation byte, i.e. inside a character
+    that an earlier token started."""
+    encoding = get_encoding()
+    chars_started = np.zeros(encoding.n_vocab, dtype=np.int64)
+    begins_mid_char = np.zeros(encoding.n_vocab, dtype=np.int64)
+    for token_id in range(encoding.n_vocab):
+        try:
+            token_bytes = encoding.decode_single_token_bytes(token_id)
+        except KeyError:  # unused ids between the ordinary and the special tokens
+            continue
+        chars_started[token_id] = sum(1 for byte in token_bytes if not 0x80 <= byte < 0xC0)
+        begins_mid_char[token_id] = 0x80 <= token_bytes[0] < 0xC0
+    return chars_started, begins_mid_char
+
+
+def _pieces(text: str) -> list[str]:
+    """Cut ``text`` into pieces short enough for the encoder, before a space where there is one
+    in the second half of the window: a token hardly ever runs across a space into the next
+    word, so the pieces almost always encode as the whole text would."""
+    pieces, start = [], 0
+    while len(text) - start > _PIECE_CHARS:
+        end = start + _PIECE_CHARS
+        space = text.rfind(" ", start + _PIECE_CHARS // 2, end)
+        if space > start:
+            end = space
+        pieces.append(text[start:end])
+        start = end
+    pieces.append(text[start:])
+    return pieces
+
+
+def encode(text: str) -> list[int]:
+    """Token ids of ``text``; special-token strings such as ``<|endoftext|>`` count as plain text."""
+    if len(text) <= _PIECE_CHARS:
+        return get_encoding().encode_ordinary(text)
+    tokens: list[int] = []
+    for piece in _pieces(text):
+        tokens.extend(get_encoding().encode_ordinary(piece))
+    return tokens
+
+
+def count_tokens(text: str) -> int:
+    return len(encode(text))
+
+
+def token_starts(text: str) -> np.ndarray:
+    """Character offset in ``text`` where each token starts, followed by ``len(text)``.
+
+    The result has one entry more than there are tokens and never decreases. A token that starts
+    inside a multi-byte character (rare characters are split into byte tokens) gets the offset of
+    that character, as in ``tiktoken``'s ``decode_with_offsets``, so every entry is a valid place
+    to cut the string.
+    """
+    tokens = np.asarray(encode(text), dtype=np.int64)
+    chars_started, begins_mid_char = _token_char_tables()
+    starts = np.empty(len(tokens) + 1, dtype=np.int64)
+    starts[0] = 0
+    np.cumsum(chars_started[tokens], out=starts[1:])
+    starts[:-1] = np.maximum(starts[:-1] - begins_mid_char[tokens], 0)
+    starts[-1] = len(text)
+    return starts
+
+
+# Words that end in a full stop without ending the sentence (compared lower-cased, without the
+# final stop). Single letters and dotted initials ("A", "U.S", "e.g") are handled by a pattern.
+ABBREVIATIONS = frozenset(
+    {
+        "al", "approx", "app", "apps", "art", "cf", "ch", "chap", "co", "corp", "cp", "def", "dept",
+        "dr", "eds", "eq", "eqs", "esp", "etc", "fig", "figs", "inc", "jr", "lem", "ltd", "mr", "mrs",
+        "ms", "no", "nos", "obs", "para", "pp", "prof", "prop", "ref", "refs", "resp", "sec", "secs",
+        "sect", "sr", "st", "suppl", "tab", "tabs", "thm", "univ", "viz", "vol", "vols", "vs",
+    }
+)  # fmt: skip
+
+# A candidate end of sentence: a blank line, or ., ? or ! (possibly repeated, possibly followed
+# by closing quotes or brackets) then whitespace and something that can start a sentence.
+_BREAK = re.compile(
+    r"""
+      (?P<blank>\n[^\S\n]*\n\s*)
+    | (?P<stop>[.?!]+)(?P<close>["')\]\u2019\u201d]*)\s+
+      (?=["'(\[\u2018\u201c]?[A-Z0-9\u00c0-\u00d6\u00d8-\u00de])
+    """,
+    re.VERBOSE,
+)
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")
+# Arabic numbers up to 99 ("2", "2.1") and Roman ones up to 39, so that a year or a word such
+# as "did" wrapped to the start of a line still ends its sentence.
+_LIST_MARKER = re.compile(r"\d{1,2}(?:\.\d+)*|(?i:x{0,3}(?:ix|iv|v?i{0,3}))")
+_OPENERS = "\"'([{\u2018\u201c"
+
+
+def _is_false_stop(text: str, stop_at: int) -> bool:
+    """Whether the full stop at ``stop_at`` ends an abbreviation, an initial or a list marker."""
+    word_start = stop_at
+    while word_start > 0 and not text[word_start - 1].isspace():
+        word_start -= 1
+    word = text[word_start:stop_at].lstrip(_OPENERS)
+    if not word:
+        return False
+    if word.lower() in ABBREVIATIONS or _INITIALS.fullmatch(word):
+        return True
+    # "1." or "iv." alone at the start of a line numbers a list item or a heading.
+    line_start = text.rfind("\n", 0, word_start) + 1
+    return _LIST_MARKER.fullmatch(word) is not None and not text[line_start:word_start].strip()
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Character spans ``(start, end)`` of the sentences of ``text``, in order.
+
+    Spans hold no leading or trailing whitespace, and what lies between consecutive spans (and
+    before the first, after the last) is whitespace only, so the spans cover every other
+    character. A sentence ends at a blank line, or at ``.``, ``?`` or ``!`` followed by whitespace
+    and an upper-case letter, a digit, a quote or a bracket, except after an abbreviation
+    (``e.g.``, ``et al.``, ``Fig.``), an initial (``A. Smith``) or a list marker (``1.``).
+    Decimals (``3.14``) never match, as no whitespace follows their point.
+    """
+    spans: list[tuple[int, int]] = []
+
+    def add(start: int, end: int) -> None:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end:
+            spans.append((start, end))
+
+    position = 0
+    for match in _BREAK.finditer(text):
+        if match.group("blank") is not None:
+            add(position, match.start())
+        else:
+            stop = match.group("stop")
+            if stop == "." and _is_false_stop(text, match.start("stop")):
+                continue
+            add(position, match.end("close"))
+        position = match.end()
+    add(position, len(text))
+    return spans
