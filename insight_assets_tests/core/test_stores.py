@@ -1,0 +1,56 @@
+"""The stores replace exactly one collection's rows."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from insight_assets.core.stores import VectorStore, Warehouse
+
+
+def sources(collection: str, files: list[str]) -> pa.Table:
+    return pa.Table.from_pylist(
+        [{"collection": collection, "file": f, "doc_id": f"id-{f}", "size_bytes": 1, "pages": 1} for f in files]
+    )
+
+
+def test_replacing_a_partition_leaves_other_collections_alone(tmp_path):
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.replace_partition("a", {"source_documents": sources("a", ["1.pdf", "2.pdf"])})
+    warehouse.replace_partition("b", {"source_documents": sources("b", ["3.pdf"])})
+    warehouse.replace_partition("a", {"source_documents": sources("a", ["4.pdf"])})
+    rows = warehouse.rows("SELECT collection, file FROM source_documents ORDER BY collection, file")
+    assert rows == [{"collection": "a", "file": "4.pdf"}, {"collection": "b", "file": "3.pdf"}]
+
+
+def test_a_failed_write_changes_nothing(tmp_path):
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.replace_partition("a", {"source_documents": sources("a", ["1.pdf"])})
+    broken = pa.table({"collection": ["a"], "no_such_column": [1]})
+    with pytest.raises(duckdb.Error, match="no_such_column"):
+        warehouse.replace_partition("a", {"source_documents": sources("a", ["2.pdf"]), "chunks": broken})
+    assert warehouse.rows("SELECT file FROM source_documents") == [{"file": "1.pdf"}]
+
+
+def vectors(collection: str, profile: str, ids: list[str], variant: str = "v1") -> pa.Table:
+    matrix = np.eye(4, dtype=np.float32)[: len(ids)]
+    return pa.table({
+        "collection": [collection] * len(ids), "profile": [profile] * len(ids), "chunk_id": ids,
+        "variant": [variant] * len(ids),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), 4),
+    })
+
+
+def test_vector_tables_are_per_collection_and_search_filters_profile_and_variant(tmp_path):
+    store = VectorStore(str(tmp_path / "lancedb"))
+    store.replace("a", vectors("a", "xsum", ["x1", "x2", "x3"]))
+    store.replace("b", vectors("b", "xsum", ["y1"]))
+    store.replace("a", pa.concat_tables([vectors("a", "xsum", ["x1", "x2"]), vectors("a", "insightgen", ["g1"], "v2")]))
+    assert store.read("b", ["chunk_id"]).column("chunk_id").to_pylist() == ["y1"]
+    assert sorted(store.read("a", ["chunk_id"]).column("chunk_id").to_pylist()) == ["g1", "x1", "x2"]
+    hits = store.search("a", "xsum", "v1", np.array([0, 1, 0, 0], dtype=np.float32), k=5)
+    assert [hit["chunk_id"] for hit in hits][0] == "x2" and {hit["chunk_id"] for hit in hits} == {"x1", "x2"}
+    assert store.search("a", "insightgen", "v1", np.ones(4, dtype=np.float32)) == []
+    assert store.read("nothing") is None
