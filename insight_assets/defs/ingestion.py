@@ -1,0 +1,313 @@
+"""Ingestion assets: source files -> parsed documents -> chunks -> chunk embeddings.
+
+Each asset reads its inputs from the stores, calls the core, replaces its partition's rows and
+reports what it did (counts, reuse, timings) as metadata.
+"""
+
+import time
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from insight_assets.core import ingest
+from insight_assets.core.chunking import PROFILES, ChunkProfile
+from insight_assets.core.documents import ParsedDocument
+from insight_assets.core.pdf import PARSER_VERSION
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.partitions import InvalidCollectionKey, collection_folder, collection_partitions
+from insight_assets.defs.resources import EmbedderResource, StorageResource
+
+PARTITIONED = {
+    "partitions_def": collection_partitions,
+    "group_name": "ingestion",
+    # One run may build several collections, so `dagster asset materialize --partition-range a...c`
+    # backfills from a shell; sensors and schedules still request one run per collection.
+    "backfill_policy": dg.BackfillPolicy.single_run(),
+}
+
+
+def _collection_folder(storage: StorageResource, collection: str) -> Path:
+    try:
+        folder = collection_folder(storage.collections_root, collection)
+    except InvalidCollectionKey as error:
+        raise dg.Failure(description=str(error)) from error
+    if not folder.is_dir():
+        raise dg.Failure(
+            description=(
+                f"Collection {collection!r} has no folder at {folder.resolve()}. Create it and put PDFs "
+                "in it, or remove the partition."
+            )
+        )
+    return folder
+
+
+@dg.asset(kinds={"pdf", "duckdb"}, code_version="1", **PARTITIONED)
+def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """The PDFs of a collection: one row per file with its sha256, size and page count."""
+    return materialize_each(context, lambda collection: _source_documents(storage, collection))
+
+
+def _source_documents(storage: StorageResource, collection: str) -> CollectionReport:
+    folder = _collection_folder(storage, collection)
+    sources = ingest.scan_collection(folder)
+    table = ingest.sources_table(collection, sources)
+    storage.warehouse.replace_partition(collection, {"source_documents": table})
+    rows = table.to_pylist()
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(rows),
+            "folder": dg.MetadataValue.path(str(folder.resolve())),
+            "total_bytes": sum(row["size_bytes"] for row in rows),
+            "preview": dg.MetadataValue.md(
+                markdown_table(rows, ["file", "pages", "size_bytes", "doc_id"], empty="No PDF files in the folder.")
+            ),
+        },
+        # The folder's content, not its timestamps, decides what downstream is stale.
+        data_version=ingest.fingerprint(f"{s.file}:{s.doc_id}" for s in sources),
+    )
+
+
+@dg.asset(
+    kinds={"pdf", "duckdb"},
+    deps=[source_documents],
+    code_version=f"parser-{PARSER_VERSION}",
+    check_specs=[dg.AssetCheckSpec("every_file_parsed", asset="parsed_documents")],
+    **PARTITIONED,
+)
+def parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """Text per page in reading order, with title, abstract, sections and references.
+
+    A file that cannot be used becomes a problem row (file, kind, message); the rest goes on.
+    """
+    return materialize_each(context, lambda collection: _parsed_documents(context, storage, collection))
+
+
+def _parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource, collection: str) -> CollectionReport:
+    folder = _collection_folder(storage, collection)
+    warehouse = storage.warehouse
+    sources = [
+        ingest.SourceFile(row["file"], folder / row["file"], row["doc_id"], row["size_bytes"])
+        for row in warehouse.rows(
+            "SELECT file, doc_id, size_bytes FROM source_documents WHERE collection = ? ORDER BY file", [collection]
+        )
+    ]
+    outcome = ingest.parse_sources(sources, _reusable_parses(storage, collection, sources))
+    warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results))
+
+    problems = [
+        {"file": result.file, "kind": problem.kind, "severity": problem.severity, "message": problem.message}
+        for result in outcome.results
+        for problem in result.problems
+    ]
+    errors = [problem for problem in problems if problem["severity"] == "error"]
+    documents = outcome.documents
+    context.log.info(
+        f"{collection}: parsed {outcome.parsed}, reused {outcome.reused}, {len(errors)} unusable file(s)"
+    )
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(documents),
+            "documents_parsed": outcome.parsed,
+            "documents_reused": outcome.reused,
+            "files_with_errors": len(errors),
+            "pages": sum(document.page_count for document in documents),
+            "characters": sum(len(document.text) for document in documents),
+            "parse_seconds": round(outcome.seconds, 3),
+            "problems": dg.MetadataValue.md(
+                markdown_table(problems, ["file", "kind", "severity", "message"], empty="No problems.")
+            ),
+            "preview": dg.MetadataValue.md(_document_preview(documents)),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="every_file_parsed",
+                passed=not problems,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "errors": len(errors),
+                    "warnings": len(problems) - len(errors),
+                    "files": ", ".join(sorted({problem["file"] for problem in problems})) or "none",
+                },
+                description="Files that could not be parsed, or parsed with caveats, and why.",
+            )
+        ],
+        data_version=ingest.fingerprint(
+            [PARSER_VERSION]
+            + [f"{r.file}:{r.doc_id}:{[(p.kind, p.severity) for p in r.problems]}" for r in outcome.results]
+        ),
+    )
+
+
+def _reusable_parses(
+    storage: StorageResource, collection: str, sources: list[ingest.SourceFile]
+) -> dict[str, ingest.ParseResult]:
+    """Earlier parses of the same bytes by the same parser version, from any collection."""
+    doc_ids = [source.doc_id for source in sources]
+    if not doc_ids:
+        return {}
+    warehouse = storage.warehouse
+    # One stored copy per document: this collection's own when it has one.
+    picked = """
+        SELECT doc_id, arg_min(collection, collection <> ?) AS collection
+        FROM parsed_documents WHERE parser_version = ? AND list_contains(?, doc_id) GROUP BY doc_id"""
+    params = [collection, PARSER_VERSION, doc_ids]
+    documents = warehouse.rows(
+        f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params
+    )
+    pages = warehouse.rows(
+        f"SELECT pg.doc_id, pg.page, pg.text FROM parsed_pages pg JOIN ({picked}) p USING (doc_id, collection)",
+        params,
+    )
+    problems = warehouse.rows(
+        "SELECT * FROM parse_problems WHERE parser_version = ? AND list_contains(?, doc_id)",
+        [PARSER_VERSION, doc_ids],
+    )
+    return ingest.results_from_rows(sources, documents, pages, problems)
+
+
+def _document_preview(documents: list[ParsedDocument]) -> str:
+    rows = [
+        {"file": d.file, "title": d.title[:80], "pages": d.page_count, "characters": len(d.text),
+         "sections": len(d.sections), "references": "yes" if d.references else "no"}
+        for d in documents
+    ]
+    return markdown_table(rows, ["file", "title", "pages", "characters", "sections", "references"], empty="No documents.")
+
+
+def load_documents(storage: StorageResource, collection: str) -> list[ParsedDocument]:
+    """The collection's parsed documents, rebuilt from the warehouse."""
+    warehouse = storage.warehouse
+    documents = warehouse.rows("SELECT * FROM parsed_documents WHERE collection = ? ORDER BY file", [collection])
+    pages = warehouse.rows(
+        "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page", [collection]
+    )
+    results = ingest.results_from_rows([], documents, pages, [])
+    return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
+
+
+class ChunkingConfig(dg.Config):
+    """Chunk profiles and their sizes in tokens (cl100k_base). Defaults are the papers'."""
+
+    profiles: list[str] = Field(default=["insightgen", "xsum"], description="Profiles to build.")
+    insightgen_target_tokens: int = Field(default=2000, description="InsightGen §4.1: about 2K tokens.")
+    xsum_target_tokens: int = Field(default=150, description="XSum §3.3: 150-token chunks.")
+    xsum_overlap_tokens: int = Field(default=20, description="XSum §3.3: 20 tokens of overlap.")
+
+    def chunk_profiles(self) -> list[ChunkProfile]:
+        sizes = {
+            "insightgen": ChunkProfile("insightgen", self.insightgen_target_tokens, PROFILES["insightgen"].overlap_tokens),
+            "xsum": ChunkProfile("xsum", self.xsum_target_tokens, self.xsum_overlap_tokens),
+        }
+        unknown = [name for name in self.profiles if name not in sizes]
+        if unknown:
+            raise dg.Failure(description=f"Unknown chunk profile(s) {unknown}; known: {sorted(sizes)}.")
+        return [sizes[name] for name in self.profiles]
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[parsed_documents],
+    code_version="1",
+    check_specs=[dg.AssetCheckSpec("no_empty_chunks", asset="chunks")],
+    **PARTITIONED,
+)
+def chunks(context: dg.AssetExecutionContext, config: ChunkingConfig, storage: StorageResource) -> dg.MaterializeResult:
+    """Sentence-aware chunks per profile, with stable ids, page spans, offsets and token counts."""
+    profiles = config.chunk_profiles()
+    return materialize_each(context, lambda collection: _chunks(storage, collection, profiles))
+
+
+def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfile]) -> CollectionReport:
+    started = time.perf_counter()
+    documents = load_documents(storage, collection)
+    all_chunks = ingest.chunk_documents(documents, profiles)
+    table = ingest.chunks_table(collection, all_chunks)
+    storage.warehouse.replace_partition(collection, {"chunks": table})
+    seconds = time.perf_counter() - started
+
+    empty = sum(1 for chunk in all_chunks if not chunk.text.strip())
+    counts = {(c.doc_id, c.profile): 0 for c in all_chunks}
+    for chunk in all_chunks:
+        counts[(chunk.doc_id, chunk.profile)] += 1
+    preview = [
+        {"file": d.file, "pages": d.page_count, "characters": len(d.text),
+         **{f"{p.name} chunks": counts.get((d.doc_id, p.name), 0) for p in profiles}}
+        for d in documents
+    ]
+    metadata = {
+        "dagster/row_count": len(all_chunks),
+        "chunk_seconds": round(seconds, 3),
+        "profiles": ", ".join(f"{p.name} ({p.target_tokens} tokens, overlap {p.overlap_tokens})" for p in profiles),
+        "preview": dg.MetadataValue.md(
+            markdown_table(preview, ["file", "pages", "characters"] + [f"{p.name} chunks" for p in profiles],
+                           empty="No documents to chunk.")
+        ),
+    }
+    for profile in profiles:
+        sizes = [c.token_count for c in all_chunks if c.profile == profile.name]
+        metadata[f"{profile.name}_chunks"] = len(sizes)
+        metadata[f"{profile.name}_mean_tokens"] = round(sum(sizes) / len(sizes), 1) if sizes else 0.0
+    return CollectionReport(
+        metadata=metadata,
+        checks=[
+            dg.AssetCheckResult(check_name="no_empty_chunks", passed=empty == 0, metadata={"empty_chunks": empty})
+        ],
+        data_version=ingest.fingerprint(c.chunk_id for c in all_chunks),
+    )
+
+
+@dg.asset(
+    kinds={"lancedb"},
+    deps=[chunks],
+    code_version="1",
+    # Hosted embedders are rate-limited: cap concurrent runs with `dagster instance concurrency set embedding N`.
+    pool="embedding",
+    check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
+    **PARTITIONED,
+)
+def chunk_embeddings(
+    context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    """Unit vectors for every chunk in LanceDB, keyed by (collection, profile, chunk_id).
+
+    Only chunk texts without a vector from the configured embedder are embedded.
+    """
+    return materialize_each(context, lambda collection: _chunk_embeddings(context, storage, embedder, collection))
+
+
+def _chunk_embeddings(
+    context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource, collection: str
+) -> CollectionReport:
+    chunk_rows = storage.warehouse.rows(
+        "SELECT profile, chunk_id, doc_id, text, text_sha FROM chunks WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
+        [collection],
+    )
+    model = embedder.get_embedder()
+    vectors = storage.vectors
+    outcome = ingest.embed_chunks(collection, chunk_rows, model, vectors.read(collection))
+    vectors.replace(collection, outcome.table)
+
+    stored = vectors.read(collection, ["profile", "chunk_id"])
+    stored_keys = set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist())) if stored else set()
+    missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
+    context.log.info(f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}")
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": outcome.table.num_rows,
+            "chunks_embedded": outcome.embedded,
+            "chunks_reused": outcome.reused,
+            "words_embedded": outcome.words_embedded,
+            "embed_seconds": round(outcome.seconds, 3),
+            "words_per_second": round(outcome.words_per_second, 1),
+            "variant": model.variant,
+            "table": vectors.table_name(collection),
+            **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="embedding_per_chunk", passed=missing == 0, metadata={"chunks_without_vector": missing}
+            )
+        ],
+        data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),
+    )

@@ -1,0 +1,76 @@
+"""Small helpers that turn rows into metadata a person reads in the Dagster UI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dagster as dg
+
+MAX_PREVIEW_ROWS = 50
+
+
+def markdown_table(rows: Sequence[dict], columns: Sequence[str], *, empty: str = "No rows.") -> str:
+    """A markdown table of ``rows`` (first ``MAX_PREVIEW_ROWS``), or ``empty`` when there are none."""
+    if not rows:
+        return empty
+
+    def cell(value) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(row.get(column, "")) for column in columns) + " |" for row in rows[:MAX_PREVIEW_ROWS]]
+    if len(rows) > MAX_PREVIEW_ROWS:
+        lines.append(f"\n… and {len(rows) - MAX_PREVIEW_ROWS} more rows.")
+    return "\n".join(lines)
+
+
+@dataclass
+class CollectionReport:
+    """What building one collection's partition of an asset produced, before Dagster sees it."""
+
+    metadata: dict[str, Any]
+    checks: list[dg.AssetCheckResult] = field(default_factory=list)
+    data_version: str | None = None
+
+
+def materialize_each(
+    context: dg.AssetExecutionContext, build: Callable[[str], CollectionReport]
+) -> dg.MaterializeResult:
+    """Build every collection of the run's partitions and report them as one materialization.
+
+    A run usually holds one collection. A single-run backfill (``dagster asset materialize
+    --partition-range a...c``, or the UI) holds several: counters are summed, each collection gets
+    a row in a ``collections`` table, and a check passes only if it passed everywhere.
+    """
+    reports = {key: build(key) for key in context.partition_keys}
+    if len(reports) == 1:
+        (report,) = reports.values()
+        return dg.MaterializeResult(
+            metadata=report.metadata,
+            check_results=report.checks,
+            data_version=dg.DataVersion(report.data_version) if report.data_version else None,
+        )
+    numeric = sorted({key for r in reports.values() for key, v in r.metadata.items() if _is_number(v)})
+    metadata: dict[str, Any] = {key: sum(r.metadata.get(key, 0) for r in reports.values()) for key in numeric}
+    metadata["collections"] = dg.MetadataValue.md(
+        markdown_table([{"collection": name, **r.metadata} for name, r in reports.items()], ["collection", *numeric])
+    )
+    checks = []
+    for check_name in dict.fromkeys(c.check_name for r in reports.values() for c in r.checks):
+        results = {name: c for name, r in reports.items() for c in r.checks if c.check_name == check_name}
+        failing = sorted(name for name, c in results.items() if not c.passed)
+        checks.append(
+            dg.AssetCheckResult(
+                check_name=check_name,
+                passed=not failing,
+                severity=next(iter(results.values())).severity,
+                metadata={"failing_collections": ", ".join(failing) or "none"},
+            )
+        )
+    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,58 @@
+"""Fixtures shared by the test suite: the shared corpus, temporary stores, an ephemeral instance."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from insight_assets.defs.resources import EmbedderResource, StorageResource
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEMO_COLLECTION = REPO_ROOT / "data" / "collections" / "scholarly-docs"
+
+
+def corpus_root() -> Path:
+    """The shared corpus of real PDFs (``../shared/corpus`` beside the repository)."""
+    return Path(os.environ.get("INSIGHT_ASSETS_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    root = corpus_root()
+    if not root.is_dir():
+        pytest.skip(f"shared corpus not found at {root} (set INSIGHT_ASSETS_CORPUS to its folder)")
+    return root
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> StorageResource:
+    (tmp_path / "collections").mkdir()
+    return StorageResource(
+        collections_root=str(tmp_path / "collections"),
+        warehouse_path=str(tmp_path / "warehouse.duckdb"),
+        lancedb_uri=str(tmp_path / "lancedb"),
+    )
+
+
+@pytest.fixture
+def instance() -> dg.DagsterInstance:
+    with dg.instance_for_test() as test_instance:
+        yield test_instance
+
+
+@pytest.fixture
+def hashing_embedder() -> EmbedderResource:
+    """A deterministic, instant embedder: the assets' behaviour, without model load times."""
+    return EmbedderResource(provider="hashing")
+
+
+def add_collection(storage: StorageResource, name: str, pdfs: list[Path]) -> Path:
+    folder = Path(storage.collections_root) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for pdf in pdfs:
+        shutil.copyfile(pdf, folder / pdf.name)
+    return folder

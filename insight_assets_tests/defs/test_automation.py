@@ -1,0 +1,90 @@
+"""The sensor that finds collections, the nightly schedule, and the definitions as a whole."""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from insight_assets.definitions import defs
+from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
+from insight_assets.defs.partitions import InvalidCollectionKey, collection_partitions, validate_collection_key
+from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT, add_collection
+
+DEMO_PDF = sorted(DEMO_COLLECTION.glob("*.pdf"))[0]
+
+
+def evaluate_sensor(instance, storage, cursor=None) -> dg.SensorResult:
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"storage": storage})
+    return collection_folders_sensor(context)
+
+
+def apply_partition_requests(instance, result: dg.SensorResult) -> None:
+    for request in result.dynamic_partitions_requests:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+
+
+def test_sensor_registers_new_folders_and_requests_a_run_for_each(instance, storage):
+    add_collection(storage, "alpha", [DEMO_PDF])
+    add_collection(storage, "beta", [DEMO_PDF])
+    hidden = Path(storage.collections_root) / ".hidden"
+    hidden.mkdir()
+
+    first = evaluate_sensor(instance, storage)
+    assert [sorted(r.partition_keys) for r in first.dynamic_partitions_requests] == [["alpha", "beta"]]
+    assert sorted(r.partition_key for r in first.run_requests) == ["alpha", "beta"]
+    apply_partition_requests(instance, first)
+
+    quiet = evaluate_sensor(instance, storage, cursor=first.cursor)
+    assert quiet.run_requests == [] and quiet.dynamic_partitions_requests == []
+
+    add_collection(storage, "alpha", [sorted(DEMO_COLLECTION.glob("*.pdf"))[1]])
+    add_collection(storage, "gamma", [DEMO_PDF])
+    changed = evaluate_sensor(instance, storage, cursor=quiet.cursor)
+    assert sorted(r.partition_key for r in changed.run_requests) == ["alpha", "gamma"]
+    assert [list(r.partition_keys) for r in changed.dynamic_partitions_requests] == [["gamma"]]
+    assert all(".hidden" not in r.partition_key for r in first.run_requests + changed.run_requests)
+
+
+def test_nightly_schedule_requests_every_collection(instance):
+    at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.timezone.utc)
+    assert isinstance(nightly_reingest(dg.build_schedule_context(instance=instance, scheduled_execution_time=at)), dg.SkipReason)
+
+    instance.add_dynamic_partitions(collection_partitions.name, ["alpha", "beta"])
+    requests = nightly_reingest(dg.build_schedule_context(instance=instance, scheduled_execution_time=at))
+    assert sorted(r.partition_key for r in requests) == ["alpha", "beta"]
+    assert len({r.run_key for r in requests}) == 2 and all("2026-11-22" in r.run_key for r in requests)
+    assert nightly_reingest.cron_schedule == "0 3 * * *"
+
+
+@pytest.mark.parametrize("key", ["..", "a/../b", "../x", "/etc", "a\\b", "", ".git", "C:evil"])
+def test_bad_collection_keys_are_refused_with_a_reason(key):
+    with pytest.raises(InvalidCollectionKey, match="is refused: it"):
+        validate_collection_key(key)
+
+
+@pytest.mark.parametrize("key", ["scholarly-docs", "nlp_qa", "Collection 2026"])
+def test_folder_names_are_valid_keys(key):
+    assert validate_collection_key(key) == key
+
+
+def test_definitions_load_with_the_main_job_sensor_and_schedule():
+    dg.Definitions.validate_loadable(defs)
+    job = defs.resolve_job_def("build_collection")
+    assert job.partitions_def == collection_partitions
+    keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"source_documents", "parsed_documents", "chunks", "chunk_embeddings"} <= keys
+    assert defs.resolve_sensor_def("collection_folders_sensor") is not None
+    assert defs.resolve_schedule_def("nightly_reingest") is not None
+
+
+def test_dagster_cli_validates_the_code_location():
+    completed = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-m", "insight_assets.definitions"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr

@@ -1,0 +1,166 @@
+"""Materialize the ingestion assets on real PDFs: the demo collection, broken files, reruns."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
+
+DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
+
+
+def count(storage: StorageResource, table: str, collection: str) -> int:
+    return storage.warehouse.rows(f"SELECT count(*) AS n FROM {table} WHERE collection = ?", [collection])[0]["n"]
+
+
+def vector_keys(storage: StorageResource, collection: str) -> set[tuple[str, str]]:
+    table = storage.vectors.read(collection, ["profile", "chunk_id"])
+    return set(zip(table.column("profile").to_pylist(), table.column("chunk_id").to_pylist()))
+
+
+def chunk_keys(storage: StorageResource, collection: str) -> set[tuple[str, str]]:
+    rows = storage.warehouse.rows("SELECT profile, chunk_id FROM chunks WHERE collection = ?", [collection])
+    return {(row["profile"], row["chunk_id"]) for row in rows}
+
+
+def test_demo_collection_builds_documents_chunks_and_vectors(instance, storage, hashing_embedder):
+    add_collection(storage, "demo", DEMO_PDFS)
+    result = materialize_collection(instance, storage, hashing_embedder, "demo")
+
+    assert metadata(result, "source_documents")["dagster/row_count"] == 5
+    parsed = metadata(result, "parsed_documents")
+    assert parsed["dagster/row_count"] == 5
+    assert parsed["files_with_errors"] == 0
+    titles = [row["title"] for row in storage.warehouse.rows("SELECT title FROM parsed_documents WHERE collection='demo'")]
+    assert any("SPECTER" in title for title in titles)
+
+    profiles = {row["profile"]: row for row in storage.warehouse.rows(
+        "SELECT profile, count(*) AS n, max(token_count) AS biggest FROM chunks WHERE collection='demo' GROUP BY profile"
+    )}
+    assert set(profiles) == {"insightgen", "xsum"}
+    assert profiles["insightgen"]["biggest"] <= 2000 and profiles["xsum"]["biggest"] <= 150
+    assert profiles["xsum"]["n"] > 5 * profiles["insightgen"]["n"]
+
+    # Every chunk has exactly one vector, keyed by (profile, chunk_id), all from one variant.
+    assert vector_keys(storage, "demo") == chunk_keys(storage, "demo")
+    assert set(storage.vectors.read("demo", ["variant"]).column("variant").to_pylist()) == {"hashing:bow:384"}
+    assert check(result, "no_empty_chunks").passed
+    assert check(result, "embedding_per_chunk").passed
+    assert check(result, "every_file_parsed").passed
+
+
+def test_broken_pdfs_become_problem_rows_and_the_rest_goes_on(instance, storage, hashing_embedder, corpus):
+    bad = sorted((corpus / "bad").glob("*.pdf"))
+    add_collection(storage, "mixed", bad + DEMO_PDFS[:1])
+    result = materialize_collection(instance, storage, hashing_embedder, "mixed")
+    assert result.success
+
+    problems = storage.warehouse.rows("SELECT file, kind, severity, message FROM parse_problems WHERE collection='mixed'")
+    errors = {row["file"]: row["kind"] for row in problems if row["severity"] == "error"}
+    assert errors["not-a-pdf_qpdf-bad1.pdf"] == "not_a_pdf"
+    assert errors["encrypted-user-password_unstructured.pdf"] == "encrypted"
+    assert errors["zero-pages_qpdf-empty.pdf"] == "zero_pages"
+    assert errors["scanned-image-only_docling-ocr-test.pdf"] == "scanned"
+    assert "truncated-derived_1706.03762_first-half-bytes.pdf" in errors
+    assert all(row["message"] for row in problems)
+
+    documents = {row["file"] for row in storage.warehouse.rows("SELECT file FROM parsed_documents WHERE collection='mixed'")}
+    assert DEMO_PDFS[0].name in documents
+    assert "huge-page-count_619-pages_unstructured-DA.pdf" in documents
+    assert not documents & set(errors)
+
+    evaluation = check(result, "every_file_parsed")
+    assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.WARN
+    assert metadata(result, "parsed_documents")["files_with_errors"] == len(errors)
+    assert vector_keys(storage, "mixed") == chunk_keys(storage, "mixed")
+
+
+def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder):
+    folder = add_collection(storage, "inc", DEMO_PDFS[:2])
+    first = materialize_collection(instance, storage, hashing_embedder, "inc")
+    assert metadata(first, "parsed_documents")["documents_parsed"] == 2
+    first_embedded = metadata(first, "chunk_embeddings")["chunks_embedded"]
+    assert first_embedded == count(storage, "chunks", "inc")
+
+    unchanged = materialize_collection(instance, storage, hashing_embedder, "inc")
+    assert metadata(unchanged, "parsed_documents")["documents_parsed"] == 0
+    assert metadata(unchanged, "parsed_documents")["documents_reused"] == 2
+    assert metadata(unchanged, "chunk_embeddings")["chunks_embedded"] == 0
+    assert metadata(unchanged, "chunk_embeddings")["chunks_reused"] == first_embedded
+
+    shutil.copyfile(DEMO_PDFS[2], folder / DEMO_PDFS[2].name)
+    added = materialize_collection(instance, storage, hashing_embedder, "inc")
+    assert metadata(added, "parsed_documents")["documents_parsed"] == 1
+    assert metadata(added, "parsed_documents")["documents_reused"] == 2
+    new_doc = storage.warehouse.rows("SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[2].name])[0]["doc_id"]
+    new_chunks = storage.warehouse.rows("SELECT count(*) AS n FROM chunks WHERE collection='inc' AND doc_id=?", [new_doc])[0]["n"]
+    assert metadata(added, "chunk_embeddings")["chunks_embedded"] == new_chunks
+
+    (folder / DEMO_PDFS[0].name).unlink()
+    removed_doc = storage.warehouse.rows("SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[0].name])[0]["doc_id"]
+    materialize_collection(instance, storage, hashing_embedder, "inc")
+    for table in ("source_documents", "parsed_documents", "parsed_pages", "chunks"):
+        assert not storage.warehouse.rows(f"SELECT 1 FROM {table} WHERE collection='inc' AND doc_id=?", [removed_doc])
+    doc_ids = set(storage.vectors.read("inc", ["doc_id"]).column("doc_id").to_pylist())
+    assert removed_doc not in doc_ids and new_doc in doc_ids
+
+    before = chunk_keys(storage, "inc")
+    shas_before = {row["text_sha"] for row in storage.warehouse.rows("SELECT text_sha FROM chunks WHERE collection='inc'")}
+    rechunked = materialize_collection(
+        instance, storage, hashing_embedder, "inc", run_config={"ops": {"chunks": {"config": {"xsum_target_tokens": 120}}}}
+    )
+    after = chunk_keys(storage, "inc")
+    assert {key for key in after if key[0] == "insightgen"} == {key for key in before if key[0] == "insightgen"}
+    assert {key for key in after if key[0] == "xsum"} != {key for key in before if key[0] == "xsum"}
+    # Only texts never embedded before are embedded: unchanged chunks keep their vectors.
+    new_texts = {row["text_sha"] for row in storage.warehouse.rows("SELECT text_sha FROM chunks WHERE collection='inc'")} - shas_before
+    assert metadata(rechunked, "chunk_embeddings")["chunks_embedded"] == len(new_texts) > 0
+    assert storage.warehouse.rows("SELECT max(token_count) AS m FROM chunks WHERE collection='inc' AND profile='xsum'")[0]["m"] <= 120
+    assert vector_keys(storage, "inc") == after
+
+
+def _materialize_in_subprocess(storage_fields: dict, collection: str) -> int:
+    with dg.instance_for_test() as instance:
+        storage = StorageResource(**storage_fields)
+        result = materialize_collection(instance, storage, EmbedderResource(provider="hashing"), collection)
+        return count(storage, "chunks", collection) if result.success else -1
+
+
+def test_two_collections_built_at_once_keep_each_others_rows(storage, tmp_path):
+    add_collection(storage, "left", DEMO_PDFS[:2])
+    add_collection(storage, "right", DEMO_PDFS[2:4])
+    fields = {"collections_root": storage.collections_root, "warehouse_path": storage.warehouse_path,
+              "lancedb_uri": storage.lancedb_uri}
+    # Separate processes, as Dagster's multiprocess executor runs them; spawned, because LanceDB's
+    # runtime does not survive a fork.
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=2, mp_context=spawn) as pool:
+        left, right = pool.map(_materialize_in_subprocess, [fields, fields], ["left", "right"])
+    assert left > 0 and right > 0
+    assert count(storage, "chunks", "left") == left and count(storage, "chunks", "right") == right
+    assert count(storage, "parsed_documents", "left") == 2 and count(storage, "parsed_documents", "right") == 2
+    assert vector_keys(storage, "left") == chunk_keys(storage, "left")
+    assert vector_keys(storage, "right") == chunk_keys(storage, "right")
+
+
+@pytest.mark.parametrize("key", ["..", "../escape", "a/b"])
+def test_a_partition_key_that_escapes_the_root_is_refused(instance, storage, hashing_embedder, key):
+    result = materialize_collection(instance, storage, hashing_embedder, key, raise_on_error=False)
+    assert not result.success
+    failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
+    assert "is refused" in failure.step_failure_data.user_failure_data.description
+    assert not Path(storage.warehouse_path).exists() or count(storage, "source_documents", key) == 0
+
+
+def test_a_missing_collection_folder_fails_with_a_clear_message(instance, storage, hashing_embedder):
+    result = materialize_collection(instance, storage, hashing_embedder, "nowhere", raise_on_error=False)
+    failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
+    assert "has no folder" in failure.step_failure_data.user_failure_data.description
