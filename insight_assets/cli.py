@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
+# Step events go to the run log (and the UI); the terminal gets INFO lines only.
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
 
 def _instance():
@@ -31,9 +34,10 @@ def _storage():
 
 def build(collections: list[str], *, every: bool) -> int:
     """Register each collection as a partition and materialize all its assets."""
-    from insight_assets.defs.automation import collection_folders
-    from insight_assets.defs.partitions import InvalidCollectionKey, collection_partitions, validate_collection_key
     from insight_assets.definitions import defs
+    from insight_assets.defs.automation import collection_folders
+    from insight_assets.defs.partitions import InvalidCollectionKey, validate_collection_key
+    from insight_assets.defs.runs import register_collections
 
     storage = _storage()
     available = collection_folders(Path(storage.collections_root))
@@ -57,13 +61,14 @@ def build(collections: list[str], *, every: bool) -> int:
             return 2
 
     instance = _instance()
-    known = set(instance.get_dynamic_partitions(collection_partitions.name))
-    instance.add_dynamic_partitions(collection_partitions.name, [n for n in collections if n not in known])
+    register_collections(instance, collections)
     job = defs.resolve_job_def("build_collection")
     failed = []
     for name in collections:
         print(f"Building collection {name!r} ...", flush=True)
-        result = job.execute_in_process(instance=instance, partition_key=name, raise_on_error=False)
+        result = job.execute_in_process(
+            instance=instance, partition_key=name, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+        )
         if not result.success:
             failed.append(name)
             print(f"  run {result.run_id} failed; see `dagster dev` -> Runs for the step that failed.", file=sys.stderr)
@@ -110,6 +115,10 @@ def list_collections() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import dagster as dg
+
+    # single-run backfill policies are marked beta; that is known and fine here.
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
     parser = argparse.ArgumentParser(prog="insight-assets", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="materialize every asset of one or more collections")

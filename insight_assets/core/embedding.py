@@ -55,40 +55,54 @@ class LocalEmbedder:
     The model reads at most 256 word pieces. A longer text is cut into consecutive windows of at
     most ``window_tokens`` word pieces; its vector is the token-weighted mean of the normalised
     window vectors, normalised again. Nothing is truncated.
+
+    The model loads on first use, so a rerun with nothing to embed never pays for loading it.
     """
 
+    dimension = 384
+    max_window_tokens = 254  # 256 positions less [CLS] and [SEP]
+
     def __init__(self, *, batch_size: int = 64, window_tokens: int = 254, device: str = "cpu"):
-        self.model = _load_local_model(device)
-        limit = self.model.max_seq_length - 2  # room for [CLS] and [SEP]
-        if not 0 < window_tokens <= limit:
-            raise EmbeddingError(f"window_tokens must be between 1 and {limit}, got {window_tokens}")
+        if not 0 < window_tokens <= self.max_window_tokens:
+            raise EmbeddingError(f"window_tokens must be between 1 and {self.max_window_tokens}, got {window_tokens}")
         self.batch_size = batch_size
         self.window_tokens = window_tokens
-        self.dimension = self.model.get_embedding_dimension()
+        self.device = device
         self.variant = f"local:{LOCAL_MODEL_NAME}:win{window_tokens}:meanpool:fp32"
+
+    @property
+    def model(self):
+        return _load_local_model(self.device)
 
     def windows(self, text: str) -> list[tuple[str, int]]:
         """``(window_text, word_piece_count)`` pairs that together cover ``text``."""
-        encoding = self.model.tokenizer(
-            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )
-        offsets = encoding["offset_mapping"]
-        if len(offsets) <= self.window_tokens:
-            return [(text, max(1, len(offsets)))]
-        pieces = []
-        for first in range(0, len(offsets), self.window_tokens):
-            span = offsets[first : first + self.window_tokens]
-            pieces.append((text[span[0][0] : span[-1][1]], len(span)))
-        return pieces
+        return self._windows_many([text])[0]
+
+    def _windows_many(self, texts: Sequence[str]) -> list[list[tuple[str, int]]]:
+        # One batched call: the fast tokenizer works through the list in Rust.
+        encodings = self.model.tokenizer(
+            list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )["offset_mapping"]
+        result = []
+        for text, offsets in zip(texts, encodings):
+            if len(offsets) <= self.window_tokens:
+                result.append([(text, max(1, len(offsets)))])
+                continue
+            pieces = []
+            for first in range(0, len(offsets), self.window_tokens):
+                span = offsets[first : first + self.window_tokens]
+                pieces.append((text[span[0][0] : span[-1][1]], len(span)))
+            result.append(pieces)
+        return result
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         window_texts, weights, owners = [], [], []
-        for owner, text in enumerate(texts):
-            for window_text, pieces in self.windows(text):
+        for owner, pieces in enumerate(self._windows_many(texts)):
+            for window_text, count in pieces:
                 window_texts.append(window_text)
-                weights.append(pieces)
+                weights.append(count)
                 owners.append(owner)
         window_vectors = self.model.encode(
             window_texts,

@@ -6,7 +6,11 @@ from pathlib import Path
 import dagster as dg
 
 from insight_assets.core.ingest import fingerprint
-from insight_assets.defs.partitions import InvalidCollectionKey, collection_partitions, validate_collection_key
+from insight_assets.defs.partitions import (
+    InvalidCollectionKey,
+    collection_partitions,
+    validate_collection_key,
+)
 from insight_assets.defs.resources import StorageResource
 
 build_collection_job = dg.define_asset_job(

@@ -51,6 +51,6 @@ def test_vector_tables_are_per_collection_and_search_filters_profile_and_variant
     assert store.read("b", ["chunk_id"]).column("chunk_id").to_pylist() == ["y1"]
     assert sorted(store.read("a", ["chunk_id"]).column("chunk_id").to_pylist()) == ["g1", "x1", "x2"]
     hits = store.search("a", "xsum", "v1", np.array([0, 1, 0, 0], dtype=np.float32), k=5)
-    assert [hit["chunk_id"] for hit in hits][0] == "x2" and {hit["chunk_id"] for hit in hits} == {"x1", "x2"}
+    assert hits[0]["chunk_id"] == "x2" and {hit["chunk_id"] for hit in hits} == {"x1", "x2"}
     assert store.search("a", "insightgen", "v1", np.ones(4, dtype=np.float32)) == []
     assert store.read("nothing") is None

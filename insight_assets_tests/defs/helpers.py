@@ -1,35 +1,12 @@
-"""Materialize the ingestion assets for one collection, as a run would, and read what they reported."""
+"""Read what a materialization reported."""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from insight_assets.defs import ingestion
-from insight_assets.defs.partitions import collection_partitions
-from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs.runs import materialize_collection
 
-INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])
-
-
-def materialize_collection(
-    instance: dg.DagsterInstance,
-    storage: StorageResource,
-    embedder: EmbedderResource,
-    collection: str,
-    *,
-    run_config: dict | None = None,
-    raise_on_error: bool = True,
-) -> dg.ExecuteInProcessResult:
-    if collection not in instance.get_dynamic_partitions(collection_partitions.name):
-        instance.add_dynamic_partitions(collection_partitions.name, [collection])
-    return dg.materialize(
-        INGESTION_ASSETS,
-        partition_key=collection,
-        instance=instance,
-        resources={"storage": storage, "embedder": embedder},
-        run_config=run_config,
-        raise_on_error=raise_on_error,
-    )
+__all__ = ["check", "materialize_collection", "metadata"]
 
 
 def metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:

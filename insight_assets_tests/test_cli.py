@@ -1,0 +1,49 @@
+"""The command line, as a person without the UI uses it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from insight_assets_tests.conftest import DEMO_COLLECTION
+
+SMALLEST_DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
+
+
+def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1"}
+    (project / "home").mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "insight_assets.cli", *args],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
+    folder = tmp_path / "data" / "collections" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / SMALLEST_DEMO_PDF.name).write_bytes(SMALLEST_DEMO_PDF.read_bytes())
+
+    built = run_cli(tmp_path, "build", "--collection", "tiny")
+    assert built.returncode == 0, built.stderr[-3000:]
+    summary = built.stdout.splitlines()
+    line = next(text for text in summary if text.startswith("tiny:"))
+    assert "1 documents" in line and "insightgen chunks" in line and "xsum chunks" in line
+    assert "http://127.0.0.1:3000" in built.stdout
+
+    listed = run_cli(tmp_path, "collections")
+    assert listed.returncode == 0
+    assert next(text for text in listed.stdout.splitlines() if text.startswith("tiny:")) == line
+
+
+def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):
+    (tmp_path / "data" / "collections" / "real").mkdir(parents=True)
+    unknown = run_cli(tmp_path, "build", "--collection", "missing")
+    assert unknown.returncode == 2
+    assert "No folder for collection 'missing'" in unknown.stderr and "real" in unknown.stderr
+
+    escaping = run_cli(tmp_path, "build", "--collection", "../etc")
+    assert escaping.returncode == 2 and "is refused" in escaping.stderr
+    assert "Traceback" not in unknown.stderr + escaping.stderr
