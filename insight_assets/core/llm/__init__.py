@@ -1,0 +1,102 @@
+"""One way to ask a model: tasks, providers, an offline default, a cache, a ledger, a budget.
+
+Plain Python (no Dagster), so it is unit-testable; the Dagster layer builds ``LLMSettings`` from
+its resource config (keys via ``dg.EnvVar``), one ``LLMClient`` per asset execution, and turns
+``client.summary().as_metadata()`` into asset metadata.
+
+Using it::
+
+    client = LLMClient(settings, cache=ResponseCache.in_data_dir(data_dir),
+                       ledger=CallLedger.in_data_dir(data_dir), budget=Budget(max_usd=2.0),
+                       context=CallContext(asset="summaries", partition="papers-2024"))
+    answer = client.run(SUMMARIZE_PASSAGES, question=q, passages=passages)   # a PassageSummary
+    batch = client.run_many(SUMMARIZE_PASSAGES, [{"question": q, "passages": p} for p in groups])
+    estimate = client.dry_run(SUMMARIZE_PASSAGES, items)                       # no calls at all
+
+Providers: ``offline`` (the default: no network; each task's deterministic, extractive
+implementation, labelled "offline (extractive)"), ``openai``, ``anthropic``, ``gemini`` and
+``openai-compatible`` (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp).
+
+Adding a task (a method adds tasks, not plumbing):
+
+1. Write the prompt as ``insight_assets/core/prompts/<name>.v<version>.txt`` with
+   ``string.Template`` placeholders (``$question``). Put ``$output_schema`` where the JSON schema
+   of the answer should appear and ask for "one JSON object only".
+2. Define the output as a pydantic model; constrain it (``min_length``, ``Literal``) so that bad
+   answers fail validation instead of flowing on.
+3. Write the offline implementation: a deterministic function of the inputs that returns the
+   output model by *selecting* from the inputs (see ``extractive.py``), never by inventing text.
+4. Optionally add ``check_output`` for grounding checks the schema cannot express (every cited id
+   exists), and ``format_inputs`` when JSON would make a poor prompt.
+5. ``MY_TASK = register_task(Task(name=..., version=1, template=..., output_model=...,
+   offline=..., max_tokens=..., expected_output_tokens=...))``.
+
+Bump ``version`` (and name a new template file) whenever the meaning of the task changes; the
+template text and the version are part of the cache key, so either change re-asks the model.
+``summarize.py`` is a complete example.
+"""
+
+from .budget import Budget
+from .cache import ResponseCache, cache_key
+from .client import BatchResult, CallContext, DryRunEstimate, ItemResult, LLMClient
+from .errors import (
+    AuthenticationError,
+    BudgetExceeded,
+    ConfigurationError,
+    InvalidOutputError,
+    LLMError,
+    ProviderError,
+    RequestRejectedError,
+    RetriesExhaustedError,
+    TaskDefinitionError,
+    TaskInputError,
+    UnknownModelError,
+)
+from .ledger import CallLedger, LedgerRow, RunSummary
+from .pricing import PRICES, Price, estimate_cost, price_for
+from .providers import OFFLINE_LABEL
+from .settings import DEFAULT_API_KEY_ENV, DEFAULT_MODELS, PROVIDERS, LLMSettings, TaskParams
+from .summarize import SUMMARIZE_PASSAGES, Passage, PassageSummary
+from .tasks import Task, get_task, register_task, registered_tasks
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_MODELS",
+    "OFFLINE_LABEL",
+    "PRICES",
+    "PROVIDERS",
+    "SUMMARIZE_PASSAGES",
+    "AuthenticationError",
+    "BatchResult",
+    "Budget",
+    "BudgetExceeded",
+    "CallContext",
+    "CallLedger",
+    "ConfigurationError",
+    "DryRunEstimate",
+    "InvalidOutputError",
+    "ItemResult",
+    "LLMClient",
+    "LLMError",
+    "LLMSettings",
+    "LedgerRow",
+    "Passage",
+    "PassageSummary",
+    "Price",
+    "ProviderError",
+    "RequestRejectedError",
+    "ResponseCache",
+    "RetriesExhaustedError",
+    "RunSummary",
+    "Task",
+    "TaskDefinitionError",
+    "TaskInputError",
+    "TaskParams",
+    "UnknownModelError",
+    "cache_key",
+    "estimate_cost",
+    "get_task",
+    "price_for",
+    "register_task",
+    "registered_tasks",
+]

@@ -1,0 +1,118 @@
+"""A persistent, content-addressed cache of validated answers.
+
+The key is the sha256 of a canonical JSON of everything that decides an answer: provider, model,
+parameters, task name and version, the template's hash and the rendered prompt. Nothing secret is
+in it. Only answers that passed validation are stored, as the validated object's JSON, so a cache
+hit never needs a repair and never replays a bad answer. The file is shared by all runs and
+partitions; see ``sqlite_store`` for why two processes can write it at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .sqlite_store import SQLiteFile
+
+DEFAULT_CACHE_FILE = Path("cache") / "llm_responses.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    task TEXT NOT NULL,
+    task_version TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    value_json TEXT NOT NULL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    created_at REAL NOT NULL
+);
+"""
+
+
+def cache_key(
+    *,
+    model_identity: dict[str, Any],
+    task_name: str,
+    task_version: int | str,
+    template_hash: str,
+    prompt: str,
+) -> str:
+    canonical = json.dumps(
+        {
+            "model": model_identity,
+            "task": task_name,
+            "version": str(task_version),
+            "template": template_hash,
+            "prompt": prompt,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    value_json: str
+    provider: str
+    model: str
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class ResponseCache:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._file = SQLiteFile(self.path, _SCHEMA)
+
+    @classmethod
+    def in_data_dir(cls, data_dir: Path) -> ResponseCache:
+        return cls(Path(data_dir) / DEFAULT_CACHE_FILE)
+
+    def get(self, key: str) -> CachedAnswer | None:
+        with self._file.transaction() as connection:
+            row = connection.execute(
+                "SELECT value_json, provider, model, input_tokens, output_tokens "
+                "FROM responses WHERE key = ?",
+                (key,),
+            ).fetchone()
+        return CachedAnswer(*row) if row else None
+
+    def put(
+        self,
+        key: str,
+        *,
+        task: str,
+        task_version: int | str,
+        provider: str,
+        model: str,
+        value_json: str,
+        input_tokens: int | None,
+        output_tokens: int | None,
+    ) -> None:
+        with self._file.transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    task,
+                    str(task_version),
+                    provider,
+                    model,
+                    value_json,
+                    input_tokens,
+                    output_tokens,
+                    time.time(),
+                ),
+            )
+
+    def __len__(self) -> int:
+        with self._file.transaction() as connection:
+            return connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -1,0 +1,555 @@
+"""``LLMClient``: the one way the methods ask a model.
+
+``run(task, **inputs)`` returns a validated output object or raises; ``run_many`` runs a batch with
+a concurrency limit and records one failed item without sinking the others; ``dry_run`` estimates
+tokens and cost without calling anyone; ``summary()`` is what the asset shows as metadata.
+
+For a network provider a call goes: render the prompt -> cache lookup -> budget reservation ->
+request with retries -> extract and validate JSON -> on failure one repair request that shows the
+model its error -> cache the valid answer. Every request, cache hit and offline answer is a ledger
+row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import string
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Self, TypeVar
+
+from pydantic import BaseModel
+
+from ..text import count_tokens
+from . import ledger as ledger_rows
+from .budget import Budget
+from .cache import ResponseCache, cache_key
+from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
+from .jsonout import OutputProblem, parse_output, validate_value
+from .ledger import CallLedger, LedgerRow, RunSummary
+from .pricing import estimate_cost, unpriced_note
+from .providers import OFFLINE_LABEL, ChatProvider, Completion, Message, OfflineProvider, make_chat_provider
+from .redaction import Redactor
+from .retry import Retrier, RetryPolicy, RetryStats
+from .settings import OFFLINE, LLMSettings, ModelParams
+from .tasks import Task, load_prompt
+
+T = TypeVar("T", bound=BaseModel)
+
+log = logging.getLogger(__name__)
+
+REPAIR_TEMPLATE = "repair_json.v1.txt"
+
+# Chat formats wrap each message in a few tokens of their own.
+_TOKENS_PER_MESSAGE = 4
+
+# The bundled tokenizer keeps per-call state; calls from run_many's threads take turns.
+_TOKENIZER_LOCK = threading.Lock()
+
+
+def count_message_tokens(messages: Sequence[Message]) -> int:
+    """Estimated input tokens of a request (cl100k_base; other providers' tokenizers differ by
+    a few percent, which is fine for budgets and dry runs)."""
+    with _TOKENIZER_LOCK:
+        return sum(count_tokens(message.content) + _TOKENS_PER_MESSAGE for message in messages)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Where calls come from; copied into every ledger row."""
+
+    asset: str | None = None
+    partition: str | None = None
+    run_id: str | None = None
+
+
+ItemStatus = Literal["ok", "failed", "skipped"]
+
+
+@dataclass(frozen=True)
+class ItemResult(Generic[T]):
+    """One item of a batch: its value, or why there is none. ``skipped`` items were not run
+    because the budget was reached."""
+
+    index: int
+    status: ItemStatus
+    value: T | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass(frozen=True)
+class BatchResult(Generic[T]):
+    items: tuple[ItemResult[T], ...]
+    budget_error: BudgetExceeded | None = None
+
+    @property
+    def budget_exceeded(self) -> bool:
+        return self.budget_error is not None
+
+    @property
+    def values(self) -> list[T | None]:
+        """One entry per input, ``None`` where the item failed or was skipped."""
+        return [item.value for item in self.items]
+
+    @property
+    def failed(self) -> list[ItemResult[T]]:
+        return [item for item in self.items if item.status == "failed"]
+
+    @property
+    def skipped(self) -> list[ItemResult[T]]:
+        return [item for item in self.items if item.status == "skipped"]
+
+
+@dataclass(frozen=True)
+class DryRunEstimate:
+    """What running a task on some inputs would take. Items already in the cache cost nothing.
+    ``output_tokens`` assumes the task's typical answer length; ``max_cost_usd`` assumes every
+    answer uses all of ``max_tokens`` (repairs, rarely needed, are not counted). Costs are
+    ``None`` when the model has no price."""
+
+    task: str
+    provider: str
+    model: str
+    items: int
+    cached_items: int
+    input_tokens: int
+    output_tokens: int
+    max_output_tokens: int
+    cost_usd: float | None
+    max_cost_usd: float | None
+    note: str | None = None
+
+    def as_metadata(self) -> dict[str, str | int | float]:
+        metadata: dict[str, str | int | float] = {
+            "llm_dry_run_task": self.task,
+            "llm_dry_run_provider": self.provider,
+            "llm_dry_run_model": self.model,
+            "llm_dry_run_items": self.items,
+            "llm_dry_run_cached_items": self.cached_items,
+            "llm_dry_run_input_tokens": self.input_tokens,
+            "llm_dry_run_output_tokens": self.output_tokens,
+        }
+        if self.cost_usd is not None and self.max_cost_usd is not None:
+            metadata["llm_dry_run_cost_usd"] = round(self.cost_usd, 6)
+            metadata["llm_dry_run_max_cost_usd"] = round(self.max_cost_usd, 6)
+        if self.note:
+            metadata["llm_dry_run_note"] = self.note
+        return metadata
+
+
+class LLMClient:
+    """Runs tasks against the configured provider for one asset (or one piece of work).
+
+    ``cache`` and ``ledger`` are shared, persistent stores (``None``: no cache; no persistent
+    ledger, the client still keeps its own rows for ``summary()``). ``budget`` is usually one per
+    run. ``sleep``, ``clock`` and ``rng`` drive the retry backoff and are injectable for tests.
+    The client is safe to use from several threads.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        cache: ResponseCache | None = None,
+        ledger: CallLedger | None = None,
+        budget: Budget | None = None,
+        context: CallContext | Mapping[str, str | None] | None = None,
+        logger: logging.Logger | logging.LoggerAdapter | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ):
+        self.settings = settings
+        self.cache = cache
+        self.ledger = ledger or CallLedger(None)
+        self.budget = budget
+        if context is None:
+            context = CallContext()
+        elif not isinstance(context, CallContext):
+            context = CallContext(**context)
+        self.context = context
+        self.log = logger or log
+        self.clock = clock
+        self.redact = Redactor([settings.api_key])
+        self.retrier = Retrier(
+            RetryPolicy(
+                max_retries=settings.max_retries,
+                max_total_s=settings.max_total_retry_s,
+                initial_backoff_s=settings.initial_backoff_s,
+                max_backoff_s=settings.max_backoff_s,
+            ),
+            sleep=sleep,
+            clock=clock,
+            rng=rng,
+            logger=self.log,
+        )
+        self._offline = OfflineProvider()
+        self._provider: ChatProvider | None = None
+        self._lock = threading.Lock()
+        self._rows: list[LedgerRow] = []
+        self._budget_refusals = 0
+        self._failed_items = 0
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def provider_label(self) -> str:
+        return OFFLINE_LABEL if self.settings.is_offline else self.settings.provider
+
+    def run(self, task: Task[T], /, **inputs: Any) -> T:
+        """The validated output of ``task`` on ``inputs``; raises an ``LLMError`` when there is
+        none (``BudgetExceeded``, ``ProviderError`` subclasses, ``InvalidOutputError``...)."""
+        try:
+            return self._run(task, inputs)
+        except BudgetExceeded:
+            raise
+        except LLMError:
+            with self._lock:
+                self._failed_items += 1
+            raise
+
+    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        full_inputs = task.complete_inputs(inputs)
+        if self.settings.is_offline:
+            return self._run_offline(task, full_inputs)
+        self.settings.check_ready()
+        params = self.settings.params_for(task)
+        prompt = task.render(full_inputs)
+        key = self._cache_key(task, params, prompt)
+        cached = self._from_cache(task, params, key, full_inputs)
+        if cached is not None:
+            return cached
+        messages = [Message("user", prompt)]
+        completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.ANSWER)
+        if isinstance(outcome, OutputProblem):
+            repair = self._repair_prompt(task, outcome)
+            messages += [Message("assistant", completion.text), Message("user", repair)]
+            completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.REPAIR)
+        if isinstance(outcome, OutputProblem):
+            problems = self.redact(str(outcome))
+            raise InvalidOutputError(
+                f"task {task.key} got invalid output from {params.provider} model {params.model} "
+                f"twice (the second time after a repair request showing the error):\n{problems}",
+                task=task.name,
+                problems=problems,
+            )
+        if self.cache is not None:
+            self.cache.put(
+                key,
+                task=task.name,
+                task_version=task.version,
+                provider=params.provider,
+                model=params.model,
+                value_json=outcome.model_dump_json(),
+                input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+            )
+        return outcome
+
+    def run_many(
+        self,
+        task: Task[T],
+        inputs: Sequence[Mapping[str, Any]],
+        *,
+        max_concurrency: int | None = None,
+    ) -> BatchResult[T]:
+        """Run ``task`` on each mapping of ``inputs`` with at most ``max_concurrency`` calls at
+        once (default: the settings'). A failed item is recorded in its ``ItemResult``. When the
+        budget is reached, items not yet started are skipped and ``budget_error`` is set. Fatal
+        errors (bad key, unknown model, wrong inputs) stop the batch and are raised."""
+        limit = max_concurrency or self.settings.max_concurrency
+        stop = threading.Event()
+        budget_errors: list[BudgetExceeded] = []
+        fatal_errors: list[LLMError] = []
+
+        def work(index: int, item: Mapping[str, Any]) -> ItemResult[T]:
+            if stop.is_set():
+                reason = budget_errors[0] if budget_errors else "the batch stopped"
+                return ItemResult(index, "skipped", error=f"not run: {reason}")
+            try:
+                return ItemResult(index, "ok", value=self.run(task, **item))
+            except BudgetExceeded as error:
+                stop.set()
+                budget_errors.append(error)
+                return ItemResult(index, "skipped", error=str(error))
+            except LLMError as error:
+                if error.fatal:
+                    stop.set()
+                    fatal_errors.append(error)
+                return ItemResult(index, "failed", error=str(error))
+
+        with ThreadPoolExecutor(max_workers=max(1, min(limit, len(inputs)))) as pool:
+            results = list(pool.map(work, range(len(inputs)), inputs))
+        if fatal_errors:
+            raise fatal_errors[0]
+        return BatchResult(tuple(results), budget_errors[0] if budget_errors else None)
+
+    def dry_run(self, task: Task[T], inputs: Sequence[Mapping[str, Any]]) -> DryRunEstimate:
+        """Tokens and cost of running ``task`` on ``inputs``, without calling any provider (and
+        without needing an API key)."""
+        params = self.settings.params_for(task)
+        input_tokens = cached_items = 0
+        for item in inputs:
+            full_inputs = task.complete_inputs(item)
+            prompt = task.render(full_inputs)
+            cached = (
+                self.cache is not None
+                and not self.settings.is_offline
+                and self.cache.get(self._cache_key(task, params, prompt)) is not None
+            )
+            if cached:
+                cached_items += 1
+                continue
+            input_tokens += count_message_tokens([Message("user", prompt)])
+        to_run = len(inputs) - cached_items
+        typical = min(task.expected_output_tokens or params.max_tokens, params.max_tokens)
+        note = None
+        if self.settings.is_offline:
+            note = (
+                "offline provider: extractive, no model is called and nothing is spent; the token "
+                "counts are what a model provider would read"
+            )
+            cost = max_cost = 0.0
+        else:
+            cost = estimate_cost(params.provider, params.model, input_tokens, typical * to_run)
+            max_cost = estimate_cost(params.provider, params.model, input_tokens, params.max_tokens * to_run)
+            if cost is None:
+                note = unpriced_note(params.provider, params.model)
+        return DryRunEstimate(
+            task=task.key,
+            provider=self.provider_label,
+            model=params.model,
+            items=len(inputs),
+            cached_items=cached_items,
+            input_tokens=input_tokens,
+            output_tokens=typical * to_run,
+            max_output_tokens=params.max_tokens * to_run,
+            cost_usd=cost,
+            max_cost_usd=max_cost,
+            note=note,
+        )
+
+    @property
+    def rows(self) -> list[LedgerRow]:
+        """The ledger rows of this client's calls."""
+        with self._lock:
+            return list(self._rows)
+
+    def summary(self) -> RunSummary:
+        with self._lock:
+            rows, refusals, failed = list(self._rows), self._budget_refusals, self._failed_items
+        return RunSummary.from_rows(self.provider_label, rows, failed_items=failed, budget_refusals=refusals)
+
+    def close(self) -> None:
+        with self._lock:
+            provider, self._provider = self._provider, None
+        if provider is not None:
+            provider.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _run_offline(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        started = self.clock()
+        try:
+            value = self._offline.run(task, inputs)
+        except OutputProblem as problem:
+            failure = problem
+        else:
+            self._record(task, OFFLINE, self.settings.params_for(task).model, started=started)
+            return value
+        message = f"offline implementation of task {task.key} broke its own schema:\n{failure}"
+        self._record(
+            task,
+            OFFLINE,
+            self.settings.params_for(task).model,
+            started=started,
+            status=ledger_rows.INVALID_OUTPUT,
+            error=message,
+        )
+        raise InvalidOutputError(message, task=task.name, problems=str(failure))
+
+    @staticmethod
+    def _cache_key(task: Task[Any], params: ModelParams, prompt: str) -> str:
+        return cache_key(
+            model_identity=params.identity(),
+            task_name=task.name,
+            task_version=task.version,
+            template_hash=task.template_hash,
+            prompt=prompt,
+        )
+
+    def _from_cache(
+        self, task: Task[T], params: ModelParams, key: str, inputs: Mapping[str, Any]
+    ) -> T | None:
+        if self.cache is None:
+            return None
+        started = self.clock()
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        try:
+            value = validate_value(
+                json.loads(cached.value_json), task.output_model, task.check_output, inputs
+            )
+        except OutputProblem:
+            # The schema changed without a version bump: ask again, and overwrite the entry.
+            return None
+        self._record(task, params.provider, params.model, started=started, cache_hit=True)
+        return value
+
+    def _chat_provider(self) -> ChatProvider:
+        with self._lock:
+            if self._provider is None:
+                self._provider = make_chat_provider(self.settings, self.redact)
+            return self._provider
+
+    def _exchange(
+        self,
+        task: Task[T],
+        params: ModelParams,
+        messages: Sequence[Message],
+        inputs: Mapping[str, Any],
+        purpose: str,
+    ) -> tuple[Completion, T | OutputProblem]:
+        """One request (with retries) and the validation of its reply; records the ledger row."""
+        provider = self._chat_provider()
+        estimated_input = count_message_tokens(messages)
+        label = f"{params.provider} call for task {task.key}" + (
+            " (repair)" if purpose == ledger_rows.REPAIR else ""
+        )
+        reservation = None
+        if self.budget is not None:
+            try:
+                reservation = self.budget.reserve(
+                    label=label,
+                    estimated_usd=estimate_cost(
+                        params.provider, params.model, estimated_input, params.max_tokens
+                    ),
+                    estimated_tokens=estimated_input + params.max_tokens,
+                )
+            except BudgetExceeded:
+                with self._lock:
+                    self._budget_refusals += 1
+                raise
+        stats = RetryStats()
+        started = self.clock()
+        failure: ProviderError | None = None
+        try:
+            completion = self.retrier.call(
+                lambda: provider.complete(messages, params), label=label, stats=stats
+            )
+        except ProviderError as error:
+            failure = error
+        if failure is not None:
+            self._record(
+                task,
+                params.provider,
+                params.model,
+                started=started,
+                purpose=purpose,
+                status=ledger_rows.ERROR,
+                attempts=stats.attempts,
+                error=str(failure),
+            )
+            if self.budget is not None and reservation is not None:
+                self.budget.settle(reservation, usd=0.0, tokens=0)
+            failure.attempts = stats.attempts
+            raise failure
+        estimated = completion.input_tokens is None or completion.output_tokens is None
+        input_tokens = completion.input_tokens if completion.input_tokens is not None else estimated_input
+        if completion.output_tokens is not None:
+            output_tokens = completion.output_tokens
+        else:
+            output_tokens = count_message_tokens([Message("assistant", completion.text)])
+        cost = estimate_cost(params.provider, params.model, input_tokens, output_tokens)
+        try:
+            outcome: T | OutputProblem = parse_output(
+                completion.text, task.output_model, task.check_output, inputs
+            )
+        except OutputProblem as problem:
+            if completion.truncated:
+                problem = OutputProblem(
+                    f"{problem}\n- the reply was cut off at max_tokens={params.max_tokens}; "
+                    "answer more briefly"
+                )
+            outcome = problem
+        self._record(
+            task,
+            params.provider,
+            params.model,
+            started=started,
+            purpose=purpose,
+            status=ledger_rows.INVALID_OUTPUT if isinstance(outcome, OutputProblem) else ledger_rows.OK,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tokens_estimated=estimated,
+            cost_usd=cost,
+            attempts=stats.attempts,
+            error=self.redact(str(outcome)) if isinstance(outcome, OutputProblem) else None,
+        )
+        if self.budget is not None and reservation is not None:
+            self.budget.settle(reservation, usd=cost, tokens=input_tokens + output_tokens)
+        return completion, outcome
+
+    def _repair_prompt(self, task: Task[T], problem: OutputProblem) -> str:
+        return string.Template(load_prompt(REPAIR_TEMPLATE)).substitute(
+            problems=str(problem), output_schema=task.output_schema_json
+        )
+
+    def _record(
+        self,
+        task: Task[Any],
+        provider: str,
+        model: str,
+        *,
+        started: float,
+        purpose: str = ledger_rows.ANSWER,
+        status: str = ledger_rows.OK,
+        cache_hit: bool = False,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        tokens_estimated: bool = False,
+        cost_usd: float | None = 0.0,
+        attempts: int = 0,
+        error: str | None = None,
+    ) -> None:
+        row = LedgerRow(
+            run_id=self.context.run_id,
+            asset=self.context.asset,
+            partition=self.context.partition,
+            task=task.name,
+            task_version=str(task.version),
+            provider=provider,
+            model=model,
+            purpose=purpose,
+            status=status,
+            cache_hit=cache_hit,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tokens_estimated=tokens_estimated,
+            latency_s=self.clock() - started,
+            cost_usd=cost_usd,
+            attempts=attempts,
+            error=self.redact(error) if error else None,
+            created_at=time.time(),
+        )
+        with self._lock:
+            self._rows.append(row)
+        self.ledger.record(row)
+        if status != ledger_rows.OK:
+            self.log.warning("task %s on %s: %s", task.key, provider, row.error)

@@ -1,0 +1,69 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK, its retries switched off."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ProviderError
+from ..settings import ModelParams
+from .base import (
+    Completion,
+    ErrorContext,
+    Message,
+    connection_error,
+    error_for_status,
+    server_message,
+    timeout_error,
+)
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def __init__(self, *, api_key: str, base_url: str | None, context: ErrorContext):
+        import anthropic
+
+        self._anthropic = anthropic
+        self._context = context
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0)
+
+    def complete(self, messages: Sequence[Message], params: ModelParams) -> Completion:
+        anthropic = self._anthropic
+        request: dict[str, Any] = {
+            "model": params.model,
+            "max_tokens": params.max_tokens,
+            "messages": [{"role": message.role, "content": message.content} for message in messages],
+            "timeout": params.timeout_s,
+        }
+        if params.temperature is not None:
+            # Recent SDKs dropped the keyword (newer models fix their own sampling); the API
+            # still takes the field for the models that accept it.
+            request["extra_body"] = {"temperature": params.temperature}
+        failure: ProviderError | None = None
+        try:
+            response = self._client.messages.create(**request)
+        except anthropic.APITimeoutError:
+            failure = timeout_error(self._context, params.timeout_s)
+        except anthropic.APIConnectionError as error:
+            failure = connection_error(self._context, f"{type(error).__name__}: {error.message}")
+        except anthropic.APIStatusError as error:
+            failure = error_for_status(
+                error.status_code,
+                server_message(error.body, error.message),
+                dict(error.response.headers),
+                self._context,
+                params.model,
+            )
+        if failure is not None:
+            raise failure
+        text = "".join(block.text for block in response.content if block.type == "text")
+        return Completion(
+            text=text,
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            truncated=response.stop_reason == "max_tokens",
+        )
+
+    def close(self) -> None:
+        self._client.close()

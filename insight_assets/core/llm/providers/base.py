@@ -1,0 +1,151 @@
+"""What every model adapter provides, and the one mapping from HTTP failures to our errors.
+
+Adapters catch their SDK's exceptions and build one of ours *outside* the ``except`` block, so
+the SDK exception (which holds the request, headers included) is neither the ``__cause__`` nor the
+``__context__`` of what we raise and cannot leak a key into a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from ..errors import (
+    AuthenticationError,
+    ProviderError,
+    RequestRejectedError,
+    TransientProviderError,
+    UnknownModelError,
+)
+from ..redaction import Redactor
+from ..retry import parse_retry_after
+from ..settings import ModelParams
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+# Long server messages are cut: they go into exception text and ledger rows.
+_MAX_MESSAGE_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A reply. Token counts are ``None`` when the server did not report them; ``truncated`` is
+    true when the reply stopped at ``max_tokens``."""
+
+    text: str
+    input_tokens: int | None
+    output_tokens: int | None
+    truncated: bool = False
+
+
+class ChatProvider(Protocol):
+    name: str
+
+    def complete(self, messages: Sequence[Message], params: ModelParams) -> Completion:
+        """One request, no retries; failures raise subclasses of ``ProviderError``."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ErrorContext:
+    """What an adapter knows when it turns a failure into a message."""
+
+    provider: str
+    key_env: str
+    redact: Redactor
+
+
+def server_message(body: Any, fallback: str) -> str:
+    """The human part of an error body: ``{"error": {"message": ...}}`` or ``{"message": ...}``."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+    if isinstance(body, str) and body.strip():
+        return body
+    return fallback
+
+
+def error_for_status(
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None,
+    context: ErrorContext,
+    model: str,
+) -> ProviderError:
+    message = context.redact(message)[:_MAX_MESSAGE_CHARS]
+    provider = context.provider
+    if status in RETRYABLE_STATUSES or status >= 500:
+        return TransientProviderError(
+            f"{provider} answered HTTP {status}: {message}",
+            provider=provider,
+            status=status,
+            retry_after_s=parse_retry_after(headers),
+        )
+    if status in (401, 403) or _names_a_bad_key(message):
+        return AuthenticationError(
+            f"authentication failed for provider {provider} (HTTP {status}): check the API key "
+            f"in the environment variable {context.key_env or '(none configured)'}. "
+            f"Server said: {message}",
+            provider=provider,
+            status=status,
+        )
+    if status == 404:
+        return UnknownModelError(
+            f"unknown model {model!r} for provider {provider} (HTTP 404): check the model "
+            f"name in the LLM settings (or the base_url). Server said: {message}",
+            provider=provider,
+            status=status,
+        )
+    return RequestRejectedError(
+        f"{provider} rejected the request (HTTP {status}): {message}",
+        provider=provider,
+        status=status,
+    )
+
+
+def _names_a_bad_key(message: str) -> bool:
+    # Gemini answers a wrong key with 400 INVALID_ARGUMENT "API key not valid".
+    lowered = message.lower()
+    return "api key not valid" in lowered or "api_key_invalid" in lowered
+
+
+def timeout_error(context: ErrorContext, timeout_s: float) -> TransientProviderError:
+    return TransientProviderError(
+        f"{context.provider} did not answer within {timeout_s:g} s (timeout_s)",
+        provider=context.provider,
+    )
+
+
+def connection_error(context: ErrorContext, detail: str) -> TransientProviderError:
+    return TransientProviderError(
+        f"could not reach {context.provider}: {context.redact(detail)[:_MAX_MESSAGE_CHARS]}",
+        provider=context.provider,
+    )
+
+
+def httpx_error_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(timeout classes, other transport classes) of whichever of httpx and httpx2 is installed:
+    google-genai uses either, depending on the environment."""
+    timeouts: list[type[BaseException]] = []
+    transports: list[type[BaseException]] = []
+    for name in ("httpx", "httpx2"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(module.TimeoutException)
+        transports.append(module.TransportError)
+    return tuple(timeouts), tuple(transports)

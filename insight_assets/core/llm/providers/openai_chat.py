@@ -1,0 +1,77 @@
+"""OpenAI chat completions, for OpenAI itself and for OpenAI-compatible servers (Ollama, vLLM,
+llama.cpp), through the official ``openai`` SDK with its retries switched off."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ProviderError
+from ..settings import OPENAI, ModelParams
+from .base import (
+    Completion,
+    ErrorContext,
+    Message,
+    connection_error,
+    error_for_status,
+    server_message,
+    timeout_error,
+)
+
+# Local servers ignore the key, but the SDK refuses to start without one (and would otherwise
+# read OPENAI_API_KEY from the environment, which must not decide where a key comes from).
+_PLACEHOLDER_KEY = "not-needed"
+
+
+class OpenAIChatProvider:
+    def __init__(self, *, name: str, api_key: str | None, base_url: str | None, context: ErrorContext):
+        import openai
+
+        self.name = name
+        self._openai = openai
+        self._context = context
+        self._client = openai.OpenAI(api_key=api_key or _PLACEHOLDER_KEY, base_url=base_url, max_retries=0)
+
+    def complete(self, messages: Sequence[Message], params: ModelParams) -> Completion:
+        openai = self._openai
+        request: dict[str, Any] = {
+            "model": params.model,
+            "messages": [{"role": message.role, "content": message.content} for message in messages],
+            "response_format": {"type": "json_object"},
+            "timeout": params.timeout_s,
+        }
+        if params.temperature is not None:
+            request["temperature"] = params.temperature
+        # OpenAI's newer models refuse max_tokens; many compatible servers know only max_tokens.
+        if self.name == OPENAI:
+            request["max_completion_tokens"] = params.max_tokens
+        else:
+            request["max_tokens"] = params.max_tokens
+        failure: ProviderError | None = None
+        try:
+            response = self._client.chat.completions.create(**request)
+        except openai.APITimeoutError:
+            failure = timeout_error(self._context, params.timeout_s)
+        except openai.APIConnectionError as error:
+            failure = connection_error(self._context, f"{type(error).__name__}: {error.message}")
+        except openai.APIStatusError as error:
+            failure = error_for_status(
+                error.status_code,
+                server_message(error.body, error.message),
+                dict(error.response.headers),
+                self._context,
+                params.model,
+            )
+        if failure is not None:
+            raise failure
+        choice = response.choices[0] if response.choices else None
+        usage = response.usage
+        return Completion(
+            text=(choice.message.content or "") if choice else "",
+            input_tokens=usage.prompt_tokens if usage else None,
+            output_tokens=usage.completion_tokens if usage else None,
+            truncated=bool(choice and choice.finish_reason == "length"),
+        )
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,175 @@
+"""What the LLM layer is configured with: a plain, frozen dataclass.
+
+The caller (the Dagster resource) reads the API key from an environment variable and passes its
+value in ``api_key`` together with the variable's name in ``api_key_env``; the name is what error
+messages quote, the value is never written anywhere (it is left out of ``repr`` and of every cache
+key, ledger row and message).
+
+Parameters are resolved per task, lowest priority first: the task's own defaults, the values set
+here for all tasks, then ``task_overrides[task.name]``. An asset that needs other values builds its
+own settings with ``dataclasses.replace`` or ``with_task_override``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .tasks import Task
+
+OFFLINE = "offline"
+OPENAI = "openai"
+ANTHROPIC = "anthropic"
+GEMINI = "gemini"
+OPENAI_COMPATIBLE = "openai-compatible"
+PROVIDERS = (OFFLINE, OPENAI, ANTHROPIC, GEMINI, OPENAI_COMPATIBLE)
+
+# The offline provider is not a model; this is the name its ledger rows carry.
+OFFLINE_MODEL = "extractive"
+
+DEFAULT_MODELS = {
+    OFFLINE: OFFLINE_MODEL,
+    OPENAI: "gpt-4o-mini",
+    ANTHROPIC: "claude-3-5-haiku-latest",
+    GEMINI: "gemini-2.0-flash",
+}
+
+DEFAULT_API_KEY_ENV = {
+    OPENAI: "OPENAI_API_KEY",
+    ANTHROPIC: "ANTHROPIC_API_KEY",
+    GEMINI: "GEMINI_API_KEY",
+    OPENAI_COMPATIBLE: "OPENAI_COMPATIBLE_API_KEY",
+}
+
+
+@dataclass(frozen=True)
+class TaskParams:
+    """Per-task overrides; ``None`` leaves the value to the next level down."""
+
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """The resolved parameters of one call."""
+
+    provider: str
+    model: str
+    temperature: float | None
+    max_tokens: int
+    timeout_s: float
+    base_url: str | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the answer, for the cache key. The timeout does not; the base URL only
+        does for ``openai-compatible``, where it names the server (for the hosted providers it is
+        just the provider's address, or a test server's)."""
+        identity: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.provider == OPENAI_COMPATIBLE:
+            identity["base_url"] = self.base_url
+        return identity
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to reach a model and how hard to try.
+
+    ``max_retries`` counts retries after the first attempt; ``max_total_retry_s`` bounds the time
+    from the first attempt to the last (waits included), whatever the count. ``max_concurrency``
+    is the default limit on simultaneous calls in ``LLMClient.run_many``.
+    """
+
+    provider: str = OFFLINE
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float = 60.0
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False, compare=False)
+    api_key_env: str | None = None
+    max_retries: int = 4
+    max_total_retry_s: float = 120.0
+    initial_backoff_s: float = 1.0
+    max_backoff_s: float = 30.0
+    max_concurrency: int = 4
+    task_overrides: Mapping[str, TaskParams] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ConfigurationError(
+                f"unknown LLM provider {self.provider!r}: choose one of {', '.join(PROVIDERS)}"
+            )
+        if self.provider == OPENAI_COMPATIBLE and not self.base_url:
+            raise ConfigurationError(
+                "provider 'openai-compatible' needs base_url, the server's OpenAI-style endpoint "
+                "(e.g. http://localhost:11434/v1 for Ollama)"
+            )
+        if self.provider == OPENAI_COMPATIBLE and not self.model:
+            raise ConfigurationError("provider 'openai-compatible' needs a model name")
+        for name in ("timeout_s", "max_total_retry_s", "initial_backoff_s", "max_backoff_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigurationError(f"LLM setting {name} must be positive")
+        if self.max_retries < 0:
+            raise ConfigurationError("LLM setting max_retries must be zero or more")
+        if self.max_concurrency < 1:
+            raise ConfigurationError("LLM setting max_concurrency must be at least 1")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigurationError("LLM setting max_tokens must be at least 1")
+
+    @property
+    def is_offline(self) -> bool:
+        return self.provider == OFFLINE
+
+    @property
+    def key_env_name(self) -> str:
+        """The environment variable to name when the key is missing or refused."""
+        return self.api_key_env or DEFAULT_API_KEY_ENV.get(self.provider, "")
+
+    def check_ready(self) -> None:
+        """Raise ``ConfigurationError`` when a call could not even be attempted."""
+        if self.provider in (OPENAI, ANTHROPIC, GEMINI) and not self.api_key:
+            raise ConfigurationError(
+                f"provider {self.provider!r} needs an API key: set the environment variable "
+                f"{self.key_env_name}"
+            )
+
+    def params_for(self, task: Task[Any]) -> ModelParams:
+        override = self.task_overrides.get(task.name, TaskParams())
+        model = override.model or self.model or DEFAULT_MODELS.get(self.provider)
+        if model is None:  # unreachable after __post_init__, kept for the type checker
+            raise ConfigurationError(f"no model configured for provider {self.provider!r}")
+
+        def pick(name: str, task_default: Any) -> Any:
+            for value in (getattr(override, name), getattr(self, name)):
+                if value is not None:
+                    return value
+            return task_default
+
+        return ModelParams(
+            provider=self.provider,
+            model=OFFLINE_MODEL if self.is_offline else model,
+            temperature=pick("temperature", task.temperature),
+            max_tokens=pick("max_tokens", task.max_tokens),
+            timeout_s=override.timeout_s or self.timeout_s,
+            base_url=self.base_url,
+        )
+
+    def with_task_override(self, task_name: str, **params: Any) -> LLMSettings:
+        """A copy with ``params`` (fields of ``TaskParams``) overriding ``task_name``'s values."""
+        current = self.task_overrides.get(task_name, TaskParams())
+        overrides = dict(self.task_overrides)
+        overrides[task_name] = dataclasses.replace(current, **params)
+        return dataclasses.replace(self, task_overrides=overrides)

@@ -1,0 +1,175 @@
+"""Tasks: what a method asks a model, and how the answer is checked.
+
+A task is a name, a version, a prompt template (a text file under ``insight_assets/core/prompts``),
+an output schema (a pydantic model) and an offline implementation. The template uses
+``string.Template`` placeholders (``$question``); ``$output_schema`` is filled in with the output
+model's JSON schema. Inputs that are not strings are written into the prompt as JSON unless the
+task supplies ``format_inputs``.
+
+The template's text and the version both enter the cache key, so editing either one makes the
+next run ask the model again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from .errors import TaskDefinitionError, TaskInputError
+
+OutputT = TypeVar("OutputT", bound=BaseModel)
+
+PROMPTS_PACKAGE = "insight_assets.core.prompts"
+OUTPUT_SCHEMA_PLACEHOLDER = "output_schema"
+
+
+def load_prompt(template: str | Path) -> str:
+    """The text of a prompt file: a file name inside ``core/prompts`` or a path to a file."""
+    path = Path(template)
+    if path.is_absolute():
+        if not path.is_file():
+            raise TaskDefinitionError(f"prompt template {path} does not exist")
+        return path.read_text(encoding="utf-8")
+    resource = resources.files(PROMPTS_PACKAGE).joinpath(str(template))
+    if not resource.is_file():
+        raise TaskDefinitionError(f"prompt template {template!r} is not in insight_assets/core/prompts")
+    return resource.read_text(encoding="utf-8")
+
+
+def default_format(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True, eq=False)
+class Task(Generic[OutputT]):
+    """One kind of question to a model.
+
+    ``offline(**inputs)`` returns the output model (or a dict for it) built from the inputs alone;
+    it must be deterministic and honest about being extractive. ``inputs`` names the keyword
+    arguments ``run`` accepts (default: the template's placeholders), ``input_defaults`` fills
+    those a caller may omit. ``format_inputs`` turns the inputs into the template's strings when
+    plain JSON would read badly. ``check_output`` returns problems that the schema cannot see
+    (a cited id that was not among the inputs); they are treated like schema errors, so the model
+    gets one repair call for them. ``expected_output_tokens`` is what a dry run assumes a typical
+    answer costs (default: ``max_tokens``).
+    """
+
+    name: str
+    version: int | str
+    template: str | Path
+    output_model: type[OutputT]
+    offline: Callable[..., OutputT | Mapping[str, Any]]
+    inputs: tuple[str, ...] = ()
+    input_defaults: Mapping[str, Any] = field(default_factory=dict)
+    format_inputs: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
+    check_output: Callable[[OutputT, Mapping[str, Any]], list[str]] | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    expected_output_tokens: int | None = None
+    description: str = ""
+    _template_text: str = field(init=False, repr=False)
+    _placeholders: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.name or not str(self.version):
+            raise TaskDefinitionError("a task needs a name and a version")
+        text = load_prompt(self.template)
+        parsed = string.Template(text)
+        if not parsed.is_valid():
+            raise TaskDefinitionError(
+                f"prompt template of task {self.name!r} has a malformed placeholder; write a "
+                "literal dollar sign as $$"
+            )
+        placeholders = tuple(parsed.get_identifiers())
+        if not self.inputs:
+            derived = tuple(name for name in placeholders if name != OUTPUT_SCHEMA_PLACEHOLDER)
+            object.__setattr__(self, "inputs", derived)
+        # Stored once: the hash is part of the cache key and must not change mid-run.
+        object.__setattr__(self, "_template_text", text)
+        object.__setattr__(self, "_placeholders", placeholders)
+
+    @property
+    def template_text(self) -> str:
+        return self._template_text
+
+    @property
+    def template_hash(self) -> str:
+        return hashlib.sha256(self.template_text.encode("utf-8")).hexdigest()
+
+    @property
+    def output_schema_json(self) -> str:
+        return json.dumps(self.output_model.model_json_schema(), indent=1, sort_keys=True)
+
+    def complete_inputs(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """The inputs with defaults filled in; raises ``TaskInputError`` on missing or unknown
+        names, which are programming errors and would fail every item alike."""
+        merged = {**self.input_defaults, **inputs}
+        missing = sorted(set(self.inputs) - set(merged))
+        unknown = sorted(set(merged) - set(self.inputs))
+        if missing or unknown:
+            parts = []
+            if missing:
+                parts.append(f"missing {', '.join(missing)}")
+            if unknown:
+                parts.append(f"unexpected {', '.join(unknown)}")
+            raise TaskInputError(
+                f"task {self.name!r} takes inputs {', '.join(self.inputs)}: {'; '.join(parts)}"
+            )
+        return merged
+
+    def render(self, inputs: Mapping[str, Any]) -> str:
+        """The prompt for these inputs (already completed by ``complete_inputs``)."""
+        if self.format_inputs is not None:
+            values = dict(self.format_inputs(inputs))
+        else:
+            values = {name: default_format(value) for name, value in inputs.items()}
+        values[OUTPUT_SCHEMA_PLACEHOLDER] = self.output_schema_json
+        missing = sorted(set(self._placeholders) - set(values))
+        if missing:
+            raise TaskDefinitionError(
+                f"template of task {self.name!r} uses ${', $'.join(missing)}, which its "
+                "format_inputs does not provide"
+            )
+        return string.Template(self.template_text).substitute(values)
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@v{self.version}"
+
+
+_REGISTRY: dict[str, Task[Any]] = {}
+
+
+def register_task(task: Task[OutputT]) -> Task[OutputT]:
+    """Add ``task`` to the registry (idempotent for the same object); returns it, so a module can
+    write ``SUMMARIZE = register_task(Task(...))``."""
+    existing = _REGISTRY.get(task.name)
+    if existing is not None and existing is not task:
+        raise TaskDefinitionError(
+            f"two tasks are named {task.name!r} ({existing.key} and {task.key}); rename one or "
+            "bump the version of the existing task instead"
+        )
+    _REGISTRY[task.name] = task
+    return task
+
+
+def get_task(name: str) -> Task[Any]:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise TaskDefinitionError(f"no task named {name!r} (registered: {known})") from None
+
+
+def registered_tasks() -> dict[str, Task[Any]]:
+    return dict(_REGISTRY)

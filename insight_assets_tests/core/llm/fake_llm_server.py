@@ -1,0 +1,198 @@
+"""A scripted stand-in for the OpenAI, Anthropic and Gemini HTTP APIs, on 127.0.0.1 only.
+
+Tests queue ``Reply`` and ``Failure`` items; each request takes the next one (or ``default``) and
+gets it in the shape of the API it called, so the real SDKs parse it. Every request is recorded,
+with its headers, and the server counts how many were being answered at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    input_tokens: int = 20
+    output_tokens: int = 10
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    status: int
+    message: str = "scripted failure"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Received:
+    api: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    def last_user_text(self) -> str:
+        if self.api == "gemini":
+            return self.body["contents"][-1]["parts"][0]["text"]
+        return self.body["messages"][-1]["content"]
+
+
+def _api_of(path: str) -> str | None:
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/v1/messages"):
+        return "anthropic"
+    if path.endswith(":generateContent"):
+        return "gemini"
+    return None
+
+
+def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
+    if api == "openai":
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.input_tokens,
+                "completion_tokens": reply.output_tokens,
+                "total_tokens": reply.input_tokens + reply.output_tokens,
+            },
+        }
+    if api == "anthropic":
+        return {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": reply.text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+        }
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": reply.text}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": reply.input_tokens,
+            "candidatesTokenCount": reply.output_tokens,
+            "totalTokenCount": reply.input_tokens + reply.output_tokens,
+        },
+        "modelVersion": model,
+    }
+
+
+def _failure_body(api: str, failure: Failure) -> dict[str, Any]:
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": "api_error", "message": failure.message}}
+    if api == "gemini":
+        return {"error": {"code": failure.status, "message": failure.message, "status": "ERROR"}}
+    return {"error": {"message": failure.message, "type": "fake_error", "code": None}}
+
+
+class FakeLLMServer:
+    def __init__(self) -> None:
+        self.script: deque[Reply | Failure] = deque()
+        self.default: Reply | Failure = Failure(500, "the test script ran out of responses")
+        self.requests: list[Received] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        # A short poll interval makes stop() quick; the default half second adds up over tests.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def queue(self, *items: Reply | Failure) -> None:
+        with self._lock:
+            self.script.extend(items)
+
+    def start(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers that are still "thinking"
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next(self) -> Reply | Failure:
+        with self._lock:
+            return self.script.popleft() if self.script else self.default
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                api = _api_of(self.path)
+                if api is None:
+                    self._send(404, {"error": {"message": f"no such path {self.path}"}}, {})
+                    return
+                body = json.loads(raw or b"{}")
+                with server._lock:
+                    server.requests.append(Received(api, self.path, dict(self.headers), body))
+                    server._in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                try:
+                    item = server._next()
+                    if item.delay_s:
+                        server._stopping.wait(item.delay_s)
+                    model = body.get("model") or self.path.rsplit("/", 1)[-1].split(":")[0]
+                    if isinstance(item, Reply):
+                        self._send(200, _success_body(api, item, model), {})
+                    else:
+                        self._send(item.status, _failure_body(api, item), item.headers)
+                finally:
+                    with server._lock:
+                        server._in_flight -= 1
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the client gave up (a timeout test); nobody is listening
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        return Handler

@@ -1,0 +1,133 @@
+"""Budgets stop a run before it is exceeded; dry runs estimate without calling anyone."""
+
+from __future__ import annotations
+
+import pytest
+
+from insight_assets.core.llm import SUMMARIZE_PASSAGES, Budget, BudgetExceeded, CallContext, price_for
+from insight_assets.core.llm.client import count_message_tokens
+from insight_assets.core.llm.providers import Message
+
+from .conftest import MODELS, PASSAGES, VALID_ANSWER, Harness
+from .fake_llm_server import Reply
+
+# Same length, so every item's estimate is the same.
+ITEMS = [{"question": f"What does passage set {n} say?", "passages": PASSAGES} for n in range(3)]
+
+
+def prompt_tokens(item: dict) -> int:
+    prompt = SUMMARIZE_PASSAGES.render(SUMMARIZE_PASSAGES.complete_inputs(item))
+    return count_message_tokens([Message("user", prompt)])
+
+
+def estimated_cost(provider: str, item: dict) -> float:
+    """What the budget reserves for one call: the prompt plus all of max_tokens."""
+    price = price_for(provider, MODELS[provider])
+    return price.cost(prompt_tokens(item), SUMMARIZE_PASSAGES.max_tokens)
+
+
+def test_a_tiny_budget_stops_before_the_first_call(harness: Harness):
+    client = harness.client("openai", budget=Budget(max_usd=0.000001))
+
+    with pytest.raises(BudgetExceeded, match=r"budget of \$0.000001 .* it was not sent"):
+        client.run(SUMMARIZE_PASSAGES, **ITEMS[0])
+
+    assert harness.server.requests == []
+    assert client.summary().budget_refusals == 1
+
+
+def test_the_budget_stops_a_batch_before_the_call_that_could_exceed_it(harness: Harness):
+    harness.server.default = Reply(VALID_ANSWER, input_tokens=300, output_tokens=100)
+    first_cost = price_for("openai", "gpt-4o-mini").cost(300, 100)
+    budget = Budget(max_usd=estimated_cost("openai", ITEMS[0]) + first_cost / 2)
+    client = harness.client("openai", budget=budget)
+
+    batch = client.run_many(SUMMARIZE_PASSAGES, ITEMS, max_concurrency=1)
+
+    assert [item.status for item in batch.items] == ["ok", "skipped", "skipped"]
+    assert batch.budget_exceeded and "would be exceeded" in str(batch.budget_error)
+    assert len(harness.server.requests) == 1
+    assert budget.spent() == (pytest.approx(first_cost), 400)
+    assert client.summary().as_metadata()["llm_budget_refusals"] == 1
+
+
+def test_a_run_budget_counts_what_other_assets_of_the_run_spent(harness: Harness):
+    harness.server.default = Reply(VALID_ANSWER, input_tokens=300, output_tokens=100)
+    limit = estimated_cost("openai", ITEMS[0]) * 1.5
+    first_asset = harness.client(
+        "openai",
+        budget=Budget(max_usd=limit, ledger=harness.ledger(), run_id="run-7"),
+        context=CallContext(asset="a", run_id="run-7"),
+    )
+    first_asset.run(SUMMARIZE_PASSAGES, **ITEMS[0])
+    first_asset.run(SUMMARIZE_PASSAGES, **ITEMS[1])
+    # A separate Budget object, as in another process, reading the same ledger.
+    second_asset = harness.client(
+        "openai",
+        budget=Budget(max_usd=limit, ledger=harness.ledger(), run_id="run-7"),
+        context=CallContext(asset="b", run_id="run-7"),
+    )
+
+    with pytest.raises(BudgetExceeded):
+        second_asset.run(SUMMARIZE_PASSAGES, **ITEMS[2])
+
+    assert len(harness.server.requests) == 2
+
+
+def test_a_token_budget_limits_unpriced_models(harness: Harness):
+    harness.server.default = Reply(VALID_ANSWER, input_tokens=300, output_tokens=100)
+    reserved = prompt_tokens(ITEMS[0]) + SUMMARIZE_PASSAGES.max_tokens
+    limit = reserved + 200  # room for one call, not for what it used (400) plus another
+    client = harness.client("openai-compatible", budget=Budget(max_usd=0.0, max_tokens=limit))
+
+    client.run(SUMMARIZE_PASSAGES, **ITEMS[0])  # unpriced: the USD limit cannot apply
+    with pytest.raises(BudgetExceeded, match=f"token budget of {limit}"):
+        client.run(SUMMARIZE_PASSAGES, **ITEMS[1])
+
+    assert len(harness.server.requests) == 1
+
+
+def test_cache_hits_cost_no_budget(harness: Harness):
+    harness.server.default = Reply(VALID_ANSWER)
+    harness.client("openai").run(SUMMARIZE_PASSAGES, **ITEMS[0])
+
+    client = harness.client("openai", budget=Budget(max_usd=0.0))
+
+    assert client.run(SUMMARIZE_PASSAGES, **ITEMS[0]).cited_ids == ["p1"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_a_dry_run_estimates_tokens_and_cost_without_calling_anyone(harness: Harness, provider: str):
+    client = harness.client(provider, api_key=None)  # no key needed to estimate
+
+    estimate = client.dry_run(SUMMARIZE_PASSAGES, ITEMS)
+
+    assert harness.server.requests == []
+    prompts = [SUMMARIZE_PASSAGES.render(SUMMARIZE_PASSAGES.complete_inputs(i)) for i in ITEMS]
+    input_tokens = sum(count_message_tokens([Message("user", p)]) for p in prompts)
+    price = price_for(provider, MODELS[provider])
+    assert (estimate.items, estimate.cached_items) == (3, 0)
+    assert estimate.input_tokens == input_tokens
+    assert estimate.output_tokens == 3 * SUMMARIZE_PASSAGES.expected_output_tokens
+    assert estimate.cost_usd == pytest.approx(price.cost(input_tokens, estimate.output_tokens))
+    assert estimate.max_cost_usd == pytest.approx(price.cost(input_tokens, 3 * SUMMARIZE_PASSAGES.max_tokens))
+    assert estimate.as_metadata()["llm_dry_run_items"] == 3
+
+
+def test_a_dry_run_counts_cached_items_as_free(harness: Harness):
+    harness.server.default = Reply(VALID_ANSWER)
+    harness.client("openai").run(SUMMARIZE_PASSAGES, **ITEMS[0])
+
+    estimate = harness.client("openai").dry_run(SUMMARIZE_PASSAGES, ITEMS)
+
+    assert estimate.cached_items == 1
+    assert estimate.input_tokens == prompt_tokens(ITEMS[1]) + prompt_tokens(ITEMS[2])
+    assert estimate.output_tokens == 2 * SUMMARIZE_PASSAGES.expected_output_tokens
+    assert len(harness.server.requests) == 1
+
+
+def test_a_dry_run_of_an_unpriced_model_says_so(harness: Harness):
+    estimate = harness.client("openai-compatible").dry_run(SUMMARIZE_PASSAGES, ITEMS[:1])
+
+    assert estimate.cost_usd is None
+    assert "no price for openai-compatible model 'llama3.1:8b'" in estimate.note
