@@ -24,7 +24,7 @@ import pymupdf
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
 
 # Bump whenever the text or structure produced for the same file can change.
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 
 # --------------------------------------------------------------------------------------------------
 # Text repair
@@ -43,6 +43,14 @@ _LIGATURES = (
 # A hyphen (ASCII, U+2010 or soft hyphen) that ends a line; the letters around it are checked in code.
 _LINE_END_HYPHEN = re.compile(r"[-\u2010\u00ad][ \t]*\n[ \t]*(?=[^\W\d_])")
 _CONTEXT = 64  # characters either side of a line-end hyphen that decide how to join
+# Whole words that form hyphenated compounds in papers ("self-attention", "few-shot"): a line-end
+# hyphen after one of them is a real hyphen. Syllable-like prefixes (re-, pre-, sub-) are left out
+# because they also end ordinary word breaks ("re-sults").
+_COMPOUND_PREFIXES = frozenset(
+    "self non cross multi semi well task domain state long short high low large small fine zero few "
+    "real open human end time rule data model context language word sentence document character token "
+    "sequence graph knowledge".split()
+)
 
 
 def repair_ligatures(text: str) -> str:
@@ -70,6 +78,8 @@ def _hyphen_join(before: str, hyphen: str, after: str) -> str | None:
     next_word = after.split(None, 1)[0].rstrip("-\u2010")
     if any(mark in word for word in (previous_word, next_word) for mark in "-\u2010"):
         return "-"
+    if previous_word.lstrip("([\"'").lower() in _COMPOUND_PREFIXES:
+        return "-"
     return ""
 
 
@@ -77,7 +87,8 @@ def join_hyphenated_lines(text: str) -> str:
     """Undo end-of-line hyphenation: ``"embed-\\nding"`` -> ``"embedding"``.
 
     Only between two lowercase letters, so ``"GPT-\\n3"`` or ``"Bi-\\nLSTM"`` keep their break, and a
-    compound keeps its hyphen (``"state-of-the-\\nart"`` -> ``"state-of-the-art"``).
+    compound keeps its hyphen (``"state-of-the-\\nart"`` -> ``"state-of-the-art"``, ``"self-\\nattention"``
+    -> ``"self-attention"``).
     """
 
     def replace(match: re.Match[str]) -> str:

@@ -367,6 +367,10 @@ def test_repair_ligatures(raw: str, repaired: str) -> None:
         # A compound's hyphen at a line end is a real one.
         ("a state-of-the-\nart model", "a state-of-the-art model"),
         ("a state-\nof-the-art model", "a state-of-the-art model"),
+        # After a word that forms compounds, the hyphen is kept; a syllable break still joins.
+        ("uses self-\nattention layers", "uses self-attention layers"),
+        ("in the few-\nshot setting", "in the few-shot setting"),
+        ("the re-\nsults show", "the results show"),
     ],
 )
 def test_join_hyphenated_lines_joins(raw: str, joined: str) -> None:
