@@ -43,7 +43,8 @@ def sample_texts(corpus: Path, count: int) -> list[str]:
 
 def run(corpus: Path, quick: bool) -> dict:
     texts = sample_texts(corpus, QUICK_TEXTS if quick else TEXTS)
-    load_s, embedder = timed(lambda: LocalEmbedder(batch_size=BATCH_SIZE))
+    embedder = LocalEmbedder(batch_size=BATCH_SIZE)
+    load_s, _ = timed(lambda: embedder.model)
     sides = {
         "bare": lambda: embedder.model.encode(
             texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False

@@ -47,9 +47,12 @@ _CONTEXT = 64  # characters either side of a line-end hyphen that decide how to 
 # hyphen after one of them is a real hyphen. Syllable-like prefixes (re-, pre-, sub-) are left out
 # because they also end ordinary word breaks ("re-sults").
 _COMPOUND_PREFIXES = frozenset(
-    "self non cross multi semi well task domain state long short high low large small fine zero few "
-    "real open human end time rule data model context language word sentence document character token "
-    "sequence graph knowledge".split()
+    {
+        "self", "non", "cross", "multi", "semi", "well", "task", "domain", "state", "long", "short",
+        "high", "low", "large", "small", "fine", "zero", "few", "real", "open", "human", "end", "time",
+        "rule", "data", "model", "context", "language", "word", "sentence", "document", "character",
+        "token", "sequence", "graph", "knowledge",
+    }
 )
 
 

@@ -230,19 +230,11 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
     counts = {(c.doc_id, c.profile): 0 for c in all_chunks}
     for chunk in all_chunks:
         counts[(chunk.doc_id, chunk.profile)] += 1
-    preview = [
-        {"file": d.file, "pages": d.page_count, "characters": len(d.text),
-         **{f"{p.name} chunks": counts.get((d.doc_id, p.name), 0) for p in profiles}}
-        for d in documents
-    ]
     metadata = {
         "dagster/row_count": len(all_chunks),
         "chunk_seconds": round(seconds, 3),
         "profiles": ", ".join(f"{p.name} ({p.target_tokens} tokens, overlap {p.overlap_tokens})" for p in profiles),
-        "preview": dg.MetadataValue.md(
-            markdown_table(preview, ["file", "pages", "characters"] + [f"{p.name} chunks" for p in profiles],
-                           empty="No documents to chunk.")
-        ),
+        "preview": dg.MetadataValue.md(_chunk_preview(storage, collection, documents, counts, profiles)),
     }
     for profile in profiles:
         sizes = [c.token_count for c in all_chunks if c.profile == profile.name]
@@ -255,6 +247,30 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         ],
         data_version=ingest.fingerprint(c.chunk_id for c in all_chunks),
     )
+
+
+def _chunk_preview(
+    storage: StorageResource,
+    collection: str,
+    documents: list[ParsedDocument],
+    counts: dict[tuple[str, str], int],
+    profiles: list[ChunkProfile],
+) -> str:
+    """One row per file of the collection: pages, characters, chunks per profile and problems."""
+    problems: dict[str, list[str]] = {}
+    for row in storage.warehouse.rows(
+        "SELECT file, kind, severity FROM parse_problems WHERE collection = ? ORDER BY file", [collection]
+    ):
+        problems.setdefault(row["file"], []).append(f"{row['kind']} ({row['severity']})")
+    rows = [
+        {"file": d.file, "pages": d.page_count, "characters": len(d.text),
+         **{f"{p.name} chunks": counts.get((d.doc_id, p.name), 0) for p in profiles},
+         "problems": ", ".join(problems.pop(d.file, [])) or "-"}
+        for d in documents
+    ]
+    rows += [{"file": file, "pages": 0, "characters": 0, "problems": ", ".join(kinds)} for file, kinds in problems.items()]
+    columns = ["file", "pages", "characters", *(f"{p.name} chunks" for p in profiles), "problems"]
+    return markdown_table(sorted(rows, key=lambda row: row["file"]), columns, empty="No documents.")
 
 
 @dg.asset(

@@ -164,3 +164,15 @@ def test_a_missing_collection_folder_fails_with_a_clear_message(instance, storag
     result = materialize_collection(instance, storage, hashing_embedder, "nowhere", raise_on_error=False)
     failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
     assert "has no folder" in failure.step_failure_data.user_failure_data.description
+
+
+def test_preview_lists_every_file_with_pages_chunks_and_problems(instance, storage, hashing_embedder, corpus):
+    add_collection(storage, "preview", [DEMO_PDFS[0], corpus / "bad" / "not-a-pdf_qpdf-bad1.pdf"])
+    result = materialize_collection(instance, storage, hashing_embedder, "preview")
+    lines = metadata(result, "chunks")["preview"].splitlines()
+    assert lines[0] == "| file | pages | characters | insightgen chunks | xsum chunks | problems |"
+    bad = next(line for line in lines if "not-a-pdf" in line)
+    good = next(line for line in lines if DEMO_PDFS[0].name in line)
+    assert "not_a_pdf (error)" in bad
+    cells = [cell.strip() for cell in good.strip("|").split("|")]
+    assert int(cells[1]) > 5 and int(cells[3]) > 0 and int(cells[4]) > int(cells[3]) and cells[5] == "-"
