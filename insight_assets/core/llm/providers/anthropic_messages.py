@@ -5,17 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ProviderError
 from ..settings import ModelParams
-from .base import (
-    Completion,
-    ErrorContext,
-    Message,
-    connection_error,
-    error_for_status,
-    server_message,
-    timeout_error,
-)
+from .base import Completion, ErrorContext, Message, call_stainless_sdk
 
 
 class AnthropicProvider:
@@ -40,23 +31,9 @@ class AnthropicProvider:
             # Recent SDKs dropped the keyword (newer models fix their own sampling); the API
             # still takes the field for the models that accept it.
             request["extra_body"] = {"temperature": params.temperature}
-        failure: ProviderError | None = None
-        try:
-            response = self._client.messages.create(**request)
-        except anthropic.APITimeoutError:
-            failure = timeout_error(self._context, params.timeout_s)
-        except anthropic.APIConnectionError as error:
-            failure = connection_error(self._context, f"{type(error).__name__}: {error.message}")
-        except anthropic.APIStatusError as error:
-            failure = error_for_status(
-                error.status_code,
-                server_message(error.body, error.message),
-                dict(error.response.headers),
-                self._context,
-                params.model,
-            )
-        if failure is not None:
-            raise failure
+        response = call_stainless_sdk(
+            anthropic, lambda: self._client.messages.create(**request), self._context, params
+        )
         text = "".join(block.text for block in response.content if block.type == "text")
         return Completion(
             text=text,

@@ -8,7 +8,7 @@ the SDK exception (which holds the request, headers included) is neither the ``_
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -134,6 +134,33 @@ def connection_error(context: ErrorContext, detail: str) -> TransientProviderErr
         f"could not reach {context.provider}: {context.redact(detail)[:_MAX_MESSAGE_CHARS]}",
         provider=context.provider,
     )
+
+
+def call_stainless_sdk(
+    sdk: Any, request: Callable[[], Any], context: ErrorContext, params: ModelParams
+) -> Any:
+    """Run one request of the openai or anthropic SDK, mapping its errors to ours.
+
+    Both SDKs are generated from one template, so they raise the same exception family. The error is
+    raised outside the ``except`` block so that it carries no chained SDK exception (whose text may
+    hold request details).
+    """
+    failure: ProviderError | None = None
+    try:
+        return request()
+    except sdk.APITimeoutError:
+        failure = timeout_error(context, params.timeout_s)
+    except sdk.APIConnectionError as error:
+        failure = connection_error(context, f"{type(error).__name__}: {error.message}")
+    except sdk.APIStatusError as error:
+        failure = error_for_status(
+            error.status_code,
+            server_message(error.body, error.message),
+            dict(error.response.headers),
+            context,
+            params.model,
+        )
+    raise failure
 
 
 def httpx_error_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

@@ -6,17 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ProviderError
 from ..settings import OPENAI, ModelParams
-from .base import (
-    Completion,
-    ErrorContext,
-    Message,
-    connection_error,
-    error_for_status,
-    server_message,
-    timeout_error,
-)
+from .base import Completion, ErrorContext, Message, call_stainless_sdk
 
 # Local servers ignore the key, but the SDK refuses to start without one (and would otherwise
 # read OPENAI_API_KEY from the environment, which must not decide where a key comes from).
@@ -47,23 +38,9 @@ class OpenAIChatProvider:
             request["max_completion_tokens"] = params.max_tokens
         else:
             request["max_tokens"] = params.max_tokens
-        failure: ProviderError | None = None
-        try:
-            response = self._client.chat.completions.create(**request)
-        except openai.APITimeoutError:
-            failure = timeout_error(self._context, params.timeout_s)
-        except openai.APIConnectionError as error:
-            failure = connection_error(self._context, f"{type(error).__name__}: {error.message}")
-        except openai.APIStatusError as error:
-            failure = error_for_status(
-                error.status_code,
-                server_message(error.body, error.message),
-                dict(error.response.headers),
-                self._context,
-                params.model,
-            )
-        if failure is not None:
-            raise failure
+        response = call_stainless_sdk(
+            openai, lambda: self._client.chat.completions.create(**request), self._context, params
+        )
         choice = response.choices[0] if response.choices else None
         usage = response.usage
         return Completion(
