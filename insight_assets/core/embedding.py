@@ -125,19 +125,33 @@ class OpenAIEmbedder:
     base_url: str | None = None
     batch_size: int = 128
     timeout_s: float = 60.0
+    # The SDK retries 408/429/5xx and connection errors with backoff, honouring Retry-After.
+    max_retries: int = 4
 
     def __post_init__(self) -> None:
         import openai
 
-        self._client = openai.OpenAI(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout_s)
+        self._client = openai.OpenAI(
+            api_key=self.api_key, base_url=self.base_url, timeout=self.timeout_s, max_retries=self.max_retries
+        )
         kind = "openai-compatible" if self.base_url else "openai"
         self.variant = f"{kind}:{self.model}"
         self.dimension = 0  # known after the first call
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import openai
+
         rows = []
         for start in range(0, len(texts), self.batch_size):
-            response = self._client.embeddings.create(model=self.model, input=list(texts[start : start + self.batch_size]))
+            try:
+                response = self._client.embeddings.create(
+                    model=self.model, input=list(texts[start : start + self.batch_size])
+                )
+            except openai.APIError as error:
+                raise EmbeddingError(
+                    f"The {self.variant} embedder failed: {error.message}. Check the model name, base_url and "
+                    "the API key's environment variable."
+                ) from None
             rows.extend(item.embedding for item in sorted(response.data, key=lambda item: item.index))
         vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
         self.dimension = vectors.shape[1] if len(vectors) else self.dimension
@@ -163,9 +177,19 @@ class GeminiEmbedder:
         self.dimension = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from google.genai import errors
+
         rows = []
         for start in range(0, len(texts), self.batch_size):
-            response = self._client.models.embed_content(model=self.model, contents=list(texts[start : start + self.batch_size]))
+            try:
+                response = self._client.models.embed_content(
+                    model=self.model, contents=list(texts[start : start + self.batch_size])
+                )
+            except errors.APIError as error:
+                raise EmbeddingError(
+                    f"The {self.variant} embedder failed ({error.code}): {error.message}. Check the model name "
+                    "and the API key's environment variable."
+                ) from None
             rows.extend(embedding.values for embedding in response.embeddings)
         vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
         self.dimension = vectors.shape[1] if len(vectors) else self.dimension

@@ -18,8 +18,7 @@ from insight_assets.core.llm import (
     LLMSettings,
     ResponseCache,
 )
-
-from .fake_llm_server import FakeLLMServer
+from insight_assets_tests.fake_model_server import FakeModelServer
 
 # Shaped like no provider's key, so only the exact-value redaction can hide it.
 SECRET = "fake-KEY-7f3a9c2e11d4"
@@ -72,8 +71,8 @@ def only_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    fake = FakeLLMServer().start()
+def server() -> Iterator[FakeModelServer]:
+    fake = FakeModelServer().start()
     yield fake
     fake.stop()
 
@@ -83,12 +82,12 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def base_url_for(provider: str, server: FakeLLMServer) -> str:
+def base_url_for(provider: str, server: FakeModelServer) -> str:
     # OpenAI-style SDK base URLs include the /v1 prefix; Anthropic's and Gemini's do not.
     return f"{server.url}/v1" if provider in ("openai", "openai-compatible") else server.url
 
 
-def make_settings(provider: str, server: FakeLLMServer, **changes: Any) -> LLMSettings:
+def make_settings(provider: str, server: FakeModelServer, **changes: Any) -> LLMSettings:
     values: dict[str, Any] = {
         "provider": provider,
         "model": MODELS[provider],
@@ -107,7 +106,7 @@ def make_settings(provider: str, server: FakeLLMServer, **changes: Any) -> LLMSe
 class Harness:
     """A client wired to the fake server, with persistent stores under a temporary data dir."""
 
-    server: FakeLLMServer
+    server: FakeModelServer
     clock: FakeClock
     data_dir: Path
 
@@ -136,5 +135,5 @@ class Harness:
 
 
 @pytest.fixture
-def harness(server: FakeLLMServer, clock: FakeClock, tmp_path: Path) -> Harness:
+def harness(server: FakeModelServer, clock: FakeClock, tmp_path: Path) -> Harness:
     return Harness(server, clock, tmp_path / "data")

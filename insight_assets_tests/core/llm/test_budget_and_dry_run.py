@@ -7,9 +7,9 @@ import pytest
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, Budget, BudgetExceeded, CallContext, price_for
 from insight_assets.core.llm.client import count_message_tokens
 from insight_assets.core.llm.providers import Message
+from insight_assets_tests.fake_model_server import Reply
 
 from .conftest import MODELS, PASSAGES, VALID_ANSWER, Harness
-from .fake_llm_server import Reply
 
 # Same length, so every item's estimate is the same.
 ITEMS = [{"question": f"What does passage set {n} say?", "passages": PASSAGES} for n in range(3)]

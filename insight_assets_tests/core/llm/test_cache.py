@@ -9,10 +9,10 @@ from pydantic import BaseModel
 
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, ResponseCache, Task, cache_key
 from insight_assets.core.llm.settings import ModelParams
+from insight_assets_tests.fake_model_server import Reply
 
 from .cache_worker import write_entries
 from .conftest import PASSAGES, VALID_ANSWER, Harness
-from .fake_llm_server import Reply
 
 ITEMS = [
     {"question": "How does self-attention work?", "passages": PASSAGES},

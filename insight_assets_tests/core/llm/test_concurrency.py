@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from insight_assets.core.llm import SUMMARIZE_PASSAGES
+from insight_assets_tests.fake_model_server import Reply
 
 from .conftest import PASSAGES, Harness
-from .fake_llm_server import Reply
 
 
 def test_run_many_never_exceeds_its_concurrency_limit(harness: Harness):

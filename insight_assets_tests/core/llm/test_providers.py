@@ -16,9 +16,9 @@ from insight_assets.core.llm import (
     UnknownModelError,
     price_for,
 )
+from insight_assets_tests.fake_model_server import Failure, Reply
 
 from .conftest import MODELS, NETWORK_PROVIDERS, PASSAGES, SECRET, VALID_ANSWER, Harness
-from .fake_llm_server import Failure, Reply
 
 QUESTION = "How does self-attention handle distant tokens?"
 

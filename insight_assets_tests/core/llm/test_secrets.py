@@ -8,9 +8,9 @@ import traceback
 import pytest
 
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, Budget, LLMError
+from insight_assets_tests.fake_model_server import Failure, Reply
 
 from .conftest import NETWORK_PROVIDERS, PASSAGES, SECRET, VALID_ANSWER, Harness
-from .fake_llm_server import Failure, Reply
 
 KEY_HEADERS = {"authorization", "x-api-key", "x-goog-api-key"}
 

@@ -3,10 +3,14 @@
 Tests queue ``Reply`` and ``Failure`` items; each request takes the next one (or ``default``) and
 gets it in the shape of the API it called, so the real SDKs parse it. Every request is recorded,
 with its headers, and the server counts how many were being answered at once.
+
+Embedding requests (OpenAI ``/embeddings``, Gemini ``:batchEmbedContents``) are answered with
+vectors derived from each input text (see ``fake_vector``) unless a ``Failure`` is queued.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import deque
@@ -44,7 +48,32 @@ class Received:
         return self.body["messages"][-1]["content"]
 
 
+EMBEDDING_DIMENSION = 8
+
+
+def fake_vector(text: str) -> list[float]:
+    """A deterministic, deliberately unnormalised vector for ``text``."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return [float(byte) + 1.0 for byte in digest[:EMBEDDING_DIMENSION]]
+
+
+def _embedding_body(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    if api == "openai-embeddings":
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        # Out of order on purpose: clients must place vectors by "index".
+        data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]
+        return {"object": "list", "data": data[::-1], "model": body.get("model"),
+                "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+    texts = [request["content"]["parts"][0]["text"] for request in body["requests"]]
+    return {"embeddings": [{"values": fake_vector(text)} for text in texts]}
+
+
 def _api_of(path: str) -> str | None:
+    path = path.split("?", 1)[0]
+    if path.endswith("/embeddings"):
+        return "openai-embeddings"
+    if path.endswith(":batchEmbedContents"):
+        return "gemini-embeddings"
     if path.endswith("/chat/completions"):
         return "openai"
     if path.endswith("/v1/messages"):
@@ -105,12 +134,12 @@ def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
 def _failure_body(api: str, failure: Failure) -> dict[str, Any]:
     if api == "anthropic":
         return {"type": "error", "error": {"type": "api_error", "message": failure.message}}
-    if api == "gemini":
+    if api.startswith("gemini"):
         return {"error": {"code": failure.status, "message": failure.message, "status": "ERROR"}}
     return {"error": {"message": failure.message, "type": "fake_error", "code": None}}
 
 
-class FakeLLMServer:
+class FakeModelServer:
     def __init__(self) -> None:
         self.script: deque[Reply | Failure] = deque()
         self.default: Reply | Failure = Failure(500, "the test script ran out of responses")
@@ -135,7 +164,7 @@ class FakeLLMServer:
         with self._lock:
             self.script.extend(items)
 
-    def start(self) -> FakeLLMServer:
+    def start(self) -> FakeModelServer:
         self._thread.start()
         return self
 
@@ -171,7 +200,9 @@ class FakeLLMServer:
                     if item.delay_s:
                         server._stopping.wait(item.delay_s)
                     model = body.get("model") or self.path.rsplit("/", 1)[-1].split(":")[0]
-                    if isinstance(item, Reply):
+                    if isinstance(item, Reply) and api.endswith("-embeddings"):
+                        self._send(200, _embedding_body(api, body), {})
+                    elif isinstance(item, Reply):
                         self._send(200, _success_body(api, item, model), {})
                     else:
                         self._send(item.status, _failure_body(api, item), item.headers)
