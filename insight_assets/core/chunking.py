@@ -21,6 +21,7 @@ it is stable across runs and changes only when the chunk does.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from insight_assets.core.documents import Chunk, ParsedDocument, sha256_text
@@ -210,24 +211,33 @@ def chunk_id(doc_id: str, profile_name: str, char_start: int, char_end: int, tex
     return sha256_text(f"{doc_id}|{profile_name}|{char_start}|{char_end}|{text}")[:32]
 
 
-def chunk_document(document: ParsedDocument, profile: ChunkProfile) -> list[Chunk]:
-    """Chunk ``document.body``; offsets are into ``document.text``, which starts with the body."""
+def chunk_document(
+    document: ParsedDocument, profile: ChunkProfile, *, within: Sequence[tuple[int, int]] | None = None
+) -> list[Chunk]:
+    """Chunk ``document.body``; offsets are into ``document.text``, which starts with the body.
+
+    With ``within`` (character spans of the body, e.g. a coarser profile's chunks), each span is
+    chunked on its own, so no chunk crosses a span's boundary.
+    """
     body = document.body
+    spans = within if within is not None else [(0, len(body))]
     chunks = []
-    for index, (char_start, char_end, token_count) in enumerate(chunk_text(body, profile)):
-        text = body[char_start:char_end]
-        chunks.append(
-            Chunk(
-                chunk_id=chunk_id(document.doc_id, profile.name, char_start, char_end, text),
-                doc_id=document.doc_id,
-                profile=profile.name,
-                index=index,
-                text=text,
-                char_start=char_start,
-                char_end=char_end,
-                page_start=document.page_at(char_start),
-                page_end=document.page_at(char_end - 1),
-                token_count=token_count,
+    for span_start, span_end in spans:
+        for relative_start, relative_end, token_count in chunk_text(body[span_start:span_end], profile):
+            char_start, char_end = span_start + relative_start, span_start + relative_end
+            text = body[char_start:char_end]
+            chunks.append(
+                Chunk(
+                    chunk_id=chunk_id(document.doc_id, profile.name, char_start, char_end, text),
+                    doc_id=document.doc_id,
+                    profile=profile.name,
+                    index=len(chunks),
+                    text=text,
+                    char_start=char_start,
+                    char_end=char_end,
+                    page_start=document.page_at(char_start),
+                    page_end=document.page_at(char_end - 1),
+                    token_count=token_count,
+                )
             )
-        )
     return chunks

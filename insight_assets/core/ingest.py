@@ -1,8 +1,8 @@
-"""Ingestion of one collection: scan, parse, chunk, embed — each step reusing what is unchanged.
+"""Ingestion of one collection: scan, parse, chunk — each step reusing what is unchanged.
 
 Everything is keyed by content: a document by the sha256 of its bytes, a chunk by its document and
-span, a vector by the sha256 of the chunk text and the embedder variant. A step asks the stores what
-already exists and only computes the rest; its counters say how much was reused.
+span (vectors, in ``vectorize.py``, by the sha256 of the chunk text and the embedder variant). A step
+asks the stores what already exists and only computes the rest; its counters say how much was reused.
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 
 from insight_assets.core.chunking import ChunkProfile, chunk_document
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
-from insight_assets.core.embedding import Embedder
 from insight_assets.core.pdf import PARSER_VERSION, count_pages, parse_pdf
 
 
@@ -174,7 +172,22 @@ def results_from_rows(
 
 
 def chunk_documents(documents: Iterable[ParsedDocument], profiles: Sequence[ChunkProfile]) -> list[Chunk]:
-    return [chunk for profile in profiles for document in documents for chunk in chunk_document(document, profile)]
+    """Every document chunked for every profile.
+
+    Finer profiles are chunked inside the chunks of the coarsest profile (when that one has no
+    overlap): a fine chunk never straddles a coarse boundary, so a coarse chunk's vector can be
+    pooled exactly from the fine vectors it holds (see ``vectorize.py``). The price: fine chunks do
+    not overlap across a coarse boundary, once every ~2,000 tokens.
+    """
+    coarsest = max(profiles, key=lambda profile: profile.target_tokens, default=None)
+    nest = coarsest is not None and coarsest.overlap_tokens == 0 and len(profiles) > 1
+    chunks: list[Chunk] = []
+    for document in documents:
+        coarse = chunk_document(document, coarsest) if nest else []
+        spans = [(chunk.char_start, chunk.char_end) for chunk in coarse] if nest else None
+        for profile in profiles:
+            chunks.extend(coarse if nest and profile is coarsest else chunk_document(document, profile, within=spans))
+    return chunks
 
 
 def chunks_table(collection: str, chunks: Sequence[Chunk]) -> pa.Table:
@@ -187,75 +200,6 @@ def chunks_table(collection: str, chunks: Sequence[Chunk]) -> pa.Table:
             for c in chunks
         ],
         _CHUNKS_SCHEMA,
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Embedding
-
-
-@dataclass
-class EmbedOutcome:
-    table: pa.Table
-    embedded: int = 0
-    reused: int = 0
-    words_embedded: int = 0
-    seconds: float = 0.0
-    per_profile: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def words_per_second(self) -> float:
-        return self.words_embedded / self.seconds if self.seconds else 0.0
-
-
-def embed_chunks(
-    collection: str, chunk_rows: Sequence[dict], embedder: Embedder, existing: pa.Table | None
-) -> EmbedOutcome:
-    """Vectors for every chunk row, embedding only texts with no vector of this variant yet.
-
-    ``existing`` is the collection's current vector table (or None); vectors are reused by the
-    sha256 of their text, so a re-chunk that yields the same text costs nothing.
-    """
-    known: dict[str, np.ndarray] = {}
-    if existing is not None and existing.num_rows:
-        variants = existing.column("variant").to_pylist()
-        shas = existing.column("text_sha").to_pylist()
-        vectors = existing.column("vector").to_numpy(zero_copy_only=False)
-        known = {sha: vector for sha, variant, vector in zip(shas, variants, vectors) if variant == embedder.variant}
-
-    pending: dict[str, str] = {}
-    for row in chunk_rows:
-        if row["text_sha"] not in known:
-            pending.setdefault(row["text_sha"], row["text"])
-    started = time.perf_counter()
-    if pending:
-        fresh = embedder.embed(list(pending.values()))
-        known.update(zip(pending, fresh))
-    seconds = time.perf_counter() - started
-
-    dimension = len(next(iter(known.values()))) if known else embedder.dimension
-    matrix = np.stack([np.asarray(known[row["text_sha"]], dtype=np.float32) for row in chunk_rows]) if chunk_rows else np.zeros((0, dimension), np.float32)
-    table = pa.table(
-        {
-            "collection": pa.array([collection] * len(chunk_rows), pa.string()),
-            "profile": pa.array([row["profile"] for row in chunk_rows], pa.string()),
-            "chunk_id": pa.array([row["chunk_id"] for row in chunk_rows], pa.string()),
-            "doc_id": pa.array([row["doc_id"] for row in chunk_rows], pa.string()),
-            "text_sha": pa.array([row["text_sha"] for row in chunk_rows], pa.string()),
-            "variant": pa.array([embedder.variant] * len(chunk_rows), pa.string()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), max(dimension, 1)),
-        }
-    )
-    per_profile: dict[str, int] = {}
-    for row in chunk_rows:
-        per_profile[row["profile"]] = per_profile.get(row["profile"], 0) + 1
-    return EmbedOutcome(
-        table=table,
-        embedded=len(pending),
-        reused=len(chunk_rows) - sum(1 for row in chunk_rows if row["text_sha"] in pending),
-        words_embedded=sum(len(text.split()) for text in pending.values()),
-        seconds=seconds,
-        per_profile=per_profile,
     )
 
 

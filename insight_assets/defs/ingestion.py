@@ -14,6 +14,7 @@ from insight_assets.core import ingest
 from insight_assets.core.chunking import PROFILES, ChunkProfile
 from insight_assets.core.documents import ParsedDocument
 from insight_assets.core.pdf import PARSER_VERSION
+from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
 from insight_assets.defs.partitions import InvalidCollectionKey, collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, StorageResource
@@ -276,7 +277,7 @@ def _chunk_preview(
 @dg.asset(
     kinds={"lancedb"},
     deps=[chunks],
-    code_version="1",
+    code_version="2",
     # Hosted embedders are rate-limited: cap concurrent runs with `dagster instance concurrency set embedding N`.
     pool="embedding",
     check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
@@ -287,7 +288,8 @@ def chunk_embeddings(
 ) -> dg.MaterializeResult:
     """Unit vectors for every chunk in LanceDB, keyed by (collection, profile, chunk_id).
 
-    Only chunk texts without a vector from the configured embedder are embedded.
+    The model reads each piece of text once: xsum chunks are embedded (only those without a vector
+    from the configured embedder yet), and insightgen chunks are pooled from the xsum vectors they cover.
     """
     return materialize_each(context, lambda collection: _chunk_embeddings(context, storage, embedder, collection))
 
@@ -296,23 +298,27 @@ def _chunk_embeddings(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource, collection: str
 ) -> CollectionReport:
     chunk_rows = storage.warehouse.rows(
-        "SELECT profile, chunk_id, doc_id, text, text_sha FROM chunks WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
+        "SELECT profile, chunk_id, doc_id, text, text_sha, char_start, char_end, token_count FROM chunks "
+        "WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
         [collection],
     )
     model = embedder.get_embedder()
     vectors = storage.vectors
-    outcome = ingest.embed_chunks(collection, chunk_rows, model, vectors.read(collection))
+    outcome = vectorize_chunks(collection, chunk_rows, model, vectors.read(collection))
     vectors.replace(collection, outcome.table)
 
     stored = vectors.read(collection, ["profile", "chunk_id"])
     stored_keys = set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist())) if stored else set()
     missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
-    context.log.info(f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}")
+    context.log.info(
+        f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
+    )
     return CollectionReport(
         metadata={
             "dagster/row_count": outcome.table.num_rows,
             "chunks_embedded": outcome.embedded,
             "chunks_reused": outcome.reused,
+            "chunks_pooled": outcome.pooled,
             "words_embedded": outcome.words_embedded,
             "embed_seconds": round(outcome.seconds, 3),
             "words_per_second": round(outcome.words_per_second, 1),

@@ -42,7 +42,8 @@ class EmbedderResource(dg.ConfigurableResource):
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
-    batch_size: int = 64
+    batch_size: int | None = None  # None: the provider's default (16 local, 128 OpenAI, 100 Gemini)
+    precision: str = "auto"  # local model only: auto (bf16 where the CPU has it natively), fp32 or bf16
 
     _embedder: Embedder | None = PrivateAttr(default=None)
 
@@ -50,6 +51,11 @@ class EmbedderResource(dg.ConfigurableResource):
         if self._embedder is None:
             api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
             self._embedder = create_embedder(
-                self.provider, model=self.model, api_key=api_key, base_url=self.base_url, batch_size=self.batch_size
+                self.provider,
+                model=self.model,
+                api_key=api_key,
+                base_url=self.base_url,
+                batch_size=self.batch_size,
+                precision=self.precision,
             )
         return self._embedder

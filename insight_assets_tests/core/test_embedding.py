@@ -5,14 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from insight_assets.core.embedding import EmbeddingError, HashingEmbedder, LocalEmbedder, create_embedder
+from insight_assets.core.embedding import (
+    EmbeddingError,
+    HashingEmbedder,
+    LocalEmbedder,
+    cpu_has_native_bf16,
+    create_embedder,
+)
+from insight_assets.core.text import count_tokens
 
 SENTENCE = "Citation-informed transformers learn document-level representations of scientific papers. "
 
 
 @pytest.fixture(scope="module")
 def local() -> LocalEmbedder:
-    return LocalEmbedder(batch_size=16)
+    return LocalEmbedder(precision="fp32")
 
 
 def test_short_text_is_one_window_and_matches_the_bare_model(local):
@@ -27,10 +34,11 @@ def test_long_text_is_embedded_over_all_its_windows_not_truncated(local):
     tail = "Quantum chromodynamics describes gluons binding quarks inside protons and neutrons. " * 30
     windows = local.windows(head + tail)
     assert len(windows) >= 4
-    assert all(pieces <= local.window_tokens for _, pieces in windows)
-    # Every window re-tokenizes within the model's limit, so nothing is cut by the model either.
+    # Sentence-aware windows of at most 150 tokens, each within the model's word-piece limit.
+    assert all(text.endswith(".") and count_tokens(text) <= 150 for text, _ in windows)
     assert all(len(local.model.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 254 for text, _ in windows)
-    assert "".join(text for text, _ in windows).replace(" ", "") == (head + tail).replace(" ", "")
+    assert windows[0][0].startswith("Citation-informed") and windows[-1][0].endswith("neutrons.")
+    assert any("Quantum" in text for text, _ in windows[: len(windows) // 2 + 2])
 
     whole, head_only, tail_only = local.embed([head + tail, head, tail])
     assert np.isclose(np.linalg.norm(whole), 1.0, atol=1e-5)
@@ -40,8 +48,34 @@ def test_long_text_is_embedded_over_all_its_windows_not_truncated(local):
     assert np.dot(whole, tail_only) > np.dot(truncated, tail_only) + 0.2
 
 
+def test_a_window_too_dense_for_the_model_is_split_at_word_pieces(local):
+    formula = " ".join(f"x{i}^{{2}}+y{i}" for i in range(60))  # few cl100k tokens, many word pieces
+    windows = local.windows(formula)
+    assert len(windows) >= 2
+    assert all(len(local.model.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 254 for text, _ in windows)
+
+
+def test_auto_precision_follows_the_cpu(tmp_path):
+    with_bf16, without = tmp_path / "bf16", tmp_path / "plain"
+    with_bf16.write_text("flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
+    without.write_text("flags\t\t: fpu sse2 avx2\n")
+    assert cpu_has_native_bf16(with_bf16) and not cpu_has_native_bf16(without)
+    assert not cpu_has_native_bf16(tmp_path / "missing")
+    expected = "bf16" if cpu_has_native_bf16() else "fp32"
+    assert LocalEmbedder().precision == expected and LocalEmbedder().variant.endswith(f":{expected}")
+
+
+def test_bf16_precision_is_a_variant_of_its_own_and_close_to_fp32(local):
+    bf16 = LocalEmbedder(precision="bf16")
+    assert bf16.variant != local.variant and bf16.variant.endswith(":bf16")
+    texts = [SENTENCE, "Gluons bind quarks inside protons."]
+    assert np.all((bf16.embed(texts) * local.embed(texts)).sum(axis=1) > 0.99)
+    with pytest.raises(EmbeddingError, match="precision must be one of"):
+        LocalEmbedder(precision="int4")
+
+
 def test_variant_names_model_and_method(local):
-    assert local.variant == "local:all-MiniLM-L6-v2:win254:meanpool:fp32"
+    assert local.variant == "local:all-MiniLM-L6-v2:sent150o20:meanpool:fp32"
     assert local.embed([]).shape == (0, 384)
 
 

@@ -21,6 +21,12 @@ def count(storage: StorageResource, table: str, collection: str) -> int:
     return storage.warehouse.rows(f"SELECT count(*) AS n FROM {table} WHERE collection = ?", [collection])[0]["n"]
 
 
+def profile_count(storage: StorageResource, collection: str, profile: str) -> int:
+    return storage.warehouse.rows(
+        "SELECT count(*) AS n FROM chunks WHERE collection = ? AND profile = ?", [collection, profile]
+    )[0]["n"]
+
+
 def vector_keys(storage: StorageResource, collection: str) -> set[tuple[str, str]]:
     table = storage.vectors.read(collection, ["profile", "chunk_id"])
     return set(zip(table.column("profile").to_pylist(), table.column("chunk_id").to_pylist()))
@@ -87,8 +93,10 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     folder = add_collection(storage, "inc", DEMO_PDFS[:2])
     first = materialize_collection(instance, storage, hashing_embedder, "inc")
     assert metadata(first, "parsed_documents")["documents_parsed"] == 2
+    # The model reads the xsum chunks; each insightgen chunk is pooled from the xsum vectors it covers.
     first_embedded = metadata(first, "chunk_embeddings")["chunks_embedded"]
-    assert first_embedded == count(storage, "chunks", "inc")
+    assert first_embedded == profile_count(storage, "inc", "xsum")
+    assert metadata(first, "chunk_embeddings")["chunks_pooled"] == profile_count(storage, "inc", "insightgen")
 
     unchanged = materialize_collection(instance, storage, hashing_embedder, "inc")
     assert metadata(unchanged, "parsed_documents")["documents_parsed"] == 0
@@ -101,7 +109,9 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     assert metadata(added, "parsed_documents")["documents_parsed"] == 1
     assert metadata(added, "parsed_documents")["documents_reused"] == 2
     new_doc = storage.warehouse.rows("SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[2].name])[0]["doc_id"]
-    new_chunks = storage.warehouse.rows("SELECT count(*) AS n FROM chunks WHERE collection='inc' AND doc_id=?", [new_doc])[0]["n"]
+    new_chunks = storage.warehouse.rows(
+        "SELECT count(*) AS n FROM chunks WHERE collection='inc' AND doc_id=? AND profile='xsum'", [new_doc]
+    )[0]["n"]
     assert metadata(added, "chunk_embeddings")["chunks_embedded"] == new_chunks
 
     (folder / DEMO_PDFS[0].name).unlink()
