@@ -162,8 +162,26 @@ class LocalEmbedder:
         return normalize_rows(pooled)
 
 
+class _HostedEmbedder:
+    """What hosted embedders share: batching, and unit vectors whatever the service returns."""
+
+    batch_size: int
+    dimension: int
+
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for start in range(0, len(texts), self.batch_size):
+            rows.extend(self._embed_batch(list(texts[start : start + self.batch_size])))
+        vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
+        self.dimension = vectors.shape[1] if len(vectors) else self.dimension
+        return vectors
+
+
 @dataclass
-class OpenAIEmbedder:
+class OpenAIEmbedder(_HostedEmbedder):
     """OpenAI's embeddings endpoint, or any server that speaks it (Ollama, vLLM, llama.cpp)."""
 
     model: str
@@ -184,28 +202,21 @@ class OpenAIEmbedder:
         self.variant = f"{kind}:{self.model}"
         self.dimension = 0  # known after the first call
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         import openai
 
-        rows = []
-        for start in range(0, len(texts), self.batch_size):
-            try:
-                response = self._client.embeddings.create(
-                    model=self.model, input=list(texts[start : start + self.batch_size])
-                )
-            except openai.APIError as error:
-                raise EmbeddingError(
-                    f"The {self.variant} embedder failed: {error.message}. Check the model name, base_url and "
-                    "the API key's environment variable."
-                ) from None
-            rows.extend(item.embedding for item in sorted(response.data, key=lambda item: item.index))
-        vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
-        self.dimension = vectors.shape[1] if len(vectors) else self.dimension
-        return vectors
+        try:
+            response = self._client.embeddings.create(model=self.model, input=texts)
+        except openai.APIError as error:
+            raise EmbeddingError(
+                f"The {self.variant} embedder failed: {error.message}. Check the model name, base_url and "
+                "the API key's environment variable."
+            ) from None
+        return [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
 
 
 @dataclass
-class GeminiEmbedder:
+class GeminiEmbedder(_HostedEmbedder):
     """Google's embedding models through the google-genai SDK."""
 
     model: str
@@ -222,24 +233,17 @@ class GeminiEmbedder:
         self.variant = f"gemini:{self.model}"
         self.dimension = 0
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
         from google.genai import errors
 
-        rows = []
-        for start in range(0, len(texts), self.batch_size):
-            try:
-                response = self._client.models.embed_content(
-                    model=self.model, contents=list(texts[start : start + self.batch_size])
-                )
-            except errors.APIError as error:
-                raise EmbeddingError(
-                    f"The {self.variant} embedder failed ({error.code}): {error.message}. Check the model name "
-                    "and the API key's environment variable."
-                ) from None
-            rows.extend(embedding.values for embedding in response.embeddings)
-        vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
-        self.dimension = vectors.shape[1] if len(vectors) else self.dimension
-        return vectors
+        try:
+            response = self._client.models.embed_content(model=self.model, contents=texts)
+        except errors.APIError as error:
+            raise EmbeddingError(
+                f"The {self.variant} embedder failed ({error.code}): {error.message}. Check the model name "
+                "and the API key's environment variable."
+            ) from None
+        return [embedding.values for embedding in response.embeddings]
 
 
 class HashingEmbedder:
