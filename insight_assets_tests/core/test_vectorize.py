@@ -101,3 +101,11 @@ def test_pooled_vectors_equal_embedding_the_coarse_text_directly(name):
     direct = embedder.embed(coarse_texts)
     cosines = (vectors_by_profile(outcome)["insightgen"] * direct).sum(axis=1)
     assert cosines.min() > 0.9999
+
+
+def test_a_change_of_embedder_variant_re_embeds_everything():
+    rows = rows_for([document()])
+    first = vectorize_chunks("c", rows, HashingEmbedder(dimension=384), None)
+    switched = vectorize_chunks("c", rows, HashingEmbedder(dimension=256), first.table)
+    assert switched.reused == 0 and switched.embedded == first.embedded
+    assert set(switched.table.column("variant").to_pylist()) == {"hashing:bow:256"}
