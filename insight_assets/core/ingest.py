@@ -171,6 +171,15 @@ def results_from_rows(
 # Chunking
 
 
+# Bump whenever the chunks made from the same documents and profiles can change.
+CHUNKING_VERSION = "2"
+
+
+def chunk_run_table(collection: str, chunking_key: str) -> pa.Table:
+    """The row that records what a collection's stored chunks were made from."""
+    return pa.table({"collection": [collection], "chunking_key": [chunking_key]})
+
+
 def chunk_documents(documents: Iterable[ParsedDocument], profiles: Sequence[ChunkProfile]) -> list[Chunk]:
     """Every document chunked for every profile.
 

@@ -14,6 +14,7 @@ from insight_assets.core import ingest
 from insight_assets.core.chunking import PROFILES, ChunkProfile
 from insight_assets.core.documents import ParsedDocument
 from insight_assets.core.pdf import PARSER_VERSION
+from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
 from insight_assets.defs.partitions import InvalidCollectionKey, collection_folder, collection_partitions
@@ -87,38 +88,47 @@ def parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource
 def _parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource, collection: str) -> CollectionReport:
     folder = _collection_folder(storage, collection)
     warehouse = storage.warehouse
-    sources = [
-        ingest.SourceFile(row["file"], folder / row["file"], row["doc_id"], row["size_bytes"])
-        for row in warehouse.rows(
-            "SELECT file, doc_id, size_bytes FROM source_documents WHERE collection = ? ORDER BY file", [collection]
-        )
-    ]
-    outcome = ingest.parse_sources(sources, _reusable_parses(storage, collection, sources))
-    warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results))
+    with warehouse.session() as db:
+        sources = [
+            ingest.SourceFile(row["file"], folder / row["file"], row["doc_id"], row["size_bytes"])
+            for row in db.rows(
+                "SELECT file, doc_id, size_bytes FROM source_documents WHERE collection = ? ORDER BY file",
+                [collection],
+            )
+        ]
+        documents, problems = _stored_parse(db, collection)
+    parsed, seconds = 0, 0.0
+    # Nothing to write when the stored rows already describe these very files: a no-change rerun
+    # reads two small tables and stops.
+    if not _parse_is_current(sources, documents, problems):
+        outcome = ingest.parse_sources(sources, _reusable_parses(storage, collection, sources))
+        warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results))
+        parsed, seconds = outcome.parsed, outcome.seconds
+        with warehouse.session() as db:
+            documents, problems = _stored_parse(db, collection)
 
-    problems = [
-        {"file": result.file, "kind": problem.kind, "severity": problem.severity, "message": problem.message}
-        for result in outcome.results
-        for problem in result.problems
-    ]
     errors = [problem for problem in problems if problem["severity"] == "error"]
-    documents = outcome.documents
-    context.log.info(
-        f"{collection}: parsed {outcome.parsed}, reused {outcome.reused}, {len(errors)} unusable file(s)"
-    )
+    context.log.info(f"{collection}: parsed {parsed}, reused {len(sources) - parsed}, {len(errors)} unusable file(s)")
+    kinds_by_file: dict[str, list[str]] = {}
+    for problem in problems:
+        kinds_by_file.setdefault(problem["file"], []).append(f"{problem['kind']}:{problem['severity']}")
     return CollectionReport(
         metadata={
             "dagster/row_count": len(documents),
-            "documents_parsed": outcome.parsed,
-            "documents_reused": outcome.reused,
+            "documents_parsed": parsed,
+            "documents_reused": len(sources) - parsed,
             "files_with_errors": len(errors),
-            "pages": sum(document.page_count for document in documents),
-            "characters": sum(len(document.text) for document in documents),
-            "parse_seconds": round(outcome.seconds, 3),
+            "pages": sum(row["pages"] for row in documents),
+            "characters": sum(row["characters"] for row in documents),
+            "parse_seconds": round(seconds, 3),
             "problems": dg.MetadataValue.md(
                 markdown_table(problems, ["file", "kind", "severity", "message"], empty="No problems.")
             ),
-            "preview": dg.MetadataValue.md(_document_preview(documents)),
+            "preview": dg.MetadataValue.md(
+                markdown_table(
+                    documents, ["file", "title", "pages", "characters", "sections", "references"], empty="No documents."
+                )
+            ),
         },
         checks=[
             dg.AssetCheckResult(
@@ -128,15 +138,43 @@ def _parsed_documents(context: dg.AssetExecutionContext, storage: StorageResourc
                 metadata={
                     "errors": len(errors),
                     "warnings": len(problems) - len(errors),
-                    "files": ", ".join(sorted({problem["file"] for problem in problems})) or "none",
+                    "files": ", ".join(sorted(kinds_by_file)) or "none",
                 },
                 description="Files that could not be parsed, or parsed with caveats, and why.",
             )
         ],
         data_version=ingest.fingerprint(
             [PARSER_VERSION]
-            + [f"{r.file}:{r.doc_id}:{[(p.kind, p.severity) for p in r.problems]}" for r in outcome.results]
+            + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
         ),
+    )
+
+
+def _stored_parse(db: WarehouseSession, collection: str) -> tuple[list[dict], list[dict]]:
+    """The collection's parsed documents (without their text) and problems, as stored."""
+    documents = db.rows(
+        """SELECT file, doc_id, left(title, 80) AS title, page_count AS pages, char_count AS characters,
+                  len(sections) AS sections, CASE WHEN references_text <> '' THEN 'yes' ELSE 'no' END AS "references",
+                  parser_version
+           FROM parsed_documents WHERE collection = ? ORDER BY file""",
+        [collection],
+    )
+    problems = db.rows(
+        "SELECT file, doc_id, kind, severity, message, parser_version FROM parse_problems "
+        "WHERE collection = ? ORDER BY file, kind",
+        [collection],
+    )
+    return documents, problems
+
+
+def _parse_is_current(sources: list[ingest.SourceFile], documents: list[dict], problems: list[dict]) -> bool:
+    """Whether the stored rows are this parser's results for exactly these files."""
+    if any(row["parser_version"] != PARSER_VERSION for row in documents + problems):
+        return False
+    stored = {(row["file"], row["doc_id"]) for row in documents}
+    stored |= {(row["file"], row["doc_id"]) for row in problems if row["severity"] == "error"}
+    return stored == {(source.file, source.doc_id) for source in sources} and len(documents) == len(
+        {row["doc_id"] for row in documents}
     )
 
 
@@ -165,15 +203,6 @@ def _reusable_parses(
         [PARSER_VERSION, doc_ids],
     )
     return ingest.results_from_rows(sources, documents, pages, problems)
-
-
-def _document_preview(documents: list[ParsedDocument]) -> str:
-    rows = [
-        {"file": d.file, "title": d.title[:80], "pages": d.page_count, "characters": len(d.text),
-         "sections": len(d.sections), "references": "yes" if d.references else "no"}
-        for d in documents
-    ]
-    return markdown_table(rows, ["file", "title", "pages", "characters", "sections", "references"], empty="No documents.")
 
 
 def load_documents(storage: StorageResource, collection: str) -> list[ParsedDocument]:
@@ -209,7 +238,7 @@ class ChunkingConfig(dg.Config):
 @dg.asset(
     kinds={"duckdb"},
     deps=[parsed_documents],
-    code_version="1",
+    code_version=f"chunking-{ingest.CHUNKING_VERSION}",
     check_specs=[dg.AssetCheckSpec("no_empty_chunks", asset="chunks")],
     **PARTITIONED,
 )
@@ -220,58 +249,83 @@ def chunks(context: dg.AssetExecutionContext, config: ChunkingConfig, storage: S
 
 
 def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfile]) -> CollectionReport:
-    started = time.perf_counter()
-    documents = load_documents(storage, collection)
-    all_chunks = ingest.chunk_documents(documents, profiles)
-    table = ingest.chunks_table(collection, all_chunks)
-    storage.warehouse.replace_partition(collection, {"chunks": table})
-    seconds = time.perf_counter() - started
+    warehouse = storage.warehouse
+    with warehouse.session() as db:
+        documents, problems = _stored_parse(db, collection)
+        stored_key = db.rows("SELECT chunking_key FROM chunk_runs WHERE collection = ?", [collection])
+    # Chunks are a function of the parsed documents, the profiles and the chunking code: when all
+    # three match what the stored chunks were made from, there is nothing to redo.
+    key = ingest.fingerprint(
+        [ingest.CHUNKING_VERSION, PARSER_VERSION]
+        + [f"{p.name}:{p.target_tokens}/{p.overlap_tokens}" for p in profiles]
+        + [row["doc_id"] for row in documents]
+    )
+    seconds = 0.0
+    if [row["chunking_key"] for row in stored_key] != [key]:
+        started = time.perf_counter()
+        all_chunks = ingest.chunk_documents(load_documents(storage, collection), profiles)
+        warehouse.replace_partition(
+            collection,
+            {"chunks": ingest.chunks_table(collection, all_chunks), "chunk_runs": ingest.chunk_run_table(collection, key)},
+        )
+        seconds = time.perf_counter() - started
 
-    empty = sum(1 for chunk in all_chunks if not chunk.text.strip())
-    counts = {(c.doc_id, c.profile): 0 for c in all_chunks}
-    for chunk in all_chunks:
-        counts[(chunk.doc_id, chunk.profile)] += 1
+    stats = warehouse.rows(
+        """SELECT profile, doc_id, count(*) AS chunks, sum(token_count)::BIGINT AS tokens,
+                  count(*) FILTER (WHERE trim(text) = '') AS empty
+           FROM chunks WHERE collection = ? GROUP BY profile, doc_id""",
+        [collection],
+    )
+    empty = sum(row["empty"] for row in stats)
     metadata = {
-        "dagster/row_count": len(all_chunks),
+        "dagster/row_count": sum(row["chunks"] for row in stats),
+        "rechunked": bool(seconds),
         "chunk_seconds": round(seconds, 3),
         "profiles": ", ".join(f"{p.name} ({p.target_tokens} tokens, overlap {p.overlap_tokens})" for p in profiles),
-        "preview": dg.MetadataValue.md(_chunk_preview(storage, collection, documents, counts, profiles)),
+        "preview": dg.MetadataValue.md(_chunk_preview(documents, problems, stats, profiles)),
     }
     for profile in profiles:
-        sizes = [c.token_count for c in all_chunks if c.profile == profile.name]
-        metadata[f"{profile.name}_chunks"] = len(sizes)
-        metadata[f"{profile.name}_mean_tokens"] = round(sum(sizes) / len(sizes), 1) if sizes else 0.0
+        rows = [row for row in stats if row["profile"] == profile.name]
+        count = sum(row["chunks"] for row in rows)
+        metadata[f"{profile.name}_chunks"] = count
+        metadata[f"{profile.name}_mean_tokens"] = round(sum(row["tokens"] for row in rows) / count, 1) if count else 0.0
     return CollectionReport(
         metadata=metadata,
         checks=[
             dg.AssetCheckResult(check_name="no_empty_chunks", passed=empty == 0, metadata={"empty_chunks": empty})
         ],
-        data_version=ingest.fingerprint(c.chunk_id for c in all_chunks),
+        # The same documents, profiles and code make the same chunks.
+        data_version=key,
     )
 
 
 def _chunk_preview(
-    storage: StorageResource,
-    collection: str,
-    documents: list[ParsedDocument],
-    counts: dict[tuple[str, str], int],
-    profiles: list[ChunkProfile],
+    documents: list[dict], problems: list[dict], stats: list[dict], profiles: list[ChunkProfile]
 ) -> str:
     """One row per file of the collection: pages, characters, chunks per profile and problems."""
-    problems: dict[str, list[str]] = {}
-    for row in storage.warehouse.rows(
-        "SELECT file, kind, severity FROM parse_problems WHERE collection = ? ORDER BY file", [collection]
-    ):
-        problems.setdefault(row["file"], []).append(f"{row['kind']} ({row['severity']})")
+    counts = {(row["doc_id"], row["profile"]): row["chunks"] for row in stats}
+    kinds: dict[str, list[str]] = {}
+    for problem in problems:
+        kinds.setdefault(problem["file"], []).append(f"{problem['kind']} ({problem['severity']})")
     rows = [
-        {"file": d.file, "pages": d.page_count, "characters": len(d.text),
-         **{f"{p.name} chunks": counts.get((d.doc_id, p.name), 0) for p in profiles},
-         "problems": ", ".join(problems.pop(d.file, [])) or "-"}
+        {"file": d["file"], "pages": d["pages"], "characters": d["characters"],
+         **{f"{p.name} chunks": counts.get((d["doc_id"], p.name), 0) for p in profiles},
+         "problems": ", ".join(kinds.pop(d["file"], [])) or "-"}
         for d in documents
     ]
-    rows += [{"file": file, "pages": 0, "characters": 0, "problems": ", ".join(kinds)} for file, kinds in problems.items()]
+    rows += [{"file": file, "pages": 0, "characters": 0, "problems": ", ".join(found)} for file, found in kinds.items()]
     columns = ["file", "pages", "characters", *(f"{p.name} chunks" for p in profiles), "problems"]
     return markdown_table(sorted(rows, key=lambda row: row["file"]), columns, empty="No documents.")
+
+
+_VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
+
+
+def _same_rows(existing, table) -> bool:
+    """Whether a stored vector table holds exactly ``table``'s rows, by key."""
+    if existing is None or existing.num_rows != table.num_rows or not set(_VECTOR_KEY) <= set(existing.column_names):
+        return False
+    return existing.select(_VECTOR_KEY).to_pylist() == table.select(_VECTOR_KEY).to_pylist()
 
 
 @dg.asset(
@@ -304,8 +358,11 @@ def _chunk_embeddings(
     )
     model = embedder.get_embedder()
     vectors = storage.vectors
-    outcome = vectorize_chunks(collection, chunk_rows, model, vectors.read(collection))
-    vectors.replace(collection, outcome.table)
+    existing = vectors.read(collection)
+    outcome = vectorize_chunks(collection, chunk_rows, model, existing)
+    # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
+    if outcome.embedded or not _same_rows(existing, outcome.table):
+        vectors.replace(collection, outcome.table)
 
     stored = vectors.read(collection, ["profile", "chunk_id"])
     stored_keys = set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist())) if stored else set()

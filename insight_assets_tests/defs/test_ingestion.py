@@ -98,7 +98,12 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     assert first_embedded == profile_count(storage, "inc", "xsum")
     assert metadata(first, "chunk_embeddings")["chunks_pooled"] == profile_count(storage, "inc", "insightgen")
 
+    vectors_version = storage.vectors.db.open_table(storage.vectors.table_name("inc")).version
     unchanged = materialize_collection(instance, storage, hashing_embedder, "inc")
+    # Nothing changed, so nothing is rewritten: no re-chunking, no new version of the vector table.
+    assert metadata(unchanged, "chunks")["rechunked"] is False
+    assert storage.vectors.db.open_table(storage.vectors.table_name("inc")).version == vectors_version
+    assert metadata(unchanged, "chunks")["dagster/row_count"] == count(storage, "chunks", "inc")
     assert metadata(unchanged, "parsed_documents")["documents_parsed"] == 0
     assert metadata(unchanged, "parsed_documents")["documents_reused"] == 2
     assert metadata(unchanged, "chunk_embeddings")["chunks_embedded"] == 0
@@ -106,6 +111,7 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
 
     shutil.copyfile(DEMO_PDFS[2], folder / DEMO_PDFS[2].name)
     added = materialize_collection(instance, storage, hashing_embedder, "inc")
+    assert metadata(added, "chunks")["rechunked"] is True
     assert metadata(added, "parsed_documents")["documents_parsed"] == 1
     assert metadata(added, "parsed_documents")["documents_reused"] == 2
     new_doc = storage.warehouse.rows("SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[2].name])[0]["doc_id"]
