@@ -185,33 +185,31 @@ def _reusable_parses(
     doc_ids = [source.doc_id for source in sources]
     if not doc_ids:
         return {}
-    warehouse = storage.warehouse
     # One stored copy per document: this collection's own when it has one.
     picked = """
         SELECT doc_id, arg_min(collection, collection <> ?) AS collection
         FROM parsed_documents WHERE parser_version = ? AND list_contains(?, doc_id) GROUP BY doc_id"""
     params = [collection, PARSER_VERSION, doc_ids]
-    documents = warehouse.rows(
-        f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params
-    )
-    pages = warehouse.rows(
-        f"SELECT pg.doc_id, pg.page, pg.text FROM parsed_pages pg JOIN ({picked}) p USING (doc_id, collection)",
-        params,
-    )
-    problems = warehouse.rows(
-        "SELECT * FROM parse_problems WHERE parser_version = ? AND list_contains(?, doc_id)",
-        [PARSER_VERSION, doc_ids],
-    )
+    with storage.warehouse.session() as db:
+        documents = db.rows(f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params)
+        pages = db.rows(
+            f"SELECT pg.doc_id, pg.page, pg.text FROM parsed_pages pg JOIN ({picked}) p USING (doc_id, collection)",
+            params,
+        )
+        problems = db.rows(
+            "SELECT * FROM parse_problems WHERE parser_version = ? AND list_contains(?, doc_id)",
+            [PARSER_VERSION, doc_ids],
+        )
     return ingest.results_from_rows(sources, documents, pages, problems)
 
 
 def load_documents(storage: StorageResource, collection: str) -> list[ParsedDocument]:
     """The collection's parsed documents, rebuilt from the warehouse."""
-    warehouse = storage.warehouse
-    documents = warehouse.rows("SELECT * FROM parsed_documents WHERE collection = ? ORDER BY file", [collection])
-    pages = warehouse.rows(
-        "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page", [collection]
-    )
+    with storage.warehouse.session() as db:
+        documents = db.rows("SELECT * FROM parsed_documents WHERE collection = ? ORDER BY file", [collection])
+        pages = db.rows(
+            "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page", [collection]
+        )
     results = ingest.results_from_rows([], documents, pages, [])
     return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
 
@@ -225,10 +223,15 @@ class ChunkingConfig(dg.Config):
     xsum_overlap_tokens: int = Field(default=20, description="XSum §3.3: 20 tokens of overlap.")
 
     def chunk_profiles(self) -> list[ChunkProfile]:
-        sizes = {
-            "insightgen": ChunkProfile("insightgen", self.insightgen_target_tokens, PROFILES["insightgen"].overlap_tokens),
-            "xsum": ChunkProfile("xsum", self.xsum_target_tokens, self.xsum_overlap_tokens),
-        }
+        try:
+            sizes = {
+                "insightgen": ChunkProfile(
+                    "insightgen", self.insightgen_target_tokens, PROFILES["insightgen"].overlap_tokens
+                ),
+                "xsum": ChunkProfile("xsum", self.xsum_target_tokens, self.xsum_overlap_tokens),
+            }
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid chunking config: {error}") from error
         unknown = [name for name in self.profiles if name not in sizes]
         if unknown:
             raise dg.Failure(description=f"Unknown chunk profile(s) {unknown}; known: {sorted(sizes)}.")

@@ -192,3 +192,12 @@ def test_preview_lists_every_file_with_pages_chunks_and_problems(instance, stora
     assert "not_a_pdf (error)" in bad
     cells = [cell.strip() for cell in good.strip("|").split("|")]
     assert int(cells[1]) > 5 and int(cells[3]) > 0 and int(cells[4]) > int(cells[3]) and cells[5] == "-"
+
+
+def test_an_invalid_chunk_size_fails_with_the_reason(instance, storage, hashing_embedder):
+    add_collection(storage, "cfg", DEMO_PDFS[:1])
+    config = {"ops": {"chunks": {"config": {"xsum_target_tokens": 30, "xsum_overlap_tokens": 20}}}}
+    result = materialize_collection(instance, storage, hashing_embedder, "cfg", run_config=config, raise_on_error=False)
+    failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "chunks"
+    assert "Invalid chunking config" in failure.step_failure_data.user_failure_data.description
