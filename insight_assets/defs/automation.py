@@ -67,10 +67,18 @@ def collection_folders_sensor(context: dg.SensorEvaluationContext, storage: Stor
 
 
 @dg.schedule(job=build_collection_job, cron_schedule="0 3 * * *", execution_timezone="UTC")
-def nightly_reingest(context: dg.ScheduleEvaluationContext):
-    """Re-ingest every collection at 03:00 UTC; unchanged ones reuse everything and finish fast."""
+def nightly_reingest(context: dg.ScheduleEvaluationContext, storage: StorageResource):
+    """Re-ingest every collection at 03:00 UTC; unchanged ones reuse everything and finish fast.
+
+    A registered collection whose folder is gone is skipped (and logged) rather than run to fail.
+    """
     keys = context.instance.get_dynamic_partitions(collection_partitions.name)
-    if not keys:
-        return dg.SkipReason("No collections registered yet.")
+    folders = collection_folders(Path(storage.collections_root))
+    missing = [key for key in keys if key not in folders]
+    if missing:
+        context.log.warning(f"Not re-ingesting collections without a folder: {', '.join(missing)}")
+    present = [key for key in keys if key in folders]
+    if not present:
+        return dg.SkipReason("No registered collection has a folder under the collections root.")
     stamp = context.scheduled_execution_time.strftime("%Y-%m-%d")
-    return [dg.RunRequest(partition_key=key, run_key=f"nightly:{stamp}:{key}") for key in keys]
+    return [dg.RunRequest(partition_key=key, run_key=f"nightly:{stamp}:{key}") for key in present]

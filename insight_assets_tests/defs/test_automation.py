@@ -56,12 +56,18 @@ def test_sensor_registers_new_folders_and_requests_a_run_for_each(instance, stor
     assert all(".hidden" not in r.partition_key for r in first.run_requests + changed.run_requests)
 
 
-def test_nightly_schedule_requests_every_collection(instance):
+def test_nightly_schedule_requests_every_collection_that_has_a_folder(instance, storage):
     at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.UTC)
-    assert isinstance(nightly_reingest(dg.build_schedule_context(instance=instance, scheduled_execution_time=at)), dg.SkipReason)
 
-    instance.add_dynamic_partitions(collection_partitions.name, ["alpha", "beta"])
-    requests = nightly_reingest(dg.build_schedule_context(instance=instance, scheduled_execution_time=at))
+    def evaluate():
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=at, resources={"storage": storage})
+        return nightly_reingest(context)
+
+    assert isinstance(evaluate(), dg.SkipReason)
+    add_collection(storage, "alpha", [DEMO_PDF])
+    add_collection(storage, "beta", [DEMO_PDF])
+    instance.add_dynamic_partitions(collection_partitions.name, ["alpha", "beta", "deleted"])
+    requests = evaluate()
     assert sorted(r.partition_key for r in requests) == ["alpha", "beta"]
     assert len({r.run_key for r in requests}) == 2 and all("2026-11-22" in r.run_key for r in requests)
     assert nightly_reingest.cron_schedule == "0 3 * * *"
