@@ -77,10 +77,6 @@ class ParseOutcome:
     reused: int = 0
     seconds: float = 0.0
 
-    @property
-    def documents(self) -> list[ParsedDocument]:
-        return [result.document for result in self.results if result.document is not None]
-
 
 def parse_sources(
     sources: Sequence[SourceFile],

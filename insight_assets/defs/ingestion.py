@@ -364,10 +364,10 @@ def _chunk_embeddings(
     existing = vectors.read(collection)
     outcome = vectorize_chunks(collection, chunk_rows, model, existing)
     # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
+    stored = existing
     if outcome.embedded or not _same_rows(existing, outcome.table):
         vectors.replace(collection, outcome.table)
-
-    stored = vectors.read(collection, ["profile", "chunk_id"])
+        stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
     stored_keys = set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist())) if stored else set()
     missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
     context.log.info(
