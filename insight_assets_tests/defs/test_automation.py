@@ -85,7 +85,10 @@ def test_folder_names_are_valid_keys(key):
 
 
 def test_definitions_load_with_the_main_job_sensor_and_schedule():
-    dg.Definitions.validate_loadable(defs)
+    # Loading consults the current instance's state storage; give it a live one, or it may find
+    # the collected instance of an earlier test.
+    with dg.instance_for_test():
+        dg.Definitions.validate_loadable(defs)
     job = defs.resolve_job_def("build_collection")
     assert job.partitions_def == collection_partitions
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
