@@ -14,6 +14,7 @@ import hashlib
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -143,6 +144,8 @@ class FakeModelServer:
     def __init__(self) -> None:
         self.script: deque[Reply | Failure] = deque()
         self.default: Reply | Failure = Failure(500, "the test script ran out of responses")
+        # When set, answers every request the script does not: a "model" computed from the request.
+        self.responder: Callable[[Received], Reply | Failure] | None = None
         self.requests: list[Received] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -173,9 +176,11 @@ class FakeModelServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _next(self) -> Reply | Failure:
+    def _next(self, request: Received) -> Reply | Failure:
         with self._lock:
-            return self.script.popleft() if self.script else self.default
+            if self.script:
+                return self.script.popleft()
+        return self.responder(request) if self.responder is not None else self.default
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -191,12 +196,13 @@ class FakeModelServer:
                     self._send(404, {"error": {"message": f"no such path {self.path}"}}, {})
                     return
                 body = json.loads(raw or b"{}")
+                received = Received(api, self.path, dict(self.headers), body)
                 with server._lock:
-                    server.requests.append(Received(api, self.path, dict(self.headers), body))
+                    server.requests.append(received)
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                 try:
-                    item = server._next()
+                    item = server._next(received)
                     if item.delay_s:
                         server._stopping.wait(item.delay_s)
                     model = body.get("model") or self.path.rsplit("/", 1)[-1].split(":")[0]

@@ -146,6 +146,13 @@ class DryRunEstimate:
         return metadata
 
 
+@dataclass
+class _EstimateTally:
+    items: int = 0
+    cached_items: int = 0
+    input_tokens: int = 0
+
+
 class LLMClient:
     """Runs tasks against the configured provider for one asset (or one piece of work).
 
@@ -153,6 +160,11 @@ class LLMClient:
     ledger, the client still keeps its own rows for ``summary()``). ``budget`` is usually one per
     run. ``sleep``, ``clock`` and ``rng`` drive the retry backoff and are injectable for tests.
     The client is safe to use from several threads.
+
+    With ``estimate_only`` the client is a dry run of a whole chain of tasks: every ``run`` prices
+    the prompt the configured provider would read (cached prompts are free), then returns the
+    task's offline answer so that the next step has realistic inputs to price. Nothing is sent,
+    no key is needed and nothing is written to the ledger; ``estimates()`` holds the tally.
     """
 
     def __init__(
@@ -167,8 +179,10 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        estimate_only: bool = False,
     ):
         self.settings = settings
+        self.estimate_only = estimate_only
         self.cache = cache
         self.ledger = ledger or CallLedger(None)
         self.budget = budget
@@ -198,6 +212,7 @@ class LLMClient:
         self._rows: list[LedgerRow] = []
         self._budget_refusals = 0
         self._failed_items = 0
+        self._estimates: dict[str, tuple[Task[Any], _EstimateTally]] = {}
 
     # -- public API -------------------------------------------------------------------------
 
@@ -219,6 +234,8 @@ class LLMClient:
 
     def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
         full_inputs = task.complete_inputs(inputs)
+        if self.estimate_only:
+            return self._run_estimate(task, full_inputs)
         if self.settings.is_offline:
             return self._run_offline(task, full_inputs)
         self.settings.check_ready()
@@ -296,21 +313,48 @@ class LLMClient:
     def dry_run(self, task: Task[T], inputs: Sequence[Mapping[str, Any]]) -> DryRunEstimate:
         """Tokens and cost of running ``task`` on ``inputs``, without calling any provider (and
         without needing an API key)."""
-        params = self.settings.params_for(task)
-        input_tokens = cached_items = 0
+        tally = _EstimateTally()
         for item in inputs:
-            full_inputs = task.complete_inputs(item)
-            prompt = task.render(full_inputs)
-            cached = (
-                self.cache is not None
-                and not self.settings.is_offline
-                and self.cache.get(self._cache_key(task, params, prompt)) is not None
-            )
-            if cached:
-                cached_items += 1
-                continue
-            input_tokens += count_message_tokens([Message("user", prompt)])
-        to_run = len(inputs) - cached_items
+            self._tally(tally, task, task.complete_inputs(item))
+        return self._estimate(task, tally)
+
+    def estimates(self) -> list[DryRunEstimate]:
+        """What an ``estimate_only`` client's runs would have cost, one entry per task, in the
+        order the tasks were first run."""
+        with self._lock:
+            tallies = dict(self._estimates)
+        return [self._estimate(task, tally) for task, tally in tallies.values()]
+
+    def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        with self._lock:
+            _, tally = self._estimates.setdefault(task.name, (task, _EstimateTally()))
+        self._tally(tally, task, inputs)
+        try:
+            return self._offline.run(task, inputs)
+        except OutputProblem as problem:
+            raise InvalidOutputError(
+                f"offline implementation of task {task.key} broke its own schema:\n{problem}",
+                task=task.name,
+                problems=str(problem),
+            ) from None
+
+    def _tally(self, tally: _EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
+        params = self.settings.params_for(task)
+        prompt = task.render(inputs)
+        cached = (
+            self.cache is not None
+            and not self.settings.is_offline
+            and self.cache.get(self._cache_key(task, params, prompt)) is not None
+        )
+        tokens = 0 if cached else count_message_tokens([Message("user", prompt)])
+        with self._lock:
+            tally.items += 1
+            tally.cached_items += cached
+            tally.input_tokens += tokens
+
+    def _estimate(self, task: Task[Any], tally: _EstimateTally) -> DryRunEstimate:
+        params = self.settings.params_for(task)
+        to_run = tally.items - tally.cached_items
         typical = min(task.expected_output_tokens or params.max_tokens, params.max_tokens)
         note = None
         if self.settings.is_offline:
@@ -320,17 +364,19 @@ class LLMClient:
             )
             cost = max_cost = 0.0
         else:
-            cost = estimate_cost(params.provider, params.model, input_tokens, typical * to_run)
-            max_cost = estimate_cost(params.provider, params.model, input_tokens, params.max_tokens * to_run)
+            cost = estimate_cost(params.provider, params.model, tally.input_tokens, typical * to_run)
+            max_cost = estimate_cost(
+                params.provider, params.model, tally.input_tokens, params.max_tokens * to_run
+            )
             if cost is None:
                 note = unpriced_note(params.provider, params.model)
         return DryRunEstimate(
             task=task.key,
             provider=self.provider_label,
             model=params.model,
-            items=len(inputs),
-            cached_items=cached_items,
-            input_tokens=input_tokens,
+            items=tally.items,
+            cached_items=tally.cached_items,
+            input_tokens=tally.input_tokens,
             output_tokens=typical * to_run,
             max_output_tokens=params.max_tokens * to_run,
             cost_usd=cost,

@@ -117,6 +117,7 @@ class Harness:
         budget: Budget | None = None,
         cache: bool = True,
         context: CallContext | None = None,
+        estimate_only: bool = False,
         **changes: Any,
     ) -> LLMClient:
         return LLMClient(
@@ -128,6 +129,7 @@ class Harness:
             sleep=self.clock.sleep,
             clock=self.clock.monotonic,
             rng=random.Random(0),
+            estimate_only=estimate_only,
         )
 
     def ledger(self) -> CallLedger:

@@ -131,3 +131,18 @@ def test_a_dry_run_of_an_unpriced_model_says_so(harness: Harness):
 
     assert estimate.cost_usd is None
     assert "no price for openai-compatible model 'llama3.1:8b'" in estimate.note
+
+
+def test_an_estimate_only_client_prices_a_chain_and_feeds_it_offline_answers(harness: Harness):
+    client = harness.client("openai", estimate_only=True)
+    first = client.run(SUMMARIZE_PASSAGES, question="What links tokens?", passages=PASSAGES)
+    # The chain goes on with the offline answer, as the next step's input.
+    second = client.run(SUMMARIZE_PASSAGES, question="Summarize.", passages=[{"id": "s", "text": first.summary}])
+
+    (estimate,) = client.estimates()
+    assert second.summary
+    assert harness.server.requests == []
+    assert harness.ledger().rows() == []
+    assert estimate.items == 2 and estimate.cached_items == 0
+    assert estimate.input_tokens > 0 and estimate.cost_usd > 0
+    assert estimate.provider == "openai" and estimate.model == "gpt-4o-mini"
