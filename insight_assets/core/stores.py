@@ -40,6 +40,26 @@ SCHEMA = {
     # What a collection's chunks were made from (documents, profiles, code), so reruns can skip.
     "chunk_runs": """
         collection VARCHAR, chunking_key VARCHAR""",
+    # SCOpE-QA curation. A row whose status is "failed" records why a model call gave nothing.
+    "compressed_documents": """
+        collection VARCHAR, doc_id VARCHAR, title VARCHAR, main_topics VARCHAR[],
+        contributions VARCHAR[], conclusions VARCHAR[], key_findings VARCHAR[], text VARCHAR,
+        tokens INTEGER, source_tokens INTEGER, writer VARCHAR, status VARCHAR, error VARCHAR""",
+    "question_combinations": """
+        collection VARCHAR, combination_index INTEGER, doc_ids VARCHAR[], status VARCHAR,
+        error VARCHAR""",
+    "question_candidates": """
+        collection VARCHAR, combination_index INTEGER, candidate_index INTEGER, question VARCHAR,
+        word_count INTEGER, kept BOOLEAN, reason VARCHAR""",
+    "generated_questions": """
+        collection VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
+        doc_ids VARCHAR[], combination_index INTEGER, source VARCHAR, user_answer VARCHAR""",
+    "user_question_problems": """
+        collection VARCHAR, line INTEGER, message VARCHAR""",
+    "generated_answers": """
+        collection VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
+        answer VARCHAR, doc_ids VARCHAR[], cited_doc_ids VARCHAR[], source VARCHAR,
+        answer_source VARCHAR, status VARCHAR, duplicate_of VARCHAR, error VARCHAR""",
 }
 
 

@@ -1,0 +1,119 @@
+"""SCOpE-QA-style question–answer curation for a collection (InsightGen, §3 and Appendix A/C).
+
+Plain Python (no Dagster); every model call goes through ``core.llm``, so the offline provider
+(extractive and templated, no network) works everywhere and a model provider is configuration.
+
+The stages, each a function of the previous one's output::
+
+    compressed = compress_documents(client, documents)                 # one digest per paper
+    questions = generate_questions(client, compressed.compressed, QuestionSettings(), embed)
+    user = load_user_questions(folder / "questions.jsonl", known_document_ids=ids)
+    answers = generate_answers(client, user.questions + questions.questions,
+                               compressed.compressed, AnswerSettings(), embed)
+    write_jsonl(export_records(name, answers.answers, titles), path)
+
+Each outcome lists its failures (one item failing does not stop the others) and, when the
+budget ran out, ``budget_error``. The prompts are ``core/prompts/compress_document.v1.txt``,
+``generate_questions.v1.txt``, ``refine_questions.v1.txt`` and ``answer_question.v1.txt``.
+"""
+
+from .answers import (
+    ANSWER_QUESTION,
+    Answer,
+    AnswerOutcome,
+    AnswerSettings,
+    GroundedAnswer,
+    answer_source_label,
+    citations_valid,
+    generate_answers,
+)
+from .combinations import (
+    Combination,
+    QuestionSettings,
+    combination_size_for,
+    questions_per_combination,
+    sample_combinations,
+)
+from .compression import (
+    COMPRESS_DOCUMENT,
+    CompressionOutcome,
+    CompressionSettings,
+    DocumentDigest,
+    compress_documents,
+    compression_inputs,
+)
+from .export import SCOPE_QA_FIELDS, export_records, write_jsonl
+from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS, GeneratedQuestions, RefinedQuestions
+from .questions import CandidateQuestion, QuestionOutcome, generate_questions
+from .records import (
+    GENERATED,
+    USER,
+    CompressedDocument,
+    Embed,
+    ItemFailure,
+    Question,
+    SourceDocument,
+    question_id,
+)
+from .tables import (
+    answers_table,
+    compressed_table,
+    load_answers,
+    load_compressed,
+    load_questions,
+    load_titles,
+    merge_user_questions,
+    question_tables,
+)
+from .user_questions import LineProblem, UserQuestionsOutcome, load_user_questions
+
+__all__ = [
+    "ANSWER_QUESTION",
+    "COMPRESS_DOCUMENT",
+    "GENERATED",
+    "GENERATE_QUESTIONS",
+    "REFINE_QUESTIONS",
+    "SCOPE_QA_FIELDS",
+    "USER",
+    "Answer",
+    "AnswerOutcome",
+    "AnswerSettings",
+    "CandidateQuestion",
+    "Combination",
+    "CompressedDocument",
+    "CompressionOutcome",
+    "CompressionSettings",
+    "DocumentDigest",
+    "Embed",
+    "GeneratedQuestions",
+    "GroundedAnswer",
+    "ItemFailure",
+    "LineProblem",
+    "Question",
+    "QuestionOutcome",
+    "QuestionSettings",
+    "RefinedQuestions",
+    "SourceDocument",
+    "UserQuestionsOutcome",
+    "answer_source_label",
+    "answers_table",
+    "citations_valid",
+    "combination_size_for",
+    "compress_documents",
+    "compressed_table",
+    "compression_inputs",
+    "export_records",
+    "generate_answers",
+    "generate_questions",
+    "load_answers",
+    "load_compressed",
+    "load_questions",
+    "load_titles",
+    "load_user_questions",
+    "merge_user_questions",
+    "question_id",
+    "question_tables",
+    "questions_per_combination",
+    "sample_combinations",
+    "write_jsonl",
+]

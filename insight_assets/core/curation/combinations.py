@@ -1,0 +1,86 @@
+"""Which papers each question is written over: seeded random combinations of the collection.
+
+SCOpE-QA (Appendix A step 3) samples 50 combinations per collection, of 5 papers when the
+collection has at most 15 and of 10 otherwise. A collection smaller than the combination size
+gives one combination of all its papers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Up to this many possible combinations they are listed and sampled from; beyond it distinct ones
+# are drawn at random until there are enough (C(35, 10) is 183 million: never list those).
+_ENUMERATE_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class QuestionSettings:
+    """The paper's defaults. ``combination_size`` ``None`` applies the paper's rule (see
+    ``combination_size_for``); ``duplicate_threshold`` is the cosine at or above which a question
+    is a near-duplicate of one kept before it."""
+
+    combination_size: int | None = None
+    small_collection_max: int = 15
+    small_combination_size: int = 5
+    large_combination_size: int = 10
+    num_combinations: int = 50
+    candidates_per_combination: int = 10
+    target_count: int = 200
+    min_words: int = 15
+    max_words: int = 35
+    duplicate_threshold: float = 0.9
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class Combination:
+    index: int
+    document_ids: tuple[str, ...]
+
+
+def combination_size_for(n_documents: int, settings: QuestionSettings) -> int:
+    """Papers per combination: the configured size, else 5 up to ``small_collection_max`` papers
+    and 10 above; never more than the collection has."""
+    if settings.combination_size is not None:
+        rule = settings.combination_size
+    elif n_documents <= settings.small_collection_max:
+        rule = settings.small_combination_size
+    else:
+        rule = settings.large_combination_size
+    return max(0, min(rule, n_documents))
+
+
+def questions_per_combination(settings: QuestionSettings) -> int:
+    """How many refined questions each combination contributes: the target spread evenly
+    (200 over 50 combinations: 4)."""
+    return math.ceil(settings.target_count / max(settings.num_combinations, 1))
+
+
+def sample_combinations(document_ids: Sequence[str], settings: QuestionSettings) -> list[tuple[str, ...]]:
+    """Up to ``num_combinations`` distinct combinations (never more than C(n, k)), in the order
+    drawn by ``random.Random(seed)``; each lists its ids in ``document_ids`` order."""
+    ids = list(document_ids)
+    if len(set(ids)) != len(ids):
+        raise ValueError("document ids must be distinct")
+    size = combination_size_for(len(ids), settings)
+    possible = math.comb(len(ids), size)
+    wanted = min(settings.num_combinations, possible)
+    if size == 0 or wanted <= 0:
+        return []
+    rng = random.Random(settings.seed)
+    if possible <= _ENUMERATE_LIMIT:
+        drawn = rng.sample(list(itertools.combinations(range(len(ids)), size)), wanted)
+    else:
+        seen: set[tuple[int, ...]] = set()
+        drawn = []
+        while len(drawn) < wanted:
+            combination = tuple(sorted(rng.sample(range(len(ids)), size)))
+            if combination not in seen:
+                seen.add(combination)
+                drawn.append(combination)
+    return [tuple(ids[index] for index in combination) for combination in drawn]

@@ -1,0 +1,210 @@
+"""Document compression: each paper reduced to its main topics, contributions, key findings and
+conclusions (SCOpE-QA, Appendix A step 2), so that several papers fit in one prompt.
+
+The paper does not say how long a document may be; here the body text is cut to
+``CompressionSettings.max_input_tokens`` tokens (the opening of a paper carries its abstract,
+introduction and method) and every list is cut to ``max_items_per_field`` items.
+
+Offline, compression is extractive: key phrases (``keyphrases.py``) for the topics, and for the
+other fields the paper's most central sentences that carry the field's cue words ("we propose",
+"outperforms", "in conclusion"), falling back to central sentences without cues.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from ..llm.client import LLMClient
+from ..llm.extractive import rank_sentences
+from ..llm.tasks import Task, register_task
+from ..text import count_tokens, split_sentences, token_starts
+from .keyphrases import keyphrases
+from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
+
+Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class DocumentDigest(BaseModel):
+    main_topics: list[Item] = Field(min_length=1, description="The paper's main topics, short noun phrases.")
+    contributions: list[Item] = Field(min_length=1, description="What the paper proposes or contributes.")
+    key_findings: list[Item] = Field(description="Its essential results and findings.")
+    conclusions: list[Item] = Field(description="What it concludes: implications and limitations.")
+
+
+@dataclass(frozen=True)
+class CompressionSettings:
+    """``max_input_tokens``: the body text is cut to this many tokens before compression (the
+    model reads no more; ``source_tokens`` records what it read). ``max_items_per_field``: at most
+    this many topics, contributions, findings and conclusions are kept per document."""
+
+    max_input_tokens: int = 12000
+    max_items_per_field: int = 6
+
+
+@dataclass(frozen=True)
+class CompressionOutcome:
+    """``compressed`` in input order without the failures. Documents skipped because the budget
+    ran out are in neither list; ``budget_error`` then says why."""
+
+    compressed: list[CompressedDocument]
+    failures: list[ItemFailure]
+    budget_error: str | None
+
+
+# -- the task -----------------------------------------------------------------------------------
+
+_CONTRIBUTION_CUES = re.compile(
+    r"\b(we (propose|introduce|present|develop|design)|our (contribution|approach|method|framework)|"
+    r"this (paper|work|study))\b",
+    re.IGNORECASE,
+)
+_FINDING_CUES = re.compile(
+    r"\b(outperform\w*|improv\w*|achiev\w*|results? (show|indicate|demonstrate|suggest)\w*|"
+    r"reduc\w*|increas\w*|we (find|found|observe))\b|%",
+    re.IGNORECASE,
+)
+_CONCLUSION_CUES = re.compile(
+    r"\b(in conclusion|we conclude|to conclude|we (showed|have shown|demonstrated)|"
+    r"future work|limitation\w*|in summary|overall)\b",
+    re.IGNORECASE,
+)
+# Sentences past this share of the text count as the conclusion part of the paper.
+_CONCLUSION_SHARE = 0.8
+# A usable statement: not a heading, not a paragraph the splitter failed to cut.
+_MIN_WORDS, _MAX_WORDS = 6, 60
+_FALLBACK_ITEMS = 2
+
+
+def compress_offline(title: str, text: str, max_items: int) -> DocumentDigest:
+    """Key phrases and cue-matched central sentences of the text, in order of centrality."""
+    spans = split_sentences(text)
+    sentences = [" ".join(text[start:end].split()) for start, end in spans]
+    usable = [i for i, sentence in enumerate(sentences) if _MIN_WORDS <= len(sentence.split()) <= _MAX_WORDS]
+    pool = usable or list(range(len(sentences)))
+    ranked = [pool[i] for i in rank_sentences([sentences[i] for i in pool], title, limit=len(pool))]
+    used: set[int] = set()
+
+    def pick(wanted: Callable[[int], object]) -> list[str]:
+        chosen = [i for i in ranked if i not in used and wanted(i)][:max_items]
+        if not chosen:  # no cue matched: the most central sentences not used yet stand in
+            chosen = [i for i in ranked if i not in used][: min(_FALLBACK_ITEMS, max_items)]
+        used.update(chosen)
+        return [sentences[i] for i in chosen]
+
+    contributions = pick(lambda i: _CONTRIBUTION_CUES.search(sentences[i]))
+    key_findings = pick(lambda i: _FINDING_CUES.search(sentences[i]))
+    tail = len(text) * _CONCLUSION_SHARE
+    conclusions = pick(lambda i: _CONCLUSION_CUES.search(sentences[i]) or spans[i][0] >= tail)
+    topics = keyphrases(title, text, max_items) or [title]
+    return DocumentDigest(
+        main_topics=topics, contributions=contributions, key_findings=key_findings, conclusions=conclusions
+    )
+
+
+def _format_inputs(inputs: Mapping[str, Any]) -> dict[str, str]:
+    return {"title": inputs["title"], "text": inputs["text"], "max_items": str(inputs["max_items"])}
+
+
+COMPRESS_DOCUMENT: Task[DocumentDigest] = register_task(
+    Task(
+        name="compress_document",
+        version=1,
+        template="compress_document.v1.txt",
+        output_model=DocumentDigest,
+        offline=compress_offline,
+        inputs=("title", "text", "max_items"),
+        format_inputs=_format_inputs,
+        max_tokens=2000,
+        expected_output_tokens=900,
+        description="Compress a paper to its main topics, contributions, key findings and conclusions.",
+    )
+)
+
+
+# -- the stage ----------------------------------------------------------------------------------
+
+
+def cut_to_tokens(text: str, max_tokens: int) -> str:
+    starts = token_starts(text)
+    if len(starts) - 1 <= max_tokens:
+        return text
+    return text[: int(starts[max_tokens])]
+
+
+def document_title(document: SourceDocument) -> str:
+    """The title prompts cite; a document without one is named by its id."""
+    return " ".join(document.title.split()) or document.document_id
+
+
+def compression_inputs(document: SourceDocument, settings: CompressionSettings) -> dict[str, Any]:
+    """The ``COMPRESS_DOCUMENT`` inputs for one document (also what a dry run needs)."""
+    return {
+        "title": document_title(document),
+        "text": cut_to_tokens(document.text.strip(), settings.max_input_tokens),
+        "max_items": settings.max_items_per_field,
+    }
+
+
+def _clean(items: Sequence[str], limit: int) -> list[str]:
+    unique: list[str] = []
+    for item in items:
+        item = " ".join(item.split())
+        if item and item not in unique:
+            unique.append(item)
+    return unique[:limit]
+
+
+def compress_documents(
+    client: LLMClient,
+    documents: Sequence[SourceDocument],
+    settings: CompressionSettings = CompressionSettings(),
+) -> CompressionOutcome:
+    """Compress every document with text (concurrently); one failure does not stop the rest."""
+    ids = [document.document_id for document in documents]
+    if len(set(ids)) != len(ids):
+        raise ValueError("document ids must be distinct")
+    problems: dict[str, str] = {}
+    to_run: list[tuple[SourceDocument, dict[str, Any]]] = []
+    for document in documents:
+        if document.text.strip():
+            to_run.append((document, compression_inputs(document, settings)))
+        else:
+            problems[document.document_id] = "the document has no body text to compress"
+    batch = client.run_many(COMPRESS_DOCUMENT, [inputs for _, inputs in to_run])
+    done: dict[str, CompressedDocument] = {}
+    for (document, inputs), item in zip(to_run, batch.items):
+        if item.value is not None:
+            done[document.document_id] = _compressed(document, inputs, item.value, settings)
+        elif item.status == "failed":
+            problems[document.document_id] = item.error or "unknown error"
+    return CompressionOutcome(
+        compressed=[done[i] for i in ids if i in done],
+        failures=[ItemFailure(i, problems[i]) for i in ids if i in problems],
+        budget_error=str(batch.budget_error) if batch.budget_error else None,
+    )
+
+
+def _compressed(
+    document: SourceDocument, inputs: Mapping[str, Any], digest: DocumentDigest, settings: CompressionSettings
+) -> CompressedDocument:
+    limit = settings.max_items_per_field
+    fields = {
+        "main_topics": _clean(digest.main_topics, limit),
+        "contributions": _clean(digest.contributions, limit),
+        "key_findings": _clean(digest.key_findings, limit),
+        "conclusions": _clean(digest.conclusions, limit),
+    }
+    text = render_compressed(inputs["title"], **fields)
+    return CompressedDocument(
+        document_id=document.document_id,
+        title=inputs["title"],
+        text=text,
+        tokens=count_tokens(text),
+        source_tokens=count_tokens(inputs["text"]),
+        **fields,
+    )
