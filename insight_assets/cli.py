@@ -36,7 +36,6 @@ def build(collections: list[str], *, every: bool) -> int:
     """Register each collection as a partition and materialize all its assets."""
     from insight_assets.definitions import defs
     from insight_assets.defs.automation import collection_folders
-    from insight_assets.defs.partitions import InvalidCollectionKey, validate_collection_key
     from insight_assets.defs.runs import register_collections
 
     storage = _storage()
@@ -47,17 +46,9 @@ def build(collections: list[str], *, every: bool) -> int:
         print(f"No collections to build under {Path(storage.collections_root).resolve()}.", file=sys.stderr)
         return 2
     for name in collections:
-        try:
-            validate_collection_key(name)
-        except InvalidCollectionKey as error:
-            print(error, file=sys.stderr)
-            return 2
-        if name not in available:
-            print(
-                f"No folder for collection {name!r} under {Path(storage.collections_root).resolve()}; "
-                f"known collections: {', '.join(available) or 'none'}.",
-                file=sys.stderr,
-            )
+        problem = _known_collection(storage, name)
+        if problem:
+            print(problem, file=sys.stderr)
             return 2
 
     instance = _instance()
@@ -71,7 +62,10 @@ def build(collections: list[str], *, every: bool) -> int:
         )
         if not result.success:
             failed.append(name)
-            print(f"  run {result.run_id} failed; see `dagster dev` -> Runs for the step that failed.", file=sys.stderr)
+            print(
+                f"  run {result.run_id} failed; see `dagster dev` -> Runs for the step that failed.",
+                file=sys.stderr,
+            )
     print()
     print(summary(storage, collections))
     if failed:
@@ -85,18 +79,31 @@ def summary(storage, collections: list[str]) -> str:
     warehouse = storage.warehouse
     lines = []
     for name in collections:
-        documents = warehouse.rows("SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [name])[0]["n"]
+        documents = warehouse.rows("SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [name])[
+            0
+        ]["n"]
         problems = warehouse.rows(
-            "SELECT file, kind FROM parse_problems WHERE collection = ? AND severity = 'error' ORDER BY file", [name]
+            "SELECT file, kind FROM parse_problems WHERE collection = ? AND severity = 'error' ORDER BY file",
+            [name],
         )
         chunk_counts = warehouse.rows(
-            "SELECT profile, count(*) AS n FROM chunks WHERE collection = ? GROUP BY profile ORDER BY profile", [name]
+            "SELECT profile, count(*) AS n FROM chunks WHERE collection = ? GROUP BY profile ORDER BY profile",
+            [name],
         )
         vectors = storage.vectors.read(name, ["profile"])
+        pairs = warehouse.rows(
+            "SELECT count(*) AS n FROM generated_answers WHERE collection = ? AND status = 'kept'", [name]
+        )[0]["n"]
         chunks_text = ", ".join(f"{row['n']} {row['profile']} chunks" for row in chunk_counts) or "no chunks"
         lines.append(
-            f"{name}: {documents} documents, {chunks_text}, {vectors.num_rows if vectors is not None else 0} vectors"
-            + (f"; {len(problems)} unusable file(s): " + ", ".join(f"{p['file']} ({p['kind']})" for p in problems) if problems else "")
+            f"{name}: {documents} documents, {chunks_text}, {vectors.num_rows if vectors is not None else 0} vectors, "
+            f"{pairs} question-answer pairs"
+            + (
+                f"; {len(problems)} unusable file(s): "
+                + ", ".join(f"{p['file']} ({p['kind']})" for p in problems)
+                if problems
+                else ""
+            )
         )
     lines.append(f"Tables: {Path(storage.warehouse_path).resolve()}  Vectors: {storage.lancedb_uri}")
     return "\n".join(lines)
@@ -114,6 +121,97 @@ def list_collections() -> int:
     return 0
 
 
+def _known_collection(storage, name: str) -> str | None:
+    """An error message when ``name`` is not a valid, existing collection."""
+    from insight_assets.defs.automation import collection_folders
+    from insight_assets.defs.partitions import InvalidCollectionKey, validate_collection_key
+
+    try:
+        validate_collection_key(name)
+    except InvalidCollectionKey as error:
+        return str(error)
+    available = collection_folders(Path(storage.collections_root))
+    if name not in available:
+        return (
+            f"No folder for collection {name!r} under {Path(storage.collections_root).resolve()}; "
+            f"known collections: {', '.join(available) or 'none'}."
+        )
+    return None
+
+
+def export(collection: str, output: str) -> int:
+    """Write a collection's kept question-answer pairs as SCOpE-QA-style JSONL."""
+    from insight_assets.core import curation
+
+    storage = _storage()
+    problem = _known_collection(storage, collection)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    answers = curation.load_answers(storage.warehouse, collection)
+    if not answers:
+        print(
+            f"Collection {collection!r} has no question-answer pairs yet; build it first: "
+            f"insight-assets build --collection {collection}",
+            file=sys.stderr,
+        )
+        return 1
+    titles = curation.load_titles(storage.warehouse, collection)
+    records = curation.export_records(collection, answers, titles)
+    if output == "-":
+        curation.write_jsonl(records, sys.stdout)
+    else:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        with open(output, "w", encoding="utf-8") as stream:
+            curation.write_jsonl(records, stream)
+        print(
+            f"Wrote {len(records)} question-answer pairs of {collection!r} to {Path(output).resolve()}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def estimate(collection: str, provider: str | None, model: str | None, base_url: str | None) -> int:
+    """Print what a collection's model calls would cost, calling no model."""
+    from insight_assets.core.llm import ConfigurationError
+    from insight_assets.defs.estimate import ESTIMATE_COLUMNS, estimate_collection, estimate_rows
+    from insight_assets.defs.metadata import markdown_table
+    from insight_assets.defs.resources import EmbedderResource, LLMResource
+
+    storage = _storage()
+    problem = _known_collection(storage, collection)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    if not storage.warehouse.rows(
+        "SELECT 1 FROM parsed_documents WHERE collection = ? LIMIT 1", [collection]
+    ):
+        print(
+            f"Collection {collection!r} has not been parsed yet; run: insight-assets build --collection {collection}",
+            file=sys.stderr,
+        )
+        return 1
+    environment = LLMResource.from_environment()
+    llm = LLMResource(
+        provider=provider or environment.provider,
+        model=model or environment.model,
+        base_url=base_url or environment.base_url,
+    )
+    try:
+        estimates = estimate_collection(storage, llm, EmbedderResource(), collection)
+    except ConfigurationError as error:
+        print(f"Cannot estimate: {error}", file=sys.stderr)
+        return 2
+    print(markdown_table(estimate_rows(estimates), ESTIMATE_COLUMNS))
+    for note in sorted({e.note for e in estimates if e.note}):
+        print(f"\nNote: {note}")
+    print(
+        "\nOutput tokens assume each task's typical answer; max_cost_usd assumes every answer uses its "
+        "whole max_tokens. Prompts already in the cache count as free."
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     import dagster as dg
 
@@ -122,12 +220,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="insight-assets", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="materialize every asset of one or more collections")
-    build_parser.add_argument("--collection", "-c", action="append", default=[], help="collection (folder) name; repeatable")
+    build_parser.add_argument(
+        "--collection", "-c", action="append", default=[], help="collection (folder) name; repeatable"
+    )
     build_parser.add_argument("--all", action="store_true", help="every folder under the collections root")
     commands.add_parser("collections", help="list collections and what has been built for them")
+    export_parser = commands.add_parser("export", help="write a collection's question-answer pairs as JSONL")
+    export_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+    export_parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
+    estimate_parser = commands.add_parser(
+        "estimate", help="dry run: tokens and cost of a collection's model calls, calling no model"
+    )
+    estimate_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+    estimate_parser.add_argument("--provider", help="offline, openai, anthropic, gemini or openai-compatible")
+    estimate_parser.add_argument("--model", help="model name (default: the provider's default)")
+    estimate_parser.add_argument("--base-url", help="server address, for openai-compatible")
     args = parser.parse_args(argv)
     if args.command == "build":
         return build(args.collection, every=args.all)
+    if args.command == "export":
+        return export(args.collection, args.output)
+    if args.command == "estimate":
+        return estimate(args.collection, args.provider, args.model, args.base_url)
     return list_collections()
 
 

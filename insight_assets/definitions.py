@@ -2,13 +2,17 @@
 
 import dagster as dg
 
-from insight_assets.defs import automation, ingestion
-from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs import automation, curation, estimate, ingestion
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([ingestion]),
-    jobs=[automation.build_collection_job],
+    assets=dg.load_assets_from_modules([ingestion, curation]),
+    jobs=[automation.build_collection_job, estimate.estimate_llm_cost],
     sensors=[automation.collection_folders_sensor],
     schedules=[automation.nightly_reingest],
-    resources={"storage": StorageResource(), "embedder": EmbedderResource()},
+    resources={
+        "storage": StorageResource(),
+        "embedder": EmbedderResource(),
+        "llm": LLMResource.from_environment(),
+    },
 )

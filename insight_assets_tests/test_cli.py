@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +37,21 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     listed = run_cli(tmp_path, "collections")
     assert listed.returncode == 0
     assert next(text for text in listed.stdout.splitlines() if text.startswith("tiny:")) == line
+
+    exported = run_cli(tmp_path, "export", "--collection", "tiny", "--output", "pairs/tiny.jsonl")
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    records = [json.loads(text) for text in (tmp_path / "pairs" / "tiny.jsonl").read_text().splitlines()]
+    pairs = int(line.split(" question-answer pairs")[0].rsplit(" ", 1)[-1])
+    assert len(records) == pairs > 0
+    assert {"collection", "question", "answer", "document_ids", "source"} <= set(records[0])
+    assert records[0]["collection"] == "tiny" and records[0]["source"] == "generated"
+
+    estimated = run_cli(tmp_path, "estimate", "--collection", "tiny", "--provider", "openai", "--model", "gpt-4o-mini")
+    assert estimated.returncode == 0, estimated.stderr[-3000:]
+    rows = {cells[1].strip(): cells for cells in (row.split("|") for row in estimated.stdout.splitlines()) if len(cells) > 5}
+    assert {"compress_document@v1", "generate_questions@v1", "answer_question@v1", "total"} <= set(rows)
+    total_cost = float(rows["total"][8])
+    assert total_cost > 0 and "Traceback" not in estimated.stderr
 
 
 def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):

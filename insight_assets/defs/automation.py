@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 
 from insight_assets.core.ingest import fingerprint
+from insight_assets.defs.curation import USER_QUESTIONS_FILE
 from insight_assets.defs.partitions import (
     InvalidCollectionKey,
     collection_partitions,
@@ -22,11 +23,12 @@ build_collection_job = dg.define_asset_job(
 
 
 def folder_signature(folder: Path) -> str:
-    """A cheap signature of a folder's PDFs (names, sizes, modification times): no hashing."""
+    """A cheap signature of a folder's inputs (names, sizes, modification times of its PDFs and
+    its ``questions.jsonl``): no hashing."""
     entries = sorted(
         f"{p.relative_to(folder).as_posix()}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
         for p in folder.rglob("*")
-        if p.is_file() and p.suffix.lower() == ".pdf"
+        if p.is_file() and (p.suffix.lower() == ".pdf" or p.name == USER_QUESTIONS_FILE)
     )
     return fingerprint(entries)
 
@@ -46,8 +48,12 @@ def collection_folders(root: Path) -> dict[str, Path]:
     return folders
 
 
-@dg.sensor(job=build_collection_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
-def collection_folders_sensor(context: dg.SensorEvaluationContext, storage: StorageResource) -> dg.SensorResult:
+@dg.sensor(
+    job=build_collection_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING
+)
+def collection_folders_sensor(
+    context: dg.SensorEvaluationContext, storage: StorageResource
+) -> dg.SensorResult:
     """Registers each new folder under the collections root as a partition and builds it;
     rebuilds a collection whose PDFs were added, changed or removed."""
     folders = collection_folders(Path(storage.collections_root))

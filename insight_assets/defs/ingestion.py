@@ -62,7 +62,9 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
             "folder": dg.MetadataValue.path(str(folder.resolve())),
             "total_bytes": sum(row["size_bytes"] for row in rows),
             "preview": dg.MetadataValue.md(
-                markdown_table(rows, ["file", "pages", "size_bytes", "doc_id"], empty="No PDF files in the folder.")
+                markdown_table(
+                    rows, ["file", "pages", "size_bytes", "doc_id"], empty="No PDF files in the folder."
+                )
             ),
         },
         # The folder's content, not its timestamps, decides what downstream is stale.
@@ -85,7 +87,9 @@ def parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource
     return materialize_each(context, lambda collection: _parsed_documents(context, storage, collection))
 
 
-def _parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource, collection: str) -> CollectionReport:
+def _parsed_documents(
+    context: dg.AssetExecutionContext, storage: StorageResource, collection: str
+) -> CollectionReport:
     folder = _collection_folder(storage, collection)
     warehouse = storage.warehouse
     with warehouse.session() as db:
@@ -108,7 +112,9 @@ def _parsed_documents(context: dg.AssetExecutionContext, storage: StorageResourc
             documents, problems = _stored_parse(db, collection)
 
     errors = [problem for problem in problems if problem["severity"] == "error"]
-    context.log.info(f"{collection}: parsed {parsed}, reused {len(sources) - parsed}, {len(errors)} unusable file(s)")
+    context.log.info(
+        f"{collection}: parsed {parsed}, reused {len(sources) - parsed}, {len(errors)} unusable file(s)"
+    )
     kinds_by_file: dict[str, list[str]] = {}
     for problem in problems:
         kinds_by_file.setdefault(problem["file"], []).append(f"{problem['kind']}:{problem['severity']}")
@@ -126,7 +132,9 @@ def _parsed_documents(context: dg.AssetExecutionContext, storage: StorageResourc
             ),
             "preview": dg.MetadataValue.md(
                 markdown_table(
-                    documents, ["file", "title", "pages", "characters", "sections", "references"], empty="No documents."
+                    documents,
+                    ["file", "title", "pages", "characters", "sections", "references"],
+                    empty="No documents.",
                 )
             ),
         },
@@ -191,7 +199,9 @@ def _reusable_parses(
         FROM parsed_documents WHERE parser_version = ? AND list_contains(?, doc_id) GROUP BY doc_id"""
     params = [collection, PARSER_VERSION, doc_ids]
     with storage.warehouse.session() as db:
-        documents = db.rows(f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params)
+        documents = db.rows(
+            f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params
+        )
         pages = db.rows(
             f"SELECT pg.doc_id, pg.page, pg.text FROM parsed_pages pg JOIN ({picked}) p USING (doc_id, collection)",
             params,
@@ -208,7 +218,8 @@ def load_documents(storage: StorageResource, collection: str) -> list[ParsedDocu
     with storage.warehouse.session() as db:
         documents = db.rows("SELECT * FROM parsed_documents WHERE collection = ? ORDER BY file", [collection])
         pages = db.rows(
-            "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page", [collection]
+            "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page",
+            [collection],
         )
     results = ingest.results_from_rows([], documents, pages, [])
     return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
@@ -245,7 +256,9 @@ class ChunkingConfig(dg.Config):
     check_specs=[dg.AssetCheckSpec("no_empty_chunks", asset="chunks")],
     **PARTITIONED,
 )
-def chunks(context: dg.AssetExecutionContext, config: ChunkingConfig, storage: StorageResource) -> dg.MaterializeResult:
+def chunks(
+    context: dg.AssetExecutionContext, config: ChunkingConfig, storage: StorageResource
+) -> dg.MaterializeResult:
     """Sentence-aware chunks per profile, with stable ids, page spans, offsets and token counts."""
     profiles = config.chunk_profiles()
     return materialize_each(context, lambda collection: _chunks(storage, collection, profiles))
@@ -269,7 +282,10 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         all_chunks = ingest.chunk_documents(load_documents(storage, collection), profiles)
         warehouse.replace_partition(
             collection,
-            {"chunks": ingest.chunks_table(collection, all_chunks), "chunk_runs": ingest.chunk_run_table(collection, key)},
+            {
+                "chunks": ingest.chunks_table(collection, all_chunks),
+                "chunk_runs": ingest.chunk_run_table(collection, key),
+            },
         )
         seconds = time.perf_counter() - started
 
@@ -284,18 +300,24 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         "dagster/row_count": sum(row["chunks"] for row in stats),
         "rechunked": bool(seconds),
         "chunk_seconds": round(seconds, 3),
-        "profiles": ", ".join(f"{p.name} ({p.target_tokens} tokens, overlap {p.overlap_tokens})" for p in profiles),
+        "profiles": ", ".join(
+            f"{p.name} ({p.target_tokens} tokens, overlap {p.overlap_tokens})" for p in profiles
+        ),
         "preview": dg.MetadataValue.md(_chunk_preview(documents, problems, stats, profiles)),
     }
     for profile in profiles:
         rows = [row for row in stats if row["profile"] == profile.name]
         count = sum(row["chunks"] for row in rows)
         metadata[f"{profile.name}_chunks"] = count
-        metadata[f"{profile.name}_mean_tokens"] = round(sum(row["tokens"] for row in rows) / count, 1) if count else 0.0
+        metadata[f"{profile.name}_mean_tokens"] = (
+            round(sum(row["tokens"] for row in rows) / count, 1) if count else 0.0
+        )
     return CollectionReport(
         metadata=metadata,
         checks=[
-            dg.AssetCheckResult(check_name="no_empty_chunks", passed=empty == 0, metadata={"empty_chunks": empty})
+            dg.AssetCheckResult(
+                check_name="no_empty_chunks", passed=empty == 0, metadata={"empty_chunks": empty}
+            )
         ],
         # The same documents, profiles and code make the same chunks.
         data_version=key,
@@ -311,12 +333,19 @@ def _chunk_preview(
     for problem in problems:
         kinds.setdefault(problem["file"], []).append(f"{problem['kind']} ({problem['severity']})")
     rows = [
-        {"file": d["file"], "pages": d["pages"], "characters": d["characters"],
-         **{f"{p.name} chunks": counts.get((d["doc_id"], p.name), 0) for p in profiles},
-         "problems": ", ".join(kinds.pop(d["file"], [])) or "-"}
+        {
+            "file": d["file"],
+            "pages": d["pages"],
+            "characters": d["characters"],
+            **{f"{p.name} chunks": counts.get((d["doc_id"], p.name), 0) for p in profiles},
+            "problems": ", ".join(kinds.pop(d["file"], [])) or "-",
+        }
         for d in documents
     ]
-    rows += [{"file": file, "pages": 0, "characters": 0, "problems": ", ".join(found)} for file, found in kinds.items()]
+    rows += [
+        {"file": file, "pages": 0, "characters": 0, "problems": ", ".join(found)}
+        for file, found in kinds.items()
+    ]
     columns = ["file", "pages", "characters", *(f"{p.name} chunks" for p in profiles), "problems"]
     return markdown_table(sorted(rows, key=lambda row: row["file"]), columns, empty="No documents.")
 
@@ -326,7 +355,11 @@ _VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
 
 def _same_rows(existing, table) -> bool:
     """Whether a stored vector table holds exactly ``table``'s rows, by key."""
-    if existing is None or existing.num_rows != table.num_rows or not set(_VECTOR_KEY) <= set(existing.column_names):
+    if (
+        existing is None
+        or existing.num_rows != table.num_rows
+        or not set(_VECTOR_KEY) <= set(existing.column_names)
+    ):
         return False
     return existing.select(_VECTOR_KEY).to_pylist() == table.select(_VECTOR_KEY).to_pylist()
 
@@ -348,7 +381,9 @@ def chunk_embeddings(
     The model reads each piece of text once: xsum chunks are embedded (only those without a vector
     from the configured embedder yet), and insightgen chunks are pooled from the xsum vectors they cover.
     """
-    return materialize_each(context, lambda collection: _chunk_embeddings(context, storage, embedder, collection))
+    return materialize_each(
+        context, lambda collection: _chunk_embeddings(context, storage, embedder, collection)
+    )
 
 
 def _chunk_embeddings(
@@ -368,7 +403,11 @@ def _chunk_embeddings(
     if outcome.embedded or not _same_rows(existing, outcome.table):
         vectors.replace(collection, outcome.table)
         stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
-    stored_keys = set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist())) if stored else set()
+    stored_keys = (
+        set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist()))
+        if stored
+        else set()
+    )
     missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
     context.log.info(
         f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
@@ -388,7 +427,9 @@ def _chunk_embeddings(
         },
         checks=[
             dg.AssetCheckResult(
-                check_name="embedding_per_chunk", passed=missing == 0, metadata={"chunks_without_vector": missing}
+                check_name="embedding_per_chunk",
+                passed=missing == 0,
+                metadata={"chunks_without_vector": missing},
             )
         ],
         data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),

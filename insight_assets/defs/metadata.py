@@ -20,7 +20,10 @@ def markdown_table(rows: Sequence[dict], columns: Sequence[str], *, empty: str =
         return str(value).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(row.get(column, "")) for column in columns) + " |" for row in rows[:MAX_PREVIEW_ROWS]]
+    lines += [
+        "| " + " | ".join(cell(row.get(column, "")) for column in columns) + " |"
+        for row in rows[:MAX_PREVIEW_ROWS]
+    ]
     if len(rows) > MAX_PREVIEW_ROWS:
         lines.append(f"\n… and {len(rows) - MAX_PREVIEW_ROWS} more rows.")
     return "\n".join(lines)
@@ -55,7 +58,9 @@ def materialize_each(
     numeric = sorted({key for r in reports.values() for key, v in r.metadata.items() if _is_number(v)})
     metadata: dict[str, Any] = {key: sum(r.metadata.get(key, 0) for r in reports.values()) for key in numeric}
     metadata["collections"] = dg.MetadataValue.md(
-        markdown_table([{"collection": name, **r.metadata} for name, r in reports.items()], ["collection", *numeric])
+        markdown_table(
+            [{"collection": name, **r.metadata} for name, r in reports.items()], ["collection", *numeric]
+        )
     )
     checks = []
     for check_name in dict.fromkeys(c.check_name for r in reports.values() for c in r.checks):

@@ -1,13 +1,29 @@
-"""Resources: where data lives and which embedder runs. Configuration picks the backend."""
+"""Resources: where data lives, which embedder and which language model run. Configuration picks
+the backend."""
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
+from collections.abc import Mapping
+from pathlib import Path
 
 import dagster as dg
 from pydantic import PrivateAttr
 
 from insight_assets.core.embedding import Embedder, create_embedder
+from insight_assets.core.llm import (
+    DEFAULT_API_KEY_ENV,
+    Budget,
+    CallContext,
+    CallLedger,
+    LLMClient,
+    LLMSettings,
+    ResponseCache,
+    TaskParams,
+)
+from insight_assets.core.llm.settings import ANTHROPIC, GEMINI, OFFLINE, OPENAI
 from insight_assets.core.stores import VectorStore, Warehouse
 
 
@@ -59,3 +75,100 @@ class EmbedderResource(dg.ConfigurableResource):
                 precision=self.precision,
             )
         return self._embedder
+
+
+class LLMResource(dg.ConfigurableResource):
+    """Which model answers the tasks, how hard to try, and what a run may spend.
+
+    ``provider`` is offline (the default: extractive, no network, no key), openai, anthropic,
+    gemini or openai-compatible (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp).
+    The key comes from the environment only: give ``api_key`` as ``dg.EnvVar("NAME")`` (in run
+    config, ``api_key: {env: NAME}``), or leave it unset and the variable named by ``api_key_env``
+    (default: the provider's usual one, e.g. OPENAI_API_KEY) is read when a call is made. It is
+    never written to metadata, logs, the cache or the ledger.
+
+    ``budget_usd`` / ``budget_tokens`` limit one run (all its assets, across processes, through the
+    ledger): a call that could pass the limit is not sent and the asset fails, saying so; answers
+    already paid for stay in the cache, so a rerun with a higher budget resumes where it stopped.
+    The cache and the ledger are SQLite files under ``data_dir``/cache.
+    """
+
+    provider: str = OFFLINE
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None  # None: each task's own default (the papers' values)
+    max_tokens: int | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    max_total_retry_s: float = 120.0
+    max_concurrency: int = 4
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    use_cache: bool = True
+    data_dir: str = "data"
+
+    @classmethod
+    def from_environment(cls) -> LLMResource:
+        """The resource ``definitions.py`` uses: offline unless INSIGHT_ASSETS_LLM_PROVIDER says
+        otherwise (with INSIGHT_ASSETS_LLM_MODEL and INSIGHT_ASSETS_LLM_BASE_URL), so switching
+        to a hosted model is an environment change, not a code change."""
+        provider = os.environ.get("INSIGHT_ASSETS_LLM_PROVIDER", OFFLINE).strip() or OFFLINE
+        key_env = DEFAULT_API_KEY_ENV.get(provider)
+        # A hosted provider without its key should fail loudly at run start; a local
+        # OpenAI-compatible server usually needs no key at all.
+        needs_key = provider in (OPENAI, ANTHROPIC, GEMINI) or (key_env and key_env in os.environ)
+        return cls(
+            provider=provider,
+            model=os.environ.get("INSIGHT_ASSETS_LLM_MODEL") or None,
+            base_url=os.environ.get("INSIGHT_ASSETS_LLM_BASE_URL") or None,
+            api_key=dg.EnvVar(key_env) if needs_key and key_env else None,
+        )
+
+    def settings(self, task_overrides: Mapping[str, TaskParams] | None = None) -> LLMSettings:
+        """Plain settings for the LLM layer; raises ``ConfigurationError`` with the fix to make."""
+        key_env = self.api_key_env or DEFAULT_API_KEY_ENV.get(self.provider)
+        api_key = self.api_key or (os.environ.get(key_env) if key_env else None)
+        return LLMSettings(
+            provider=self.provider,
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            timeout_s=self.timeout_s,
+            base_url=self.base_url,
+            api_key=api_key or None,
+            api_key_env=key_env,
+            max_retries=self.max_retries,
+            max_total_retry_s=self.max_total_retry_s,
+            max_concurrency=self.max_concurrency,
+            task_overrides=dict(task_overrides or {}),
+        )
+
+    def client(
+        self,
+        *,
+        asset: str,
+        partition: str | None,
+        run_id: str | None,
+        task_overrides: Mapping[str, TaskParams] | None = None,
+        max_concurrency: int | None = None,
+        logger: logging.Logger | logging.LoggerAdapter | None = None,
+    ) -> LLMClient:
+        """A client for one asset's work on one partition, its calls recorded under that name."""
+        settings = self.settings(task_overrides)
+        if max_concurrency is not None:
+            settings = dataclasses.replace(settings, max_concurrency=max_concurrency)
+        data_dir = Path(self.data_dir)
+        ledger = CallLedger.in_data_dir(data_dir)
+        budget = None
+        if self.budget_usd is not None or self.budget_tokens is not None:
+            budget = Budget(self.budget_usd, self.budget_tokens, ledger=ledger, run_id=run_id)
+        return LLMClient(
+            settings,
+            cache=ResponseCache.in_data_dir(data_dir) if self.use_cache else None,
+            ledger=ledger,
+            budget=budget,
+            context=CallContext(asset=asset, partition=partition, run_id=run_id),
+            logger=logger,
+        )

@@ -2,11 +2,12 @@
 
 import dagster as dg
 
-from insight_assets.defs import ingestion
+from insight_assets.defs import curation, ingestion
 from insight_assets.defs.partitions import collection_partitions
-from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])
+ALL_ASSETS = dg.load_assets_from_modules([ingestion, curation])
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:
@@ -23,16 +24,22 @@ def materialize_collection(
     embedder: EmbedderResource,
     collection: str,
     *,
+    llm: LLMResource | None = None,
+    assets: list | None = None,
     run_config: dict | None = None,
     raise_on_error: bool = True,
 ) -> dg.ExecuteInProcessResult:
-    """Run the ingestion assets for one collection, registering it as a partition if new."""
+    """Run a collection's assets (by default the ingestion assets; with ``llm``, every asset),
+    registering the collection as a partition if new."""
     register_collections(instance, [collection])
+    resources = {"storage": storage, "embedder": embedder}
+    if llm is not None:
+        resources["llm"] = llm
     return dg.materialize(
-        INGESTION_ASSETS,
+        assets or (ALL_ASSETS if llm is not None else INGESTION_ASSETS),
         partition_key=collection,
         instance=instance,
-        resources={"storage": storage, "embedder": embedder},
+        resources=resources,
         run_config=run_config,
         raise_on_error=raise_on_error,
     )

@@ -1,0 +1,98 @@
+"""What every model-calling asset shares: per-asset overrides, the client, metadata, budget stops.
+
+Model-calling assets run in the Dagster pool ``llm`` (limit it with ``dagster instance
+concurrency set llm N`` or in the UI under Deployment -> Concurrency), so a backfill over many
+collections does not open hundreds of provider connections at once; inside an asset, calls run
+concurrently up to ``max_concurrency``.
+"""
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import dagster as dg
+from pydantic import Field
+
+from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClient, LLMError, Task, TaskParams
+from insight_assets.defs.resources import LLMResource
+
+LLM_POOL = "llm"
+
+
+class ModelCallConfig(dg.Config):
+    """Overrides of the `llm` resource for this asset's tasks; unset values keep the resource's
+    (or the task's own default)."""
+
+    model: str | None = Field(default=None, description="Model for this asset's tasks.")
+    temperature: float | None = Field(default=None, description="Sampling temperature.")
+    max_tokens: int | None = Field(default=None, description="Longest answer, in tokens.")
+    timeout_s: float | None = Field(default=None, description="Seconds to wait for one answer.")
+    max_concurrency: int | None = Field(default=None, description="Calls at once inside this asset.")
+
+    def task_overrides(self, tasks: Sequence[Task[Any]]) -> dict[str, TaskParams]:
+        params = TaskParams(
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            timeout_s=self.timeout_s,
+        )
+        return {task.name: params for task in tasks}
+
+
+def model_client(
+    context: dg.AssetExecutionContext,
+    llm: LLMResource,
+    config: ModelCallConfig,
+    tasks: Sequence[Task[Any]],
+    collection: str,
+) -> LLMClient:
+    """A client whose ledger rows name this asset, partition and run."""
+    try:
+        return llm.client(
+            asset=context.asset_key.to_user_string(),
+            partition=collection,
+            run_id=context.run_id,
+            task_overrides=config.task_overrides(tasks),
+            max_concurrency=config.max_concurrency,
+            logger=context.log,
+        )
+    except ConfigurationError as error:
+        raise dg.Failure(description=f"The llm resource is misconfigured: {error}") from error
+
+
+def llm_metadata(client: LLMClient) -> dict[str, Any]:
+    """Calls, tokens, cost and cache hits of this asset's client, as asset metadata."""
+    metadata: dict[str, Any] = dict(client.summary().as_metadata())
+    metadata["llm_cost_usd"] = dg.MetadataValue.float(float(metadata["llm_cost_usd"]))
+    return metadata
+
+
+def stop_if_over_budget(
+    client: LLMClient, collection: str, budget_error: str | BudgetExceeded | None
+) -> None:
+    """Fail the step cleanly when the run's budget stopped a call: nothing more is sent, and what
+    was already answered stays in the cache for the next run."""
+    if budget_error is None:
+        return
+    raise dg.Failure(
+        description=(
+            f"{collection}: stopped by the run's LLM budget before spending more. {budget_error} "
+            "Answers already received are cached; rerun with a higher budget_usd / budget_tokens on "
+            "the `llm` resource to finish."
+        ),
+        metadata=llm_metadata(client),
+    )
+
+
+@contextlib.contextmanager
+def model_errors_as_failures(client: LLMClient, collection: str) -> Iterator[None]:
+    """Turn errors that would fail every item alike (a refused key, an unknown model) into a step
+    failure that says what to fix, instead of a traceback."""
+    try:
+        yield
+    except BudgetExceeded as error:
+        stop_if_over_budget(client, collection, error)
+    except LLMError as error:
+        raise dg.Failure(description=f"{collection}: {error}", metadata=llm_metadata(client)) from error
+    finally:
+        client.close()
