@@ -191,7 +191,7 @@ def estimate(collection: str, provider: str | None, model: str | None, base_url:
             file=sys.stderr,
         )
         return 1
-    environment = LLMResource.from_environment()
+    environment = _environment_llm()
     llm = LLMResource(
         provider=provider or environment.provider,
         model=model or environment.model,
@@ -212,7 +212,123 @@ def estimate(collection: str, provider: str | None, model: str | None, base_url:
     return 0
 
 
+class AnswerUnavailable(RuntimeError):
+    """No answer could be generated for an asked question; the message says why."""
+
+
+def _environment_llm():
+    """The model the environment selects (INSIGHT_ASSETS_LLM_*), its key read at call time."""
+    from insight_assets.defs.resources import LLMResource
+
+    environment = LLMResource.from_environment()
+    return LLMResource(provider=environment.provider, model=environment.model, base_url=environment.base_url)
+
+
+def ask(collection: str, question: str, answer: str | None) -> int:
+    """Answer (unless given) and related insights for one question, from the stored index."""
+    from insight_assets.core.index import IndexMissing, load_index, load_theme_graph
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.methods.contexts import build_contexts
+    from insight_assets.core.methods.insight_runs import QAPair, run_insight_methods
+    from insight_assets.core.selection import ClusterIndex, SelectionSettings
+    from insight_assets.defs.resources import EmbedderResource
+
+    storage = _storage()
+    problem = _known_collection(storage, collection)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    embedder = EmbedderResource().get_embedder()
+    try:
+        index = load_index(storage.warehouse, storage.vectors, collection, embedder.variant)
+        graph = load_theme_graph(storage.warehouse, collection)
+    except IndexMissing as error:
+        print(f"{error} (insight-assets build --collection {collection} builds everything).", file=sys.stderr)
+        return 1
+    with _environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
+        try:
+            cited: tuple[str, ...] = ()
+            if answer is None:
+                answer, cited = _generated_answer(
+                    client, storage, index, collection, question, embedder.embed
+                )
+            pair = QAPair("ask", question, answer)
+            cluster_index = ClusterIndex(
+                graph,
+                {c.chunk_id: c.text for c in index.chunks},
+                {c.chunk_id: c.tokens for c in index.chunks},
+            )
+            contexts = build_contexts(
+                [pair],
+                index.chunks,
+                index.vectors,
+                cluster_index,
+                embedder.embed,
+                ["insightgen"],
+                SelectionSettings(),
+            )
+            outcome = run_insight_methods(client, [pair], contexts, source_labels=index.source_labels)
+        except (LLMError, AnswerUnavailable) as error:
+            print(f"Cannot answer: {error}", file=sys.stderr)
+            return 1
+        print(f"Question: {question}\n\nAnswer ({client.provider_label if cited else 'given'}):\n{answer}")
+        if cited:
+            print("\nCited: " + "; ".join(index.titles.get(doc_id, doc_id) for doc_id in cited))
+        (run,) = outcome.runs
+        if not run.insights:
+            print(f"\nNo insights: {run.error}", file=sys.stderr)
+            return 1
+        print(f"\nRelated insights ({client.provider_label}):")
+        for number, insight in enumerate(run.insights, start=1):
+            sources = "; ".join(index.source_labels.get(chunk_id, chunk_id) for chunk_id in insight.chunk_ids)
+            print(
+                f"\n{number}. [{insight.type}] {insight.hook}\n   {insight.body}\n   → {insight.realization}"
+            )
+            print(f"   Sources: {sources}")
+        summary = client.summary()
+        print(f"\n{summary.calls} model calls, {summary.cache_hits} from cache, cost ${summary.cost_usd:.4f}")
+    return 0
+
+
+def _generated_answer(
+    client, storage, index, collection: str, question: str, embed
+) -> tuple[str, tuple[str, ...]]:
+    """An answer from the compressed papers closest to the question: papers are compared by the
+    mean of their stored chunk vectors, so no paper is embedded again."""
+    import numpy as np
+
+    from insight_assets.core import curation
+
+    compressed = curation.load_compressed(storage.warehouse, collection)
+    doc_ids = sorted({chunk.doc_id for chunk in index.chunks} & {doc.document_id for doc in compressed})
+    rows = {
+        doc_id: [i for i, chunk in enumerate(index.chunks) if chunk.doc_id == doc_id] for doc_id in doc_ids
+    }
+    centres = np.stack([index.vectors[rows[doc_id]].mean(axis=0) for doc_id in doc_ids])
+    centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+    query = np.asarray(embed([question]), dtype=np.float32)[0]
+    closest = np.argsort(-(centres @ query), kind="stable")[
+        : curation.AnswerSettings().max_documents_for_user_questions
+    ]
+    asked = curation.Question(
+        question_id=curation.question_id(question, ()),
+        question=question,
+        document_ids=tuple(doc_ids[i] for i in sorted(closest)),
+        combination_index=None,
+        source=curation.USER,
+    )
+    outcome = curation.generate_answers(client, [asked], compressed, curation.AnswerSettings(), embed)
+    (result,) = outcome.answers
+    if result.status != "kept":
+        raise AnswerUnavailable(result.error or outcome.budget_error or "no answer was produced")
+    return result.answer, result.cited_document_ids
+
+
 def main(argv: list[str] | None = None) -> int:
+    # The bundled embedder needs no network; say so before transformers looks for one.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     import dagster as dg
 
     # single-run backfill policies are marked beta; that is known and fine here.
@@ -235,7 +351,15 @@ def main(argv: list[str] | None = None) -> int:
     estimate_parser.add_argument("--provider", help="offline, openai, anthropic, gemini or openai-compatible")
     estimate_parser.add_argument("--model", help="model name (default: the provider's default)")
     estimate_parser.add_argument("--base-url", help="server address, for openai-compatible")
+    ask_parser = commands.add_parser(
+        "ask", help="answer a question and list related insights, from a built collection"
+    )
+    ask_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+    ask_parser.add_argument("question", help="the question, in quotes")
+    ask_parser.add_argument("--answer", help="your answer; without it one is generated from the papers")
     args = parser.parse_args(argv)
+    if args.command == "ask":
+        return ask(args.collection, args.question, args.answer)
     if args.command == "build":
         return build(args.collection, every=args.all)
     if args.command == "export":

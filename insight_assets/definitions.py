@@ -2,11 +2,11 @@
 
 import dagster as dg
 
-from insight_assets.defs import automation, curation, estimate, ingestion
+from insight_assets.defs import automation, curation, estimate, evaluation, ingestion, insights, themes
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([ingestion, curation]),
+    assets=dg.load_assets_from_modules([ingestion, curation, themes, insights, evaluation]),
     jobs=[automation.build_collection_job, estimate.estimate_llm_cost],
     sensors=[automation.collection_folders_sensor],
     schedules=[automation.nightly_reingest],

@@ -63,8 +63,12 @@ def _embedding_body(api: str, body: dict[str, Any]) -> dict[str, Any]:
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         # Out of order on purpose: clients must place vectors by "index".
         data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]
-        return {"object": "list", "data": data[::-1], "model": body.get("model"),
-                "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        return {
+            "object": "list",
+            "data": data[::-1],
+            "model": body.get("model"),
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
     texts = [request["content"]["parts"][0]["text"] for request in body["requests"]]
     return {"embeddings": [{"values": fake_vector(text)} for text in texts]}
 

@@ -18,7 +18,12 @@ def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
     (project / "home").mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "insight_assets.cli", *args],
-        cwd=project, env=env, capture_output=True, text=True, timeout=600, check=False,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 
@@ -46,12 +51,30 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert {"collection", "question", "answer", "document_ids", "source"} <= set(records[0])
     assert records[0]["collection"] == "tiny" and records[0]["source"] == "generated"
 
-    estimated = run_cli(tmp_path, "estimate", "--collection", "tiny", "--provider", "openai", "--model", "gpt-4o-mini")
+    estimated = run_cli(
+        tmp_path, "estimate", "--collection", "tiny", "--provider", "openai", "--model", "gpt-4o-mini"
+    )
     assert estimated.returncode == 0, estimated.stderr[-3000:]
-    rows = {cells[1].strip(): cells for cells in (row.split("|") for row in estimated.stdout.splitlines()) if len(cells) > 5}
+    rows = {
+        cells[1].strip(): cells
+        for cells in (row.split("|") for row in estimated.stdout.splitlines())
+        if len(cells) > 5
+    }
     assert {"compress_document@v1", "generate_questions@v1", "answer_question@v1", "total"} <= set(rows)
     total_cost = float(rows["total"][8])
     assert total_cost > 0 and "Traceback" not in estimated.stderr
+
+    asked = run_cli(
+        tmp_path, "ask", "--collection", "tiny", "How are citation contexts used to relate papers?"
+    )
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    assert asked.stdout.startswith("Question: How are citation contexts used")
+    assert "Related insights (offline (extractive)):" in asked.stdout
+    assert "Sources: " in asked.stdout and ", p" in asked.stdout  # a title and its pages
+
+    given = run_cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
+    assert given.returncode == 0, given.stderr[-3000:]
+    assert "Answer (given):\nCitations credit prior work." in given.stdout
 
 
 def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):

@@ -109,7 +109,8 @@ class LocalEmbedder:
 
     def _windows_many(self, texts: Sequence[str]) -> list[list[tuple[str, int]]]:
         candidates = [
-            [(text, 1)] if count_tokens(text) <= self.WINDOW.target_tokens
+            [(text, 1)]
+            if count_tokens(text) <= self.WINDOW.target_tokens
             else [(text[start:end], tokens) for start, end, tokens in chunk_text(text, self.WINDOW)]
             for text in texts
         ]
@@ -146,7 +147,9 @@ class LocalEmbedder:
         import torch  # loaded with the model anyway; not at import, so the code location loads fast
 
         precision = (
-            torch.autocast(self.device, dtype=torch.bfloat16) if self.precision == "bf16" else contextlib.nullcontext()
+            torch.autocast(self.device, dtype=torch.bfloat16)
+            if self.precision == "bf16"
+            else contextlib.nullcontext()
         )
         with precision:
             window_vectors = self.model.encode(
@@ -294,15 +297,23 @@ def create_embedder(
     if provider == "hashing":
         return HashingEmbedder()
     if provider not in PROVIDERS:
-        raise EmbeddingError(f"Unknown embedding provider {provider!r}; choose one of {', '.join(PROVIDERS)}.")
+        raise EmbeddingError(
+            f"Unknown embedding provider {provider!r}; choose one of {', '.join(PROVIDERS)}."
+        )
     if not model:
         raise EmbeddingError(f"The {provider} embedder needs a model name (embedder config: model).")
     if provider == "openai-compatible" and not base_url:
-        raise EmbeddingError("The openai-compatible embedder needs base_url, e.g. http://localhost:11434/v1 for Ollama.")
+        raise EmbeddingError(
+            "The openai-compatible embedder needs base_url, e.g. http://localhost:11434/v1 for Ollama."
+        )
     if not api_key and provider != "openai-compatible":
-        raise EmbeddingError(f"The {provider} embedder needs an API key: set the environment variable its config names.")
+        raise EmbeddingError(
+            f"The {provider} embedder needs an API key: set the environment variable its config names."
+        )
     if provider == "gemini":
-        return GeminiEmbedder(model=model, api_key=api_key or "", base_url=base_url, batch_size=batch_size or 100)
+        return GeminiEmbedder(
+            model=model, api_key=api_key or "", base_url=base_url, batch_size=batch_size or 100
+        )
     # Local OpenAI-compatible servers usually ignore the key, but the SDK insists on one.
     return OpenAIEmbedder(
         model=model, api_key=api_key or "not-needed", base_url=base_url, batch_size=batch_size or 128

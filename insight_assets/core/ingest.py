@@ -33,9 +33,7 @@ class SourceFile:
 def scan_collection(folder: Path) -> list[SourceFile]:
     """Every ``*.pdf`` under ``folder`` (any depth, any case of the suffix), in name order."""
     paths = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
-    return [
-        SourceFile(p.relative_to(folder).as_posix(), p, sha256_file(p), p.stat().st_size) for p in paths
-    ]
+    return [SourceFile(p.relative_to(folder).as_posix(), p, sha256_file(p), p.stat().st_size) for p in paths]
 
 
 def fingerprint(parts: Iterable[str]) -> str:
@@ -60,8 +58,13 @@ def sources_table(collection: str, sources: Sequence[SourceFile]) -> pa.Table:
             for source in sources
         ],
         schema=pa.schema(
-            [("collection", pa.string()), ("file", pa.string()), ("doc_id", pa.string()),
-             ("size_bytes", pa.int64()), ("pages", pa.int32())]
+            [
+                ("collection", pa.string()),
+                ("file", pa.string()),
+                ("doc_id", pa.string()),
+                ("size_bytes", pa.int64()),
+                ("pages", pa.int32()),
+            ]
         ),
     )
 
@@ -109,17 +112,33 @@ def parse_tables(collection: str, results: Sequence[ParseResult]) -> dict[str, p
     for result in results:
         for problem in result.problems:
             problems.append(
-                {"collection": collection, "file": result.file, "doc_id": result.doc_id, "kind": problem.kind,
-                 "severity": problem.severity, "message": problem.message, "parser_version": PARSER_VERSION}
+                {
+                    "collection": collection,
+                    "file": result.file,
+                    "doc_id": result.doc_id,
+                    "kind": problem.kind,
+                    "severity": problem.severity,
+                    "message": problem.message,
+                    "parser_version": PARSER_VERSION,
+                }
             )
         document = result.document
         if document is None:
             continue
         documents.append(
-            {"collection": collection, "doc_id": document.doc_id, "file": result.file, "title": document.title,
-             "abstract": document.abstract, "sections": list(document.sections),
-             "references_text": document.references, "page_count": document.page_count,
-             "char_count": len(document.text), "body_end": document.body_end, "parser_version": PARSER_VERSION}
+            {
+                "collection": collection,
+                "doc_id": document.doc_id,
+                "file": result.file,
+                "title": document.title,
+                "abstract": document.abstract,
+                "sections": list(document.sections),
+                "references_text": document.references,
+                "page_count": document.page_count,
+                "char_count": len(document.text),
+                "body_end": document.body_end,
+                "parser_version": PARSER_VERSION,
+            }
         )
         pages.extend(
             {"collection": collection, "doc_id": document.doc_id, "page": number, "text": text}
@@ -147,8 +166,14 @@ def results_from_rows(
             continue
         page_texts = [text for _, text in sorted(texts[doc_id])]
         document = ParsedDocument(
-            doc_id=doc_id, file=row["file"], page_texts=page_texts, title=row["title"], abstract=row["abstract"],
-            sections=list(row["sections"] or []), references=row["references_text"], body_end=row["body_end"],
+            doc_id=doc_id,
+            file=row["file"],
+            page_texts=page_texts,
+            title=row["title"],
+            abstract=row["abstract"],
+            sections=list(row["sections"] or []),
+            references=row["references_text"],
+            body_end=row["body_end"],
         )
         results[doc_id] = ParseResult(row["file"], doc_id, sizes.get(doc_id, 0), document)
     for row in problems:
@@ -156,7 +181,9 @@ def results_from_rows(
         if result is None:
             if row["severity"] != "error":
                 continue  # a warning belongs to a document whose pages are missing here: parse again
-            result = results.setdefault(row["doc_id"], ParseResult(row["file"], row["doc_id"], sizes.get(row["doc_id"], 0), None))
+            result = results.setdefault(
+                row["doc_id"], ParseResult(row["file"], row["doc_id"], sizes.get(row["doc_id"], 0), None)
+            )
         problem = ParseProblem(row["kind"], row["message"], row["severity"])
         if problem not in result.problems:
             result.problems.append(problem)
@@ -191,17 +218,29 @@ def chunk_documents(documents: Iterable[ParsedDocument], profiles: Sequence[Chun
         coarse = chunk_document(document, coarsest) if nest else []
         spans = [(chunk.char_start, chunk.char_end) for chunk in coarse] if nest else None
         for profile in profiles:
-            chunks.extend(coarse if nest and profile is coarsest else chunk_document(document, profile, within=spans))
+            chunks.extend(
+                coarse if nest and profile is coarsest else chunk_document(document, profile, within=spans)
+            )
     return chunks
 
 
 def chunks_table(collection: str, chunks: Sequence[Chunk]) -> pa.Table:
     return _table(
         [
-            {"collection": collection, "profile": c.profile, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
-             "chunk_index": c.index, "text": c.text, "char_start": c.char_start, "char_end": c.char_end,
-             "page_start": c.page_start, "page_end": c.page_end, "token_count": c.token_count,
-             "text_sha": c.text_sha}
+            {
+                "collection": collection,
+                "profile": c.profile,
+                "chunk_id": c.chunk_id,
+                "doc_id": c.doc_id,
+                "chunk_index": c.index,
+                "text": c.text,
+                "char_start": c.char_start,
+                "char_end": c.char_end,
+                "page_start": c.page_start,
+                "page_end": c.page_end,
+                "token_count": c.token_count,
+                "text_sha": c.text_sha,
+            }
             for c in chunks
         ],
         _CHUNKS_SCHEMA,
@@ -213,20 +252,47 @@ def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
 
 
 _PARSED_SCHEMA = pa.schema(
-    [("collection", pa.string()), ("doc_id", pa.string()), ("file", pa.string()), ("title", pa.string()),
-     ("abstract", pa.string()), ("sections", pa.list_(pa.string())), ("references_text", pa.string()),
-     ("page_count", pa.int32()), ("char_count", pa.int64()), ("body_end", pa.int64()),
-     ("parser_version", pa.string())]
+    [
+        ("collection", pa.string()),
+        ("doc_id", pa.string()),
+        ("file", pa.string()),
+        ("title", pa.string()),
+        ("abstract", pa.string()),
+        ("sections", pa.list_(pa.string())),
+        ("references_text", pa.string()),
+        ("page_count", pa.int32()),
+        ("char_count", pa.int64()),
+        ("body_end", pa.int64()),
+        ("parser_version", pa.string()),
+    ]
 )
 _PAGES_SCHEMA = pa.schema(
     [("collection", pa.string()), ("doc_id", pa.string()), ("page", pa.int32()), ("text", pa.string())]
 )
 _PROBLEMS_SCHEMA = pa.schema(
-    [("collection", pa.string()), ("file", pa.string()), ("doc_id", pa.string()), ("kind", pa.string()),
-     ("severity", pa.string()), ("message", pa.string()), ("parser_version", pa.string())]
+    [
+        ("collection", pa.string()),
+        ("file", pa.string()),
+        ("doc_id", pa.string()),
+        ("kind", pa.string()),
+        ("severity", pa.string()),
+        ("message", pa.string()),
+        ("parser_version", pa.string()),
+    ]
 )
 _CHUNKS_SCHEMA = pa.schema(
-    [("collection", pa.string()), ("profile", pa.string()), ("chunk_id", pa.string()), ("doc_id", pa.string()),
-     ("chunk_index", pa.int32()), ("text", pa.string()), ("char_start", pa.int64()), ("char_end", pa.int64()),
-     ("page_start", pa.int32()), ("page_end", pa.int32()), ("token_count", pa.int32()), ("text_sha", pa.string())]
+    [
+        ("collection", pa.string()),
+        ("profile", pa.string()),
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("chunk_index", pa.int32()),
+        ("text", pa.string()),
+        ("char_start", pa.int64()),
+        ("char_end", pa.int64()),
+        ("page_start", pa.int32()),
+        ("page_end", pa.int32()),
+        ("token_count", pa.int32()),
+        ("text_sha", pa.string()),
+    ]
 )

@@ -60,6 +60,30 @@ SCHEMA = {
         collection VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
         answer VARCHAR, doc_ids VARCHAR[], cited_doc_ids VARCHAR[], source VARCHAR,
         answer_source VARCHAR, status VARCHAR, duplicate_of VARCHAR, error VARCHAR""",
+    # InsightGen: the theme graph (see clustering.ThemeGraph.to_tables) and the insights.
+    "theme_clusters": """
+        collection VARCHAR, cluster INTEGER, label VARCHAR, size BIGINT, centroid FLOAT[],
+        method VARCHAR, cluster_rule VARCHAR""",
+    "theme_edges": """
+        collection VARCHAR, source INTEGER, target INTEGER, distance DOUBLE""",
+    "theme_assignments": """
+        collection VARCHAR, chunk_id VARCHAR, position INTEGER, cluster INTEGER,
+        distance_to_centroid DOUBLE""",
+    "insight_runs": """
+        collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, error VARCHAR,
+        chunk_ids VARCHAR[], context_tokens INTEGER, truncated BOOLEAN, answer_clusters INTEGER[],
+        related_clusters INTEGER[]""",
+    "insight_intents": """
+        collection VARCHAR, question_id VARCHAR, intent VARCHAR, persona VARCHAR, goals VARCHAR[]""",
+    "insights": """
+        collection VARCHAR, question_id VARCHAR, method VARCHAR, insight_index INTEGER, type VARCHAR,
+        hook VARCHAR, body VARCHAR, realization VARCHAR, justification VARCHAR, chunk_ids VARCHAR[],
+        relevance INTEGER, novelty INTEGER, usefulness INTEGER, intent_alignment INTEGER,
+        writer VARCHAR""",
+    "judge_scores": """
+        collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
+        repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,
+        relevance DOUBLE, depth DOUBLE, overall DOUBLE, rationale VARCHAR""",
 }
 
 
@@ -114,7 +138,9 @@ class Warehouse:
                     if rows.num_rows:
                         connection.register("incoming_rows", rows)
                         columns = ", ".join(rows.column_names)
-                        connection.execute(f"INSERT INTO {name} ({columns}) SELECT {columns} FROM incoming_rows")
+                        connection.execute(
+                            f"INSERT INTO {name} ({columns}) SELECT {columns} FROM incoming_rows"
+                        )
                         connection.unregister("incoming_rows")
                 connection.execute("COMMIT")
             except Exception:
@@ -192,7 +218,9 @@ class VectorStore:
         name = self.table_name(collection)
         self.db.create_table(name, data=rows, mode="overwrite")
 
-    def search(self, collection: str, profile: str, variant: str, vector: np.ndarray, k: int = 10) -> list[dict]:
+    def search(
+        self, collection: str, profile: str, variant: str, vector: np.ndarray, k: int = 10
+    ) -> list[dict]:
         """The ``k`` nearest chunks of one profile, only among vectors of ``variant``."""
         table = self._open(collection)
         if table is None:

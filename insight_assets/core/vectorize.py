@@ -65,7 +65,9 @@ def pooling_plan(
         inside = min(end, fine["char_end"]) - max(start, fine["char_start"])
         if inside <= 0:
             continue
-        plan.append((fine["_position"], fine["token_count"] * inside / (fine["char_end"] - fine["char_start"])))
+        plan.append(
+            (fine["_position"], fine["token_count"] * inside / (fine["char_end"] - fine["char_start"]))
+        )
         new_from = max(covered_until, fine["char_start"], start)
         covered += max(0, min(end, fine["char_end"]) - new_from)
         covered_until = max(covered_until, min(end, fine["char_end"]))
@@ -138,7 +140,11 @@ def _reusable_vectors(existing: pa.Table | None, variant: str) -> dict[str, np.n
     """Model vectors of ``variant`` from an earlier run, by text sha (pooled ones are not reused)."""
     if existing is None or not existing.num_rows:
         return {}
-    pooled = existing.column("pooled_from").to_pylist() if "pooled_from" in existing.column_names else [""] * existing.num_rows
+    pooled = (
+        existing.column("pooled_from").to_pylist()
+        if "pooled_from" in existing.column_names
+        else [""] * existing.num_rows
+    )
     vectors = existing.column("vector").to_numpy(zero_copy_only=False)
     return {
         sha: vector

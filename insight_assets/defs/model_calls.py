@@ -14,7 +14,7 @@ import dagster as dg
 from pydantic import Field
 
 from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClient, LLMError, Task, TaskParams
-from insight_assets.defs.resources import LLMResource
+from insight_assets.defs.resources import LLMResource, ModelChoice
 
 LLM_POOL = "llm"
 
@@ -45,6 +45,7 @@ def model_client(
     config: ModelCallConfig,
     tasks: Sequence[Task[Any]],
     collection: str,
+    model_choice: ModelChoice | None = None,
 ) -> LLMClient:
     """A client whose ledger rows name this asset, partition and run."""
     try:
@@ -55,6 +56,7 @@ def model_client(
             task_overrides=config.task_overrides(tasks),
             max_concurrency=config.max_concurrency,
             logger=context.log,
+            model_choice=model_choice,
         )
     except ConfigurationError as error:
         raise dg.Failure(description=f"The llm resource is misconfigured: {error}") from error

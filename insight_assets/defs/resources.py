@@ -36,6 +36,7 @@ class StorageResource(dg.ConfigurableResource):
     collections_root: str = "data/collections"
     warehouse_path: str = "data/warehouse.duckdb"
     lancedb_uri: str = "data/lancedb"
+    reports_dir: str = "data/reports"
 
     @property
     def warehouse(self) -> Warehouse:
@@ -75,6 +76,35 @@ class EmbedderResource(dg.ConfigurableResource):
                 precision=self.precision,
             )
         return self._embedder
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelChoice:
+    """Another provider or model than the resource's, for one piece of work. Its key is read from
+    ``api_key_env`` (default: the provider's usual variable), unless the provider is the
+    resource's own, whose key it then shares."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    def apply(self, settings: LLMSettings) -> LLMSettings:
+        provider = self.provider or settings.provider
+        same = provider == settings.provider
+        key_env = self.api_key_env or (settings.api_key_env if same else DEFAULT_API_KEY_ENV.get(provider))
+        if same and not self.api_key_env:
+            api_key = settings.api_key
+        else:
+            api_key = os.environ.get(key_env) if key_env else None
+        return dataclasses.replace(
+            settings,
+            provider=provider,
+            model=self.model or (settings.model if same else None),
+            base_url=self.base_url or (settings.base_url if same else None),
+            api_key=api_key or None,
+            api_key_env=key_env,
+        )
 
 
 class LLMResource(dg.ConfigurableResource):
@@ -154,9 +184,13 @@ class LLMResource(dg.ConfigurableResource):
         task_overrides: Mapping[str, TaskParams] | None = None,
         max_concurrency: int | None = None,
         logger: logging.Logger | logging.LoggerAdapter | None = None,
+        model_choice: ModelChoice | None = None,
     ) -> LLMClient:
-        """A client for one asset's work on one partition, its calls recorded under that name."""
+        """A client for one asset's work on one partition, its calls recorded under that name.
+        ``model_choice`` swaps the provider or model (a second judge, say)."""
         settings = self.settings(task_overrides)
+        if model_choice is not None:
+            settings = model_choice.apply(settings)
         if max_concurrency is not None:
             settings = dataclasses.replace(settings, max_concurrency=max_concurrency)
         data_dir = Path(self.data_dir)

@@ -2,12 +2,12 @@
 
 import dagster as dg
 
-from insight_assets.defs import curation, ingestion
+from insight_assets.defs import curation, evaluation, ingestion, insights, themes
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])
-ALL_ASSETS = dg.load_assets_from_modules([ingestion, curation])
+ALL_ASSETS = dg.load_assets_from_modules([ingestion, curation, themes, insights, evaluation])
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:

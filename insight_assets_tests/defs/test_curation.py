@@ -154,7 +154,8 @@ def test_a_hosted_rerun_of_an_unchanged_partition_makes_no_provider_call(
 
     # The key went to the server, and nowhere else: not metadata, not the cache, not the ledger.
     assert all(
-        {name.lower(): value for name, value in request.headers.items()}["authorization"] == f"Bearer {SECRET}"
+        {name.lower(): value for name, value in request.headers.items()}["authorization"]
+        == f"Bearer {SECRET}"
         for request in server.requests
     )
     stored = b"".join(path.read_bytes() for path in (tmp_path / "data").rglob("*") if path.is_file())
@@ -218,7 +219,9 @@ def test_the_estimate_job_prices_a_partition_without_calling_the_provider(
         jobs=[estimate_llm_cost],
         resources={"storage": ingested, "embedder": hashing_embedder, "llm": hosted_llm(server, tmp_path)},
     )
-    result = definitions.resolve_job_def("estimate_llm_cost").execute_in_process(instance=instance, partition_key="demo")
+    result = definitions.resolve_job_def("estimate_llm_cost").execute_in_process(
+        instance=instance, partition_key="demo"
+    )
 
     assert result.success and server.requests == []
     (output,) = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_OUTPUT]

@@ -137,7 +137,9 @@ def test_an_estimate_only_client_prices_a_chain_and_feeds_it_offline_answers(har
     client = harness.client("openai", estimate_only=True)
     first = client.run(SUMMARIZE_PASSAGES, question="What links tokens?", passages=PASSAGES)
     # The chain goes on with the offline answer, as the next step's input.
-    second = client.run(SUMMARIZE_PASSAGES, question="Summarize.", passages=[{"id": "s", "text": first.summary}])
+    second = client.run(
+        SUMMARIZE_PASSAGES, question="Summarize.", passages=[{"id": "s", "text": first.summary}]
+    )
 
     (estimate,) = client.estimates()
     assert second.summary

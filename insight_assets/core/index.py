@@ -1,0 +1,94 @@
+"""A collection's stored InsightGen index, read back for selection: chunks, vectors, theme graph.
+
+Shared by the ``insights`` asset and ``insight-assets ask`` so both select context from exactly
+the same data. Only vectors of the current embedder variant are used; chunks without one (a
+variant change not yet re-embedded) are left out, and the caller is told how many.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .clustering import ThemeGraph
+from .methods.contexts import ChunkRecord
+from .stores import VectorStore, Warehouse
+
+PROFILE = "insightgen"
+
+
+class IndexMissing(RuntimeError):
+    """The collection has not been built far enough; the message says what to build."""
+
+
+@dataclass(frozen=True)
+class CollectionIndex:
+    chunks: list[ChunkRecord]  # collection order: documents by file, chunks by position
+    vectors: np.ndarray  # one unit row per chunk, same order
+    source_labels: dict[str, str]  # chunk id -> "Title, pp. a-b"
+    titles: dict[str, str]  # doc id -> title
+
+    @property
+    def by_id(self) -> dict[str, ChunkRecord]:
+        return {chunk.chunk_id: chunk for chunk in self.chunks}
+
+
+def short_title(title: str, words: int = 6) -> str:
+    head = re.split(r"[:\n]", title, maxsplit=1)[0].strip() or title.strip()
+    parts = head.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str) -> CollectionIndex:
+    rows = warehouse.rows(
+        """SELECT c.chunk_id, c.doc_id, c.chunk_index, c.text, c.token_count, c.page_start, c.page_end,
+                  coalesce(nullif(d.title, ''), d.file) AS title
+           FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
+        [collection, PROFILE],
+    )
+    if not rows:
+        raise IndexMissing(f"collection {collection!r} has no {PROFILE} chunks; materialize `chunks` first")
+    table = vectors.read(collection, ["profile", "chunk_id", "variant", "vector"])
+    found: dict[str, np.ndarray] = {}
+    if table is not None:
+        for row in table.to_pylist():
+            if row["profile"] == PROFILE and row["variant"] == variant:
+                found[row["chunk_id"]] = np.asarray(row["vector"], dtype=np.float32)
+    kept = [row for row in rows if row["chunk_id"] in found]
+    if not kept:
+        raise IndexMissing(
+            f"collection {collection!r} has no {PROFILE} vectors of the embedder {variant!r}; "
+            "materialize `chunk_embeddings` with this embedder first"
+        )
+    chunks = [
+        ChunkRecord(row["chunk_id"], row["doc_id"], row["chunk_index"], row["text"], row["token_count"])
+        for row in kept
+    ]
+    labels = {}
+    for row in kept:
+        pages = (
+            f"p. {row['page_start']}"
+            if row["page_start"] == row["page_end"]
+            else f"pp. {row['page_start']}-{row['page_end']}"
+        )
+        labels[row["chunk_id"]] = f"{short_title(row['title'])}, {pages}"
+    return CollectionIndex(
+        chunks=chunks,
+        vectors=np.stack([found[chunk.chunk_id] for chunk in chunks]),
+        source_labels=labels,
+        titles={row["doc_id"]: row["title"] for row in kept},
+    )
+
+
+def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:
+    with warehouse.session() as db:
+        tables = [
+            db.query(f"SELECT * FROM {name} WHERE collection = ?", [collection])
+            for name in ("theme_clusters", "theme_edges", "theme_assignments")
+        ]
+    if not tables[0].num_rows:
+        raise IndexMissing(f"collection {collection!r} has no theme graph; materialize `theme_graph` first")
+    return ThemeGraph.from_tables(*tables)

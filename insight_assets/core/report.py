@@ -1,0 +1,133 @@
+"""The method comparison report: mean judge scores per method as tables, a bar chart and examples."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")
+CHART_FILE = "method_scores.png"
+
+
+@dataclass(frozen=True)
+class MethodReport:
+    ranking: list[dict[str, Any]]  # the first judge's ranking (set level when judged), best first
+    scores_table: str
+    examples_markdown: str
+    chart_png: bytes
+    markdown: str
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row.get(column)) for column in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def ranking(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Methods by mean ``overall``, best first, for the first judge (alphabetically) at set level,
+    or at insight level when the set level was not judged."""
+    if not scores:
+        return []
+    judge = min(row["judge"] for row in scores)
+    levels = {row["level"] for row in scores if row["judge"] == judge}
+    level = "set" if "set" in levels else "insight"
+    chosen = [row for row in scores if row["judge"] == judge and row["level"] == level]
+    ordered = sorted(chosen, key=lambda row: (-row["overall"], row["method"]))
+    return [
+        {
+            "rank": rank,
+            "method": row["method"],
+            "overall": round(row["overall"], 3),
+            "judge": judge,
+            "level": level,
+        }
+        for rank, row in enumerate(ordered, start=1)
+    ]
+
+
+def render_chart(scores: Sequence[Mapping[str, Any]]) -> bytes:
+    """Grouped bars: per (judge, level) panel, each method's mean score on each criterion."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    panels = sorted({(row["judge"], row["level"]) for row in scores})
+    figure = Figure(figsize=(6.5 * max(len(panels), 1), 4.2), dpi=100)
+    FigureCanvasAgg(figure)
+    for position, (judge, level) in enumerate(panels):
+        axes = figure.add_subplot(1, len(panels), position + 1)
+        rows = sorted(
+            (row for row in scores if row["judge"] == judge and row["level"] == level),
+            key=lambda r: r["method"],
+        )
+        criteria = [name for name in CRITERIA if any(row.get(name) is not None for row in rows)]
+        width = 0.8 / max(len(criteria), 1)
+        x = np.arange(len(rows))
+        for offset, criterion in enumerate(criteria):
+            values = [row.get(criterion) or 0.0 for row in rows]
+            axes.bar(x + offset * width - 0.4 + width / 2, values, width, label=criterion)
+        axes.set_xticks(x, [row["method"] for row in rows], rotation=20, ha="right", fontsize=8)
+        axes.set_ylim(0, 5)
+        axes.set_ylabel("mean score (0-5)")
+        axes.set_title(f"{judge} judge, {level} level", fontsize=10)
+        axes.legend(fontsize=7, ncols=len(criteria), loc="upper center")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _examples(examples: Sequence[Mapping[str, Any]]) -> str:
+    """Each example question with every method's first insight beside the others."""
+    blocks, by_question = [], {}
+    for row in examples:
+        by_question.setdefault(row["question_id"], []).append(row)
+    for rows in by_question.values():
+        first = rows[0]
+        answer = " ".join(first["answer"].split())
+        blocks.append(
+            f"**Q:** {first['question']}\n\n**A:** {answer[:400]}{'…' if len(answer) > 400 else ''}\n\n"
+            + _table(
+                [{"method": row["method"], "insight": f"{row['hook']}: {row['body']}"} for row in rows],
+                ["method", "insight"],
+            )
+        )
+    return "\n\n".join(blocks) or "No insights."
+
+
+def render_method_report(
+    collection: str, scores: Sequence[Mapping[str, Any]], examples: Sequence[Mapping[str, Any]]
+) -> MethodReport:
+    """``scores`` are ``judge.mean_scores`` rows; ``examples`` rows carry question_id, question,
+    answer, method, hook and body (one insight per method and question)."""
+    ranked = ranking(scores)
+    scores_table = _table(
+        sorted(scores, key=lambda row: (row["judge"], row["level"], -row["overall"])),
+        ["judge", "level", "method", *CRITERIA, "count"],
+    )
+    examples_markdown = _examples(examples)
+    markdown = "\n\n".join(
+        [
+            f"# Insight methods on `{collection}`",
+            (
+                "Mean judge scores (0-5) per method; set level shows all methods' insight sets to the "
+                "judge together, insight level one sampled insight per method (ten repetitions)."
+            ),
+            "## Ranking\n\n" + _table(ranked, ["rank", "method", "overall", "judge", "level"]),
+            "## Scores\n\n" + scores_table,
+            f"![mean scores per method]({CHART_FILE})",
+            "## Examples\n\n" + examples_markdown,
+        ]
+    )
+    return MethodReport(ranked, scores_table, examples_markdown, render_chart(scores), markdown + "\n")

@@ -1,0 +1,227 @@
+"""Judging the insight methods and reporting the comparison (InsightGen §5.3, Appendix D)."""
+
+import base64
+import dataclasses
+from collections import defaultdict
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core.judge import (
+    JUDGE_INSIGHT_SET,
+    JUDGE_SINGLE_INSIGHTS,
+    JudgedQuestion,
+    JudgeRow,
+    MethodInsights,
+    judge_agreement,
+    judge_questions,
+    mean_scores,
+)
+from insight_assets.core.llm import RunSummary
+from insight_assets.core.report import render_method_report
+from insight_assets.core.stores import Warehouse
+from insight_assets.defs.insights import insights, load_pairs
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    model_client,
+    model_errors_as_failures,
+    stop_if_over_budget,
+)
+from insight_assets.defs.resources import LLMResource, ModelChoice, StorageResource
+from insight_assets.defs.themes import INSIGHTGEN
+
+SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]
+
+
+class JudgeModel(dg.Config):
+    """One judge: a name for the report and, optionally, another provider or model than the `llm`
+    resource's (its key from `api_key_env`, by default the provider's usual variable)."""
+
+    name: str
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class JudgeConfig(ModelCallConfig):
+    """Appendix D: set-level and insight-level judging (ten repetitions), methods shuffled per
+    question with a seed. The paper used two judges (Gemini 2.5 Flash and Claude 4 Sonnet)."""
+
+    judges: list[JudgeModel] = Field(
+        default=[], description="Judges to run; empty: one judge, the `llm` resource's model."
+    )
+    levels: list[str] = Field(default=["set", "insight"], description="'set' and/or 'insight'.")
+    repetitions: int = Field(default=10, description="Insight-level samples per question.")
+    seed: int = Field(default=42, description="Seed of the method order and of the sampled insights.")
+
+
+def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuestion]:
+    pairs = {pair.question_id: pair for pair in load_pairs(warehouse, collection)}
+    rows = warehouse.rows(
+        """SELECT question_id, method, hook, body FROM insights WHERE collection = ?
+           ORDER BY question_id, method, insight_index""",
+        [collection],
+    )
+    by_question: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        by_question[row["question_id"]][row["method"]].append(f"{row['hook']}: {row['body']}")
+    return [
+        JudgedQuestion(
+            question_id=question_id,
+            question=pairs[question_id].question,
+            answer=pairs[question_id].answer,
+            sets=tuple(MethodInsights(method, tuple(texts)) for method, texts in sorted(methods.items())),
+        )
+        for question_id, methods in sorted(by_question.items())
+        if question_id in pairs
+    ]
+
+
+@dg.asset(kinds={"duckdb"}, deps=[insights], code_version="1", pool=LLM_POOL, **INSIGHTGEN)
+def judge_scores(
+    context: dg.AssetExecutionContext, config: JudgeConfig, storage: StorageResource, llm: LLMResource
+) -> dg.MaterializeResult:
+    """Every judge's 0-5 scores of every method's insights: at set level (novelty, diversity,
+    relevance, depth, all methods' sets shown together under shuffled anonymous labels) and at
+    insight level (one sampled insight per method, ten repetitions, no diversity)."""
+    unknown = sorted(set(config.levels) - {"set", "insight"})
+    if unknown or not config.levels:
+        raise dg.Failure(description=f"Unknown or no judging levels {unknown}; use 'set' and/or 'insight'.")
+    return materialize_each(
+        context, lambda collection: _judge_scores(context, config, storage, llm, collection)
+    )
+
+
+def _judge_name(llm: LLMResource) -> str:
+    return "offline" if llm.provider == "offline" else f"{llm.provider}:{llm.model or 'default'}"
+
+
+def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
+    questions = _judged_questions(storage.warehouse, collection)
+    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
+    rows: list[JudgeRow] = []
+    failures: list[dict] = []
+    summaries: dict[str, dict] = {}
+    all_calls = []
+    for judge in judges:
+        choice = ModelChoice(judge.provider, judge.model, judge.base_url, judge.api_key_env)
+        client = model_client(
+            context, llm, config, [JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS], collection, model_choice=choice
+        )
+        with model_errors_as_failures(client, collection):
+            outcome = judge_questions(
+                client,
+                questions,
+                judge=judge.name,
+                seed=config.seed,
+                levels=config.levels,
+                repetitions=config.repetitions,
+            )
+        stop_if_over_budget(client, collection, outcome.budget_error)
+        rows += outcome.rows
+        failures += [{"judge": judge.name, "question": q, "error": error} for q, error in outcome.failures]
+        summaries[judge.name] = client.summary().as_metadata()
+        all_calls += client.rows
+    table = pa.Table.from_pylist([{"collection": collection, **dataclasses.asdict(row)} for row in rows])
+    storage.warehouse.replace_partition(collection, {"judge_scores": table})
+
+    scores = [{key: _rounded(value) for key, value in row.items()} for row in mean_scores(rows)]
+    names = [judge.name for judge in judges]
+    agreements = [
+        {key: _rounded(value) for key, value in judge_agreement(rows, a, b, level).items()}
+        for level in config.levels
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    ]
+    total = RunSummary.from_rows(
+        ", ".join(sorted({s["llm_provider"] for s in summaries.values()})), all_calls
+    )
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(rows),
+            "questions": len(questions),
+            "judges": ", ".join(names),
+            "failed_calls": len(failures),
+            "mean_scores": dg.MetadataValue.md(
+                markdown_table(scores, SCORE_COLUMNS, empty="Nothing judged.")
+            ),
+            "judge_agreement": dg.MetadataValue.md(
+                markdown_table(
+                    agreements,
+                    [
+                        "level",
+                        "judge_a",
+                        "judge_b",
+                        "questions",
+                        "pairwise_agreement",
+                        "spearman_median",
+                        "spearman_mean",
+                    ],
+                    empty="One judge: configure two or more `judges` to measure agreement.",
+                )
+            ),
+            "failures": dg.MetadataValue.md(
+                markdown_table(failures, ["judge", "question", "error"], empty="None.")
+            ),
+            "llm_by_judge": dg.MetadataValue.json(summaries),
+            **{key: value for key, value in total.as_metadata().items() if key != "llm_provider"},
+        }
+    )
+
+
+def _rounded(value):
+    return round(value, 3) if isinstance(value, float) else value
+
+
+@dg.asset(kinds={"duckdb"}, deps=[judge_scores], code_version="1", **INSIGHTGEN)
+def method_report(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """Mean scores per method (and judge) as a table and a bar chart, with example insights side
+    by side; also written to data/reports/<collection>/method_report.md."""
+    return materialize_each(context, lambda collection: _method_report(storage, collection))
+
+
+def _method_report(storage: StorageResource, collection: str) -> CollectionReport:
+    warehouse = storage.warehouse
+    fields = {field.name for field in dataclasses.fields(JudgeRow)}
+    rows = [
+        JudgeRow(**{key: value for key, value in row.items() if key in fields})
+        for row in warehouse.rows("SELECT * FROM judge_scores WHERE collection = ?", [collection])
+    ]
+    if not rows:
+        raise dg.Failure(
+            description=f"{collection}: no judge scores to report; materialize `judge_scores` first"
+        )
+    examples = warehouse.rows(
+        """WITH firsts AS (SELECT question_id, method, hook, body FROM insights
+                           WHERE collection = ? AND insight_index = 0)
+           SELECT a.question_id, a.question, a.answer, f.method, f.hook, f.body
+           FROM generated_answers a JOIN firsts f USING (question_id)
+           WHERE a.collection = ? AND a.question_id IN (
+               SELECT DISTINCT question_id FROM firsts ORDER BY question_id LIMIT 3)
+           ORDER BY a.position, f.method""",
+        [collection, collection],
+    )
+    report = render_method_report(collection, mean_scores(rows), examples)
+    folder = Path(storage.reports_dir) / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "method_scores.png").write_bytes(report.chart_png)
+    markdown_path = folder / "method_report.md"
+    markdown_path.write_text(report.markdown, encoding="utf-8")
+    chart = base64.b64encode(report.chart_png).decode("ascii")
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(report.ranking),
+            "ranking": dg.MetadataValue.md(
+                markdown_table(report.ranking, ["rank", "method", "overall", "judge", "level"])
+            ),
+            "scores": dg.MetadataValue.md(report.scores_table),
+            "chart": dg.MetadataValue.md(f"![mean scores per method](data:image/png;base64,{chart})"),
+            "examples": dg.MetadataValue.md(report.examples_markdown),
+            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+        }
+    )

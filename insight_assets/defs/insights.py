@@ -1,0 +1,243 @@
+"""The insights asset: InsightGen and its four baselines for every question-answer pair (§4, §5.1)."""
+
+import dagster as dg
+import numpy as np
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core import curation
+from insight_assets.core.index import IndexMissing, load_index, load_theme_graph
+from insight_assets.core.methods import METHODS, insight_text
+from insight_assets.core.methods import contexts as method_contexts
+from insight_assets.core.methods.insight_runs import OK, QAPair, run_insight_methods
+from insight_assets.core.methods.insightgen import DIRECT_INSIGHTS, GENERATE_INSIGHTS, INFER_INTENT
+from insight_assets.core.selection import ClusterIndex, SelectionSettings
+from insight_assets.core.stores import Warehouse
+from insight_assets.defs.curation import generated_answers
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+    stop_if_over_budget,
+)
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.themes import INSIGHTGEN, theme_graph
+
+# An insight this similar (cosine, bundled MiniLM or the configured embedder) to its answer says
+# what the answer already says. 0.9 is the paper's own line for redundant answers (§3).
+REPEATS_ANSWER_COSINE = 0.9
+
+
+class InsightsConfig(ModelCallConfig):
+    """Defaults from InsightGen: top-k 5 neighbouring clusters within 2 hops, up to five insights,
+    generation at temperature 0.7 with 4,000 output tokens (Appendix C)."""
+
+    methods: list[str] = Field(default=list(METHODS), description=f"Any of {', '.join(METHODS)}.")
+    top_k: int = Field(default=5, description="Related clusters added to the answer's own.")
+    max_hops: int = Field(default=2, description="How far on the graph related clusters may be.")
+    token_budget: int = Field(
+        default=12000,
+        description="Context tokens per question for every method (the baselines' fixed budget too).",
+    )
+    max_insights: int = Field(default=5, description="Insights per method and question.")
+    max_questions: int | None = Field(
+        default=None, description="Only the first N question-answer pairs (cost control)."
+    )
+    temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
+    max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")
+
+    def selection(self) -> SelectionSettings:
+        try:
+            return SelectionSettings(top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget)
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid insights config: {error}") from error
+
+
+def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) -> list[QAPair]:
+    answers = curation.load_answers(warehouse, collection)
+    pairs = [QAPair(answer.question_id, answer.question, answer.answer) for answer in answers]
+    return pairs[:limit] if limit is not None else pairs
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[theme_graph, generated_answers],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec("insights_cite_existing_chunks", asset="insights"),
+        dg.AssetCheckSpec(
+            "insights_do_not_repeat_the_answer",
+            asset="insights",
+            description=f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to its answer.",
+        ),
+    ],
+    **INSIGHTGEN,
+)
+def insights(
+    context: dg.AssetExecutionContext,
+    config: InsightsConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """Up to five related insights per question-answer pair and method: InsightGen (the answer's
+    theme clusters and their graph neighbours, chain of thought) and the baselines Direct, CoT,
+    vector top-k and vector top-k with CoT, in one table with a `method` column."""
+    unknown = sorted(set(config.methods) - set(METHODS))
+    if unknown or not config.methods:
+        raise dg.Failure(description=f"Unknown or no methods {unknown}; choose from {', '.join(METHODS)}.")
+    return materialize_each(
+        context, lambda collection: _insights(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _insights(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    model = embedder.get_embedder()
+    try:
+        index = load_index(warehouse, storage.vectors, collection, model.variant)
+        graph = load_theme_graph(warehouse, collection)
+        cluster_index = ClusterIndex(
+            graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
+        )
+    except (IndexMissing, KeyError) as error:
+        raise dg.Failure(description=f"{collection}: {error}") from error
+    pairs = load_pairs(warehouse, collection, config.max_questions)
+    contexts = method_contexts.build_contexts(
+        pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
+    )
+    client = model_client(
+        context, llm, config, [INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS], collection
+    )
+    with model_errors_as_failures(client, collection):
+        outcome = run_insight_methods(
+            client, pairs, contexts, max_insights=config.max_insights, source_labels=index.source_labels
+        )
+    stop_if_over_budget(client, collection, outcome.budget_error)
+    writer = (
+        client.provider_label
+        if llm.provider == "offline"
+        else f"{llm.provider}/{client.settings.model or ''}"
+    )
+    warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer))
+
+    known_chunks = {
+        row["chunk_id"]
+        for row in warehouse.rows("SELECT chunk_id FROM chunks WHERE collection = ?", [collection])
+    }
+    answers = {pair.question_id: pair.answer for pair in pairs}
+    insight_rows = [(run, insight) for run in outcome.runs for insight in run.insights]
+    uncited = [insight.hook for _, insight in insight_rows if not set(insight.chunk_ids) <= known_chunks]
+    repeats = _repeating_insights(model.embed, insight_rows, answers)
+    failed = [run for run in outcome.runs if run.status != OK]
+    per_method = {
+        method: sum(len(run.insights) for run in outcome.runs if run.method == method)
+        for method in config.methods
+    }
+    examples = [
+        {"method": run.method, "type": insight.type, "insight": insight_text(insight)[:300]}
+        for run in outcome.runs[: len(config.methods)]
+        for insight in run.insights[:2]
+    ]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(insight_rows),
+            "questions": len(pairs),
+            "insights_per_method": dg.MetadataValue.json(per_method),
+            "failed_runs": len(failed),
+            "mean_context_tokens": dg.MetadataValue.json(
+                {
+                    method: round(float(np.mean([c.tokens for c in contexts if c.method == method])), 1)
+                    for method in config.methods
+                }
+                if contexts
+                else {}
+            ),
+            "examples": dg.MetadataValue.md(
+                markdown_table(examples, ["method", "type", "insight"], empty="No insights.")
+            ),
+            "failures": dg.MetadataValue.md(
+                markdown_table(
+                    [{"method": r.method, "question": r.question_id, "error": r.error} for r in failed],
+                    ["method", "question", "error"],
+                    empty="None.",
+                )
+            ),
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="insights_cite_existing_chunks",
+                passed=not uncited,
+                metadata={"insights_checked": len(insight_rows), "not_grounded": len(uncited)},
+            ),
+            dg.AssetCheckResult(
+                check_name="insights_do_not_repeat_the_answer",
+                passed=not repeats,
+                metadata={"threshold": REPEATS_ANSWER_COSINE, "repeating": "; ".join(repeats[:10]) or "none"},
+            ),
+        ],
+    )
+
+
+def _repeating_insights(embed, insight_rows, answers: dict[str, str]) -> list[str]:
+    """Hooks of insights at cosine >= REPEATS_ANSWER_COSINE to their question's answer."""
+    if not insight_rows:
+        return []
+    question_ids = sorted(answers)
+    insight_vectors = _unit(embed([insight_text(insight) for _, insight in insight_rows]))
+    answer_vectors = dict(zip(question_ids, _unit(embed([answers[q] for q in question_ids])), strict=True))
+    return [
+        insight.hook
+        for (run, insight), vector in zip(insight_rows, insight_vectors, strict=True)
+        if float(vector @ answer_vectors[run.question_id]) >= REPEATS_ANSWER_COSINE
+    ]
+
+
+def _unit(vectors) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def _tables(collection, contexts, outcome, writer) -> dict[str, pa.Table]:
+    runs = {(run.method, run.question_id): run for run in outcome.runs}
+    run_rows = [
+        {
+            "collection": collection,
+            "question_id": c.question_id,
+            "method": c.method,
+            "status": runs[(c.method, c.question_id)].status,
+            "error": runs[(c.method, c.question_id)].error,
+            "chunk_ids": list(c.chunk_ids),
+            "context_tokens": c.tokens,
+            "truncated": c.truncated,
+            "answer_clusters": list(c.answer_clusters),
+            "related_clusters": list(c.related_clusters),
+        }
+        for c in contexts
+    ]
+    insight_rows = [
+        {
+            "collection": collection,
+            "question_id": run.question_id,
+            "method": run.method,
+            "insight_index": position,
+            **insight.model_dump(),
+            "writer": writer,
+        }
+        for run in outcome.runs
+        for position, insight in enumerate(run.insights)
+    ]
+    intent_rows = [
+        {"collection": collection, "question_id": question_id, **intent.model_dump()}
+        for question_id, intent in sorted(outcome.intents.items())
+    ]
+    return {
+        "insight_runs": pa.Table.from_pylist(run_rows),
+        "insights": pa.Table.from_pylist(insight_rows),
+        "insight_intents": pa.Table.from_pylist(intent_rows),
+    }

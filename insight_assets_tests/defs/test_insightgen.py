@@ -1,0 +1,128 @@
+"""Materialize every asset for the demo collection: theme graph, insights, judge scores, report."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from insight_assets.core.methods import METHODS
+from insight_assets.defs.resources import LLMResource
+from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
+from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
+
+DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
+
+
+@pytest.fixture
+def llm(tmp_path: Path) -> LLMResource:
+    return LLMResource(data_dir=str(tmp_path / "data"))
+
+
+def test_every_asset_builds_and_the_report_ranks_all_methods(instance, storage, hashing_embedder, llm):
+    add_collection(storage, "demo", DEMO_PDFS)
+    result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm)
+    warehouse = storage.warehouse
+
+    chunks = warehouse.rows(
+        "SELECT count(*) AS n FROM chunks WHERE collection='demo' AND profile='insightgen'"
+    )[0]["n"]
+    graph = metadata(result, "theme_graph")
+    assert graph["clusters"] == math.ceil(math.sqrt(chunks)) and graph["chunks"] == chunks
+    assert graph["graph"].startswith("![theme graph](data:image/png;base64,")
+    assert Path(graph["graph_file"]).read_bytes().startswith(b"\x89PNG")
+
+    insight_rows = warehouse.rows("SELECT * FROM insights WHERE collection = 'demo'")
+    pairs = warehouse.rows(
+        "SELECT count(*) AS n FROM generated_answers WHERE collection='demo' AND status='kept'"
+    )[0]["n"]
+    assert {row["method"] for row in insight_rows} == set(METHODS)
+    for method in METHODS:
+        per_question = [row for row in insight_rows if row["method"] == method]
+        assert 0 < len(per_question) <= 5 * pairs
+    assert all(row["chunk_ids"] and 0 <= row["novelty"] <= 5 for row in insight_rows)
+    assert check(result, "insights_cite_existing_chunks").passed
+    assert check(result, "insights_do_not_repeat_the_answer").passed
+    # The vector baselines read as many chunks as InsightGen selected, for every question.
+    runs = warehouse.rows("SELECT question_id, method, chunk_ids FROM insight_runs WHERE collection = 'demo'")
+    counts = {(row["question_id"], row["method"]): len(row["chunk_ids"]) for row in runs}
+    for question_id in {row["question_id"] for row in runs}:
+        assert counts[(question_id, "vector_topk")] == counts[(question_id, "insightgen")]
+
+    scores = warehouse.rows("SELECT level, method, repetition FROM judge_scores WHERE collection = 'demo'")
+    assert {row["level"] for row in scores} == {"set", "insight"}
+    assert {row["repetition"] for row in scores if row["level"] == "insight"} == set(range(10))
+
+    report = metadata(result, "method_report")
+    ranked = re.findall(r"^\| (\d) \| (\w+) \|", report["ranking"], flags=re.MULTILINE)
+    assert sorted(method for _, method in ranked) == sorted(METHODS)
+    assert [int(rank) for rank, _ in ranked] == [1, 2, 3, 4, 5]
+    written = Path(report["report_file"])
+    assert "## Ranking" in written.read_text() and (written.parent / "method_scores.png").is_file()
+
+
+def _judge_reply(request: Received) -> Reply:
+    """A second judge that scores every shown method by its label, so orderings are known."""
+    prompt = request.last_user_text()
+    labels = sorted(set(re.findall(r"Method [A-Z]", prompt)))
+    scores = [
+        {
+            "label": label,
+            **{criterion: 5 - position % 5 for criterion in ("novelty", "diversity", "relevance", "depth")},
+            "rationale": "scripted",
+        }
+        for position, label in enumerate(labels)
+    ]
+    return Reply(json.dumps({"scores": scores}))
+
+
+def test_two_judges_are_compared(instance, storage, hashing_embedder, llm, monkeypatch, tmp_path):
+    server = FakeModelServer().start()
+    server.responder = _judge_reply
+    monkeypatch.setenv("SECOND_JUDGE_KEY", "judge-key-123")
+    try:
+        add_collection(storage, "demo", DEMO_PDFS[:2])
+        result = materialize_collection(
+            instance,
+            storage,
+            hashing_embedder,
+            "demo",
+            llm=llm,
+            run_config={
+                "ops": {
+                    "judge_scores": {
+                        "config": {
+                            "judges": [
+                                {"name": "offline"},
+                                {
+                                    "name": "second",
+                                    "provider": "openai",
+                                    "model": "gpt-4o-mini",
+                                    "base_url": f"{server.url}/v1",
+                                    "api_key_env": "SECOND_JUDGE_KEY",
+                                },
+                            ],
+                            "repetitions": 2,
+                        }
+                    }
+                }
+            },
+        )
+    finally:
+        server.stop()
+    judged = metadata(result, "judge_scores")
+    assert judged["judges"] == "offline, second"
+    assert server.requests, "the second judge was asked"
+    assert all("Method A" in request.last_user_text() for request in server.requests)
+    assert all(
+        method not in request.last_user_text()
+        for request in server.requests
+        for method in ("insightgen", "vector_topk")
+    )
+    assert "| set | offline | second |" in judged["judge_agreement"]
+    by_judge = {row["judge"] for row in storage.warehouse.rows("SELECT DISTINCT judge FROM judge_scores")}
+    assert by_judge == {"offline", "second"}
