@@ -168,3 +168,46 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         position = match.end()
     add(position, len(text))
     return spans
+
+
+# A heading line glued to the sentence that follows it ("8\nConclusions and Future Work\nWe present
+# ..."): a section number alone, a numbered title, or a short Title Case line, each with no
+# closing punctuation and followed by a line that opens with a capital.
+_SECTION_NUMBER = re.compile(r"(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\.?")
+_NUMBERED_TITLE = re.compile(r"(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\.?\s+\S.*")
+_HEADING_MAX_WORDS = 10
+
+
+def _title_case(line: str) -> bool:
+    words = line.split()
+    return bool(words) and all(word[0].isupper() or len(word) < 4 for word in words)
+
+
+def drop_leading_heading(sentence: str) -> str:
+    """``sentence`` without the section heading lines that PDF text often puts before its first
+    line; unchanged when no heading is found (or nothing would remain)."""
+    lines = sentence.split("\n")
+    position, after_number = 0, False
+    while position < len(lines) - 1:
+        line = lines[position].strip()
+        next_line = lines[position + 1].lstrip()
+        opens_sentence = next_line[:1].isupper()
+        short = 0 < len(line.split()) <= _HEADING_MAX_WORDS and line[-1:] not in ".,;:?!"
+        if _SECTION_NUMBER.fullmatch(line):
+            after_number = True
+        elif (
+            opens_sentence
+            and short
+            and (after_number or _NUMBERED_TITLE.fullmatch(line) or _title_case(line))
+        ):
+            after_number = False
+        else:
+            break
+        position += 1
+    rest = "\n".join(lines[position:]).strip()
+    return rest if position and rest else sentence
+
+
+def sentence_texts(text: str) -> list[str]:
+    """The sentences of ``text`` (``split_sentences``), headings dropped, whitespace collapsed."""
+    return [" ".join(drop_leading_heading(text[start:end]).split()) for start, end in split_sentences(text)]

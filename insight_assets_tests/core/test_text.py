@@ -152,3 +152,15 @@ def test_spans_are_ordered_stripped_and_cover_all_text(text):
         assert sentence == sentence.strip()
         position = end
     assert not text[position:].strip()
+
+
+def test_headings_glued_to_a_sentence_are_dropped_and_wrapped_sentences_kept():
+    from insight_assets.core.text import drop_leading_heading, sentence_texts
+
+    assert drop_leading_heading("8\nConclusions and Future Work\nWe present SPECTER.") == "We present SPECTER."
+    assert drop_leading_heading("7\nRelated work\nThe ACL Anthology Network.") == "The ACL Anthology Network."
+    assert drop_leading_heading("2.2 Background: Pretrained Transformers\nModels grew.") == "Models grew."
+    # A sentence wrapped after a short line is not a heading.
+    assert drop_leading_heading("We propose\nSPECTER, a new method.") == "We propose\nSPECTER, a new method."
+    assert drop_leading_heading("In this\npaper we do X.") == "In this\npaper we do X."
+    assert sentence_texts("Abstract\nWe study  things. It works.") == ["We study things.", "It works."]

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from ..llm.client import LLMClient
 from ..llm.extractive import rank_sentences
 from ..llm.tasks import Task, register_task
-from ..text import count_tokens, split_sentences, token_starts
+from ..text import count_tokens, drop_leading_heading, split_sentences, token_starts
 from .keyphrases import keyphrases
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
 
@@ -83,7 +83,7 @@ _FALLBACK_ITEMS = 2
 def compress_offline(title: str, text: str, max_items: int) -> DocumentDigest:
     """Key phrases and cue-matched central sentences of the text, in order of centrality."""
     spans = split_sentences(text)
-    sentences = [" ".join(text[start:end].split()) for start, end in spans]
+    sentences = [" ".join(drop_leading_heading(text[start:end]).split()) for start, end in spans]
     usable = [i for i, sentence in enumerate(sentences) if _MIN_WORDS <= len(sentence.split()) <= _MAX_WORDS]
     pool = usable or list(range(len(sentences)))
     ranked = [pool[i] for i in rank_sentences([sentences[i] for i in pool], title, limit=len(pool))]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..text import split_sentences
+from ..text import sentence_texts
 from .extractive import rank_sentences
 from .tasks import Task, register_task
 
@@ -59,8 +59,8 @@ def summarize_offline(
     """The most central sentences that bear on ``question``, in reading order."""
     found: list[tuple[str, str]] = []  # (passage id, sentence), in reading order
     for passage in _passages({"passages": passages}):
-        for start, end in split_sentences(passage.text):
-            found.append((passage.id, " ".join(passage.text[start:end].split())))
+        for sentence in sentence_texts(passage.text):
+            found.append((passage.id, sentence))
     if not found:
         return PassageSummary(summary=NO_TEXT_SUMMARY, cited_ids=[])
     chosen = sorted(rank_sentences([text for _, text in found], question, limit=max_sentences))

@@ -52,7 +52,7 @@ from pydantic import BaseModel, Field
 from ..llm import LLMClient, Task, register_task
 from ..llm.errors import InvalidOutputError, TaskInputError
 from ..llm.extractive import STOPWORDS, terms, tfidf
-from ..text import split_sentences
+from ..text import sentence_texts, split_sentences
 
 InsightType = Literal[
     "missing information",
@@ -312,6 +312,7 @@ _TYPE_PATTERNS = tuple(
 _DEFAULT_TYPE = ("missing information", "Not in the answer")
 
 _MIN_SENTENCE_WORDS = 6
+_PRONOUN_OPENERS = frozenset({"it", "its", "they", "their", "he", "she"})
 _NEAR_COPY = 0.9  # direct: a sentence this similar to an answer sentence repeats it
 _DUPLICATE = 0.6  # two picked sentences this similar say the same thing
 # A sentence and a question share few words, so their TF-IDF cosine is rarely above 0.3.
@@ -343,12 +344,17 @@ def _candidates(
     answer_text = _normalise(answer)
     found = []
     for passage in passages:
-        for start, end in split_sentences(passage["text"]):
-            sentence = " ".join(passage["text"][start:end].split())
+        for sentence in sentence_texts(passage["text"]):
             if sentence.lower() not in answer_text:
                 found.append((passage["chunk_id"], sentence))
-    long_enough = [item for item in found if len(item[1].split()) >= _MIN_SENTENCE_WORDS]
-    found = long_enough or found  # headings and fragments only when there is nothing else
+    # Fragments, and sentences whose subject is a pronoun for something said before ("It is
+    # released..."), only when there is nothing else: an insight is read on its own.
+    standalone = [
+        item
+        for item in found
+        if len(item[1].split()) >= _MIN_SENTENCE_WORDS and item[1].split()[0].lower() not in _PRONOUN_OPENERS
+    ]
+    found = standalone or found
     answer_sentences = [answer[start:end] for start, end in split_sentences(answer)]
     queries = [question, " ".join(goals or ())]
     vectors, _ = tfidf([sentence for _, sentence in found] + answer_sentences + queries)
