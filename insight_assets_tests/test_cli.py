@@ -60,7 +60,15 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
         for cells in (row.split("|") for row in estimated.stdout.splitlines())
         if len(cells) > 5
     }
-    assert {"compress_document@v1", "generate_questions@v1", "answer_question@v1", "total"} <= set(rows)
+    assert {
+        "compress_document@v1",
+        "generate_questions@v1",
+        "answer_question@v1",
+        "generate_insights@v1",
+        "judge_insight_set@v1",
+        "judge_single_insights@v1",
+        "total",
+    } <= set(rows)
     total_cost = float(rows["total"][8])
     assert total_cost > 0 and "Traceback" not in estimated.stderr
 

@@ -183,7 +183,7 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
     tasks = [curation.GENERATE_QUESTIONS, curation.REFINE_QUESTIONS]
     client = model_client(context, llm, config, tasks, collection)
     with model_errors_as_failures(client, collection):
-        outcome = curation.generate_questions(client, compressed, config.settings(), _embed(embedder))
+        outcome = curation.generate_questions(client, compressed, config.settings(), embed_texts(embedder))
     stop_if_over_budget(client, collection, outcome.budget_error)
     questions = curation.merge_user_questions(user.questions, outcome.questions)
     storage.warehouse.replace_partition(
@@ -280,7 +280,7 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
     )
     client = model_client(context, llm, config, [curation.ANSWER_QUESTION], collection)
     with model_errors_as_failures(client, collection):
-        outcome = curation.generate_answers(client, questions, compressed, settings, _embed(embedder))
+        outcome = curation.generate_answers(client, questions, compressed, settings, embed_texts(embedder))
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection, {"generated_answers": curation.answers_table(collection, outcome.answers)}
@@ -334,6 +334,6 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
     )
 
 
-def _embed(embedder: EmbedderResource) -> curation.Embed:
+def embed_texts(embedder: EmbedderResource) -> curation.Embed:
     model = embedder.get_embedder()
     return lambda texts: np.asarray(model.embed(texts))

@@ -14,15 +14,29 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core import curation
+from insight_assets.core.index import IndexMissing, load_index, load_theme_graph
+from insight_assets.core.judge import (
+    JUDGE_INSIGHT_SET,
+    JUDGE_SINGLE_INSIGHTS,
+    JudgedQuestion,
+    MethodInsights,
+    judge_questions,
+)
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
+from insight_assets.core.methods import DIRECT_INSIGHTS, GENERATE_INSIGHTS, INFER_INTENT, insight_text
+from insight_assets.core.methods.contexts import build_contexts
+from insight_assets.core.methods.insight_runs import QAPair, run_insight_methods
+from insight_assets.core.selection import ClusterIndex
 from insight_assets.defs.curation import (
     USER_QUESTIONS_FILE,
     AnswerConfig,
     CompressionConfig,
     QuestionConfig,
-    _embed,
+    embed_texts,
 )
+from insight_assets.defs.evaluation import JudgeConfig
 from insight_assets.defs.ingestion import load_documents
+from insight_assets.defs.insights import InsightsConfig
 from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.partitions import collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
@@ -43,22 +57,26 @@ ESTIMATE_COLUMNS = [
 def estimate_collection(
     storage: StorageResource, llm: LLMResource, embedder: EmbedderResource, collection: str
 ) -> list[DryRunEstimate]:
-    """What building ``collection``'s model-calling assets would cost with their default config.
+    """What building ``collection``'s model-calling assets would cost with their default config
+    (one judge, the configured model).
 
-    Needs the collection's parsed documents (the ingestion assets) in the warehouse.
+    Needs the collection's parsed documents in the warehouse; `insights` and `judge_scores` are
+    priced too once the collection has a theme graph.
     """
     compression, questions, answers = CompressionConfig(), QuestionConfig(), AnswerConfig()
     overrides = {
         **compression.task_overrides([curation.COMPRESS_DOCUMENT]),
         **questions.task_overrides([curation.GENERATE_QUESTIONS, curation.REFINE_QUESTIONS]),
         **answers.task_overrides([curation.ANSWER_QUESTION]),
+        **InsightsConfig().task_overrides([INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS]),
+        **JudgeConfig().task_overrides([JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS]),
     }
     client = LLMClient(
         llm.settings(overrides),
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
         estimate_only=True,
     )
-    embed = _embed(embedder)
+    embed = embed_texts(embedder)
     documents = [
         curation.SourceDocument(
             document_id=document.doc_id, title=document.title or document.file, text=document.body
@@ -77,7 +95,7 @@ def estimate_collection(
         known_document_ids={document.document_id for document in compressed},
     )
     generated = curation.generate_questions(client, compressed, questions.settings(), embed)
-    curation.generate_answers(
+    answered = curation.generate_answers(
         client,
         curation.merge_user_questions(user.questions, generated.questions),
         compressed,
@@ -87,7 +105,48 @@ def estimate_collection(
         ),
         embed,
     )
+    _estimate_insights(client, storage, embedder, collection, answered.answers)
     return client.estimates()
+
+
+def _estimate_insights(client, storage, embedder, collection, answers) -> None:
+    """Price `insights` and `judge_scores` on the estimated answers, when the collection's theme
+    graph exists (it needs no model, but does need a build)."""
+    model = embedder.get_embedder()
+    try:
+        index = load_index(storage.warehouse, storage.vectors, collection, model.variant)
+        graph = load_theme_graph(storage.warehouse, collection)
+    except IndexMissing:
+        return
+    config = InsightsConfig()
+    pairs = [QAPair(a.question_id, a.question, a.answer) for a in answers if a.status == "kept"]
+    cluster_index = ClusterIndex(
+        graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
+    )
+    contexts = build_contexts(
+        pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
+    )
+    outcome = run_insight_methods(client, pairs, contexts, max_insights=config.max_insights)
+    sets: dict[str, dict[str, tuple[str, ...]]] = {}
+    for run in outcome.runs:
+        sets.setdefault(run.question_id, {})[run.method] = tuple(insight_text(i) for i in run.insights)
+    judge = JudgeConfig()
+    judge_questions(
+        client,
+        [
+            JudgedQuestion(
+                pair.question_id,
+                pair.question,
+                pair.answer,
+                tuple(MethodInsights(m, t) for m, t in sets.get(pair.question_id, {}).items()),
+            )
+            for pair in pairs
+        ],
+        judge="estimate",
+        seed=judge.seed,
+        levels=judge.levels,
+        repetitions=judge.repetitions,
+    )
 
 
 def estimate_rows(estimates: Sequence[DryRunEstimate]) -> list[dict[str, Any]]:
