@@ -106,6 +106,9 @@ def summary(storage, collections: list[str]) -> str:
             )
         )
     lines.append(f"Tables: {Path(storage.warehouse_path).resolve()}  Vectors: {storage.lancedb_uri}")
+    reports = [Path(storage.reports_dir) / name / "method_report.md" for name in collections]
+    if any(report.is_file() for report in reports):
+        lines.append("Reports: " + "  ".join(str(report) for report in reports if report.is_file()))
     return "\n".join(lines)
 
 
