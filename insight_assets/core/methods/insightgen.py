@@ -302,11 +302,16 @@ _TYPE_CUES = (
       "production", "analog")),
     ("alternate framing", "Another angle",
      ("alternative", "instead", "rather than", "viewed as", "perspective")),
-    ("interesting fact", "A number worth knowing", tuple("0123456789")),
+    # A measured quantity (12.5, 87%, 1,000, 3x), not a year or a citation number.
+    ("interesting fact", "A number worth knowing", r"\d+(?:\.\d+)?\s?%|\b\d+\.\d+\b|\b\d{1,3}(?:,\d{3})+\b|\b\d+(?:x|×)"),
     ("new idea", "An idea to explore", ("propos", "introduc", "novel", "future", "could", "might")),
 )  # fmt: skip
 _TYPE_PATTERNS = tuple(
-    (kind, lead, re.compile(r"\b(?:" + "|".join(map(re.escape, cues)) + ")"))
+    (
+        kind,
+        lead,
+        re.compile(cues if isinstance(cues, str) else r"\b(?:" + "|".join(map(re.escape, cues)) + ")"),
+    )
     for kind, lead, cues in _TYPE_CUES
 )
 _DEFAULT_TYPE = ("missing information", "Not in the answer")
@@ -347,12 +352,15 @@ def _candidates(
         for sentence in sentence_texts(passage["text"]):
             if sentence.lower() not in answer_text:
                 found.append((passage["chunk_id"], sentence))
-    # Fragments, and sentences whose subject is a pronoun for something said before ("It is
+    # Fragments (short, or cut mid-sentence: no capital at the start, a footnote's number glued to
+    # its first word), and sentences whose subject is a pronoun for something said before ("It is
     # released..."), only when there is nothing else: an insight is read on its own.
     standalone = [
         item
         for item in found
-        if len(item[1].split()) >= _MIN_SENTENCE_WORDS and item[1].split()[0].lower() not in _PRONOUN_OPENERS
+        if len(item[1].split()) >= _MIN_SENTENCE_WORDS
+        and item[1][:1].isupper()
+        and item[1].split()[0].lower() not in _PRONOUN_OPENERS
     ]
     found = standalone or found
     answer_sentences = [answer[start:end] for start, end in split_sentences(answer)]
