@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +22,7 @@ from insight_assets.core.judge import (
 )
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import METHODS
+from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import FakeModelServer, Reply
 
 QUESTION = "Why do recurrent networks struggle with long documents?"
@@ -48,30 +47,8 @@ INSIGHTS = {
 SETS = [MethodInsights(method, texts) for method, texts in INSIGHTS.items()]
 
 
-@pytest.fixture(autouse=True)
-def only_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    original_connect = socket.socket.connect
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in ("127.0.0.1", "::1"):
-            raise AssertionError(f"a test tried to reach {address[0]}: only 127.0.0.1 is allowed")
-        return original_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    fake = FakeModelServer().start()
-    yield fake
-    fake.stop()
-
-
 def model_client(server: FakeModelServer) -> LLMClient:
-    settings = LLMSettings(
-        provider="openai", model="gpt-4o-mini", base_url=f"{server.url}/v1", api_key="test-key", max_retries=0
-    )
-    return LLMClient(settings, sleep=lambda seconds: None)
+    return fake_openai_client(server, sleep=lambda seconds: None)
 
 
 def score(label: str, value: float, *, diversity: float | None = 1.0) -> dict:

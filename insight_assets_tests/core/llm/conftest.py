@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import json
 import random
-import socket
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +20,6 @@ from insight_assets_tests.fake_model_server import FakeModelServer
 
 # Shaped like no provider's key, so only the exact-value redaction can hide it.
 SECRET = "fake-KEY-7f3a9c2e11d4"
-
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 NETWORK_PROVIDERS = ("openai", "openai-compatible", "anthropic", "gemini")
 
@@ -55,26 +51,6 @@ class FakeClock:
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += seconds
-
-
-@pytest.fixture(autouse=True)
-def only_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any test whose code tries to connect anywhere but this machine."""
-    original_connect = socket.socket.connect
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOOPBACK:
-            raise AssertionError(f"a test tried to reach {address[0]}: only 127.0.0.1 is allowed")
-        return original_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    fake = FakeModelServer().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
