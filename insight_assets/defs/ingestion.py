@@ -5,6 +5,7 @@ reports what it did (counts, reuse, timings) as metadata.
 """
 
 import time
+from collections import Counter
 from pathlib import Path
 
 import dagster as dg
@@ -361,7 +362,12 @@ def _same_rows(existing, table) -> bool:
         or not set(_VECTOR_KEY) <= set(existing.column_names)
     ):
         return False
-    return existing.select(_VECTOR_KEY).to_pylist() == table.select(_VECTOR_KEY).to_pylist()
+    # As multisets of keys: LanceDB does not promise to read rows back in the order they were written.
+    return _vector_keys(existing) == _vector_keys(table)
+
+
+def _vector_keys(table) -> Counter:
+    return Counter(zip(*(table.column(name).to_pylist() for name in _VECTOR_KEY), strict=True))
 
 
 @dg.asset(

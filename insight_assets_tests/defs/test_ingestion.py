@@ -201,3 +201,17 @@ def test_an_invalid_chunk_size_fails_with_the_reason(instance, storage, hashing_
     failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
     assert failure.step_key == "chunks"
     assert "Invalid chunking config" in failure.step_failure_data.user_failure_data.description
+
+
+def test_a_vector_table_read_back_in_another_order_counts_as_unchanged():
+    import pyarrow as pa
+
+    from insight_assets.defs.ingestion import _same_rows
+
+    rows = [
+        {"profile": "xsum", "chunk_id": "a", "text_sha": "1", "variant": "v", "pooled_from": None},
+        {"profile": "insightgen", "chunk_id": "b", "text_sha": "2", "variant": "v", "pooled_from": "xsum"},
+    ]
+    written = pa.Table.from_pylist(rows)
+    assert _same_rows(pa.Table.from_pylist(rows[::-1]), written)
+    assert not _same_rows(pa.Table.from_pylist([rows[0], {**rows[1], "text_sha": "3"}]), written)
