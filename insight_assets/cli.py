@@ -51,6 +51,10 @@ def build(collections: list[str], *, every: bool) -> int:
             print(problem, file=sys.stderr)
             return 2
 
+    missing_key = _missing_key()
+    if missing_key:
+        print(missing_key, file=sys.stderr)
+        return 2
     instance = _instance()
     register_collections(instance, collections)
     job = defs.resolve_job_def("build_collection")
@@ -215,6 +219,23 @@ def estimate(collection: str, provider: str | None, model: str | None, base_url:
     return 0
 
 
+def _missing_key() -> str | None:
+    """Why the environment's model provider cannot run, before any run starts."""
+    from insight_assets.core.llm import DEFAULT_API_KEY_ENV
+    from insight_assets.core.llm.settings import ANTHROPIC, GEMINI, OPENAI, PROVIDERS
+
+    provider = _environment_llm().provider
+    if provider not in PROVIDERS:
+        return f"INSIGHT_ASSETS_LLM_PROVIDER={provider!r} is not a provider; choose one of {', '.join(PROVIDERS)}."
+    key_env = DEFAULT_API_KEY_ENV.get(provider)
+    if provider in (OPENAI, ANTHROPIC, GEMINI) and not os.environ.get(key_env or ""):
+        return (
+            f"INSIGHT_ASSETS_LLM_PROVIDER={provider} needs an API key: set the environment variable {key_env} "
+            "(or unset INSIGHT_ASSETS_LLM_PROVIDER to build offline)."
+        )
+    return None
+
+
 class AnswerUnavailable(RuntimeError):
     """No answer could be generated for an asked question; the message says why."""
 
@@ -237,7 +258,7 @@ def ask(collection: str, question: str, answer: str | None) -> int:
     from insight_assets.defs.resources import EmbedderResource
 
     storage = _storage()
-    problem = _known_collection(storage, collection)
+    problem = _known_collection(storage, collection) or _missing_key()
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -13,8 +13,10 @@ from insight_assets_tests.conftest import DEMO_COLLECTION
 SMALLEST_DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
 
 
-def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1"}
+def run_cli(
+    project: Path, *args: str, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1", **(environment or {})}
     (project / "home").mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "insight_assets.cli", *args],
@@ -94,3 +96,14 @@ def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):
     escaping = run_cli(tmp_path, "build", "--collection", "../etc")
     assert escaping.returncode == 2 and "is refused" in escaping.stderr
     assert "Traceback" not in unknown.stderr + escaping.stderr
+
+
+def test_a_hosted_provider_without_its_key_is_refused_before_any_run(tmp_path):
+    (tmp_path / "data" / "collections" / "real").mkdir(parents=True)
+    without_key = {"INSIGHT_ASSETS_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": ""}
+    for command in (["build", "--collection", "real"], ["ask", "-c", "real", "Why?"]):
+        refused = run_cli(tmp_path, *command, environment=without_key)
+        assert refused.returncode == 2
+        assert "ANTHROPIC_API_KEY" in refused.stderr and "Traceback" not in refused.stderr
+    typo = run_cli(tmp_path, "build", "-c", "real", environment={"INSIGHT_ASSETS_LLM_PROVIDER": "opena"})
+    assert typo.returncode == 2 and "is not a provider" in typo.stderr
