@@ -220,19 +220,13 @@ def estimate(collection: str, provider: str | None, model: str | None, base_url:
 
 
 def _missing_key() -> str | None:
-    """Why the environment's model provider cannot run, before any run starts."""
-    from insight_assets.core.llm import DEFAULT_API_KEY_ENV
-    from insight_assets.core.llm.settings import ANTHROPIC, GEMINI, OPENAI, PROVIDERS
+    """Why the model the environment selects cannot run, before any run starts."""
+    from insight_assets.core.llm import ConfigurationError
 
-    provider = _environment_llm().provider
-    if provider not in PROVIDERS:
-        return f"INSIGHT_ASSETS_LLM_PROVIDER={provider!r} is not a provider; choose one of {', '.join(PROVIDERS)}."
-    key_env = DEFAULT_API_KEY_ENV.get(provider)
-    if provider in (OPENAI, ANTHROPIC, GEMINI) and not os.environ.get(key_env or ""):
-        return (
-            f"INSIGHT_ASSETS_LLM_PROVIDER={provider} needs an API key: set the environment variable {key_env} "
-            "(or unset INSIGHT_ASSETS_LLM_PROVIDER to build offline)."
-        )
+    try:
+        _environment_llm().settings().check_ready()
+    except ConfigurationError as error:
+        return f"INSIGHT_ASSETS_LLM_PROVIDER: {error} (unset it to build offline)."
     return None
 
 
@@ -250,11 +244,11 @@ def _environment_llm():
 
 def ask(collection: str, question: str, answer: str | None) -> int:
     """Answer (unless given) and related insights for one question, from the stored index."""
-    from insight_assets.core.index import IndexMissing, load_index, load_theme_graph
+    from insight_assets.core.index import IndexMissing, load_theme_index
     from insight_assets.core.llm import LLMError
     from insight_assets.core.methods.contexts import build_contexts
     from insight_assets.core.methods.insight_runs import QAPair, run_insight_methods
-    from insight_assets.core.selection import ClusterIndex, SelectionSettings
+    from insight_assets.core.selection import SelectionSettings
     from insight_assets.defs.resources import EmbedderResource
 
     storage = _storage()
@@ -264,8 +258,9 @@ def ask(collection: str, question: str, answer: str | None) -> int:
         return 2
     embedder = EmbedderResource().get_embedder()
     try:
-        index = load_index(storage.warehouse, storage.vectors, collection, embedder.variant)
-        graph = load_theme_graph(storage.warehouse, collection)
+        index, cluster_index = load_theme_index(
+            storage.warehouse, storage.vectors, collection, embedder.variant
+        )
     except IndexMissing as error:
         print(f"{error} (insight-assets build --collection {collection} builds everything).", file=sys.stderr)
         return 1
@@ -277,11 +272,6 @@ def ask(collection: str, question: str, answer: str | None) -> int:
                     client, storage, index, collection, question, embedder.embed
                 )
             pair = QAPair("ask", question, answer)
-            cluster_index = ClusterIndex(
-                graph,
-                {c.chunk_id: c.text for c in index.chunks},
-                {c.chunk_id: c.tokens for c in index.chunks},
-            )
             contexts = build_contexts(
                 [pair],
                 index.chunks,

@@ -11,9 +11,11 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow.compute as pc
 
 from .clustering import ThemeGraph
 from .methods.contexts import ChunkRecord
+from .selection import ClusterIndex
 from .stores import VectorStore, Warehouse
 
 PROFILE = "insightgen"
@@ -29,10 +31,6 @@ class CollectionIndex:
     vectors: np.ndarray  # one unit row per chunk, same order
     source_labels: dict[str, str]  # chunk id -> "Title, pp. a-b"
     titles: dict[str, str]  # doc id -> title
-
-    @property
-    def by_id(self) -> dict[str, ChunkRecord]:
-        return {chunk.chunk_id: chunk for chunk in self.chunks}
 
 
 def short_title(title: str, words: int = 6) -> str:
@@ -54,9 +52,14 @@ def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, vari
     table = vectors.read(collection, ["profile", "chunk_id", "variant", "vector"])
     found: dict[str, np.ndarray] = {}
     if table is not None:
-        for row in table.to_pylist():
-            if row["profile"] == PROFILE and row["variant"] == variant:
-                found[row["chunk_id"]] = np.asarray(row["vector"], dtype=np.float32)
+        # Filtered and converted in Arrow: a Python list per vector would cost seconds at 20,000 chunks.
+        mine = table.filter(pc.and_(pc.equal(table["profile"], PROFILE), pc.equal(table["variant"], variant)))
+        matrix = (
+            np.stack(mine["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
+            if mine.num_rows
+            else []
+        )
+        found = dict(zip(mine["chunk_id"].to_pylist(), matrix, strict=True))
     kept = [row for row in rows if row["chunk_id"] in found]
     if not kept:
         raise IndexMissing(
@@ -92,3 +95,17 @@ def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:
     if not tables[0].num_rows:
         raise IndexMissing(f"collection {collection!r} has no theme graph; materialize `theme_graph` first")
     return ThemeGraph.from_tables(*tables)
+
+
+def load_theme_index(
+    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str
+) -> tuple[CollectionIndex, ClusterIndex]:
+    """The collection's index and its theme graph prepared for context selection."""
+    index = load_index(warehouse, vectors, collection, variant)
+    graph = load_theme_graph(warehouse, collection)
+    try:
+        return index, ClusterIndex(
+            graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
+        )
+    except KeyError as error:  # chunks changed since the graph was built
+        raise IndexMissing(f"collection {collection!r}: {error.args[0]}") from error

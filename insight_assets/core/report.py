@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .markdown import markdown_table
+
 CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")
 CHART_FILE = "method_scores.png"
 
@@ -20,18 +22,14 @@ class MethodReport:
     markdown: str
 
 
-def _cell(value: Any) -> str:
+def _number(value: Any) -> str:
     if value is None:
         return "–"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(row.get(column)) for column in columns) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_table(rows, columns, show=_number)
 
 
 def ranking(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -36,6 +36,8 @@ MODEL_CALLING = {
 
 
 class CompressionConfig(ModelCallConfig):
+    TASKS = (curation.COMPRESS_DOCUMENT,)
+
     max_input_tokens: int = Field(
         default=curation.CompressionSettings.max_input_tokens,
         description="Tokens of each paper's body the compression reads (the rest is cut).",
@@ -44,6 +46,11 @@ class CompressionConfig(ModelCallConfig):
         default=curation.CompressionSettings.max_items_per_field,
         description="Most topics / contributions / conclusions / findings kept per paper.",
     )
+
+    def settings(self) -> curation.CompressionSettings:
+        return curation.CompressionSettings(
+            max_input_tokens=self.max_input_tokens, max_items_per_field=self.max_items_per_field
+        )
 
 
 @dg.asset(
@@ -58,24 +65,27 @@ def compressed_documents(
 ) -> dg.MaterializeResult:
     """Each paper's main topics, contributions, conclusions and key findings, without references,
     formatting or boilerplate: compact enough that several papers fit in one prompt."""
-    settings = curation.CompressionSettings(
-        max_input_tokens=config.max_input_tokens, max_items_per_field=config.max_items_per_field
-    )
     return materialize_each(
-        context, lambda collection: _compressed_documents(context, config, settings, storage, llm, collection)
+        context, lambda collection: _compressed_documents(context, config, storage, llm, collection)
     )
 
 
-def _compressed_documents(context, config, settings, storage, llm, collection) -> CollectionReport:
-    documents = [
+def papers_to_compress(storage: StorageResource, collection: str) -> list[curation.SourceDocument]:
+    """Each parsed paper's body (references already cut), titled by its title or file name."""
+    return [
         curation.SourceDocument(
             document_id=document.doc_id, title=document.title or document.file, text=document.body
         )
         for document in load_documents(storage, collection)
     ]
-    client = model_client(context, llm, config, [curation.COMPRESS_DOCUMENT], collection)
+
+
+def _compressed_documents(context, config, storage, llm, collection) -> CollectionReport:
+    client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        outcome = curation.compress_documents(client, documents, settings)
+        outcome = curation.compress_documents(
+            client, papers_to_compress(storage, collection), config.settings()
+        )
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection,
@@ -119,6 +129,8 @@ def _compressed_documents(context, config, settings, storage, llm, collection) -
 
 class QuestionConfig(ModelCallConfig):
     """InsightGen §3 / Appendix A, C: the defaults are the paper's."""
+
+    TASKS = (curation.GENERATE_QUESTIONS, curation.REFINE_QUESTIONS)
 
     combination_size: int | None = Field(
         default=None,
@@ -180,10 +192,11 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
     user = curation.load_user_questions(
         folder / USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
     )
-    tasks = [curation.GENERATE_QUESTIONS, curation.REFINE_QUESTIONS]
-    client = model_client(context, llm, config, tasks, collection)
+    client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        outcome = curation.generate_questions(client, compressed, config.settings(), embed_texts(embedder))
+        outcome = curation.generate_questions(
+            client, compressed, config.settings(), embedder.get_embedder().embed
+        )
     stop_if_over_budget(client, collection, outcome.budget_error)
     questions = curation.merge_user_questions(user.questions, outcome.questions)
     storage.warehouse.replace_partition(
@@ -234,6 +247,8 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
 
 
 class AnswerConfig(ModelCallConfig):
+    TASKS = (curation.ANSWER_QUESTION,)
+
     duplicate_threshold: float = Field(
         default=0.9, description="§3: an answer this similar (cosine) to a kept answer is removed."
     )
@@ -241,6 +256,12 @@ class AnswerConfig(ModelCallConfig):
         default=5, description="Most similar documents given to a user question that names none."
     )
     temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
+
+    def settings(self) -> curation.AnswerSettings:
+        return curation.AnswerSettings(
+            duplicate_threshold=self.duplicate_threshold,
+            max_documents_for_user_questions=self.max_documents_for_user_questions,
+        )
 
 
 @dg.asset(
@@ -274,13 +295,11 @@ def generated_answers(
 def _generated_answers(context, config, storage, llm, embedder, collection) -> CollectionReport:
     compressed = curation.load_compressed(storage.warehouse, collection)
     questions = curation.load_questions(storage.warehouse, collection)
-    settings = curation.AnswerSettings(
-        duplicate_threshold=config.duplicate_threshold,
-        max_documents_for_user_questions=config.max_documents_for_user_questions,
-    )
-    client = model_client(context, llm, config, [curation.ANSWER_QUESTION], collection)
+    client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        outcome = curation.generate_answers(client, questions, compressed, settings, embed_texts(embedder))
+        outcome = curation.generate_answers(
+            client, questions, compressed, config.settings(), embedder.get_embedder().embed
+        )
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection, {"generated_answers": curation.answers_table(collection, outcome.answers)}
@@ -332,8 +351,3 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
             ),
         ],
     )
-
-
-def embed_texts(embedder: EmbedderResource) -> curation.Embed:
-    model = embedder.get_embedder()
-    return lambda texts: np.asarray(model.embed(texts))

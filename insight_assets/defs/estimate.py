@@ -14,28 +14,24 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core import curation
-from insight_assets.core.index import IndexMissing, load_index, load_theme_graph
+from insight_assets.core.index import IndexMissing, load_theme_index
 from insight_assets.core.judge import (
-    JUDGE_INSIGHT_SET,
-    JUDGE_SINGLE_INSIGHTS,
     JudgedQuestion,
     MethodInsights,
     judge_questions,
 )
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.methods import DIRECT_INSIGHTS, GENERATE_INSIGHTS, INFER_INTENT, insight_text
+from insight_assets.core.methods import insight_text
 from insight_assets.core.methods.contexts import build_contexts
 from insight_assets.core.methods.insight_runs import QAPair, run_insight_methods
-from insight_assets.core.selection import ClusterIndex
 from insight_assets.defs.curation import (
     USER_QUESTIONS_FILE,
     AnswerConfig,
     CompressionConfig,
     QuestionConfig,
-    embed_texts,
+    papers_to_compress,
 )
 from insight_assets.defs.evaluation import JudgeConfig
-from insight_assets.defs.ingestion import load_documents
 from insight_assets.defs.insights import InsightsConfig
 from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.partitions import collection_folder, collection_partitions
@@ -65,30 +61,20 @@ def estimate_collection(
     """
     compression, questions, answers = CompressionConfig(), QuestionConfig(), AnswerConfig()
     overrides = {
-        **compression.task_overrides([curation.COMPRESS_DOCUMENT]),
-        **questions.task_overrides([curation.GENERATE_QUESTIONS, curation.REFINE_QUESTIONS]),
-        **answers.task_overrides([curation.ANSWER_QUESTION]),
-        **InsightsConfig().task_overrides([INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS]),
-        **JudgeConfig().task_overrides([JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS]),
+        **compression.task_overrides(),
+        **questions.task_overrides(),
+        **answers.task_overrides(),
+        **InsightsConfig().task_overrides(),
+        **JudgeConfig().task_overrides(),
     }
     client = LLMClient(
         llm.settings(overrides),
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
         estimate_only=True,
     )
-    embed = embed_texts(embedder)
-    documents = [
-        curation.SourceDocument(
-            document_id=document.doc_id, title=document.title or document.file, text=document.body
-        )
-        for document in load_documents(storage, collection)
-    ]
+    embed = embedder.get_embedder().embed
     compressed = curation.compress_documents(
-        client,
-        documents,
-        curation.CompressionSettings(
-            max_input_tokens=compression.max_input_tokens, max_items_per_field=compression.max_items_per_field
-        ),
+        client, papers_to_compress(storage, collection), compression.settings()
     ).compressed
     user = curation.load_user_questions(
         collection_folder(storage.collections_root, collection) / USER_QUESTIONS_FILE,
@@ -99,10 +85,7 @@ def estimate_collection(
         client,
         curation.merge_user_questions(user.questions, generated.questions),
         compressed,
-        curation.AnswerSettings(
-            duplicate_threshold=answers.duplicate_threshold,
-            max_documents_for_user_questions=answers.max_documents_for_user_questions,
-        ),
+        answers.settings(),
         embed,
     )
     _estimate_insights(client, storage, embedder, collection, answered.answers)
@@ -114,15 +97,11 @@ def _estimate_insights(client, storage, embedder, collection, answers) -> None:
     graph exists (it needs no model, but does need a build)."""
     model = embedder.get_embedder()
     try:
-        index = load_index(storage.warehouse, storage.vectors, collection, model.variant)
-        graph = load_theme_graph(storage.warehouse, collection)
+        index, cluster_index = load_theme_index(storage.warehouse, storage.vectors, collection, model.variant)
     except IndexMissing:
         return
     config = InsightsConfig()
     pairs = [QAPair(a.question_id, a.question, a.answer) for a in answers if a.status == "kept"]
-    cluster_index = ClusterIndex(
-        graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
-    )
     contexts = build_contexts(
         pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
     )

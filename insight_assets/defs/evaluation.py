@@ -52,6 +52,8 @@ class JudgeConfig(ModelCallConfig):
     """Appendix D: set-level and insight-level judging (ten repetitions), methods shuffled per
     question with a seed. The paper used two judges (Gemini 2.5 Flash and Claude 4 Sonnet)."""
 
+    TASKS = (JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS)
+
     judges: list[JudgeModel] = Field(
         default=[], description="Judges to run; empty: one judge, the `llm` resource's model."
     )
@@ -110,9 +112,7 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
     all_calls = []
     for judge in judges:
         choice = ModelChoice(judge.provider, judge.model, judge.base_url, judge.api_key_env)
-        client = model_client(
-            context, llm, config, [JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS], collection, model_choice=choice
-        )
+        client = model_client(context, llm, config, collection, model_choice=choice)
         with model_errors_as_failures(client, collection):
             outcome = judge_questions(
                 client,

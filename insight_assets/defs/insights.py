@@ -6,12 +6,12 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
-from insight_assets.core.index import IndexMissing, load_index, load_theme_graph
+from insight_assets.core.index import IndexMissing, load_theme_index
 from insight_assets.core.methods import METHODS, insight_text
 from insight_assets.core.methods import contexts as method_contexts
 from insight_assets.core.methods.insight_runs import OK, QAPair, run_insight_methods
 from insight_assets.core.methods.insightgen import DIRECT_INSIGHTS, GENERATE_INSIGHTS, INFER_INTENT
-from insight_assets.core.selection import ClusterIndex, SelectionSettings
+from insight_assets.core.selection import SelectionSettings
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.curation import generated_answers
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
@@ -34,6 +34,8 @@ REPEATS_ANSWER_COSINE = 0.9
 class InsightsConfig(ModelCallConfig):
     """Defaults from InsightGen: top-k 5 neighbouring clusters within 2 hops, up to five insights,
     generation at temperature 0.7 with 4,000 output tokens (Appendix C)."""
+
+    TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS)
 
     methods: list[str] = Field(default=list(METHODS), description=f"Any of {', '.join(METHODS)}.")
     top_k: int = Field(default=5, description="Related clusters added to the answer's own.")
@@ -99,30 +101,20 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     warehouse = storage.warehouse
     model = embedder.get_embedder()
     try:
-        index = load_index(warehouse, storage.vectors, collection, model.variant)
-        graph = load_theme_graph(warehouse, collection)
-        cluster_index = ClusterIndex(
-            graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
-        )
-    except (IndexMissing, KeyError) as error:
+        index, cluster_index = load_theme_index(warehouse, storage.vectors, collection, model.variant)
+    except IndexMissing as error:
         raise dg.Failure(description=f"{collection}: {error}") from error
     pairs = load_pairs(warehouse, collection, config.max_questions)
     contexts = method_contexts.build_contexts(
         pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
     )
-    client = model_client(
-        context, llm, config, [INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS], collection
-    )
+    client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         outcome = run_insight_methods(
             client, pairs, contexts, max_insights=config.max_insights, source_labels=index.source_labels
         )
     stop_if_over_budget(client, collection, outcome.budget_error)
-    writer = (
-        client.provider_label
-        if llm.provider == "offline"
-        else f"{llm.provider}/{client.settings.model or ''}"
-    )
+    writer = client.writer_label(GENERATE_INSIGHTS)
     warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer))
 
     known_chunks = {

@@ -8,25 +8,14 @@ from typing import Any
 
 import dagster as dg
 
+from insight_assets.core.markdown import markdown_table as core_markdown_table
+
 MAX_PREVIEW_ROWS = 50
 
 
 def markdown_table(rows: Sequence[dict], columns: Sequence[str], *, empty: str = "No rows.") -> str:
     """A markdown table of ``rows`` (first ``MAX_PREVIEW_ROWS``), or ``empty`` when there are none."""
-    if not rows:
-        return empty
-
-    def cell(value) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += [
-        "| " + " | ".join(cell(row.get(column, "")) for column in columns) + " |"
-        for row in rows[:MAX_PREVIEW_ROWS]
-    ]
-    if len(rows) > MAX_PREVIEW_ROWS:
-        lines.append(f"\n… and {len(rows) - MAX_PREVIEW_ROWS} more rows.")
-    return "\n".join(lines)
+    return core_markdown_table(rows, columns, empty=empty, max_rows=MAX_PREVIEW_ROWS)
 
 
 @dataclass

@@ -7,8 +7,8 @@ concurrently up to ``max_concurrency``.
 """
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import dagster as dg
 from pydantic import Field
@@ -29,21 +29,24 @@ class ModelCallConfig(dg.Config):
     timeout_s: float | None = Field(default=None, description="Seconds to wait for one answer.")
     max_concurrency: int | None = Field(default=None, description="Calls at once inside this asset.")
 
-    def task_overrides(self, tasks: Sequence[Task[Any]]) -> dict[str, TaskParams]:
+    # The tasks the asset runs; each subclass names its own.
+    TASKS: ClassVar[tuple[Task[Any], ...]] = ()
+
+    def task_overrides(self) -> dict[str, TaskParams]:
+        """These values for every task of the asset."""
         params = TaskParams(
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             timeout_s=self.timeout_s,
         )
-        return {task.name: params for task in tasks}
+        return {task.name: params for task in self.TASKS}
 
 
 def model_client(
     context: dg.AssetExecutionContext,
     llm: LLMResource,
     config: ModelCallConfig,
-    tasks: Sequence[Task[Any]],
     collection: str,
     model_choice: ModelChoice | None = None,
 ) -> LLMClient:
@@ -53,7 +56,7 @@ def model_client(
             asset=context.asset_key.to_user_string(),
             partition=collection,
             run_id=context.run_id,
-            task_overrides=config.task_overrides(tasks),
+            task_overrides=config.task_overrides(),
             max_concurrency=config.max_concurrency,
             logger=context.log,
             model_choice=model_choice,

@@ -33,7 +33,6 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from ..llm.client import LLMClient
 from ..llm.extractive import rank_sentences
-from ..llm.providers import OFFLINE_LABEL
 from ..llm.tasks import Task, register_task
 from ..text import split_sentences
 from .question_tasks import format_papers, papers_of
@@ -171,9 +170,7 @@ ANSWER_QUESTION: Task[GroundedAnswer] = register_task(
 
 def answer_source_label(client: LLMClient) -> str:
     """Who writes the answers of this client: "offline (extractive)" or "<provider>/<model>"."""
-    if client.settings.is_offline:
-        return OFFLINE_LABEL
-    return f"{client.provider_label}/{client.settings.params_for(ANSWER_QUESTION).model}"
+    return client.writer_label(ANSWER_QUESTION)
 
 
 def _closest_documents(

@@ -220,6 +220,12 @@ class LLMClient:
     def provider_label(self) -> str:
         return OFFLINE_LABEL if self.settings.is_offline else self.settings.provider
 
+    def writer_label(self, task: Task[Any]) -> str:
+        """Who writes ``task``'s answers: "offline (extractive)" or "<provider>/<model>"."""
+        if self.settings.is_offline:
+            return OFFLINE_LABEL
+        return f"{self.provider_label}/{self.settings.params_for(task).model}"
+
     def run(self, task: Task[T], /, **inputs: Any) -> T:
         """The validated output of ``task`` on ``inputs``; raises an ``LLMError`` when there is
         none (``BudgetExceeded``, ``ProviderError`` subclasses, ``InvalidOutputError``...)."""
@@ -329,14 +335,7 @@ class LLMClient:
         with self._lock:
             _, tally = self._estimates.setdefault(task.name, (task, _EstimateTally()))
         self._tally(tally, task, inputs)
-        try:
-            return self._offline.run(task, inputs)
-        except OutputProblem as problem:
-            raise InvalidOutputError(
-                f"offline implementation of task {task.key} broke its own schema:\n{problem}",
-                task=task.name,
-                problems=str(problem),
-            ) from None
+        return self._offline_answer(task, inputs)
 
     def _tally(self, tally: _EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
         params = self.settings.params_for(task)
@@ -409,25 +408,28 @@ class LLMClient:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _offline_answer(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        try:
+            return self._offline.run(task, inputs)
+        except OutputProblem as problem:
+            raise InvalidOutputError(
+                f"offline implementation of task {task.key} broke its own schema:\n{problem}",
+                task=task.name,
+                problems=str(problem),
+            ) from None
+
     def _run_offline(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
         started = self.clock()
+        model = self.settings.params_for(task).model
         try:
-            value = self._offline.run(task, inputs)
-        except OutputProblem as problem:
-            failure = problem
-        else:
-            self._record(task, OFFLINE, self.settings.params_for(task).model, started=started)
-            return value
-        message = f"offline implementation of task {task.key} broke its own schema:\n{failure}"
-        self._record(
-            task,
-            OFFLINE,
-            self.settings.params_for(task).model,
-            started=started,
-            status=ledger_rows.INVALID_OUTPUT,
-            error=message,
-        )
-        raise InvalidOutputError(message, task=task.name, problems=str(failure))
+            value = self._offline_answer(task, inputs)
+        except InvalidOutputError as error:
+            self._record(
+                task, OFFLINE, model, started=started, status=ledger_rows.INVALID_OUTPUT, error=str(error)
+            )
+            raise
+        self._record(task, OFFLINE, model, started=started)
+        return value
 
     @staticmethod
     def _cache_key(task: Task[Any], params: ModelParams, prompt: str) -> str:

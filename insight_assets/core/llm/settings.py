@@ -110,7 +110,7 @@ class LLMSettings:
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
             raise ConfigurationError(
-                f"unknown LLM provider {self.provider!r}: choose one of {', '.join(PROVIDERS)}"
+                f"{self.provider!r} is not a provider: choose one of {', '.join(PROVIDERS)}"
             )
         if self.provider == OPENAI_COMPATIBLE and not self.base_url:
             raise ConfigurationError(
