@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from insight_assets.core.text_quality import TextVerdict
+
 PAGE_SEPARATOR = "\n\n"
 
 
@@ -83,13 +85,15 @@ class ParsedDocument:
 
 @dataclass
 class ParseResult:
-    """The outcome for one file: a document (or ``None``), and any problems found."""
+    """The outcome for one file: a document (or ``None``), any problems found, and the text-quality
+    gate's measures and verdict (``None`` when no page could be read)."""
 
     file: str
     doc_id: str
     size_bytes: int
     document: ParsedDocument | None
     problems: list[ParseProblem] = field(default_factory=list)
+    quality: TextVerdict | None = None
 
     @property
     def ok(self) -> bool:

@@ -22,7 +22,8 @@ PROFILE = "insightgen"
 
 
 class IndexMissing(RuntimeError):
-    """The collection has not been built far enough; the message says what to build."""
+    """The collection has not been built far enough; the message says what to build (callers name
+    the collection)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,9 @@ def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, vari
         [collection, PROFILE],
     )
     if not rows:
-        raise IndexMissing(f"collection {collection!r} has no {PROFILE} chunks; materialize `chunks` first")
+        raise IndexMissing(
+            f"no {PROFILE} chunks (`chunks` holds none of that profile: build it with the {PROFILE} profile)"
+        )
     table = vectors.read(collection, ["profile", "chunk_id", "variant", "vector"])
     found: dict[str, np.ndarray] = {}
     if table is not None:
@@ -63,8 +66,8 @@ def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, vari
     kept = [row for row in rows if row["chunk_id"] in found]
     if not kept:
         raise IndexMissing(
-            f"collection {collection!r} has no {PROFILE} vectors of the embedder {variant!r}; "
-            "materialize `chunk_embeddings` with this embedder first"
+            f"no {PROFILE} vectors of the embedder {variant!r}; materialize `chunk_embeddings` with this "
+            "embedder first"
         )
     chunks = [
         ChunkRecord(row["chunk_id"], row["doc_id"], row["chunk_index"], row["text"], row["token_count"])
@@ -93,7 +96,7 @@ def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:
             for name in ("theme_clusters", "theme_edges", "theme_assignments")
         ]
     if not tables[0].num_rows:
-        raise IndexMissing(f"collection {collection!r} has no theme graph; materialize `theme_graph` first")
+        raise IndexMissing("no theme graph; materialize `theme_graph` first")
     return ThemeGraph.from_tables(*tables)
 
 
@@ -108,4 +111,4 @@ def load_theme_index(
             graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
         )
     except KeyError as error:  # chunks changed since the graph was built
-        raise IndexMissing(f"collection {collection!r}: {error.args[0]}") from error
+        raise IndexMissing(str(error.args[0])) from error

@@ -7,6 +7,7 @@ asks the stores what already exists and only computes the rest; its counters say
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,7 +18,8 @@ import pyarrow as pa
 
 from insight_assets.core.chunking import ChunkProfile, chunk_document
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
-from insight_assets.core.pdf import PARSER_VERSION, count_pages, parse_pdf
+from insight_assets.core.pdf import count_pages, parse_pdf
+from insight_assets.core.text_quality import TextVerdict
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,9 @@ def parse_sources(
     return outcome
 
 
-def parse_tables(collection: str, results: Sequence[ParseResult]) -> dict[str, pa.Table]:
-    """The warehouse rows for a collection's parse results."""
-    documents, pages, problems = [], [], []
+def parse_tables(collection: str, results: Sequence[ParseResult], parser_version: str) -> dict[str, pa.Table]:
+    """The warehouse rows for a collection's parse results, made by ``parser_version``."""
+    documents, pages, problems, quality = [], [], [], []
     for result in results:
         for problem in result.problems:
             problems.append(
@@ -119,8 +121,14 @@ def parse_tables(collection: str, results: Sequence[ParseResult]) -> dict[str, p
                     "kind": problem.kind,
                     "severity": problem.severity,
                     "message": problem.message,
-                    "parser_version": PARSER_VERSION,
+                    "parser_version": parser_version,
                 }
+            )
+        if result.quality is not None:
+            quality.append(
+                {"collection": collection, "file": result.file, "doc_id": result.doc_id}
+                | _quality_row(result.quality)
+                | {"parser_version": parser_version}
             )
         document = result.document
         if document is None:
@@ -137,7 +145,7 @@ def parse_tables(collection: str, results: Sequence[ParseResult]) -> dict[str, p
                 "page_count": document.page_count,
                 "char_count": len(document.text),
                 "body_end": document.body_end,
-                "parser_version": PARSER_VERSION,
+                "parser_version": parser_version,
             }
         )
         pages.extend(
@@ -148,17 +156,33 @@ def parse_tables(collection: str, results: Sequence[ParseResult]) -> dict[str, p
         "parsed_documents": _table(documents, _PARSED_SCHEMA),
         "parsed_pages": _table(pages, _PAGES_SCHEMA),
         "parse_problems": _table(problems, _PROBLEMS_SCHEMA),
+        "text_quality": _table(quality, _QUALITY_SCHEMA),
     }
 
 
+# A verdict's stored columns: all but the per-page reasons, which live on in the problem messages.
+_QUALITY_FIELDS = [field.name for field in dataclasses.fields(TextVerdict) if field.name != "page_reasons"]
+
+
+def _quality_row(verdict: TextVerdict) -> dict:
+    return {name: getattr(verdict, name) for name in _QUALITY_FIELDS}
+
+
 def results_from_rows(
-    sources: Sequence[SourceFile], documents: list[dict], pages: list[dict], problems: list[dict]
+    sources: Sequence[SourceFile],
+    documents: list[dict],
+    pages: list[dict],
+    problems: list[dict],
+    quality: Sequence[dict] = (),
 ) -> dict[str, ParseResult]:
     """Rebuild parse results stored by ``parse_tables`` (from any collection), keyed by doc_id."""
     sizes = {source.doc_id: source.size_bytes for source in sources}
     texts: dict[str, list[tuple[int, str]]] = {}
     for row in pages:
         texts.setdefault(row["doc_id"], []).append((row["page"], row["text"]))
+    verdicts = {
+        row["doc_id"]: TextVerdict(**{name: row[name] for name in _QUALITY_FIELDS}) for row in quality
+    }
     results: dict[str, ParseResult] = {}
     for row in documents:
         doc_id = row["doc_id"]
@@ -175,14 +199,24 @@ def results_from_rows(
             references=row["references_text"],
             body_end=row["body_end"],
         )
-        results[doc_id] = ParseResult(row["file"], doc_id, sizes.get(doc_id, 0), document)
+        results[doc_id] = ParseResult(
+            row["file"], doc_id, sizes.get(doc_id, 0), document, [], verdicts.get(doc_id)
+        )
     for row in problems:
         result = results.get(row["doc_id"])
         if result is None:
             if row["severity"] != "error":
                 continue  # a warning belongs to a document whose pages are missing here: parse again
             result = results.setdefault(
-                row["doc_id"], ParseResult(row["file"], row["doc_id"], sizes.get(row["doc_id"], 0), None)
+                row["doc_id"],
+                ParseResult(
+                    row["file"],
+                    row["doc_id"],
+                    sizes.get(row["doc_id"], 0),
+                    None,
+                    [],
+                    verdicts.get(row["doc_id"]),
+                ),
             )
         problem = ParseProblem(row["kind"], row["message"], row["severity"])
         if problem not in result.problems:
@@ -277,6 +311,26 @@ _PROBLEMS_SCHEMA = pa.schema(
         ("kind", pa.string()),
         ("severity", pa.string()),
         ("message", pa.string()),
+        ("parser_version", pa.string()),
+    ]
+)
+_QUALITY_SCHEMA = pa.schema(
+    [
+        ("collection", pa.string()),
+        ("file", pa.string()),
+        ("doc_id", pa.string()),
+        ("verdict", pa.string()),
+        ("language", pa.string()),
+        ("pages", pa.int32()),
+        ("chars", pa.int64()),
+        ("junk_share", pa.float64()),
+        ("word_share", pa.float64()),
+        ("words_per_1000_chars", pa.float64()),
+        ("mean_token_chars", pa.float64()),
+        ("kind", pa.string()),
+        ("reason", pa.string()),
+        ("garbled_pages", pa.list_(pa.int32())),
+        ("poor_pages", pa.list_(pa.int32())),
         ("parser_version", pa.string()),
     ]
 )

@@ -22,9 +22,17 @@ from pathlib import Path
 import pymupdf
 
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.text_quality import UNUSABLE, QualitySettings, TextVerdict, assess_text
 
 # Bump whenever the text or structure produced for the same file can change.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
+DEFAULT_QUALITY = QualitySettings()
+
+
+def parser_version(quality: QualitySettings = DEFAULT_QUALITY) -> str:
+    """What a stored parse was made with: the parser's version and the text-quality thresholds, so
+    that changing either parses again."""
+    return f"{PARSER_VERSION}/q{quality.key()}"
 
 # --------------------------------------------------------------------------------------------------
 # Text repair
@@ -517,49 +525,13 @@ _DAMAGE_WARNING = re.compile(
     r"|unknown (?:compression|filter)",
     re.IGNORECASE,
 )
-# Glyphs that carry no text: replacement character, private-use code points (unmapped font glyphs),
-# C0 control characters, and pdfminer-style "(cid:NN)" placeholders.
-_JUNK_GLYPH = re.compile(r"[\ufffd\ue000-\uf8ff\x00-\x08\x0b\x0c\x0e-\x1f]|\(cid:\d+\)")
-_ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))
-# The papers of the test corpus have 0.82-0.95 letters among visible characters (tables and maths
-# included) and at most 0.7% junk glyphs. Below half letters, or above 10% junk, the text layer is
-# not worth indexing.
-_GARBLED_MIN_LETTER_SHARE = 0.5
-_GARBLED_MAX_JUNK_SHARE = 0.1
-_GARBLED_MIN_CHARS = 200  # too little text to judge
 # A blank page: a short text with no letters (a lone page number is not text), or only a "left
-# blank" notice. A long letterless text is junk, not a blank page: that is for the garbled check.
+# blank" notice. A long letterless text is not a blank page: that is for the text-quality gate.
 _BLANK_MAX_CHARS = 80
 _BLANK_PAGE = re.compile(
     r"[\W\d_]*(?:this page (?:is )?(?:intentionally )?left blank)?[\W\d_]*", re.IGNORECASE
 )
-
-
-@dataclass
-class _TextQuality:
-    visible: int = 0
-    letters: int = 0
-    junk: int = 0
-
-    def add(self, text: str) -> None:
-        # Counted on bytes, not per character in Python: this runs over every page.
-        visible = len(text) - sum(text.count(space) for space in " \n\t\xa0")
-        ascii_text = text.encode("ascii", "ignore")
-        ascii_letters = len(ascii_text) - len(ascii_text.translate(None, _ASCII_LETTERS))
-        junk = _JUNK_GLYPH.findall(text)
-        cid_letters = sum(3 for glyph in junk if len(glyph) > 1)
-        non_ascii_junk = sum(1 for glyph in junk if len(glyph) == 1 and glyph >= "\x80")
-        # Non-ASCII characters count as letters (accents, Greek, CJK) unless they are junk glyphs.
-        self.visible += visible
-        self.letters += ascii_letters - cid_letters + (len(text) - len(ascii_text)) - non_ascii_junk
-        self.junk += sum(map(len, junk))
-
-    def garbled(self) -> bool:
-        if self.visible < _GARBLED_MIN_CHARS:
-            return False
-        return self.junk > _GARBLED_MAX_JUNK_SHARE * self.visible or (
-            self.letters < _GARBLED_MIN_LETTER_SHARE * self.visible
-        )
+_OCR_ADVICE = "Run OCR over the pages (e.g. ocrmypdf --force-ocr), then re-add the file."
 
 
 def _page_list(numbers: list[int], limit: int = 12) -> str:
@@ -582,8 +554,14 @@ def _has_eof_marker(path: Path) -> bool:
 _TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT
 
 
-def parse_pdf(path: Path, *, doc_id: str | None = None) -> ParseResult:
-    """Parse one PDF. Never raises for a bad file: see ``ParseResult.problems``."""
+def parse_pdf(
+    path: Path, *, doc_id: str | None = None, quality: QualitySettings = DEFAULT_QUALITY
+) -> ParseResult:
+    """Parse one PDF. Never raises for a bad file: see ``ParseResult.problems``.
+
+    ``quality`` sets the thresholds of the text-quality gate (``text_quality.py``): a garbled or
+    nearly empty text layer makes the file unusable, a few garbled pages are dropped with a warning.
+    """
     path = Path(path)
     try:
         size_bytes = path.stat().st_size
@@ -593,12 +571,12 @@ def parse_pdf(path: Path, *, doc_id: str | None = None) -> ParseResult:
         problem = _problem("unreadable", path, f"cannot read the file ({exc})", advice)
         return ParseResult(str(path), doc_id or "", 0, None, [problem])
     try:
-        document, problems = _parse(path, doc_id)
+        document, problems, verdict = _parse(path, doc_id, quality)
     except Exception as exc:  # noqa: BLE001 - the per-file boundary: anything unforeseen becomes a problem
         what = f"parsing failed ({type(exc).__name__}: {exc})"
         advice = "Try re-saving it with another PDF tool (e.g. print to PDF), then re-add the file."
-        document, problems = None, [_problem("unreadable", path, what, advice)]
-    return ParseResult(str(path), doc_id, size_bytes, document, problems)
+        document, problems, verdict = None, [_problem("unreadable", path, what, advice)], None
+    return ParseResult(str(path), doc_id, size_bytes, document, problems, verdict)
 
 
 def count_pages(path: Path) -> int:
@@ -615,12 +593,19 @@ def _problem(kind: str, path: Path, what: str, advice: str, severity: str = "err
     return ParseProblem(kind, f"{path.name}: {what}. {advice}", severity)
 
 
-def _parse(path: Path, doc_id: str) -> tuple[ParsedDocument | None, list[ParseProblem]]:
+_Parsed = tuple[ParsedDocument | None, list[ParseProblem], TextVerdict | None]
+
+
+def _unusable(kind: str, path: Path, what: str, advice: str, verdict: TextVerdict | None = None) -> _Parsed:
+    return None, [_problem(kind, path, what, advice)], verdict
+
+
+def _parse(path: Path, doc_id: str, quality: QualitySettings) -> _Parsed:
     with path.open("rb") as handle:
         head = handle.read(1024)
     if b"%PDF-" not in head:  # the header may sit anywhere in the first 1024 bytes
         advice = "Check that the right file was saved under this name and replace it with the real PDF."
-        return None, [_problem("not_a_pdf", path, "not a PDF (no %PDF header)", advice)]
+        return _unusable("not_a_pdf", path, "not a PDF (no %PDF header)", advice)
     complete = _has_eof_marker(path)
 
     pymupdf.TOOLS.reset_mupdf_warnings()
@@ -629,37 +614,39 @@ def _parse(path: Path, doc_id: str) -> tuple[ParsedDocument | None, list[ParsePr
     except RuntimeError as exc:  # FileDataError and friends
         if not complete:
             what = f"the file is cut short (no %%EOF) and cannot be opened ({exc})"
-            return None, [_problem("truncated", path, what, "Download or copy it again.")]
+            return _unusable("truncated", path, what, "Download or copy it again.")
         what = f"PyMuPDF cannot open it as a PDF ({exc})"
-        return None, [_problem("not_a_pdf", path, what, "Replace it with an intact copy.")]
+        return _unusable("not_a_pdf", path, what, "Replace it with an intact copy.")
     try:
-        return _parse_open(pdf, path, doc_id, complete)
+        return _parse_open(pdf, path, doc_id, complete, quality)
     finally:
         pdf.close()
 
 
+def _visible_chars(text: str) -> int:
+    return len(text) - sum(text.count(space) for space in " \n\t\r\xa0")
+
+
 def _parse_open(
-    pdf: pymupdf.Document, path: Path, doc_id: str, complete: bool
-) -> tuple[ParsedDocument | None, list[ParseProblem]]:
+    pdf: pymupdf.Document, path: Path, doc_id: str, complete: bool, quality: QualitySettings
+) -> _Parsed:
     # MuPDF has already tried the empty password, so a file with only an owner password gets past.
     if pdf.needs_pass:
         advice = "Remove the password (e.g. qpdf --decrypt --password=... in.pdf out.pdf); re-add the file."
-        return None, [_problem("encrypted", path, "the PDF needs a password to open", advice)]
+        return _unusable("encrypted", path, "the PDF needs a password to open", advice)
     if pdf.page_count == 0:
         if not complete:
             what = "the file is cut short (no %%EOF) and no pages could be recovered"
-            return None, [_problem("truncated", path, what, "Download or copy it again.")]
+            return _unusable("truncated", path, what, "Download or copy it again.")
         if pdf.is_repaired:
             what = "the PDF is damaged and no pages could be recovered"
-            return None, [_problem("corrupted", path, what, "Replace it with an intact copy.")]
-        advice = "Replace it with the full document."
-        return None, [_problem("zero_pages", path, "the PDF has no pages", advice)]
+            return _unusable("corrupted", path, what, "Replace it with an intact copy.")
+        return _unusable("zero_pages", path, "the PDF has no pages", "Replace it with the full document.")
 
     page_texts: list[str] = []
     candidates: list[_Heading] = []
-    quality = _TextQuality()
     textless: list[int] = []  # 1-based page numbers
-    image_only: list[int] = []
+    sparse_images: list[int] = []  # pages holding images and little text
     failed: list[str] = []
     title = ""
     for index in range(pdf.page_count):
@@ -670,45 +657,84 @@ def _parse_open(
             text = _page_text(page, textpage, index, candidates)
             if index == 0:
                 title = _metadata_title(pdf.metadata, text) or _largest_font_title(page, textpage)
+            # Images are looked up only on pages with little text: a scan, or a figure page.
+            if _visible_chars(text) < quality.sparse_page_chars and page.get_images():
+                sparse_images.append(index + 1)
         except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:  # one bad page must not lose the rest
             failed.append(f"page {index + 1}: {exc}")
             page_texts.append("")
             continue
         page_texts.append(text)
-        quality.add(text)
         if len(text) <= _BLANK_MAX_CHARS and _BLANK_PAGE.fullmatch(text):
             textless.append(index + 1)
-            if page.get_images():
-                image_only.append(index + 1)
 
+    damage = failed + [line for line in pymupdf.TOOLS.mupdf_warnings().splitlines() if _DAMAGE_WARNING.search(line)]
     if len(failed) == len(page_texts):
         what = f"no page could be read ({failed[0]})"
-        return None, [_problem("corrupted", path, what, "Replace it with an intact copy.")]
+        return _unusable("corrupted", path, what, "Replace it with an intact copy.")
     if len(textless) + len(failed) == len(page_texts):
-        what = f"no page has any text ({'only images: a scan' if image_only else 'no text layer'})"
-        return None, [_problem("scanned", path, what, "Run OCR (e.g. ocrmypdf) first, then re-add the file.")]
-    if quality.garbled():
-        what = (
-            f"the text layer is mostly junk ({quality.letters} letters and {quality.junk} unmapped glyphs"
-            f" among {quality.visible} characters), usually fonts without a Unicode map"
-        )
-        advice = "Run OCR over the pages (e.g. ocrmypdf --force-ocr), then re-add the file."
-        return None, [_problem("garbled", path, what, advice)]
+        if damage:
+            what = f"no text could be recovered from the damaged file ({'; '.join(damage[:2])})"
+            return _unusable("corrupted", path, what, "Replace it with an intact copy.")
+        scan = any(number in sparse_images for number in textless)
+        what = f"no page has any text ({'only images: a scan' if scan else 'no text layer'})"
+        return _unusable("scanned", path, what, "Run OCR (e.g. ocrmypdf) first, then re-add the file.")
 
-    problems = _warnings(path, len(page_texts), complete, failed, textless, image_only)
+    verdict = assess_text(page_texts, sparse_images, quality)
+    if verdict.verdict == UNUSABLE:
+        return _text_unusable(path, verdict, damage)
+    for number in verdict.garbled_pages:  # dropped: no chunk, no summary, no model sees them
+        page_texts[number - 1] = ""
+    candidates = [heading for heading in candidates if heading.page + 1 not in verdict.garbled_pages]
+
+    problems = _warnings(path, len(page_texts), complete, damage, textless, sparse_images)
+    problems += _quality_warnings(path, verdict)
     document = ParsedDocument(doc_id=doc_id, file=str(path), page_texts=page_texts, title=title)
     _add_structure(document, candidates)
-    return document, problems
+    return document, problems, verdict
+
+
+def _text_unusable(path: Path, verdict: TextVerdict, damage: list[str]) -> _Parsed:
+    """The problem of a file whose text layer failed the quality gate."""
+    what = f"the text layer is not usable: {verdict.reason}"
+    if verdict.kind == "too_little_text" and damage:
+        what += f"; the file is damaged ({'; '.join(damage[:2])})"
+        return _unusable("corrupted", path, what, "Replace it with an intact copy.", verdict)
+    if verdict.kind == "too_little_text":
+        advice = "If the pages are scans, run OCR (e.g. ocrmypdf --force-ocr) and re-add the file."
+    else:
+        advice = _OCR_ADVICE
+    return _unusable(verdict.kind, path, what, advice, verdict)
+
+
+def _quality_warnings(path: Path, verdict: TextVerdict) -> list[ParseProblem]:
+    """Warnings of a degraded document: pages dropped as garbled, text that reads like poor OCR."""
+    problems = []
+    if verdict.garbled_pages:
+        first = verdict.garbled_pages[0]
+        what = (
+            f"{len(verdict.garbled_pages)} of {verdict.pages} pages are garbled and were left out: pages "
+            f"{_page_list(verdict.garbled_pages)} (page {first}: {verdict.page_reasons.get(first, 'garbled')})"
+        )
+        advice = "Run OCR over those pages (e.g. ocrmypdf --force-ocr) and re-add the file to get their text."
+        problems.append(_problem("garbled_pages", path, what, advice, "warning"))
+    if verdict.poor_pages:
+        what = (
+            f"the text reads like poor OCR: {verdict.word_share:.0%} of its words are real {verdict.language} "
+            f"words (real papers: 90% or more), weakest on pages {_page_list(verdict.poor_pages)}; it is kept"
+        )
+        advice = "Re-run OCR (e.g. ocrmypdf --redo-ocr) for better text."
+        problems.append(_problem("poor_text", path, what, advice, "warning"))
+    return problems
 
 
 def _warnings(
-    path: Path, page_count: int, complete: bool, failed: list[str], textless: list[int], image_only: list[int]
+    path: Path, page_count: int, complete: bool, damage: list[str], textless: list[int], image_pages: list[int]
 ) -> list[ParseProblem]:
     """The caveats of a document that is kept."""
     problems = []
-    damage = [line for line in pymupdf.TOOLS.mupdf_warnings().splitlines() if _DAMAGE_WARNING.search(line)]
-    if failed or damage:
-        what = f"damaged content ({'; '.join(failed + damage[:3])}); the text recovered may be incomplete"
+    if damage:
+        what = f"damaged content ({'; '.join(damage[:4])}); the text recovered may be incomplete"
         advice = "Replace the file with an intact copy for the full text."
         problems.append(_problem("corrupted", path, what, advice, "warning"))
     if not complete:
@@ -717,6 +743,7 @@ def _warnings(
     if textless:
         what = f"{len(textless)} of {page_count} pages have no text: pages {_page_list(textless)}"
         advice = "Nothing to do if they are meant to be blank."
+        image_only = [number for number in textless if number in image_pages]
         if image_only:
             only = _page_list(image_only)
             advice = f"Pages {only} hold only images: run OCR (e.g. ocrmypdf) to get their text."

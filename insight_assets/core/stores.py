@@ -22,6 +22,11 @@ import pyarrow as pa
 LOCK_WAIT_S = 120.0
 
 SCHEMA = {
+    # One row per collection and asset that was built: what downstream assets check before running,
+    # so a step whose upstream partition was never built fails instead of reading empty tables.
+    "asset_builds": """
+        collection VARCHAR, asset VARCHAR, rows BIGINT, data_version VARCHAR, run_id VARCHAR,
+        built_at TIMESTAMP""",
     "source_documents": """
         collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER""",
     "parsed_documents": """
@@ -33,6 +38,12 @@ SCHEMA = {
     "parse_problems": """
         collection VARCHAR, file VARCHAR, doc_id VARCHAR, kind VARCHAR, severity VARCHAR,
         message VARCHAR, parser_version VARCHAR""",
+    # The text-quality gate's measures and verdict per file (see text_quality.py).
+    "text_quality": """
+        collection VARCHAR, file VARCHAR, doc_id VARCHAR, verdict VARCHAR, language VARCHAR,
+        pages INTEGER, chars BIGINT, junk_share DOUBLE, word_share DOUBLE, words_per_1000_chars DOUBLE,
+        mean_token_chars DOUBLE, kind VARCHAR, reason VARCHAR, garbled_pages INTEGER[],
+        poor_pages INTEGER[], parser_version VARCHAR""",
     "chunks": """
         collection VARCHAR, profile VARCHAR, chunk_id VARCHAR, doc_id VARCHAR, chunk_index INTEGER,
         text VARCHAR, char_start BIGINT, char_end BIGINT, page_start INTEGER, page_end INTEGER,
@@ -146,6 +157,29 @@ class Warehouse:
             except Exception:
                 connection.execute("ROLLBACK")
                 raise
+
+    def record_build(
+        self, collection: str, asset: str, *, rows: int | None, data_version: str | None, run_id: str | None
+    ) -> None:
+        """Note that ``asset`` was built for ``collection`` (replacing an earlier note)."""
+        with self.connect() as connection:
+            connection.execute("BEGIN TRANSACTION")
+            connection.execute(
+                "DELETE FROM asset_builds WHERE collection = ? AND asset = ?", [collection, asset]
+            )
+            connection.execute(
+                "INSERT INTO asset_builds VALUES (?, ?, ?, ?, ?, now())",
+                [collection, asset, rows, data_version, run_id],
+            )
+            connection.execute("COMMIT")
+
+    def unbuilt(self, collection: str, assets: Sequence[str]) -> list[str]:
+        """Those of ``assets`` never built for ``collection``, in the given order."""
+        built = {
+            row["asset"]
+            for row in self.rows("SELECT asset FROM asset_builds WHERE collection = ?", [collection])
+        }
+        return [asset for asset in assets if asset not in built]
 
     @contextlib.contextmanager
     def session(self) -> Iterator[WarehouseSession]:

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from insight_assets.core import curation
 from insight_assets.defs.ingestion import _collection_folder, load_documents, parsed_documents
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     ModelCallConfig,
@@ -66,7 +66,7 @@ def compressed_documents(
     """Each paper's main topics, contributions, conclusions and key findings, without references,
     formatting or boilerplate: compact enough that several papers fit in one prompt."""
     return materialize_each(
-        context, lambda collection: _compressed_documents(context, config, storage, llm, collection)
+        context, storage, lambda collection: _compressed_documents(context, config, storage, llm, collection)
     )
 
 
@@ -81,11 +81,12 @@ def papers_to_compress(storage: StorageResource, collection: str) -> list[curati
 
 
 def _compressed_documents(context, config, storage, llm, collection) -> CollectionReport:
+    papers = papers_to_compress(storage, collection)
+    if not papers:
+        raise nothing_to_do(collection, "no parsed documents to compress (see `parsed_documents`' problems).")
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        outcome = curation.compress_documents(
-            client, papers_to_compress(storage, collection), config.settings()
-        )
+        outcome = curation.compress_documents(client, papers, config.settings())
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection,
@@ -182,13 +183,17 @@ def generated_questions(
     """Open-ended, conceptual questions spanning several papers, plus the collection's own
     `questions.jsonl`. Each question keeps the ids of the documents it was asked about."""
     return materialize_each(
-        context, lambda collection: _generated_questions(context, config, storage, llm, embedder, collection)
+        context, storage, lambda collection: _generated_questions(context, config, storage, llm, embedder, collection)
     )
 
 
 def _generated_questions(context, config, storage, llm, embedder, collection) -> CollectionReport:
     folder = _collection_folder(storage, collection)
     compressed = curation.load_compressed(storage.warehouse, collection)
+    if not compressed:
+        raise nothing_to_do(
+            collection, "no compressed documents to ask questions about: every compression failed (see its failures)."
+        )
     user = curation.load_user_questions(
         folder / USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
     )
@@ -288,13 +293,15 @@ def generated_answers(
     """An answer per question from its combination's compressed documents, citing them by exact
     title; answers nearly identical (cosine >= 0.9) to a kept answer are removed."""
     return materialize_each(
-        context, lambda collection: _generated_answers(context, config, storage, llm, embedder, collection)
+        context, storage, lambda collection: _generated_answers(context, config, storage, llm, embedder, collection)
     )
 
 
 def _generated_answers(context, config, storage, llm, embedder, collection) -> CollectionReport:
     compressed = curation.load_compressed(storage.warehouse, collection)
     questions = curation.load_questions(storage.warehouse, collection)
+    if not questions:
+        raise nothing_to_do(collection, "no questions to answer: `generated_questions` kept none.")
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         outcome = curation.generate_answers(

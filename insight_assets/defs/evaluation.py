@@ -23,7 +23,7 @@ from insight_assets.core.llm import RunSummary
 from insight_assets.core.report import render_method_report
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.insights import insights, load_pairs
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     ModelCallConfig,
@@ -95,7 +95,7 @@ def judge_scores(
     if unknown or not config.levels:
         raise dg.Failure(description=f"Unknown or no judging levels {unknown}; use 'set' and/or 'insight'.")
     return materialize_each(
-        context, lambda collection: _judge_scores(context, config, storage, llm, collection)
+        context, storage, lambda collection: _judge_scores(context, config, storage, llm, collection)
     )
 
 
@@ -105,6 +105,8 @@ def _judge_name(llm: LLMResource) -> str:
 
 def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
     questions = _judged_questions(storage.warehouse, collection)
+    if not questions:
+        raise nothing_to_do(collection, "no insights to judge: `insights` produced none (see its failures).")
     judges = config.judges or [JudgeModel(name=_judge_name(llm))]
     rows: list[JudgeRow] = []
     failures: list[dict] = []
@@ -182,7 +184,7 @@ def _rounded(value):
 def method_report(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Mean scores per method (and judge) as a table and a bar chart, with example insights side
     by side; also written to data/reports/<collection>/method_report.md."""
-    return materialize_each(context, lambda collection: _method_report(storage, collection))
+    return materialize_each(context, storage, lambda collection: _method_report(storage, collection))
 
 
 def _method_report(storage: StorageResource, collection: str) -> CollectionReport:
@@ -193,9 +195,7 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
         for row in warehouse.rows("SELECT * FROM judge_scores WHERE collection = ?", [collection])
     ]
     if not rows:
-        raise dg.Failure(
-            description=f"{collection}: no judge scores to report; materialize `judge_scores` first"
-        )
+        raise nothing_to_do(collection, "no judge scores to report: `judge_scores` holds none.")
     examples = warehouse.rows(
         """WITH firsts AS (SELECT question_id, method, hook, body FROM insights
                            WHERE collection = ? AND insight_index = 0)

@@ -4,6 +4,7 @@ Each asset reads its inputs from the stores, calls the core, replaces its partit
 reports what it did (counts, reuse, timings) as metadata.
 """
 
+import functools
 import time
 from collections import Counter
 from pathlib import Path
@@ -14,8 +15,9 @@ from pydantic import Field
 from insight_assets.core import ingest
 from insight_assets.core.chunking import PROFILES, ChunkProfile
 from insight_assets.core.documents import ParsedDocument
-from insight_assets.core.pdf import PARSER_VERSION
+from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
+from insight_assets.core.text_quality import QualitySettings
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
 from insight_assets.defs.partitions import InvalidCollectionKey, collection_folder, collection_partitions
@@ -48,7 +50,7 @@ def _collection_folder(storage: StorageResource, collection: str) -> Path:
 @dg.asset(kinds={"pdf", "duckdb"}, code_version="1", **PARTITIONED)
 def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """The PDFs of a collection: one row per file with its sha256, size and page count."""
-    return materialize_each(context, lambda collection: _source_documents(storage, collection))
+    return materialize_each(context, storage, lambda collection: _source_documents(storage, collection))
 
 
 def _source_documents(storage: StorageResource, collection: str) -> CollectionReport:
@@ -56,6 +58,13 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     sources = ingest.scan_collection(folder)
     table = ingest.sources_table(collection, sources)
     storage.warehouse.replace_partition(collection, {"source_documents": table})
+    if not sources:
+        raise dg.Failure(
+            description=(
+                f"collection {collection!r}: no usable documents: the folder {folder.resolve()} has no PDF "
+                "files. Put PDFs in it (sub-folders are read too) and build again."
+            )
+        )
     rows = table.to_pylist()
     return CollectionReport(
         metadata={
@@ -73,6 +82,62 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     )
 
 
+class ParsingConfig(dg.Config):
+    """The text-quality gate's thresholds (``core/text_quality.py``). A file whose text layer is
+    garbled, or holds almost no text, is unusable; a few garbled pages are dropped with a warning.
+    The defaults leave a margin around every real paper of the test corpus."""
+
+    min_document_chars: int = Field(
+        default=QualitySettings.min_document_chars,
+        description="Fewer visible characters in the whole file: unusable (too little text).",
+    )
+    min_words_per_1000_chars: float = Field(
+        default=QualitySettings.min_words_per_1000_chars,
+        description="Fewer words per 1,000 characters: symbols and digits, not text (unusable).",
+    )
+    judge_page_chars: int = Field(
+        default=QualitySettings.judge_page_chars, description="Pages with fewer characters are not judged."
+    )
+    max_junk_share: float = Field(
+        default=QualitySettings.max_junk_share,
+        description="A page with a larger share of control characters, unmapped glyphs or stray symbols is garbled.",
+    )
+    min_judged_words: int = Field(
+        default=QualitySettings.min_judged_words,
+        description="Words a page (or file) needs before its share of real words counts.",
+    )
+    garbled_word_share: float = Field(
+        default=QualitySettings.garbled_word_share,
+        description="A page (or file) with a smaller share of real words (wordfreq's lists) is garbled.",
+    )
+    max_mean_token_chars: float = Field(
+        default=QualitySettings.max_mean_token_chars,
+        description="Longer tokens on average: the words of a page run together (garbled).",
+    )
+    max_garbled_page_share: float = Field(
+        default=QualitySettings.max_garbled_page_share,
+        description="This share of the pages with text garbled: the file is unusable (fewer: they are dropped).",
+    )
+    poor_word_share: float = Field(
+        default=QualitySettings.poor_word_share,
+        description="A file with a smaller share of real words reads like poor OCR: kept, with a warning.",
+    )
+    sparse_page_chars: int = Field(
+        default=QualitySettings.sparse_page_chars,
+        description="An image page with fewer characters of text counts as a scan with a stamp or header.",
+    )
+    max_sparse_image_page_share: float = Field(
+        default=QualitySettings.max_sparse_image_page_share,
+        description="This share of pages such scans: the file is unusable (run OCR).",
+    )
+
+    def quality(self) -> QualitySettings:
+        try:
+            return QualitySettings(**self.model_dump())
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid parsing config: {error}") from error
+
+
 @dg.asset(
     kinds={"pdf", "duckdb"},
     deps=[source_documents],
@@ -80,19 +145,27 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     check_specs=[dg.AssetCheckSpec("every_file_parsed", asset="parsed_documents")],
     **PARTITIONED,
 )
-def parsed_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+def parsed_documents(
+    context: dg.AssetExecutionContext, config: ParsingConfig, storage: StorageResource
+) -> dg.MaterializeResult:
     """Text per page in reading order, with title, abstract, sections and references.
 
-    A file that cannot be used becomes a problem row (file, kind, message); the rest goes on.
+    A file that cannot be used (broken, encrypted, scanned, a garbled or nearly empty text layer)
+    becomes a problem row (file, kind, message); the rest goes on. Each file's text-quality
+    measures and verdict are in the `text_quality` table.
     """
-    return materialize_each(context, lambda collection: _parsed_documents(context, storage, collection))
+    quality = config.quality()
+    return materialize_each(
+        context, storage, lambda collection: _parsed_documents(context, storage, collection, quality)
+    )
 
 
 def _parsed_documents(
-    context: dg.AssetExecutionContext, storage: StorageResource, collection: str
+    context: dg.AssetExecutionContext, storage: StorageResource, collection: str, quality: QualitySettings
 ) -> CollectionReport:
     folder = _collection_folder(storage, collection)
     warehouse = storage.warehouse
+    version = parser_version(quality)
     with warehouse.session() as db:
         sources = [
             ingest.SourceFile(row["file"], folder / row["file"], row["doc_id"], row["size_bytes"])
@@ -105,32 +178,54 @@ def _parsed_documents(
     parsed, seconds = 0, 0.0
     # Nothing to write when the stored rows already describe these very files: a no-change rerun
     # reads two small tables and stops.
-    if not _parse_is_current(sources, documents, problems):
-        outcome = ingest.parse_sources(sources, _reusable_parses(storage, collection, sources))
-        warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results))
+    if not _parse_is_current(sources, documents, problems, version):
+        outcome = ingest.parse_sources(
+            sources,
+            _reusable_parses(storage, collection, sources, version),
+            functools.partial(parse_pdf, quality=quality),
+        )
+        warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))
         parsed, seconds = outcome.parsed, outcome.seconds
         with warehouse.session() as db:
             documents, problems = _stored_parse(db, collection)
+    quality_rows = warehouse.rows(
+        """SELECT file, verdict, language, pages, chars, round(chars / greatest(pages, 1)) AS chars_per_page,
+                  round(junk_share, 3) AS junk_share, round(word_share, 3) AS word_share,
+                  round(words_per_1000_chars) AS words_per_1000_chars, round(mean_token_chars, 1) AS mean_token_chars,
+                  garbled_pages, poor_pages
+           FROM text_quality WHERE collection = ? ORDER BY file""",
+        [collection],
+    )
 
     errors = [problem for problem in problems if problem["severity"] == "error"]
     context.log.info(
         f"{collection}: parsed {parsed}, reused {len(sources) - parsed}, {len(errors)} unusable file(s)"
     )
+    problems_table = dg.MetadataValue.md(
+        markdown_table(problems, ["file", "kind", "severity", "message"], empty="No problems.")
+    )
+    quality_table = dg.MetadataValue.md(markdown_table(quality_rows, _QUALITY_COLUMNS, empty="No text."))
+    if not documents:
+        raise dg.Failure(
+            description=f"collection {collection!r}: {_no_usable_documents(sources, errors)}",
+            metadata={"problems": problems_table, "text_quality": quality_table},
+        )
     kinds_by_file: dict[str, list[str]] = {}
     for problem in problems:
         kinds_by_file.setdefault(problem["file"], []).append(f"{problem['kind']}:{problem['severity']}")
+    verdicts = Counter(row["verdict"] for row in quality_rows)
     return CollectionReport(
         metadata={
             "dagster/row_count": len(documents),
             "documents_parsed": parsed,
             "documents_reused": len(sources) - parsed,
             "files_with_errors": len(errors),
+            "documents_degraded": verdicts["degraded"],
             "pages": sum(row["pages"] for row in documents),
             "characters": sum(row["characters"] for row in documents),
             "parse_seconds": round(seconds, 3),
-            "problems": dg.MetadataValue.md(
-                markdown_table(problems, ["file", "kind", "severity", "message"], empty="No problems.")
-            ),
+            "problems": problems_table,
+            "text_quality": quality_table,
             "preview": dg.MetadataValue.md(
                 markdown_table(
                     documents,
@@ -153,9 +248,37 @@ def _parsed_documents(
             )
         ],
         data_version=ingest.fingerprint(
-            [PARSER_VERSION]
-            + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
+            [version] + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
         ),
+    )
+
+
+_QUALITY_COLUMNS = [
+    "file",
+    "verdict",
+    "language",
+    "pages",
+    "chars_per_page",
+    "junk_share",
+    "word_share",
+    "words_per_1000_chars",
+    "mean_token_chars",
+    "garbled_pages",
+    "poor_pages",
+]
+
+
+def _no_usable_documents(sources: list[ingest.SourceFile], errors: list[dict]) -> str:
+    """One sentence for a collection none of whose files can be used."""
+    if not sources:
+        return "no usable documents: `source_documents` lists no PDF files; add PDFs to the folder and build again."
+    by_kind: dict[str, list[str]] = {}
+    for error in errors:
+        by_kind.setdefault(error["kind"], []).append(error["file"])
+    reasons = "; ".join(f"{kind}: {', '.join(files)}" for kind, files in sorted(by_kind.items()))
+    return (
+        f"no usable documents: {len(sources)} file{'s' if len(sources) != 1 else ''}, none usable ({reasons}). "
+        "Each file's reason and what to do are in this step's `problems` metadata."
     )
 
 
@@ -176,9 +299,11 @@ def _stored_parse(db: WarehouseSession, collection: str) -> tuple[list[dict], li
     return documents, problems
 
 
-def _parse_is_current(sources: list[ingest.SourceFile], documents: list[dict], problems: list[dict]) -> bool:
+def _parse_is_current(
+    sources: list[ingest.SourceFile], documents: list[dict], problems: list[dict], version: str
+) -> bool:
     """Whether the stored rows are this parser's results for exactly these files."""
-    if any(row["parser_version"] != PARSER_VERSION for row in documents + problems):
+    if any(row["parser_version"] != version for row in documents + problems):
         return False
     stored = {(row["file"], row["doc_id"]) for row in documents}
     stored |= {(row["file"], row["doc_id"]) for row in problems if row["severity"] == "error"}
@@ -188,9 +313,9 @@ def _parse_is_current(sources: list[ingest.SourceFile], documents: list[dict], p
 
 
 def _reusable_parses(
-    storage: StorageResource, collection: str, sources: list[ingest.SourceFile]
+    storage: StorageResource, collection: str, sources: list[ingest.SourceFile], version: str
 ) -> dict[str, ingest.ParseResult]:
-    """Earlier parses of the same bytes by the same parser version, from any collection."""
+    """Earlier parses of the same bytes by the same parser and thresholds, from any collection."""
     doc_ids = [source.doc_id for source in sources]
     if not doc_ids:
         return {}
@@ -198,7 +323,7 @@ def _reusable_parses(
     picked = """
         SELECT doc_id, arg_min(collection, collection <> ?) AS collection
         FROM parsed_documents WHERE parser_version = ? AND list_contains(?, doc_id) GROUP BY doc_id"""
-    params = [collection, PARSER_VERSION, doc_ids]
+    params = [collection, version, doc_ids]
     with storage.warehouse.session() as db:
         documents = db.rows(
             f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params
@@ -209,9 +334,13 @@ def _reusable_parses(
         )
         problems = db.rows(
             "SELECT * FROM parse_problems WHERE parser_version = ? AND list_contains(?, doc_id)",
-            [PARSER_VERSION, doc_ids],
+            [version, doc_ids],
         )
-    return ingest.results_from_rows(sources, documents, pages, problems)
+        quality = db.rows(
+            "SELECT * FROM text_quality WHERE parser_version = ? AND list_contains(?, doc_id)",
+            [version, doc_ids],
+        )
+    return ingest.results_from_rows(sources, documents, pages, problems, quality)
 
 
 def load_documents(storage: StorageResource, collection: str) -> list[ParsedDocument]:
@@ -262,7 +391,7 @@ def chunks(
 ) -> dg.MaterializeResult:
     """Sentence-aware chunks per profile, with stable ids, page spans, offsets and token counts."""
     profiles = config.chunk_profiles()
-    return materialize_each(context, lambda collection: _chunks(storage, collection, profiles))
+    return materialize_each(context, storage, lambda collection: _chunks(storage, collection, profiles))
 
 
 def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfile]) -> CollectionReport:
@@ -273,9 +402,9 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
     # Chunks are a function of the parsed documents, the profiles and the chunking code: when all
     # three match what the stored chunks were made from, there is nothing to redo.
     key = ingest.fingerprint(
-        [ingest.CHUNKING_VERSION, PARSER_VERSION]
+        [ingest.CHUNKING_VERSION]
         + [f"{p.name}:{p.target_tokens}/{p.overlap_tokens}" for p in profiles]
-        + [row["doc_id"] for row in documents]
+        + [f"{row['doc_id']}:{row['parser_version']}" for row in documents]
     )
     seconds = 0.0
     if [row["chunking_key"] for row in stored_key] != [key]:
@@ -388,7 +517,7 @@ def chunk_embeddings(
     from the configured embedder yet), and insightgen chunks are pooled from the xsum vectors they cover.
     """
     return materialize_each(
-        context, lambda collection: _chunk_embeddings(context, storage, embedder, collection)
+        context, storage, lambda collection: _chunk_embeddings(context, storage, embedder, collection)
     )
 
 

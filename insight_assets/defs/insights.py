@@ -14,7 +14,7 @@ from insight_assets.core.methods.insightgen import DIRECT_INSIGHTS, GENERATE_INS
 from insight_assets.core.selection import SelectionSettings
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.curation import generated_answers
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     ModelCallConfig,
@@ -93,7 +93,7 @@ def insights(
     if unknown or not config.methods:
         raise dg.Failure(description=f"Unknown or no methods {unknown}; choose from {', '.join(METHODS)}.")
     return materialize_each(
-        context, lambda collection: _insights(context, config, storage, llm, embedder, collection)
+        context, storage, lambda collection: _insights(context, config, storage, llm, embedder, collection)
     )
 
 
@@ -103,8 +103,10 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     try:
         index, cluster_index = load_theme_index(warehouse, storage.vectors, collection, model.variant)
     except IndexMissing as error:
-        raise dg.Failure(description=f"{collection}: {error}") from error
+        raise nothing_to_do(collection, str(error)) from error
     pairs = load_pairs(warehouse, collection, config.max_questions)
+    if not pairs:
+        raise nothing_to_do(collection, "no question-answer pairs to find insights for: `generated_answers` kept none.")
     contexts = method_contexts.build_contexts(
         pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
     )

@@ -9,6 +9,7 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core.markdown import markdown_table as core_markdown_table
+from insight_assets.defs.resources import StorageResource
 
 MAX_PREVIEW_ROWS = 50
 
@@ -16,6 +17,12 @@ MAX_PREVIEW_ROWS = 50
 def markdown_table(rows: Sequence[dict], columns: Sequence[str], *, empty: str = "No rows.") -> str:
     """A markdown table of ``rows`` (first ``MAX_PREVIEW_ROWS``), or ``empty`` when there are none."""
     return core_markdown_table(rows, columns, empty=empty, max_rows=MAX_PREVIEW_ROWS)
+
+
+def nothing_to_do(collection: str, what: str) -> dg.Failure:
+    """The failure of a step that found no input: it says what is missing rather than reporting an
+    empty success. Raise it: ``raise nothing_to_do(collection, "no question-answer pairs ...")``."""
+    return dg.Failure(description=f"collection {collection!r}: {what}")
 
 
 @dataclass
@@ -28,15 +35,39 @@ class CollectionReport:
 
 
 def materialize_each(
-    context: dg.AssetExecutionContext, build: Callable[[str], CollectionReport]
+    context: dg.AssetExecutionContext, storage: StorageResource, build: Callable[[str], CollectionReport]
 ) -> dg.MaterializeResult:
     """Build every collection of the run's partitions and report them as one materialization.
+
+    Before a collection is built, every upstream asset must have been built for it: a step whose
+    upstream partition was never materialized fails at once, naming it, instead of reading empty
+    tables and reporting an empty success. Each collection built is recorded for the steps after.
 
     A run usually holds one collection. A single-run backfill (``dagster asset materialize
     --partition-range a...c``, or the UI) holds several: counters are summed, each collection gets
     a row in a ``collections`` table, and a check passes only if it passed everywhere.
     """
-    reports = {key: build(key) for key in context.partition_keys}
+    asset = context.asset_key.to_user_string()
+    upstream = sorted(key.to_user_string() for key in context.assets_def.dependency_keys)
+    reports = {}
+    for collection in context.partition_keys:
+        missing = storage.warehouse.unbuilt(collection, upstream)
+        if missing:
+            raise dg.Failure(
+                description=(
+                    f"collection {collection!r}: {', '.join(f'`{name}`' for name in missing)} "
+                    f"{'has' if len(missing) == 1 else 'have'} not been built; materialize "
+                    f"{'it' if len(missing) == 1 else 'them'} (or the whole collection) first."
+                )
+            )
+        report = reports[collection] = build(collection)
+        storage.warehouse.record_build(
+            collection,
+            asset,
+            rows=report.metadata.get("dagster/row_count"),
+            data_version=report.data_version,
+            run_id=context.run_id,
+        )
     if len(reports) == 1:
         (report,) = reports.values()
         return dg.MaterializeResult(

@@ -11,7 +11,7 @@ from insight_assets.core.clustering import CLUSTER_COUNT_RULES, METHODS, ThemeGr
 from insight_assets.core.graph_plot import render_theme_graph_png
 from insight_assets.core.index import IndexMissing, load_index
 from insight_assets.defs.ingestion import chunk_embeddings
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -65,7 +65,7 @@ def theme_graph(
     cosine distance between its two centroids. Each cluster is labelled by its top keyphrases.
     """
     settings = config.settings()
-    return materialize_each(context, lambda collection: _theme_graph(storage, embedder, settings, collection))
+    return materialize_each(context, storage, lambda collection: _theme_graph(storage, embedder, settings, collection))
 
 
 def _theme_graph(
@@ -74,7 +74,7 @@ def _theme_graph(
     try:
         index = load_index(storage.warehouse, storage.vectors, collection, embedder.get_embedder().variant)
     except IndexMissing as error:
-        raise dg.Failure(description=str(error)) from error
+        raise nothing_to_do(collection, f"nothing to cluster: {error}") from error
     started = time.perf_counter()
     graph = build_theme_graph(
         [chunk.chunk_id for chunk in index.chunks],

@@ -22,17 +22,20 @@ from hypothesis import strategies as st
 
 from insight_assets.core.documents import ParseResult
 from insight_assets.core.pdf import (
+    DEFAULT_QUALITY,
     clean_page_text,
     count_pages,
     join_hyphenated_lines,
     parse_pdf,
     repair_ligatures,
 )
+from insight_assets.core.text_quality import USABLE
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("INSIGHT_ASSETS_CORPUS") or REPO.parent / "shared" / "corpus")
 SPECTER = REPO / "data" / "collections" / "scholarly-docs" / "2020.acl-main.207_specter.pdf"
 HUGE = "bad/huge-page-count_619-pages_unstructured-DA.pdf"
+QUALITY_WARNINGS = {"garbled_pages", "poor_text"}
 LIGATURE_CHARS = "\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06"
 
 needs_corpus = pytest.mark.skipif(
@@ -191,6 +194,11 @@ def test_corpus_papers_parse_with_structure() -> None:
     for row, result in results:
         document = result.document
         assert document is not None and not errors(result), (row["path"], result.problems)
+        # No real paper is rejected or flagged by the text-quality gate, with room to spare.
+        quality = result.quality
+        assert quality.verdict == USABLE and not warnings(result) & QUALITY_WARNINGS, row["path"]
+        assert quality.word_share >= DEFAULT_QUALITY.poor_word_share + 0.05, row["path"]
+        assert quality.junk_share <= DEFAULT_QUALITY.max_junk_share / 10, row["path"]
         assert document.page_count == int(row["pages"])
         assert not any(ch in document.text for ch in LIGATURE_CHARS), row["path"]
         ours, theirs = key(document.title), key(row["title"])
