@@ -7,6 +7,8 @@ Runs go through the same Dagster instance as ``dagster dev`` (``DAGSTER_HOME``, 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 import warnings
@@ -15,15 +17,58 @@ from pathlib import Path
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+# Console-log records left out of the terminal: stack traces, and the steps skipped because an
+# earlier one failed. The failed step's own message is printed after the run instead.
+_UNSHOWN_RECORDS = ("Stack Trace:", ". Not executing.")
 
 
 def _instance():
     import dagster as dg
 
     if not os.environ.get("DAGSTER_HOME"):
-        DEFAULT_DAGSTER_HOME.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME.resolve())
+    home = Path(os.environ["DAGSTER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    # As ./run does: runs stay on this machine, no usage statistics are sent (edit to opt in).
+    if not (home / "dagster.yaml").exists():
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     return dg.DagsterInstance.get()
+
+
+class _FailuresInBrief(io.TextIOBase):
+    """Standard error for a run's console log, without stack traces and skipped-step notices.
+
+    Dagster logs a failed step with its stack trace, then one error per step it skips. Here the
+    failed step's message, printed after the run, says what went wrong and what to do; the full log
+    (traces included) stays in the run's log in the UI. The console logger writes each record in one
+    call, so a record is kept or dropped whole.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if not any(marker in text for marker in _UNSHOWN_RECORDS):
+            self.stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def failure_reasons(result) -> list[str]:
+    """Why each failed step of a run failed: a ``dg.Failure``'s description, else the error's message."""
+    reasons = []
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        data = event.step_failure_data
+        if data.user_failure_data is not None and data.user_failure_data.description:
+            reason = data.user_failure_data.description
+        else:
+            reason = f"{data.error.cls_name}: {data.error.message.strip()}" if data.error else "unknown error"
+        reasons.append(f"{event.step_key}: {reason}")
+    return reasons
 
 
 def _storage():
@@ -61,15 +106,15 @@ def build(collections: list[str], *, every: bool) -> int:
     failed = []
     for name in collections:
         print(f"Building collection {name!r} ...", flush=True)
-        result = job.execute_in_process(
-            instance=instance, partition_key=name, raise_on_error=False, run_config=QUIET_RUN_CONFIG
-        )
+        with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
+            result = job.execute_in_process(
+                instance=instance, partition_key=name, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+            )
         if not result.success:
             failed.append(name)
-            print(
-                f"  run {result.run_id} failed; see `dagster dev` -> Runs for the step that failed.",
-                file=sys.stderr,
-            )
+            for reason in failure_reasons(result):
+                print(f"  {reason}", file=sys.stderr)
+            print(f"  (the run's full log: run {result.run_id} in the UI, ./run ui -> Runs)", file=sys.stderr)
     print()
     print(summary(storage, collections))
     if failed:
@@ -262,7 +307,10 @@ def ask(collection: str, question: str, answer: str | None) -> int:
             storage.warehouse, storage.vectors, collection, embedder.variant
         )
     except IndexMissing as error:
-        print(f"{error} (insight-assets build --collection {collection} builds everything).", file=sys.stderr)
+        print(
+            f"collection {collection!r}: {error} (insight-assets build --collection {collection} builds everything).",
+            file=sys.stderr,
+        )
         return 1
     with _environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
         try:
