@@ -5,7 +5,8 @@ gets it in the shape of the API it called, so the real SDKs parse it. Every requ
 with its headers, and the server counts how many were being answered at once.
 
 Embedding requests (OpenAI ``/embeddings``, Gemini ``:batchEmbedContents``) are answered with
-vectors derived from each input text (see ``fake_vector``) unless a ``Failure`` is queued.
+vectors derived from each input text (see ``fake_vector``) unless a ``Failure`` is queued, or a
+``poison_embeddings`` marker occurs in one of their texts: such a request fails every time.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def fake_vector(text: str) -> list[float]:
 
 
 def _embedding_body(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    texts = _embedding_texts(api, body)
     if api == "openai-embeddings":
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         # Out of order on purpose: clients must place vectors by "index".
         data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]
         return {
@@ -69,8 +70,13 @@ def _embedding_body(api: str, body: dict[str, Any]) -> dict[str, Any]:
             "model": body.get("model"),
             "usage": {"prompt_tokens": 1, "total_tokens": 1},
         }
-    texts = [request["content"]["parts"][0]["text"] for request in body["requests"]]
     return {"embeddings": [{"values": fake_vector(text)} for text in texts]}
+
+
+def _embedding_texts(api: str, body: dict[str, Any]) -> list[str]:
+    if api == "openai-embeddings":
+        return body["input"] if isinstance(body["input"], list) else [body["input"]]
+    return [request["content"]["parts"][0]["text"] for request in body["requests"]]
 
 
 def _api_of(path: str) -> str | None:
@@ -151,6 +157,8 @@ class FakeModelServer:
         # When set, answers every request the script does not: a "model" computed from the request.
         self.responder: Callable[[Received], Reply | Failure] | None = None
         self.requests: list[Received] = []
+        # Embedding requests with a text containing one of these markers get the failure, always.
+        self.poisoned: dict[str, Failure] = {}
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -167,6 +175,12 @@ class FakeModelServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
+    def poison_embeddings(self, marker: str, failure: Failure) -> None:
+        """Fail every embedding request one of whose texts contains ``marker`` (a persistent error
+        for some inputs, which no retry outlasts)."""
+        with self._lock:
+            self.poisoned[marker] = failure
+
     def queue(self, *items: Reply | Failure) -> None:
         with self._lock:
             self.script.extend(items)
@@ -182,6 +196,11 @@ class FakeModelServer:
 
     def _next(self, request: Received) -> Reply | Failure:
         with self._lock:
+            if request.api.endswith("-embeddings"):
+                texts = _embedding_texts(request.api, request.body)
+                for marker, failure in self.poisoned.items():
+                    if any(marker in text for text in texts):
+                        return failure
             if self.script:
                 return self.script.popleft()
         return self.responder(request) if self.responder is not None else self.default

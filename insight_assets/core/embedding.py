@@ -29,6 +29,15 @@ class EmbeddingError(RuntimeError):
     """An embedder could not be created or could not embed; the message says what to fix."""
 
 
+@dataclass
+class PartialEmbedding:
+    """Vectors for some texts: ``vectors[i]`` is None where text ``i``'s batch failed, and
+    ``errors[i]`` says why."""
+
+    vectors: list[np.ndarray | None]
+    errors: dict[int, str]
+
+
 class Embedder(Protocol):
     variant: str
     dimension: int
@@ -36,6 +45,18 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into an ``(len(texts), dimension)`` array of unit vectors."""
         ...
+
+    def embed_partial(self, texts: Sequence[str]) -> PartialEmbedding:
+        """Embed ``texts``, recording a batch that fails instead of raising (a hosted service's
+        persistent error); errors that would fail every batch alike (a refused key) still raise."""
+        ...
+
+
+class _AlwaysWhole:
+    """``embed_partial`` for embedders that embed everything or raise (the local models)."""
+
+    def embed_partial(self, texts: Sequence[str]) -> PartialEmbedding:
+        return PartialEmbedding(list(self.embed(texts)), {})
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -63,7 +84,7 @@ def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-class LocalEmbedder:
+class LocalEmbedder(_AlwaysWhole):
     """all-MiniLM-L6-v2 from its wheel, with long texts embedded whole.
 
     The model reads at most 256 word pieces. A text longer than one window (``WINDOW``: 150 tokens)
@@ -165,8 +186,18 @@ class LocalEmbedder:
         return normalize_rows(pooled)
 
 
+class BatchFailed(EmbeddingError):
+    """One batch failed after the SDK's retries; other batches may still succeed."""
+
+
 class _HostedEmbedder:
-    """What hosted embedders share: batching, and unit vectors whatever the service returns."""
+    """What hosted embedders share: batching, unit vectors whatever the service returns, and a
+    batch that fails on its own recorded rather than losing the others.
+
+    ``_embed_batch`` raises ``BatchFailed`` for an error of that batch (a 5xx or 429 the SDK's
+    retries did not outlast, a timeout, an input the service refuses) and ``EmbeddingError`` for one
+    that would fail every batch (a refused key, an unknown model).
+    """
 
     batch_size: int
     dimension: int
@@ -175,12 +206,24 @@ class _HostedEmbedder:
         raise NotImplementedError
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = []
+        outcome = self.embed_partial(texts)
+        if outcome.errors:
+            raise EmbeddingError(next(iter(outcome.errors.values())))
+        return np.stack(outcome.vectors) if texts else np.zeros((0, self.dimension), np.float32)
+
+    def embed_partial(self, texts: Sequence[str]) -> PartialEmbedding:
+        vectors: list[np.ndarray | None] = [None] * len(texts)
+        errors: dict[int, str] = {}
         for start in range(0, len(texts), self.batch_size):
-            rows.extend(self._embed_batch(list(texts[start : start + self.batch_size])))
-        vectors = normalize_rows(np.asarray(rows)) if rows else np.zeros((0, self.dimension), np.float32)
-        self.dimension = vectors.shape[1] if len(vectors) else self.dimension
-        return vectors
+            batch = list(texts[start : start + self.batch_size])
+            try:
+                rows = normalize_rows(np.asarray(self._embed_batch(batch)))
+            except BatchFailed as error:
+                errors.update(dict.fromkeys(range(start, start + len(batch)), str(error)))
+                continue
+            self.dimension = rows.shape[1]
+            vectors[start : start + len(batch)] = list(rows)
+        return PartialEmbedding(vectors, errors)
 
 
 @dataclass
@@ -210,11 +253,13 @@ class OpenAIEmbedder(_HostedEmbedder):
 
         try:
             response = self._client.embeddings.create(model=self.model, input=texts)
-        except openai.APIError as error:
+        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as error:
             raise EmbeddingError(
                 f"The {self.variant} embedder failed: {error.message}. Check the model name, base_url and "
                 "the API key's environment variable."
             ) from None
+        except openai.APIError as error:
+            raise BatchFailed(f"The {self.variant} embedder failed: {error.message}") from None
         return [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
 
 
@@ -242,14 +287,17 @@ class GeminiEmbedder(_HostedEmbedder):
         try:
             response = self._client.models.embed_content(model=self.model, contents=texts)
         except errors.APIError as error:
-            raise EmbeddingError(
-                f"The {self.variant} embedder failed ({error.code}): {error.message}. Check the model name "
-                "and the API key's environment variable."
-            ) from None
+            message = f"The {self.variant} embedder failed ({error.code}): {error.message}"
+            # Gemini answers a wrong key with 400 "API key not valid".
+            if error.code in (401, 403, 404) or "api key" in str(error.message).lower():
+                raise EmbeddingError(
+                    f"{message}. Check the model name and the API key's environment variable."
+                ) from None
+            raise BatchFailed(message) from None
         return [embedding.values for embedding in response.embeddings]
 
 
-class HashingEmbedder:
+class HashingEmbedder(_AlwaysWhole):
     """Bag-of-words feature hashing: deterministic, instant, and lexical rather than semantic.
 
     For tests and smoke runs where loading a neural model is not worth the seconds; texts sharing

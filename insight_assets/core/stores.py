@@ -48,6 +48,10 @@ SCHEMA = {
         collection VARCHAR, profile VARCHAR, chunk_id VARCHAR, doc_id VARCHAR, chunk_index INTEGER,
         text VARCHAR, char_start BIGINT, char_end BIGINT, page_start INTEGER, page_end INTEGER,
         token_count INTEGER, text_sha VARCHAR""",
+    # Chunks left without a vector because their embedding batch failed; the next run retries them.
+    "embedding_errors": """
+        collection VARCHAR, variant VARCHAR, profile VARCHAR, chunk_id VARCHAR, doc_id VARCHAR,
+        text_sha VARCHAR, error VARCHAR""",
     # What a collection's chunks were made from (documents, profiles, code), so reruns can skip.
     "chunk_runs": """
         collection VARCHAR, chunking_key VARCHAR""",

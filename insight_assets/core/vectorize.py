@@ -36,6 +36,9 @@ class VectorOutcome:
     words_embedded: int = 0
     seconds: float = 0.0
     per_profile: dict[str, int] = field(default_factory=dict)
+    # Chunks left without a vector because their batch failed (profile, chunk_id, doc_id, text_sha,
+    # error): not in ``table``, so the next run embeds exactly these again.
+    failures: list[dict] = field(default_factory=list)
 
     @property
     def words_per_second(self) -> float:
@@ -105,34 +108,72 @@ def vectorize_chunks(
         if position not in plans and row["text_sha"] not in known:
             pending.setdefault(row["text_sha"], row["text"])
     started = time.perf_counter()
+    errors: dict[str, str] = {}  # text sha -> why its batch failed
     if pending:
-        known.update(zip(pending, embedder.embed(list(pending.values()))))
+        outcome = embedder.embed_partial(list(pending.values()))
+        for index, (sha, vector) in enumerate(zip(pending, outcome.vectors, strict=True)):
+            if vector is None:
+                errors[sha] = outcome.errors[index]
+            else:
+                known[sha] = vector
     seconds = time.perf_counter() - started
+
+    # A chunk whose text failed has no vector, and neither has a coarse chunk pooled from one.
+    failed: dict[int, str] = {
+        position: errors[row["text_sha"]]
+        for position, row in enumerate(chunk_rows)
+        if position not in plans and row["text_sha"] in errors
+    }
+    for position, plan in plans.items():
+        lost = next((source for source, _ in plan if source in failed), None)
+        if lost is not None:
+            failed[position] = (
+                f"pooled from {pool_from} chunk {chunk_rows[lost]['chunk_id']}, which failed: {failed[lost]}"
+            )
 
     dimension = len(next(iter(known.values()))) if known else embedder.dimension
     matrix = np.zeros((len(chunk_rows), dimension), dtype=np.float32)
     for position, row in enumerate(chunk_rows):
-        if position not in plans:
+        if position not in plans and position not in failed:
             matrix[position] = known[row["text_sha"]]
-    for position, plan in plans.items():
-        sources, weights = zip(*plan)
+    pooled = [position for position in plans if position not in failed]
+    for position in pooled:
+        sources, weights = zip(*plans[position])
         matrix[position] = np.asarray(weights, dtype=np.float32) @ matrix[list(sources)]
-    if plans:
-        pooled_rows = list(plans)
-        matrix[pooled_rows] = normalize_rows(matrix[pooled_rows])
+    if pooled:
+        matrix[pooled] = normalize_rows(matrix[pooled])
 
     per_profile: dict[str, int] = {}
     for row in chunk_rows:
         per_profile[row["profile"]] = per_profile.get(row["profile"], 0) + 1
     direct = [row for position, row in enumerate(chunk_rows) if position not in plans]
+    stored = [position for position in range(len(chunk_rows)) if position not in failed]
+    pooled_set = set(pooled)
     return VectorOutcome(
-        table=_vector_table(collection, chunk_rows, embedder.variant, matrix, plans, pool_from or ""),
-        embedded=len(pending),
+        table=_vector_table(
+            collection,
+            [chunk_rows[position] for position in stored],
+            embedder.variant,
+            matrix[stored],
+            {row for row, position in enumerate(stored) if position in pooled_set},
+            pool_from or "",
+        ),
+        embedded=len(pending) - len(errors),
         reused=sum(1 for row in direct if row["text_sha"] not in pending),
-        pooled=len(plans),
-        words_embedded=sum(len(text.split()) for text in pending.values()),
+        pooled=len(pooled),
+        words_embedded=sum(len(text.split()) for sha, text in pending.items() if sha not in errors),
         seconds=seconds,
         per_profile=per_profile,
+        failures=[
+            {
+                "profile": chunk_rows[position]["profile"],
+                "chunk_id": chunk_rows[position]["chunk_id"],
+                "doc_id": chunk_rows[position]["doc_id"],
+                "text_sha": chunk_rows[position]["text_sha"],
+                "error": reason,
+            }
+            for position, reason in sorted(failed.items())
+        ],
     )
 
 
@@ -160,9 +201,10 @@ def _vector_table(
     chunk_rows: Sequence[dict],
     variant: str,
     matrix: np.ndarray,
-    plans: dict[int, list],
+    pooled: set[int],
     pool_from: str,
 ) -> pa.Table:
+    """The LanceDB rows: ``matrix[i]`` is ``chunk_rows[i]``'s vector, pooled when ``i in pooled``."""
     count = len(chunk_rows)
     return pa.table(
         {
@@ -173,7 +215,7 @@ def _vector_table(
             "text_sha": pa.array([row["text_sha"] for row in chunk_rows], pa.string()),
             "variant": pa.array([variant] * count, pa.string()),
             # Which profile's vectors a row was pooled from; empty when the model read its text.
-            "pooled_from": pa.array([pool_from if i in plans else "" for i in range(count)], pa.string()),
+            "pooled_from": pa.array([pool_from if i in pooled else "" for i in range(count)], pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(
                 pa.array(matrix.reshape(-1), pa.float32()), max(matrix.shape[1], 1)
             ),

@@ -10,16 +10,18 @@ from collections import Counter
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import ingest
 from insight_assets.core.chunking import PROFILES, ChunkProfile
 from insight_assets.core.documents import ParsedDocument
+from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.core.vectorize import vectorize_chunks
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.partitions import InvalidCollectionKey, collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -481,6 +483,12 @@ def _chunk_preview(
 
 
 _VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
+_EMBEDDING_ERRORS = pa.schema(
+    [
+        (name, pa.string())
+        for name in ("collection", "variant", "profile", "chunk_id", "doc_id", "text_sha", "error")
+    ]
+)
 
 
 def _same_rows(existing, table) -> bool:
@@ -529,10 +537,32 @@ def _chunk_embeddings(
         "WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
         [collection],
     )
+    if not chunk_rows:
+        raise nothing_to_do(collection, "nothing to embed: `chunks` holds no chunks.")
     model = embedder.get_embedder()
     vectors = storage.vectors
     existing = vectors.read(collection)
-    outcome = vectorize_chunks(collection, chunk_rows, model, existing)
+    try:
+        outcome = vectorize_chunks(collection, chunk_rows, model, existing)
+    except EmbeddingError as error:  # a refused key, an unknown model: every batch would fail
+        raise nothing_to_do(collection, f"no chunk could be embedded: {error}") from error
+    # A batch that failed after the SDK's retries leaves its chunks without vectors: they are error
+    # rows now, and the next run embeds exactly them again.
+    storage.warehouse.replace_partition(
+        collection,
+        {
+            "embedding_errors": pa.Table.from_pylist(
+                [{"collection": collection, "variant": model.variant, **row} for row in outcome.failures],
+                schema=_EMBEDDING_ERRORS,
+            )
+        },
+    )
+    if outcome.failures and not outcome.table.num_rows:
+        raise nothing_to_do(
+            collection,
+            f"no chunk could be embedded: all {len(outcome.failures)} failed ({outcome.failures[0]['error']}). "
+            "Rerun when the embedding service answers.",
+        )
     # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
     stored = existing
     if outcome.embedded or not _same_rows(existing, outcome.table):
@@ -546,6 +576,7 @@ def _chunk_embeddings(
     missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
     context.log.info(
         f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
+        + (f", {len(outcome.failures)} failed" if outcome.failures else "")
     )
     return CollectionReport(
         metadata={
@@ -553,18 +584,23 @@ def _chunk_embeddings(
             "chunks_embedded": outcome.embedded,
             "chunks_reused": outcome.reused,
             "chunks_pooled": outcome.pooled,
+            "chunks_failed": len(outcome.failures),
             "words_embedded": outcome.words_embedded,
             "embed_seconds": round(outcome.seconds, 3),
             "words_per_second": round(outcome.words_per_second, 1),
             "variant": model.variant,
             "table": vectors.table_name(collection),
             **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},
+            "failures": dg.MetadataValue.md(
+                markdown_table(outcome.failures, ["profile", "chunk_id", "error"], empty="None.")
+            ),
         },
         checks=[
             dg.AssetCheckResult(
                 check_name="embedding_per_chunk",
                 passed=missing == 0,
-                metadata={"chunks_without_vector": missing},
+                metadata={"chunks_without_vector": missing, "chunks_failed": len(outcome.failures)},
+                description="Every chunk has a vector; a chunk whose batch failed is in `embedding_errors`.",
             )
         ],
         data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),

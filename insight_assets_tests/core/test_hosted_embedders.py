@@ -75,3 +75,27 @@ def test_a_wrong_gemini_key_fails_with_a_clear_message(server):
     embedder = GeminiEmbedder(model="gemini-embedding-001", api_key="wrong", base_url=server.url)
     with pytest.raises(EmbeddingError, match=r"failed \(400\): API key not valid"):
         embedder.embed(TEXTS[:1])
+
+
+def test_a_batch_that_keeps_failing_is_recorded_and_the_others_are_embedded(server):
+    server.poison_embeddings("number 2", Failure(500, "model crashed", headers={"retry-after-ms": "1"}))
+    embedder = OpenAIEmbedder(model="m", api_key="k", base_url=f"{server.url}/v1", batch_size=2, max_retries=2)
+    outcome = embedder.embed_partial(TEXTS)
+    # Batches [0, 1], [2, 3], [4]: the second holds "number 2" and fails on every retry.
+    assert sorted(outcome.errors) == [2, 3]
+    assert all("model crashed" in reason for reason in outcome.errors.values())
+    assert outcome.vectors[2] is None and outcome.vectors[3] is None
+    kept = [0, 1, 4]
+    assert np.allclose(np.stack([outcome.vectors[i] for i in kept]), expected([TEXTS[i] for i in kept]), atol=1e-6)
+    poisoned = [r for r in server.requests if "number 2" in " ".join(r.body["input"])]
+    assert len(poisoned) == 3  # the first try and two retries
+    with pytest.raises(EmbeddingError, match="model crashed"):
+        embedder.embed(TEXTS)  # the all-or-nothing call still raises
+
+
+def test_a_refused_key_fails_the_whole_call_at_once(server):
+    server.queue(Failure(401, "Incorrect API key provided"))
+    embedder = OpenAIEmbedder(model="m", api_key="wrong", base_url=f"{server.url}/v1", batch_size=2)
+    with pytest.raises(EmbeddingError, match="Incorrect API key.*API key's environment variable"):
+        embedder.embed_partial(TEXTS)
+    assert len(server.requests) == 1  # no further batch was tried

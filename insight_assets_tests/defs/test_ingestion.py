@@ -215,3 +215,68 @@ def test_a_vector_table_read_back_in_another_order_counts_as_unchanged():
     written = pa.Table.from_pylist(rows)
     assert _same_rows(pa.Table.from_pylist(rows[::-1]), written)
     assert not _same_rows(pa.Table.from_pylist([rows[0], {**rows[1], "text_sha": "3"}]), written)
+
+
+def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retries_only_them(
+    instance, storage, hashing_embedder
+):
+    from insight_assets_tests.fake_model_server import Failure, FakeModelServer, Reply
+
+    server = FakeModelServer().start()
+    server.default = Reply("")  # every embedding request is answered from its own texts
+    # Every batch holding a passage about hard negatives gets a 500 on each try (quick retries).
+    server.poison_embeddings("hard negative", Failure(500, "model crashed", headers={"retry-after-ms": "1"}))
+    embedder = EmbedderResource(
+        provider="openai-compatible", model="nomic-embed-text", base_url=f"{server.url}/v1", batch_size=8
+    )
+    try:
+        add_collection(storage, "flaky", DEMO_PDFS[:1])
+        first = materialize_collection(instance, storage, embedder, "flaky")
+        failed_batches = [r.body["input"] for r in server.requests if any("hard negative" in t for t in r.body["input"])]
+        failed_texts = {text for batch in failed_batches for text in batch}
+
+        assert first.success
+        report = metadata(first, "chunk_embeddings")
+        errors = storage.warehouse.rows(
+            "SELECT profile, chunk_id, text_sha, error FROM embedding_errors WHERE collection = 'flaky'"
+        )
+        chunks = storage.warehouse.rows("SELECT profile, chunk_id, text FROM chunks WHERE collection = 'flaky'")
+        xsum_failed = {row["chunk_id"] for row in chunks if row["profile"] == "xsum" and row["text"] in failed_texts}
+        assert {row["chunk_id"] for row in errors if row["profile"] == "xsum"} == xsum_failed
+        assert all("model crashed" in row["error"] for row in errors)
+        # An insightgen chunk pooled from a failed xsum chunk has no vector either, and says why.
+        assert all(row["error"].startswith("pooled from xsum chunk") for row in errors if row["profile"] == "insightgen")
+        assert report["chunks_failed"] == len(errors) > 0
+        # Everything else is embedded and stored.
+        assert vector_keys(storage, "flaky") == chunk_keys(storage, "flaky") - {(r["profile"], r["chunk_id"]) for r in errors}
+        evaluation = check(first, "embedding_per_chunk")
+        assert not evaluation.passed and evaluation.metadata["chunks_failed"].value == len(errors)
+
+        server.poisoned.clear()
+        server.requests.clear()
+        second = materialize_collection(instance, storage, embedder, "flaky")
+        retried = {text for request in server.requests for text in request.body["input"]}
+        assert retried == {row["text"] for row in chunks if row["chunk_id"] in xsum_failed}
+        assert metadata(second, "chunk_embeddings")["chunks_embedded"] == len(xsum_failed)
+        assert not storage.warehouse.rows("SELECT 1 FROM embedding_errors WHERE collection = 'flaky'")
+        assert vector_keys(storage, "flaky") == chunk_keys(storage, "flaky")
+        assert check(second, "embedding_per_chunk").passed
+    finally:
+        server.stop()
+
+
+def test_an_embedding_service_that_fails_every_batch_fails_the_step(instance, storage):
+    from insight_assets_tests.fake_model_server import Failure, FakeModelServer
+
+    server = FakeModelServer().start()
+    server.default = Failure(503, "overloaded", headers={"retry-after-ms": "1"})
+    embedder = EmbedderResource(provider="openai-compatible", model="m", base_url=f"{server.url}/v1")
+    try:
+        add_collection(storage, "down", DEMO_PDFS[:1])
+        result = materialize_collection(instance, storage, embedder, "down", raise_on_error=False)
+    finally:
+        server.stop()
+    failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "chunk_embeddings"
+    description = failure.step_failure_data.user_failure_data.description
+    assert description.startswith("collection 'down': no chunk could be embedded: all ") and "overloaded" in description
