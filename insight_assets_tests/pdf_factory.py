@@ -83,8 +83,13 @@ def _lines(text: str) -> list[str]:
     return textwrap.wrap(text, LINE_CHARS)[:LINES_PER_PAGE]
 
 
-def _write_text(page: pymupdf.Page, text: str, *, render_mode: int = 0) -> None:
-    page.insert_text((40, 50), "\n".join(_lines(text)), fontsize=9, fontname="helv", render_mode=render_mode)
+# Pages whose font map is broken get a font of their own: PyMuPDF shares one font object between
+# all pages that use the same built-in font, so breaking it on one page would break it on all.
+GOOD_FONT, BROKEN_FONT = "helv", "tiro"
+
+
+def _write_text(page: pymupdf.Page, text: str, *, render_mode: int = 0, font: str = GOOD_FONT) -> None:
+    page.insert_text((40, 50), "\n".join(_lines(text)), fontsize=9, fontname=font, render_mode=render_mode)
 
 
 def _scan_background(page: pymupdf.Page) -> None:
@@ -109,15 +114,16 @@ def write_pdf(
     map sends each character to ``remap(character)``: they look right but extract as garbage, as
     fonts without a proper Unicode map do.
     """
+    broken = set(remap_pages or range(1, len(pages) + 1)) if remap is not None else set()
     pdf = pymupdf.open()
-    for text in pages:
+    for number, text in enumerate(pages, start=1):
         page = pdf.new_page(width=612, height=792)
         if scanned:
             _scan_background(page)
-        _write_text(page, text, render_mode=3 if scanned else 0)
-    if remap is not None:
-        for number in remap_pages or range(1, len(pages) + 1):
-            _break_font_map(pdf, pdf[number - 1], remap)
+        font = BROKEN_FONT if number in broken else GOOD_FONT
+        _write_text(page, text, render_mode=3 if scanned else 0, font=font)
+    for number in sorted(broken):
+        _break_font_map(pdf, pdf[number - 1], remap)
     pdf.save(path)
     pdf.close()
     return path
@@ -130,7 +136,7 @@ def append_pages(
     pdf = pymupdf.open(source)
     first_new = pdf.page_count
     for text in pages:
-        _write_text(pdf.new_page(width=612, height=792), text)
+        _write_text(pdf.new_page(width=612, height=792), text, font=BROKEN_FONT if remap else GOOD_FONT)
     if remap is not None:
         for index in range(first_new, pdf.page_count):
             _break_font_map(pdf, pdf[index], remap)

@@ -107,3 +107,26 @@ def test_a_hosted_provider_without_its_key_is_refused_before_any_run(tmp_path):
         assert "ANTHROPIC_API_KEY" in refused.stderr and "Traceback" not in refused.stderr
     typo = run_cli(tmp_path, "build", "-c", "real", environment={"INSIGHT_ASSETS_LLM_PROVIDER": "opena"})
     assert typo.returncode == 2 and "is not a provider" in typo.stderr
+
+
+def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):
+    from insight_assets_tests import pdf_factory as make
+
+    collections = tmp_path / "data" / "collections"
+    (collections / "empty").mkdir(parents=True)
+    (collections / "unusable").mkdir()
+    make.write_pdf(collections / "unusable" / "cipher.pdf", make.english_pages(3), remap=make.caesar)
+    (collections / "unusable" / "notes.pdf").write_bytes(b"not a PDF\n")
+
+    built = run_cli(tmp_path, "build", "--collection", "empty", "--collection", "unusable")
+    assert built.returncode == 1
+    assert "Traceback" not in built.stderr and "Stack Trace" not in built.stderr
+    assert "Not executing" not in built.stderr
+    reasons = [line.strip() for line in built.stderr.splitlines() if line.startswith("  ") and ": collection" in line]
+    assert len(reasons) == 2, built.stderr[-3000:]
+    assert reasons[0].startswith("source_documents: collection 'empty': no usable documents: the folder ")
+    assert reasons[1].startswith(
+        "parsed_documents: collection 'unusable': no usable documents: 2 files, none usable (garbled: cipher.pdf; "
+        "not_a_pdf: notes.pdf)."
+    )
+    assert "unusable: 0 documents" in built.stdout
