@@ -33,6 +33,10 @@ def folder_signature(folder: Path) -> str:
     return fingerprint(entries)
 
 
+def _holds_a_pdf(folder: Path) -> bool:
+    return any(path.is_file() and path.suffix.lower() == ".pdf" for path in folder.rglob("*"))
+
+
 def collection_folders(root: Path) -> dict[str, Path]:
     """Folders under ``root`` whose names are valid collection keys."""
     if not root.is_dir():
@@ -55,12 +59,19 @@ def collection_folders_sensor(
     context: dg.SensorEvaluationContext, storage: StorageResource
 ) -> dg.SensorResult:
     """Registers each new folder under the collections root as a partition and builds it;
-    rebuilds a collection whose PDFs were added, changed or removed."""
-    folders = collection_folders(Path(storage.collections_root))
+    rebuilds a collection whose PDFs were added, changed or removed.
+
+    A new folder without any PDF yet (just created, files still being copied) is left alone until
+    one arrives, rather than built into a failed run.
+    """
+    known = set(context.instance.get_dynamic_partitions(collection_partitions.name))
+    folders = {
+        name: path
+        for name, path in collection_folders(Path(storage.collections_root)).items()
+        if name in known or _holds_a_pdf(path)
+    }
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     signatures = {name: folder_signature(path) for name, path in folders.items()}
-
-    known = set(context.instance.get_dynamic_partitions(collection_partitions.name))
     new = [name for name in folders if name not in known]
     changed = [name for name in folders if name in known and previous.get(name) != signatures[name]]
     return dg.SensorResult(

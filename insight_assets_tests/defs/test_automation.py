@@ -56,6 +56,25 @@ def test_sensor_registers_new_folders_and_requests_a_run_for_each(instance, stor
     assert all(".hidden" not in r.partition_key for r in first.run_requests + changed.run_requests)
 
 
+def test_sensor_waits_for_a_new_folder_to_hold_a_pdf(instance, storage):
+    folder = Path(storage.collections_root) / "incoming"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("PDFs are on their way")
+    waiting = evaluate_sensor(instance, storage)
+    assert waiting.run_requests == [] and waiting.dynamic_partitions_requests == []
+
+    add_collection(storage, "incoming", [DEMO_PDF])
+    arrived = evaluate_sensor(instance, storage, cursor=waiting.cursor)
+    assert [r.partition_key for r in arrived.run_requests] == ["incoming"]
+    assert [list(r.partition_keys) for r in arrived.dynamic_partitions_requests] == [["incoming"]]
+    apply_partition_requests(instance, arrived)
+
+    # A known collection emptied of its PDFs is built again: its run says there is nothing left.
+    (folder / DEMO_PDF.name).unlink()
+    emptied = evaluate_sensor(instance, storage, cursor=arrived.cursor)
+    assert [r.partition_key for r in emptied.run_requests] == ["incoming"]
+
+
 def test_nightly_schedule_requests_every_collection_that_has_a_folder(instance, storage):
     at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.UTC)
 
