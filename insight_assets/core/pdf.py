@@ -22,7 +22,13 @@ from pathlib import Path
 import pymupdf
 
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
-from insight_assets.core.text_quality import UNUSABLE, QualitySettings, TextVerdict, assess_text
+from insight_assets.core.text_quality import (
+    UNUSABLE,
+    QualitySettings,
+    TextVerdict,
+    assess_text,
+    visible_chars,
+)
 
 # Bump whenever the text or structure produced for the same file can change.
 PARSER_VERSION = "3"
@@ -623,10 +629,6 @@ def _parse(path: Path, doc_id: str, quality: QualitySettings) -> _Parsed:
         pdf.close()
 
 
-def _visible_chars(text: str) -> int:
-    return len(text) - sum(text.count(space) for space in " \n\t\r\xa0")
-
-
 def _parse_open(
     pdf: pymupdf.Document, path: Path, doc_id: str, complete: bool, quality: QualitySettings
 ) -> _Parsed:
@@ -658,7 +660,7 @@ def _parse_open(
             if index == 0:
                 title = _metadata_title(pdf.metadata, text) or _largest_font_title(page, textpage)
             # Images are looked up only on pages with little text: a scan, or a figure page.
-            if _visible_chars(text) < quality.sparse_page_chars and page.get_images():
+            if visible_chars(text) < quality.sparse_page_chars and page.get_images():
                 sparse_images.append(index + 1)
         except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:  # one bad page must not lose the rest
             failed.append(f"page {index + 1}: {exc}")
