@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from insight_assets.core.llm.extractive import terms
+from insight_assets.core.extractive import terms
 
 CLUSTER_COUNT_RULES = ("sqrt", "n/3", "n/5", "cbrt")
 METHODS = ("kmeans", "hdbscan", "xmeans", "gmeans")

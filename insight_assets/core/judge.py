@@ -60,8 +60,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import spearmanr
 
+from .extractive import terms, tfidf
 from .llm import LLMClient, Task, register_task
-from .llm.extractive import terms, tfidf
 from .text import split_sentences
 
 CRITERIA_SET = ("novelty", "diversity", "relevance", "depth")

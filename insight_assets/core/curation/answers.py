@@ -31,8 +31,8 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, Field, StringConstraints
 
+from ..extractive import rank_sentences
 from ..llm.client import LLMClient
-from ..llm.extractive import rank_sentences
 from ..llm.tasks import Task, register_task
 from ..text import split_sentences
 from .question_tasks import format_papers, papers_of

@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from ..extractive import rank_sentences
 from ..llm.client import LLMClient
-from ..llm.extractive import rank_sentences
 from ..llm.tasks import Task, register_task
 from ..text import count_tokens, drop_leading_heading, split_sentences, token_starts
 from .keyphrases import keyphrases

@@ -14,7 +14,7 @@ import math
 import re
 from collections import Counter
 
-from ..llm.extractive import STOPWORDS, terms
+from ..extractive import STOPWORDS, terms
 from ..text import split_sentences
 
 # Words that are everywhere in papers and name no topic.

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from ..llm.extractive import terms
+from ..extractive import terms
 from ..llm.tasks import Task, register_task
 from .records import word_count
 

@@ -25,7 +25,7 @@ Adding a task (a method adds tasks, not plumbing):
 2. Define the output as a pydantic model; constrain it (``min_length``, ``Literal``) so that bad
    answers fail validation instead of flowing on.
 3. Write the offline implementation: a deterministic function of the inputs that returns the
-   output model by *selecting* from the inputs (see ``extractive.py``), never by inventing text.
+   output model by *selecting* from the inputs (see ``core/extractive.py``), never by inventing text.
 4. Optionally add ``check_output`` for grounding checks the schema cannot express (every cited id
    exists), and ``format_inputs`` when JSON would make a poor prompt.
 5. ``MY_TASK = register_task(Task(name=..., version=1, template=..., output_model=...,
@@ -33,7 +33,7 @@ Adding a task (a method adds tasks, not plumbing):
 
 Bump ``version`` (and name a new template file) whenever the meaning of the task changes; the
 template text and the version are part of the cache key, so either change re-asks the model.
-``summarize.py`` is a complete example.
+``passage_answers.py`` is a complete example.
 """
 
 from .budget import Budget
@@ -53,10 +53,10 @@ from .errors import (
     UnknownModelError,
 )
 from .ledger import CallLedger, LedgerRow, RunSummary
+from .passage_answers import SUMMARIZE_PASSAGES, Passage, PassageSummary
 from .pricing import PRICES, Price, estimate_cost, price_for
 from .providers import OFFLINE_LABEL
 from .settings import DEFAULT_API_KEY_ENV, DEFAULT_MODELS, PROVIDERS, LLMSettings, TaskParams
-from .summarize import SUMMARIZE_PASSAGES, Passage, PassageSummary
 from .tasks import Task, get_task, register_task, registered_tasks
 
 __all__ = [

@@ -49,9 +49,9 @@ from typing import Any, Literal, get_args
 import numpy as np
 from pydantic import BaseModel, Field
 
+from ..extractive import STOPWORDS, terms, tfidf
 from ..llm import LLMClient, Task, register_task
 from ..llm.errors import InvalidOutputError, TaskInputError
-from ..llm.extractive import STOPWORDS, terms, tfidf
 from ..text import sentence_texts, split_sentences
 
 InsightType = Literal[

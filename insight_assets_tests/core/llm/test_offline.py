@@ -6,6 +6,7 @@ import socket
 
 import pytest
 
+from insight_assets.core.extractive import rank_sentences
 from insight_assets.core.llm import (
     OFFLINE_LABEL,
     SUMMARIZE_PASSAGES,
@@ -16,8 +17,7 @@ from insight_assets.core.llm import (
     ResponseCache,
     Task,
 )
-from insight_assets.core.llm.extractive import rank_sentences
-from insight_assets.core.llm.summarize import NO_TEXT_SUMMARY, PassageSummary
+from insight_assets.core.llm.passage_answers import NO_TEXT_SUMMARY, PassageSummary
 
 PASSAGES = [
     {

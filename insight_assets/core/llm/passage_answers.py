@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..extractive import rank_sentences
 from ..text import sentence_texts
-from .extractive import rank_sentences
 from .tasks import Task, register_task
 
 NO_TEXT_SUMMARY = "The passages contain no text to summarize."
