@@ -360,6 +360,7 @@ def _generated_answer(
     import numpy as np
 
     from insight_assets.core import curation
+    from insight_assets.core.vectors import normalize_rows
 
     compressed = curation.load_compressed(storage.warehouse, collection)
     doc_ids = sorted({chunk.doc_id for chunk in index.chunks} & {doc.document_id for doc in compressed})
@@ -367,7 +368,7 @@ def _generated_answer(
         doc_id: [i for i, chunk in enumerate(index.chunks) if chunk.doc_id == doc_id] for doc_id in doc_ids
     }
     centres = np.stack([index.vectors[rows[doc_id]].mean(axis=0) for doc_id in doc_ids])
-    centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+    centres = normalize_rows(centres, dtype=None)
     query = np.asarray(embed([question]), dtype=np.float32)[0]
     closest = np.argsort(-(centres @ query), kind="stable")[
         : curation.AnswerSettings().max_documents_for_user_questions

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from insight_assets.core.extractive import terms
+from insight_assets.core.vectors import normalize_rows
 
 CLUSTER_COUNT_RULES = ("sqrt", "n/3", "n/5", "cbrt")
 METHODS = ("kmeans", "hdbscan", "xmeans", "gmeans")
@@ -260,7 +261,7 @@ def build_theme_graph(
         )
     if len(set(chunk_ids)) != n:
         raise ValueError("chunk ids must be unique")
-    unit = _unit(vectors.astype(np.float32))
+    unit = normalize_rows(vectors)
     raw = _cluster(unit, settings)
     _, assignments = np.unique(raw, return_inverse=True)  # drop empty clusters, renumber the rest
     k = int(assignments.max()) + 1
@@ -280,17 +281,13 @@ def build_theme_graph(
     )
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
-
-
 def _centroids(unit: np.ndarray, assignments: np.ndarray, k: int) -> np.ndarray:
     """The normalised mean of each cluster's members, as float32."""
     from scipy import sparse
 
     n = len(unit)
     membership = sparse.csr_matrix((np.ones(n, dtype=np.float32), (assignments, np.arange(n))), shape=(k, n))
-    return _unit(np.asarray(membership @ unit)).astype(np.float32)
+    return normalize_rows(membership @ unit, dtype=None).astype(np.float32)
 
 
 def _cluster(unit: np.ndarray, settings: ThemeGraphSettings) -> np.ndarray:
@@ -424,7 +421,7 @@ def _principal_axis(centred: np.ndarray) -> tuple[np.ndarray, float]:
     if n < d:
         values, vectors = np.linalg.eigh(centred @ centred.T)
         axis = centred.T @ vectors[:, -1]
-        axis /= max(float(np.linalg.norm(axis)), 1e-12)
+        axis = normalize_rows(axis, dtype=None)
     else:
         values, vectors = np.linalg.eigh(centred.T @ centred)
         axis = vectors[:, -1]

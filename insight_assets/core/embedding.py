@@ -21,6 +21,7 @@ import numpy as np
 
 from insight_assets.core.chunking import ChunkProfile, chunk_text
 from insight_assets.core.text import count_tokens
+from insight_assets.core.vectors import normalize_rows
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -57,12 +58,6 @@ class _AlwaysWhole:
 
     def embed_partial(self, texts: Sequence[str]) -> PartialEmbedding:
         return PartialEmbedding(list(self.embed(texts)), {})
-
-
-def normalize_rows(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
 
 
 @functools.cache

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from insight_assets.core.vectors import normalize_rows
+
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 _STOPWORDS_TEXT = """
@@ -72,8 +74,7 @@ def tfidf(documents: Sequence[str], queries: Sequence[str] = ()) -> tuple[np.nda
                 if column is not None:
                     matrix[row, column] = 1 + math.log(number)
         matrix *= idf
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return matrix / np.maximum(norms, 1e-12)
+        return normalize_rows(matrix, dtype=None)
 
     return vectors(counts), vectors([Counter(terms(text)) for text in queries])
 

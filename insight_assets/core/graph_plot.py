@@ -9,6 +9,7 @@ import io
 import numpy as np
 
 from insight_assets.core.clustering import ThemeGraph
+from insight_assets.core.vectors import normalize_rows
 
 # At most this many chunks are drawn (a seeded sample): 5,000 dots already fill the picture, and
 # the PCA, the drawing and the PNG stay well under a second for any collection size.
@@ -41,7 +42,7 @@ def render_theme_graph_png(
     points = (
         np.zeros((0, centroids.shape[1])) if vectors is None else np.asarray(vectors, dtype=np.float64)[rows]
     )
-    points = points / np.maximum(np.linalg.norm(points, axis=1, keepdims=True), 1e-12)
+    points = normalize_rows(points, dtype=None)
     coords = _project(np.vstack([centroids, points]), random_state)
     centre_xy, point_xy = coords[: graph.k], coords[graph.k :]
 

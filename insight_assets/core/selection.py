@@ -27,6 +27,7 @@ import numpy as np
 
 from insight_assets.core.chunking import MIN_TARGET_TOKENS, ChunkProfile, chunk_text
 from insight_assets.core.clustering import ThemeGraph
+from insight_assets.core.vectors import normalize_rows
 
 ANSWER = "answer"
 RELATED = "related"
@@ -113,7 +114,7 @@ class ClusterIndex:
             vectors = np.asarray(chunk_vectors, dtype=np.float32)
             if vectors.shape != (len(graph.chunk_ids), self.centroids.shape[1]):
                 raise ValueError(f"chunk_vectors must be ({len(graph.chunk_ids)}, d); got {vectors.shape}")
-            vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            vectors = normalize_rows(vectors)
             distances = 1.0 - np.einsum("ij,ij->i", vectors, self.centroids[graph.assignments])
         assignments = np.asarray(graph.assignments)
         order = np.lexsort((np.arange(len(assignments)), distances, assignments))
@@ -156,7 +157,7 @@ def select_context(
     pieces = np.atleast_2d(np.asarray(answer_vectors, dtype=np.float32))
     if pieces.shape[0] == 0 or pieces.shape[1] != index.centroids.shape[1]:
         raise ValueError(f"need one {index.centroids.shape[1]}-d vector per answer piece; got {pieces.shape}")
-    pieces = pieces / np.maximum(np.linalg.norm(pieces, axis=1, keepdims=True), 1e-12)
+    pieces = normalize_rows(pieces)
     piece_distances = 1.0 - pieces @ index.centroids.T
     nearest = piece_distances.argmin(axis=1)
     chosen_by: dict[int, float] = {}

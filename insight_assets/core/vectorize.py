@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from insight_assets.core.embedding import Embedder, normalize_rows
+from insight_assets.core.embedding import Embedder
+from insight_assets.core.vectors import normalize_rows
 
 DEFAULT_POOL_SOURCE = "xsum"
 # A coarse chunk is pooled only when fine chunks cover at least this share of its characters.

@@ -13,6 +13,7 @@ from insight_assets.core.methods.insight_runs import OK, QAPair, run_insight_met
 from insight_assets.core.methods.insightgen import DIRECT_INSIGHTS, GENERATE_INSIGHTS, INFER_INTENT
 from insight_assets.core.selection import SelectionSettings
 from insight_assets.core.stores import Warehouse
+from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.curation import generated_answers
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
@@ -183,18 +184,13 @@ def _repeating_insights(embed, insight_rows, answers: dict[str, str]) -> list[st
     if not insight_rows:
         return []
     question_ids = sorted(answers)
-    insight_vectors = _unit(embed([insight_text(insight) for _, insight in insight_rows]))
-    answer_vectors = dict(zip(question_ids, _unit(embed([answers[q] for q in question_ids])), strict=True))
+    insight_vectors = normalize_rows(embed([insight_text(insight) for _, insight in insight_rows]))
+    answer_vectors = dict(zip(question_ids, normalize_rows(embed([answers[q] for q in question_ids])), strict=True))
     return [
         insight.hook
         for (run, insight), vector in zip(insight_rows, insight_vectors, strict=True)
         if float(vector @ answer_vectors[run.question_id]) >= REPEATS_ANSWER_COSINE
     ]
-
-
-def _unit(vectors) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def _tables(collection, contexts, outcome, writer) -> dict[str, pa.Table]:

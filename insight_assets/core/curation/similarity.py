@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..vectors import normalize_rows
 from .records import Embed
 
 
@@ -20,8 +21,7 @@ def embed_unit(embed: Embed, texts: Sequence[str]) -> np.ndarray:
             f"embed returned an array of shape {vectors.shape} for {len(texts)} texts; "
             "it must return one row per text"
         )
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+    return normalize_rows(vectors, dtype=None)
 
 
 def greedy_duplicates(

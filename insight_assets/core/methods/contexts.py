@@ -23,6 +23,7 @@ import numpy as np
 
 from ..selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
 from ..text import count_tokens, token_starts
+from ..vectors import normalize_rows
 
 if TYPE_CHECKING:
     from .insight_runs import QAPair
@@ -122,8 +123,8 @@ def top_k_context(
 ) -> MethodContext:
     """``vector_topk``: the ``k`` chunks nearest the query by cosine, nearest first (ties: earlier
     chunk first)."""
-    vectors = chunk_vectors / np.maximum(np.linalg.norm(chunk_vectors, axis=1, keepdims=True), 1e-12)
-    query = query_vector / max(float(np.linalg.norm(query_vector)), 1e-12)
+    vectors = normalize_rows(chunk_vectors, dtype=None)
+    query = normalize_rows(query_vector, dtype=None)
     similarity = vectors @ query
     order = sorted(range(len(chunks)), key=lambda position: (-similarity[position], position))[: max(k, 0)]
     return _context(method, question_id, [chunks[position] for position in order], len(order) < len(chunks))
