@@ -15,6 +15,8 @@ import warnings
 from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
+# The methods `ask` can run; each method package adds itself here with its entry function.
+ASK_METHODS = ("insightgen",)
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 # Console-log records left out of the terminal: stack traces, and the steps skipped because an
@@ -243,12 +245,7 @@ def estimate(collection: str, provider: str | None, model: str | None, base_url:
             file=sys.stderr,
         )
         return 1
-    environment = _environment_llm()
-    llm = LLMResource(
-        provider=provider or environment.provider,
-        model=model or environment.model,
-        base_url=base_url or environment.base_url,
-    )
+    llm = LLMResource(provider=provider, model=model, base_url=base_url)
     try:
         estimates = estimate_collection(storage, llm, EmbedderResource(), collection)
     except ConfigurationError as error:
@@ -283,17 +280,15 @@ def _environment_llm():
     """The model the environment selects (INSIGHT_ASSETS_LLM_*), its key read at call time."""
     from insight_assets.defs.resources import LLMResource
 
-    environment = LLMResource.from_environment()
-    return LLMResource(provider=environment.provider, model=environment.model, base_url=environment.base_url)
+    return LLMResource()
 
 
 def ask(collection: str, question: str, answer: str | None) -> int:
     """Answer (unless given) and related insights for one question, from the stored index."""
-    from insight_assets.core.index import IndexMissing, load_theme_index
+    from insight_assets.core.curation import QAPair
+    from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
-    from insight_assets.core.methods.contexts import build_contexts
-    from insight_assets.core.methods.insight_runs import QAPair, run_insight_methods
-    from insight_assets.core.selection import SelectionSettings
+    from insight_assets.core.methods import insightgen
     from insight_assets.defs.resources import EmbedderResource
 
     storage = _storage()
@@ -303,7 +298,7 @@ def ask(collection: str, question: str, answer: str | None) -> int:
         return 2
     embedder = EmbedderResource().get_embedder()
     try:
-        index, cluster_index = load_theme_index(
+        index, cluster_index = insightgen.load_insightgen_index(
             storage.warehouse, storage.vectors, collection, embedder.variant
         )
     except IndexMissing as error:
@@ -316,27 +311,17 @@ def ask(collection: str, question: str, answer: str | None) -> int:
         try:
             cited: tuple[str, ...] = ()
             if answer is None:
-                answer, cited = _generated_answer(
-                    client, storage, index, collection, question, embedder.embed
-                )
+                answer, cited = _generated_answer(client, storage, index, collection, question, embedder.embed)
             pair = QAPair("ask", question, answer)
-            contexts = build_contexts(
-                [pair],
-                index.chunks,
-                index.vectors,
-                cluster_index,
-                embedder.embed,
-                ["insightgen"],
-                SelectionSettings(),
-            )
-            outcome = run_insight_methods(client, [pair], contexts, source_labels=index.source_labels)
+            settings = insightgen.InsightGenSettings(methods=("insightgen",))
+            result = insightgen.run_insightgen(client, [pair], index, cluster_index, embedder.embed, settings)
         except (LLMError, AnswerUnavailable) as error:
             print(f"Cannot answer: {error}", file=sys.stderr)
             return 1
         print(f"Question: {question}\n\nAnswer ({client.provider_label if cited else 'given'}):\n{answer}")
         if cited:
             print("\nCited: " + "; ".join(index.titles.get(doc_id, doc_id) for doc_id in cited))
-        (run,) = outcome.runs
+        (run,) = result.outcome.runs
         if not run.insights:
             print(f"\nNo insights: {run.error}", file=sys.stderr)
             return 1
@@ -355,28 +340,22 @@ def ask(collection: str, question: str, answer: str | None) -> int:
 def _generated_answer(
     client, storage, index, collection: str, question: str, embed
 ) -> tuple[str, tuple[str, ...]]:
-    """An answer from the compressed papers closest to the question: papers are compared by the
-    mean of their stored chunk vectors, so no paper is embedded again."""
+    """An answer from the compressed papers nearest the question (by their stored chunk vectors)."""
     import numpy as np
 
     from insight_assets.core import curation
-    from insight_assets.core.vectors import normalize_rows
 
     compressed = curation.load_compressed(storage.warehouse, collection)
-    doc_ids = sorted({chunk.doc_id for chunk in index.chunks} & {doc.document_id for doc in compressed})
-    rows = {
-        doc_id: [i for i, chunk in enumerate(index.chunks) if chunk.doc_id == doc_id] for doc_id in doc_ids
-    }
-    centres = np.stack([index.vectors[rows[doc_id]].mean(axis=0) for doc_id in doc_ids])
-    centres = normalize_rows(centres, dtype=None)
     query = np.asarray(embed([question]), dtype=np.float32)[0]
-    closest = np.argsort(-(centres @ query), kind="stable")[
-        : curation.AnswerSettings().max_documents_for_user_questions
-    ]
+    nearest = index.nearest_documents(
+        query,
+        curation.AnswerSettings().max_documents_for_user_questions,
+        among={doc.document_id for doc in compressed},
+    )
     asked = curation.Question(
         question_id=curation.question_id(question, ()),
         question=question,
-        document_ids=tuple(doc_ids[i] for i in sorted(closest)),
+        document_ids=tuple(sorted(nearest)),
         combination_index=None,
         source=curation.USER,
     )
@@ -420,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     ask_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
     ask_parser.add_argument("question", help="the question, in quotes")
     ask_parser.add_argument("--answer", help="your answer; without it one is generated from the papers")
+    ask_parser.add_argument(
+        "--method", choices=ASK_METHODS, default=ASK_METHODS[0], help="the method that answers (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
     if args.command == "ask":
         return ask(args.collection, args.question, args.answer)

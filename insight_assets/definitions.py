@@ -2,17 +2,18 @@
 
 import dagster as dg
 
-from insight_assets.defs import automation, curation, estimate, evaluation, ingestion, insights, themes
+from insight_assets.defs import automation, estimate
+from insight_assets.defs.catalog import ALL_ASSETS
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([ingestion, curation, themes, insights, evaluation]),
+    assets=ALL_ASSETS,
     jobs=[automation.build_collection_job, estimate.estimate_llm_cost],
     sensors=[automation.collection_folders_sensor],
     schedules=[automation.nightly_reingest],
     resources={
         "storage": StorageResource(),
         "embedder": EmbedderResource(),
-        "llm": LLMResource.from_environment(),
+        "llm": LLMResource(),
     },
 )

@@ -22,10 +22,8 @@ from __future__ import annotations
 # scipy and sklearn are imported inside the functions that cluster: reading a stored graph back
 # (``insight-assets ask``) then costs no second of imports.
 import functools
-import itertools
 import math
 import warnings
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -33,11 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from insight_assets.core.extractive import terms
+from insight_assets.core.keyphrases import cluster_labels
 from insight_assets.core.vectors import normalize_rows
 
 CLUSTER_COUNT_RULES = ("sqrt", "n/3", "n/5", "cbrt")
-METHODS = ("kmeans", "hdbscan", "xmeans", "gmeans")
+CLUSTERING_METHODS = ("kmeans", "hdbscan", "xmeans", "gmeans")
 
 # A cluster smaller than this is never split by X-Means or G-Means: G-Means tests half the
 # points, and the Anderson-Darling approximation needs about 8; a BIC from a handful of points in
@@ -77,8 +75,8 @@ class ThemeGraphSettings:
     label_chunks: int = 50
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"unknown clustering method {self.method!r}; choose from {', '.join(METHODS)}")
+        if self.method not in CLUSTERING_METHODS:
+            raise ValueError(f"unknown clustering method {self.method!r}; choose from {', '.join(CLUSTERING_METHODS)}")
         if self.cluster_count not in CLUSTER_COUNT_RULES:
             raise ValueError(
                 f"unknown cluster count rule {self.cluster_count!r}; "
@@ -272,7 +270,7 @@ def build_theme_graph(
         centroids=centroids,
         assignments=assignments.astype(np.int64),
         chunk_ids=tuple(chunk_ids),
-        labels=_labels(texts, assignments, distances, k, settings.label_terms, settings.label_chunks),
+        labels=cluster_labels(texts, assignments, distances, k, settings.label_terms, settings.label_chunks),
         sizes=tuple(int(size) for size in np.bincount(assignments, minlength=k)),
         edges=_edges(centroids, neighbours),
         method=settings.method,
@@ -492,54 +490,6 @@ def _anderson_darling_pvalue(values: np.ndarray) -> float:
     else:
         p = 1 - math.exp(-13.436 + 101.14 * a2 - 223.73 * a2**2)
     return min(max(p, 0.0), 1.0)
-
-
-def _labels(
-    texts: Sequence[str], assignments: np.ndarray, distances: np.ndarray, k: int, count: int, per_cluster: int
-) -> tuple[str, ...]:
-    """Per cluster, its ``count`` best keyphrases joined by ", ".
-
-    A phrase is a content word or a pair of consecutive content words (``extractive.terms``, so
-    stopwords are skipped). Its score in a cluster is the share of the cluster's chunks that
-    contain it times a smoothed IDF over clusters, log((1 + k) / (1 + clusters containing it)) + 1,
-    so phrases common to every theme rank low. Only the ``per_cluster`` chunks nearest the centroid
-    are read. A phrase sharing a word with one already picked is skipped, so a label does not say
-    "language model, language, model". A cluster without content words is called "theme <i>".
-    """
-    order = np.lexsort((distances, assignments))  # by cluster, then nearest the centroid first
-    bounds = np.searchsorted(assignments[order], np.arange(k + 1))
-    counts: list[Counter[str]] = []
-    sampled: list[int] = []
-    for cluster in range(k):
-        start = bounds[cluster]
-        chosen = order[start : min(bounds[cluster + 1], start + per_cluster)]
-        phrases: Counter[str] = Counter()
-        for row in chosen:
-            words = terms(texts[row])
-            phrases.update(set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)})
-        counts.append(phrases)
-        sampled.append(len(chosen))
-    clusters_with = Counter(phrase for phrases in counts for phrase in phrases)
-    labels = []
-    for cluster, phrases in enumerate(counts):
-        scored = sorted(
-            phrases,
-            key=lambda p: (
-                -phrases[p] / sampled[cluster] * (math.log((1 + k) / (1 + clusters_with[p])) + 1),
-                p,
-            ),
-        )
-        picked: list[str] = []
-        used: set[str] = set()
-        for phrase in scored:
-            words = set(phrase.split())
-            if not words & used:
-                picked.append(phrase)
-                used |= words
-            if len(picked) == count:
-                break
-        labels.append(", ".join(picked) or f"theme {cluster}")
-    return tuple(labels)
 
 
 def _edges(centroids: np.ndarray, neighbours: int) -> tuple[tuple[int, int, float], ...]:

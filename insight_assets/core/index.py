@@ -1,24 +1,23 @@
-"""A collection's stored InsightGen index, read back for selection: chunks, vectors, theme graph.
+"""A collection's stored chunks and vectors of one chunk profile, read back for retrieval and
+selection: what every method reads of the index.
 
-Shared by the ``insights`` asset and ``insight-assets ask`` so both select context from exactly
-the same data. Only vectors of the current embedder variant are used; chunks without one (a
-variant change not yet re-embedded) are left out, and the caller is told how many.
+Only vectors of the current embedder variant are used; chunks without one (a variant change not
+yet re-embedded, a failed hosted embedding batch) are left out.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow.compute as pc
 
 from .clustering import ThemeGraph
-from .methods.contexts import ChunkRecord
 from .selection import ClusterIndex
 from .stores import VectorStore, Warehouse
-
-PROFILE = "insightgen"
+from .vectors import normalize_rows
 
 
 class IndexMissing(RuntimeError):
@@ -27,11 +26,49 @@ class IndexMissing(RuntimeError):
 
 
 @dataclass(frozen=True)
+class ChunkRecord:
+    """A chunk as methods read it: ``index`` is its position in its document, ``tokens`` its size."""
+
+    chunk_id: str
+    doc_id: str
+    index: int
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
 class CollectionIndex:
+    profile: str
     chunks: list[ChunkRecord]  # collection order: documents by file, chunks by position
     vectors: np.ndarray  # one unit row per chunk, same order
     source_labels: dict[str, str]  # chunk id -> "Title, pp. a-b"
     titles: dict[str, str]  # doc id -> title
+
+    def nearest(self, query_vector: np.ndarray, k: int) -> list[ChunkRecord]:
+        """The ``k`` chunks nearest ``query_vector`` by cosine (see ``nearest_rows``)."""
+        return [self.chunks[row] for row in nearest_rows(self.vectors, query_vector, k)]
+
+    def nearest_documents(
+        self, query_vector: np.ndarray, k: int, among: Collection[str] | None = None
+    ) -> list[str]:
+        """The ids of the ``k`` documents (of ``among``, default all) whose mean chunk vector is
+        nearest ``query_vector`` by cosine, nearest first: no document is embedded again."""
+        doc_ids = sorted(
+            {chunk.doc_id for chunk in self.chunks} & set(among if among is not None else self.titles)
+        )
+        rows: dict[str, list[int]] = {doc_id: [] for doc_id in doc_ids}
+        for row, chunk in enumerate(self.chunks):
+            if chunk.doc_id in rows:
+                rows[chunk.doc_id].append(row)
+        centres = np.stack([self.vectors[rows[doc_id]].mean(axis=0) for doc_id in doc_ids]) if doc_ids else []
+        return [doc_ids[row] for row in nearest_rows(np.asarray(centres), query_vector, k)]
+
+
+def nearest_rows(vectors: np.ndarray, query_vector: np.ndarray, k: int) -> list[int]:
+    """The rows of the ``k`` vectors nearest ``query_vector`` by cosine, nearest first (ties: the
+    earlier row first): exact search, the same as a flat index."""
+    similarity = normalize_rows(vectors, dtype=None) @ normalize_rows(query_vector, dtype=None)
+    return sorted(range(len(vectors)), key=lambda row: (-similarity[row], row))[: max(k, 0)]
 
 
 def short_title(title: str, words: int = 6) -> str:
@@ -40,23 +77,26 @@ def short_title(title: str, words: int = 6) -> str:
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
-def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str) -> CollectionIndex:
+def load_index(
+    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str, profile: str
+) -> CollectionIndex:
+    """The collection's ``profile`` chunks that have a vector of the embedder ``variant``."""
     rows = warehouse.rows(
         """SELECT c.chunk_id, c.doc_id, c.chunk_index, c.text, c.token_count, c.page_start, c.page_end,
                   coalesce(nullif(d.title, ''), d.file) AS title
            FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
            WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
-        [collection, PROFILE],
+        [collection, profile],
     )
     if not rows:
         raise IndexMissing(
-            f"no {PROFILE} chunks (`chunks` holds none of that profile: build it with the {PROFILE} profile)"
+            f"no {profile} chunks (`chunks` holds none of that profile: build it with the {profile} profile)"
         )
     table = vectors.read(collection, ["profile", "chunk_id", "variant", "vector"])
     found: dict[str, np.ndarray] = {}
     if table is not None:
         # Filtered and converted in Arrow: a Python list per vector would cost seconds at 20,000 chunks.
-        mine = table.filter(pc.and_(pc.equal(table["profile"], PROFILE), pc.equal(table["variant"], variant)))
+        mine = table.filter(pc.and_(pc.equal(table["profile"], profile), pc.equal(table["variant"], variant)))
         matrix = (
             np.stack(mine["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
             if mine.num_rows
@@ -66,7 +106,7 @@ def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, vari
     kept = [row for row in rows if row["chunk_id"] in found]
     if not kept:
         raise IndexMissing(
-            f"no {PROFILE} vectors of the embedder {variant!r}; materialize `chunk_embeddings` with this "
+            f"no {profile} vectors of the embedder {variant!r}; materialize `chunk_embeddings` with this "
             "embedder first"
         )
     chunks = [
@@ -82,6 +122,7 @@ def load_index(warehouse: Warehouse, vectors: VectorStore, collection: str, vari
         )
         labels[row["chunk_id"]] = f"{short_title(row['title'])}, {pages}"
     return CollectionIndex(
+        profile=profile,
         chunks=chunks,
         vectors=np.stack([found[chunk.chunk_id] for chunk in chunks]),
         source_labels=labels,
@@ -101,10 +142,11 @@ def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:
 
 
 def load_theme_index(
-    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str
+    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str, profile: str
 ) -> tuple[CollectionIndex, ClusterIndex]:
-    """The collection's index and its theme graph prepared for context selection."""
-    index = load_index(warehouse, vectors, collection, variant)
+    """The collection's index of ``profile`` (the one its theme graph clusters) and the theme graph
+    prepared for context selection."""
+    index = load_index(warehouse, vectors, collection, variant, profile)
     graph = load_theme_graph(warehouse, collection)
     try:
         return index, ClusterIndex(

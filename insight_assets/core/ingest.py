@@ -19,6 +19,7 @@ import pyarrow as pa
 from insight_assets.core.chunking import ChunkProfile, chunk_document
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
 from insight_assets.core.pdf import count_pages, parse_pdf
+from insight_assets.core.stores import Warehouse
 from insight_assets.core.text_quality import TextVerdict
 
 
@@ -222,6 +223,18 @@ def results_from_rows(
         if problem not in result.problems:
             result.problems.append(problem)
     return results
+
+
+def load_documents(warehouse: Warehouse, collection: str) -> list[ParsedDocument]:
+    """The collection's parsed documents, rebuilt from the warehouse, in file order."""
+    with warehouse.session() as db:
+        documents = db.rows("SELECT * FROM parsed_documents WHERE collection = ? ORDER BY file", [collection])
+        pages = db.rows(
+            "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page",
+            [collection],
+        )
+    results = results_from_rows([], documents, pages, [])
+    return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ import random
 import statistics
 import string
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
@@ -60,6 +60,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import spearmanr
 
+from .curation import QAPair
 from .extractive import terms, tfidf
 from .llm import LLMClient, Task, register_task
 from .text import split_sentences
@@ -599,6 +600,28 @@ class JudgedQuestion:
     question: str
     answer: str
     sets: tuple[MethodInsights, ...]
+
+
+def judged_questions(
+    pairs: Sequence[QAPair], insights: Iterable[tuple[str, str, str]]
+) -> list[JudgedQuestion]:
+    """What the judges read: for each pair with insights (in question-id order), the pair and each
+    method's insight texts (methods in name order). ``insights`` yields (question id, method,
+    text) in each method's insight order; insights of unknown questions are ignored."""
+    by_pair = {pair.question_id: pair for pair in pairs}
+    by_question: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for question_id, method, text in insights:
+        by_question[question_id][method].append(text)
+    return [
+        JudgedQuestion(
+            question_id=question_id,
+            question=by_pair[question_id].question,
+            answer=by_pair[question_id].answer,
+            sets=tuple(MethodInsights(method, tuple(texts)) for method, texts in sorted(methods.items())),
+        )
+        for question_id, methods in sorted(by_question.items())
+        if question_id in by_pair
+    ]
 
 
 @dataclass(frozen=True)

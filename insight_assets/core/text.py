@@ -75,6 +75,14 @@ def count_tokens(text: str) -> int:
     return len(encode(text))
 
 
+def cut_to_tokens(text: str, limit: int) -> str:
+    """The first ``limit`` tokens of ``text`` (all of it when it is no longer), cut where a token starts."""
+    if limit <= 0:
+        return ""
+    starts = token_starts(text)
+    return text if len(starts) - 1 <= limit else text[: int(starts[limit])]
+
+
 def token_starts(text: str) -> np.ndarray:
     """Character offset in ``text`` where each token starts, followed by ``len(text)``.
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.core.ingest import fingerprint
-from insight_assets.defs.curation import USER_QUESTIONS_FILE
 from insight_assets.defs.partitions import (
     InvalidCollectionKey,
     collection_partitions,

@@ -11,8 +11,8 @@ import dagster as dg
 import numpy as np
 from pydantic import Field
 
-from insight_assets.core import curation
-from insight_assets.defs.ingestion import _collection_folder, load_documents, parsed_documents
+from insight_assets.core import curation, ingest
+from insight_assets.defs.ingestion import parsed_documents
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -22,17 +22,10 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
     stop_if_over_budget,
 )
-from insight_assets.defs.partitions import collection_partitions
+from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
-USER_QUESTIONS_FILE = "questions.jsonl"
-
-MODEL_CALLING = {
-    "partitions_def": collection_partitions,
-    "group_name": "curation",
-    "pool": LLM_POOL,
-    "backfill_policy": dg.BackfillPolicy.single_run(),
-}
+MODEL_CALLING = {**asset_settings("curation"), "pool": LLM_POOL}
 
 
 class CompressionConfig(ModelCallConfig):
@@ -70,18 +63,8 @@ def compressed_documents(
     )
 
 
-def papers_to_compress(storage: StorageResource, collection: str) -> list[curation.SourceDocument]:
-    """Each parsed paper's body (references already cut), titled by its title or file name."""
-    return [
-        curation.SourceDocument(
-            document_id=document.doc_id, title=document.title or document.file, text=document.body
-        )
-        for document in load_documents(storage, collection)
-    ]
-
-
 def _compressed_documents(context, config, storage, llm, collection) -> CollectionReport:
-    papers = papers_to_compress(storage, collection)
+    papers = curation.papers_to_compress(ingest.load_documents(storage.warehouse, collection))
     if not papers:
         raise nothing_to_do(collection, "no parsed documents to compress (see `parsed_documents`' problems).")
     client = model_client(context, llm, config, collection)
@@ -188,14 +171,14 @@ def generated_questions(
 
 
 def _generated_questions(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    folder = _collection_folder(storage, collection)
+    folder = existing_collection_folder(storage.collections_root, collection)
     compressed = curation.load_compressed(storage.warehouse, collection)
     if not compressed:
         raise nothing_to_do(
             collection, "no compressed documents to ask questions about: every compression failed (see its failures)."
         )
     user = curation.load_user_questions(
-        folder / USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
+        folder / curation.USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
     )
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
@@ -245,7 +228,7 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
                 check_name="user_questions_readable",
                 passed=not user.problems,
                 severity=dg.AssetCheckSeverity.WARN,
-                metadata={"bad_lines": len(user.problems), "file": str(Path(folder) / USER_QUESTIONS_FILE)},
+                metadata={"bad_lines": len(user.problems), "file": str(Path(folder) / curation.USER_QUESTIONS_FILE)},
             )
         ],
     )

@@ -7,33 +7,24 @@ called and no key is needed. From the UI: the job ``estimate_llm_cost`` (pick a 
 a shell: ``insight-assets estimate --collection NAME``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
-from insight_assets.core import curation
-from insight_assets.core.index import IndexMissing, load_theme_index
-from insight_assets.core.judge import (
-    JudgedQuestion,
-    MethodInsights,
-    judge_questions,
-)
+from insight_assets.core import curation, ingest
+from insight_assets.core.curation import QAPair
+from insight_assets.core.index import IndexMissing
+from insight_assets.core.judge import judge_questions, judged_questions
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.methods import insight_text
-from insight_assets.core.methods.contexts import build_contexts
-from insight_assets.core.methods.insight_runs import QAPair, run_insight_methods
-from insight_assets.defs.curation import (
-    USER_QUESTIONS_FILE,
-    AnswerConfig,
-    CompressionConfig,
-    QuestionConfig,
-    papers_to_compress,
-)
+from insight_assets.core.methods import insightgen
+from insight_assets.defs.curation import AnswerConfig, CompressionConfig, QuestionConfig
 from insight_assets.defs.evaluation import JudgeConfig
 from insight_assets.defs.insights import InsightsConfig
 from insight_assets.defs.metadata import markdown_table
+from insight_assets.defs.model_calls import ModelCallConfig
 from insight_assets.defs.partitions import collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
@@ -50,6 +41,97 @@ ESTIMATE_COLUMNS = [
 ]
 
 
+@dataclass
+class DryRun:
+    """What the steps of a dry run share: the estimate-only client, the collection, and what the
+    earlier steps produced (offline answers, of a realistic size)."""
+
+    client: LLMClient
+    storage: StorageResource
+    embedder: EmbedderResource
+    collection: str
+    compressed: list[curation.CompressedDocument] = field(default_factory=list)
+    questions: list[curation.Question] = field(default_factory=list)
+    pairs: list[QAPair] = field(default_factory=list)
+    insights: insightgen.InsightGenResult | None = None
+
+    @property
+    def embed(self):
+        return self.embedder.get_embedder().embed
+
+
+@dataclass(frozen=True)
+class EstimateStep:
+    """One model-calling asset in a dry run: its config class (defaults and task overrides) and
+    what it does, on the dry run's state. A new method joins the estimate by adding a step."""
+
+    config: type[ModelCallConfig]
+    run: Callable[[Any, DryRun], None]
+
+
+def _compress(config: CompressionConfig, run: DryRun) -> None:
+    papers = curation.papers_to_compress(ingest.load_documents(run.storage.warehouse, run.collection))
+    run.compressed = curation.compress_documents(run.client, papers, config.settings()).compressed
+
+
+def _ask(config: QuestionConfig, run: DryRun) -> None:
+    user = curation.load_user_questions(
+        collection_folder(run.storage.collections_root, run.collection) / curation.USER_QUESTIONS_FILE,
+        known_document_ids={document.document_id for document in run.compressed},
+    )
+    generated = curation.generate_questions(run.client, run.compressed, config.settings(), run.embed)
+    run.questions = curation.merge_user_questions(user.questions, generated.questions)
+
+
+def _answer(config: AnswerConfig, run: DryRun) -> None:
+    answered = curation.generate_answers(
+        run.client, run.questions, run.compressed, config.settings(), run.embed
+    )
+    run.pairs = [QAPair(a.question_id, a.question, a.answer) for a in answered.answers if a.status == "kept"]
+
+
+def _find_insights(config: InsightsConfig, run: DryRun) -> None:
+    """Priced once the collection has a theme graph (it needs no model, but does need a build)."""
+    variant = run.embedder.get_embedder().variant
+    try:
+        index, cluster_index = insightgen.load_insightgen_index(
+            run.storage.warehouse, run.storage.vectors, run.collection, variant
+        )
+    except IndexMissing:
+        return
+    run.insights = insightgen.run_insightgen(
+        run.client, run.pairs, index, cluster_index, run.embed, config.settings()
+    )
+
+
+def _judge(config: JudgeConfig, run: DryRun) -> None:
+    if run.insights is None:
+        return
+    insights = (
+        (found.question_id, found.method, insightgen.insight_text(insight))
+        for found in run.insights.outcome.runs
+        for insight in found.insights
+    )
+    judge_questions(
+        run.client,
+        judged_questions(run.pairs, insights),
+        judge="estimate",
+        seed=config.seed,
+        levels=config.levels,
+        repetitions=config.repetitions,
+    )
+
+
+# The model-calling assets in build order, each priced on the offline answers of those before it.
+ESTIMATE_STEPS = (
+    EstimateStep(CompressionConfig, _compress),
+    EstimateStep(QuestionConfig, _ask),
+    EstimateStep(AnswerConfig, _answer),
+    EstimateStep(InsightsConfig, _find_insights),
+    EstimateStep(JudgeConfig, _judge),
+)
+
+
 def estimate_collection(
     storage: StorageResource, llm: LLMResource, embedder: EmbedderResource, collection: str
 ) -> list[DryRunEstimate]:
@@ -59,73 +141,17 @@ def estimate_collection(
     Needs the collection's parsed documents in the warehouse; `insights` and `judge_scores` are
     priced too once the collection has a theme graph.
     """
-    compression, questions, answers = CompressionConfig(), QuestionConfig(), AnswerConfig()
-    overrides = {
-        **compression.task_overrides(),
-        **questions.task_overrides(),
-        **answers.task_overrides(),
-        **InsightsConfig().task_overrides(),
-        **JudgeConfig().task_overrides(),
-    }
+    configs = [step.config() for step in ESTIMATE_STEPS]
+    overrides = {name: params for config in configs for name, params in config.task_overrides().items()}
     client = LLMClient(
         llm.settings(overrides),
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
         estimate_only=True,
     )
-    embed = embedder.get_embedder().embed
-    compressed = curation.compress_documents(
-        client, papers_to_compress(storage, collection), compression.settings()
-    ).compressed
-    user = curation.load_user_questions(
-        collection_folder(storage.collections_root, collection) / USER_QUESTIONS_FILE,
-        known_document_ids={document.document_id for document in compressed},
-    )
-    generated = curation.generate_questions(client, compressed, questions.settings(), embed)
-    answered = curation.generate_answers(
-        client,
-        curation.merge_user_questions(user.questions, generated.questions),
-        compressed,
-        answers.settings(),
-        embed,
-    )
-    _estimate_insights(client, storage, embedder, collection, answered.answers)
+    run = DryRun(client, storage, embedder, collection)
+    for step, config in zip(ESTIMATE_STEPS, configs, strict=True):
+        step.run(config, run)
     return client.estimates()
-
-
-def _estimate_insights(client, storage, embedder, collection, answers) -> None:
-    """Price `insights` and `judge_scores` on the estimated answers, when the collection's theme
-    graph exists (it needs no model, but does need a build)."""
-    model = embedder.get_embedder()
-    try:
-        index, cluster_index = load_theme_index(storage.warehouse, storage.vectors, collection, model.variant)
-    except IndexMissing:
-        return
-    config = InsightsConfig()
-    pairs = [QAPair(a.question_id, a.question, a.answer) for a in answers if a.status == "kept"]
-    contexts = build_contexts(
-        pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
-    )
-    outcome = run_insight_methods(client, pairs, contexts, max_insights=config.max_insights)
-    sets: dict[str, dict[str, tuple[str, ...]]] = {}
-    for run in outcome.runs:
-        sets.setdefault(run.question_id, {})[run.method] = tuple(insight_text(i) for i in run.insights)
-    judge = JudgeConfig()
-    judge_questions(
-        client,
-        [
-            JudgedQuestion(
-                pair.question_id,
-                pair.question,
-                pair.answer,
-                tuple(MethodInsights(m, t) for m, t in sets.get(pair.question_id, {}).items()),
-            )
-            for pair in pairs
-        ],
-        judge="estimate",
-        seed=judge.seed,
-        levels=judge.levels,
-        repetitions=judge.repetitions,
-    )
 
 
 def estimate_rows(estimates: Sequence[DryRunEstimate]) -> list[dict[str, Any]]:

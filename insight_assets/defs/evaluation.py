@@ -2,27 +2,27 @@
 
 import base64
 import dataclasses
-from collections import defaultdict
 from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.curation import load_pairs
 from insight_assets.core.judge import (
     JUDGE_INSIGHT_SET,
     JUDGE_SINGLE_INSIGHTS,
     JudgedQuestion,
     JudgeRow,
-    MethodInsights,
     judge_agreement,
     judge_questions,
+    judged_questions,
     mean_scores,
 )
 from insight_assets.core.llm import RunSummary
 from insight_assets.core.report import render_method_report
 from insight_assets.core.stores import Warehouse
-from insight_assets.defs.insights import insights, load_pairs
+from insight_assets.defs.insights import insights
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -31,8 +31,8 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
     stop_if_over_budget,
 )
+from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import LLMResource, ModelChoice, StorageResource
-from insight_assets.defs.themes import INSIGHTGEN
 
 SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]
 
@@ -63,28 +63,17 @@ class JudgeConfig(ModelCallConfig):
 
 
 def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuestion]:
-    pairs = {pair.question_id: pair for pair in load_pairs(warehouse, collection)}
     rows = warehouse.rows(
         """SELECT question_id, method, hook, body FROM insights WHERE collection = ?
            ORDER BY question_id, method, insight_index""",
         [collection],
     )
-    by_question: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for row in rows:
-        by_question[row["question_id"]][row["method"]].append(f"{row['hook']}: {row['body']}")
-    return [
-        JudgedQuestion(
-            question_id=question_id,
-            question=pairs[question_id].question,
-            answer=pairs[question_id].answer,
-            sets=tuple(MethodInsights(method, tuple(texts)) for method, texts in sorted(methods.items())),
-        )
-        for question_id, methods in sorted(by_question.items())
-        if question_id in pairs
-    ]
+    return judged_questions(
+        load_pairs(warehouse, collection), ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows)
+    )
 
 
-@dg.asset(kinds={"duckdb"}, deps=[insights], code_version="1", pool=LLM_POOL, **INSIGHTGEN)
+@dg.asset(kinds={"duckdb"}, deps=[insights], code_version="1", pool=LLM_POOL, **asset_settings("insightgen"))
 def judge_scores(
     context: dg.AssetExecutionContext, config: JudgeConfig, storage: StorageResource, llm: LLMResource
 ) -> dg.MaterializeResult:
@@ -100,7 +89,8 @@ def judge_scores(
 
 
 def _judge_name(llm: LLMResource) -> str:
-    return "offline" if llm.provider == "offline" else f"{llm.provider}:{llm.model or 'default'}"
+    provider, model, _ = llm.choice()
+    return "offline" if provider == "offline" else f"{provider}:{model or 'default'}"
 
 
 def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
@@ -180,7 +170,7 @@ def _rounded(value):
     return round(value, 3) if isinstance(value, float) else value
 
 
-@dg.asset(kinds={"duckdb"}, deps=[judge_scores], code_version="1", **INSIGHTGEN)
+@dg.asset(kinds={"duckdb"}, deps=[judge_scores], code_version="1", **asset_settings("insightgen"))
 def method_report(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Mean scores per method (and judge) as a table and a bar chart, with example insights side
     by side; also written to data/reports/<collection>/method_report.md."""

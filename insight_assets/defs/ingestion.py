@@ -7,7 +7,6 @@ reports what it did (counts, reuse, timings) as metadata.
 import functools
 import time
 from collections import Counter
-from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
@@ -15,38 +14,16 @@ from pydantic import Field
 
 from insight_assets.core import ingest
 from insight_assets.core.chunking import PROFILES, ChunkProfile
-from insight_assets.core.documents import ParsedDocument
 from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
-from insight_assets.defs.partitions import InvalidCollectionKey, collection_folder, collection_partitions
+from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
-PARTITIONED = {
-    "partitions_def": collection_partitions,
-    "group_name": "ingestion",
-    # One run may build several collections, so `dagster asset materialize --partition-range a...c`
-    # backfills from a shell; sensors and schedules still request one run per collection.
-    "backfill_policy": dg.BackfillPolicy.single_run(),
-}
-
-
-def _collection_folder(storage: StorageResource, collection: str) -> Path:
-    try:
-        folder = collection_folder(storage.collections_root, collection)
-    except InvalidCollectionKey as error:
-        raise dg.Failure(description=str(error)) from error
-    if not folder.is_dir():
-        raise dg.Failure(
-            description=(
-                f"Collection {collection!r} has no folder at {folder.resolve()}. Create it and put PDFs "
-                "in it, or remove the partition."
-            )
-        )
-    return folder
+PARTITIONED = asset_settings("ingestion")
 
 
 @dg.asset(kinds={"pdf", "duckdb"}, code_version="1", **PARTITIONED)
@@ -56,7 +33,7 @@ def source_documents(context: dg.AssetExecutionContext, storage: StorageResource
 
 
 def _source_documents(storage: StorageResource, collection: str) -> CollectionReport:
-    folder = _collection_folder(storage, collection)
+    folder = existing_collection_folder(storage.collections_root, collection)
     sources = ingest.scan_collection(folder)
     table = ingest.sources_table(collection, sources)
     storage.warehouse.replace_partition(collection, {"source_documents": table})
@@ -165,7 +142,7 @@ def parsed_documents(
 def _parsed_documents(
     context: dg.AssetExecutionContext, storage: StorageResource, collection: str, quality: QualitySettings
 ) -> CollectionReport:
-    folder = _collection_folder(storage, collection)
+    folder = existing_collection_folder(storage.collections_root, collection)
     warehouse = storage.warehouse
     version = parser_version(quality)
     with warehouse.session() as db:
@@ -345,18 +322,6 @@ def _reusable_parses(
     return ingest.results_from_rows(sources, documents, pages, problems, quality)
 
 
-def load_documents(storage: StorageResource, collection: str) -> list[ParsedDocument]:
-    """The collection's parsed documents, rebuilt from the warehouse."""
-    with storage.warehouse.session() as db:
-        documents = db.rows("SELECT * FROM parsed_documents WHERE collection = ? ORDER BY file", [collection])
-        pages = db.rows(
-            "SELECT doc_id, page, text FROM parsed_pages WHERE collection = ? ORDER BY doc_id, page",
-            [collection],
-        )
-    results = ingest.results_from_rows([], documents, pages, [])
-    return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
-
-
 class ChunkingConfig(dg.Config):
     """Chunk profiles and their sizes in tokens (cl100k_base). Defaults are the papers'."""
 
@@ -411,7 +376,7 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
     seconds = 0.0
     if [row["chunking_key"] for row in stored_key] != [key]:
         started = time.perf_counter()
-        all_chunks = ingest.chunk_documents(load_documents(storage, collection), profiles)
+        all_chunks = ingest.chunk_documents(ingest.load_documents(warehouse, collection), profiles)
         warehouse.replace_partition(
             collection,
             {

@@ -6,13 +6,10 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
-from insight_assets.core.index import IndexMissing, load_theme_index
-from insight_assets.core.methods import METHODS, insight_text
-from insight_assets.core.methods import contexts as method_contexts
-from insight_assets.core.methods.insight_runs import OK, QAPair, run_insight_methods
-from insight_assets.core.methods.insightgen import DIRECT_INSIGHTS, GENERATE_INSIGHTS, INFER_INTENT
+from insight_assets.core.index import IndexMissing
+from insight_assets.core.methods import insightgen
+from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_text
 from insight_assets.core.selection import SelectionSettings
-from insight_assets.core.stores import Warehouse
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.curation import generated_answers
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
@@ -24,8 +21,9 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
     stop_if_over_budget,
 )
+from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-from insight_assets.defs.themes import INSIGHTGEN, theme_graph
+from insight_assets.defs.themes import theme_graph
 
 # An insight this similar (cosine, bundled MiniLM or the configured embedder) to its answer says
 # what the answer already says. 0.9 is the paper's own line for redundant answers (§3).
@@ -36,9 +34,11 @@ class InsightsConfig(ModelCallConfig):
     """Defaults from InsightGen: top-k 5 neighbouring clusters within 2 hops, up to five insights,
     generation at temperature 0.7 with 4,000 output tokens (Appendix C)."""
 
-    TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS)
+    TASKS = insightgen.TASKS
 
-    methods: list[str] = Field(default=list(METHODS), description=f"Any of {', '.join(METHODS)}.")
+    methods: list[str] = Field(
+        default=list(INSIGHT_METHODS), description=f"Any of {', '.join(INSIGHT_METHODS)}."
+    )
     top_k: int = Field(default=5, description="Related clusters added to the answer's own.")
     max_hops: int = Field(default=2, description="How far on the graph related clusters may be.")
     token_budget: int = Field(
@@ -52,17 +52,14 @@ class InsightsConfig(ModelCallConfig):
     temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
     max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")
 
-    def selection(self) -> SelectionSettings:
+    def settings(self) -> insightgen.InsightGenSettings:
         try:
-            return SelectionSettings(top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget)
+            selection = SelectionSettings(top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget)
         except ValueError as error:
             raise dg.Failure(description=f"Invalid insights config: {error}") from error
-
-
-def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) -> list[QAPair]:
-    answers = curation.load_answers(warehouse, collection)
-    pairs = [QAPair(answer.question_id, answer.question, answer.answer) for answer in answers]
-    return pairs[:limit] if limit is not None else pairs
+        return insightgen.InsightGenSettings(
+            methods=tuple(self.methods), selection=selection, max_insights=self.max_insights
+        )
 
 
 @dg.asset(
@@ -78,7 +75,7 @@ def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) 
             description=f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to its answer.",
         ),
     ],
-    **INSIGHTGEN,
+    **asset_settings("insightgen"),
 )
 def insights(
     context: dg.AssetExecutionContext,
@@ -90,9 +87,11 @@ def insights(
     """Up to five related insights per question-answer pair and method: InsightGen (the answer's
     theme clusters and their graph neighbours, chain of thought) and the baselines Direct, CoT,
     vector top-k and vector top-k with CoT, in one table with a `method` column."""
-    unknown = sorted(set(config.methods) - set(METHODS))
+    unknown = sorted(set(config.methods) - set(INSIGHT_METHODS))
     if unknown or not config.methods:
-        raise dg.Failure(description=f"Unknown or no methods {unknown}; choose from {', '.join(METHODS)}.")
+        raise dg.Failure(
+            description=f"Unknown or no methods {unknown}; choose from {', '.join(INSIGHT_METHODS)}."
+        )
     return materialize_each(
         context, storage, lambda collection: _insights(context, config, storage, llm, embedder, collection)
     )
@@ -102,22 +101,20 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     warehouse = storage.warehouse
     model = embedder.get_embedder()
     try:
-        index, cluster_index = load_theme_index(warehouse, storage.vectors, collection, model.variant)
+        index, cluster_index = insightgen.load_insightgen_index(
+            warehouse, storage.vectors, collection, model.variant
+        )
     except IndexMissing as error:
         raise nothing_to_do(collection, str(error)) from error
-    pairs = load_pairs(warehouse, collection, config.max_questions)
+    pairs = curation.load_pairs(warehouse, collection, config.max_questions)
     if not pairs:
         raise nothing_to_do(collection, "no question-answer pairs to find insights for: `generated_answers` kept none.")
-    contexts = method_contexts.build_contexts(
-        pairs, index.chunks, index.vectors, cluster_index, model.embed, config.methods, config.selection()
-    )
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        outcome = run_insight_methods(
-            client, pairs, contexts, max_insights=config.max_insights, source_labels=index.source_labels
-        )
+        result = insightgen.run_insightgen(client, pairs, index, cluster_index, model.embed, config.settings())
+    contexts, outcome = result.contexts, result.outcome
     stop_if_over_budget(client, collection, outcome.budget_error)
-    writer = client.writer_label(GENERATE_INSIGHTS)
+    writer = client.writer_label(insightgen.GENERATE_INSIGHTS)
     warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer))
 
     known_chunks = {

@@ -9,6 +9,17 @@ import dagster as dg
 collection_partitions = dg.DynamicPartitionsDefinition(name="collection")
 
 
+def asset_settings(group: str) -> dict:
+    """What every asset of a collection shares: its partitions, its group, and a single-run
+    backfill policy, so one run may build several collections (`dagster asset materialize
+    --partition-range a...c` from a shell; sensors and schedules still request one per collection)."""
+    return {
+        "partitions_def": collection_partitions,
+        "group_name": group,
+        "backfill_policy": dg.BackfillPolicy.single_run(),
+    }
+
+
 class InvalidCollectionKey(ValueError):
     """A partition key that cannot name a folder under the collections root."""
 
@@ -37,3 +48,20 @@ def validate_collection_key(key: str) -> str:
 def collection_folder(root: str | Path, key: str) -> Path:
     """The folder of collection ``key``, after validating the key."""
     return Path(root) / validate_collection_key(key)
+
+
+def existing_collection_folder(root: str | Path, key: str) -> Path:
+    """The folder of collection ``key``; a step fails, saying why, when the key is refused or the
+    folder is missing."""
+    try:
+        folder = collection_folder(root, key)
+    except InvalidCollectionKey as error:
+        raise dg.Failure(description=str(error)) from error
+    if not folder.is_dir():
+        raise dg.Failure(
+            description=(
+                f"Collection {key!r} has no folder at {folder.resolve()}. Create it and put PDFs "
+                "in it, or remove the partition."
+            )
+        )
+    return folder

@@ -23,7 +23,7 @@ from insight_assets.core.llm import (
     ResponseCache,
     TaskParams,
 )
-from insight_assets.core.llm.settings import ANTHROPIC, GEMINI, OFFLINE, OPENAI
+from insight_assets.core.llm.settings import OFFLINE
 from insight_assets.core.stores import VectorStore, Warehouse
 
 
@@ -110,8 +110,11 @@ class ModelChoice:
 class LLMResource(dg.ConfigurableResource):
     """Which model answers the tasks, how hard to try, and what a run may spend.
 
-    ``provider`` is offline (the default: extractive, no network, no key), openai, anthropic,
-    gemini or openai-compatible (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp).
+    ``provider`` is offline (extractive, no network, no key), openai, anthropic, gemini or
+    openai-compatible (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp). Left
+    unset, ``provider``, ``model`` and ``base_url`` are read when a run starts from
+    INSIGHT_ASSETS_LLM_PROVIDER, INSIGHT_ASSETS_LLM_MODEL and INSIGHT_ASSETS_LLM_BASE_URL, so switching
+    to a hosted model is an environment change, not a code change; without them, offline.
     The key comes from the environment only: give ``api_key`` as ``dg.EnvVar("NAME")`` (in run
     config, ``api_key: {env: NAME}``), or leave it unset and the variable named by ``api_key_env``
     (default: the provider's usual one, e.g. OPENAI_API_KEY) is read when a call is made. It is
@@ -123,7 +126,7 @@ class LLMResource(dg.ConfigurableResource):
     The cache and the ledger are SQLite files under ``data_dir``/cache.
     """
 
-    provider: str = OFFLINE
+    provider: str | None = None
     model: str | None = None
     base_url: str | None = None
     api_key: str | None = None
@@ -139,34 +142,26 @@ class LLMResource(dg.ConfigurableResource):
     use_cache: bool = True
     data_dir: str = "data"
 
-    @classmethod
-    def from_environment(cls) -> LLMResource:
-        """The resource ``definitions.py`` uses: offline unless INSIGHT_ASSETS_LLM_PROVIDER says
-        otherwise (with INSIGHT_ASSETS_LLM_MODEL and INSIGHT_ASSETS_LLM_BASE_URL), so switching
-        to a hosted model is an environment change, not a code change."""
-        provider = os.environ.get("INSIGHT_ASSETS_LLM_PROVIDER", OFFLINE).strip() or OFFLINE
-        key_env = DEFAULT_API_KEY_ENV.get(provider)
-        # A hosted provider without its key should fail loudly at run start; a local
-        # OpenAI-compatible server usually needs no key at all.
-        needs_key = provider in (OPENAI, ANTHROPIC, GEMINI) or (key_env and key_env in os.environ)
-        return cls(
-            provider=provider,
-            model=os.environ.get("INSIGHT_ASSETS_LLM_MODEL") or None,
-            base_url=os.environ.get("INSIGHT_ASSETS_LLM_BASE_URL") or None,
-            api_key=dg.EnvVar(key_env) if needs_key and key_env else None,
-        )
+    def choice(self) -> tuple[str, str | None, str | None]:
+        """(provider, model, base_url): the configured ones, else the environment's (read now, at run
+        time, never when the definitions load), else offline."""
+        provider = self.provider or os.environ.get("INSIGHT_ASSETS_LLM_PROVIDER", "").strip() or OFFLINE
+        model = self.model or os.environ.get("INSIGHT_ASSETS_LLM_MODEL") or None
+        base_url = self.base_url or os.environ.get("INSIGHT_ASSETS_LLM_BASE_URL") or None
+        return provider, model, base_url
 
     def settings(self, task_overrides: Mapping[str, TaskParams] | None = None) -> LLMSettings:
         """Plain settings for the LLM layer; raises ``ConfigurationError`` with the fix to make."""
-        key_env = self.api_key_env or DEFAULT_API_KEY_ENV.get(self.provider)
+        provider, model, base_url = self.choice()
+        key_env = self.api_key_env or DEFAULT_API_KEY_ENV.get(provider)
         api_key = self.api_key or (os.environ.get(key_env) if key_env else None)
         return LLMSettings(
-            provider=self.provider,
-            model=self.model,
+            provider=provider,
+            model=model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             timeout_s=self.timeout_s,
-            base_url=self.base_url,
+            base_url=base_url,
             api_key=api_key or None,
             api_key_env=key_env,
             max_retries=self.max_retries,

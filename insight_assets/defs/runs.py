@@ -2,12 +2,11 @@
 
 import dagster as dg
 
-from insight_assets.defs import curation, evaluation, ingestion, insights, themes
+from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
-INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])
-ALL_ASSETS = dg.load_assets_from_modules([ingestion, curation, themes, insights, evaluation])
+__all__ = ["ALL_ASSETS", "INGESTION_ASSETS", "materialize_collection", "register_collections"]
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:

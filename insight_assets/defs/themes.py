@@ -7,26 +7,28 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.core.clustering import CLUSTER_COUNT_RULES, METHODS, ThemeGraphSettings, build_theme_graph
+from insight_assets.core.clustering import (
+    CLUSTER_COUNT_RULES,
+    CLUSTERING_METHODS,
+    ThemeGraphSettings,
+    build_theme_graph,
+)
 from insight_assets.core.graph_plot import render_theme_graph_png
 from insight_assets.core.index import IndexMissing, load_index
+from insight_assets.core.methods import insightgen
 from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
-from insight_assets.defs.partitions import collection_partitions
+from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
-INSIGHTGEN = {
-    "partitions_def": collection_partitions,
-    "group_name": "insightgen",
-    "backfill_policy": dg.BackfillPolicy.single_run(),
-}
+INSIGHTGEN = asset_settings("insightgen")
 
 
 class ThemeGraphConfig(dg.Config):
     """The paper's system: K-means with ceil(sqrt(n)) clusters, random_state 42. The other values
     reproduce its ablations (Appendix B)."""
 
-    method: str = Field(default="kmeans", description=f"One of {', '.join(METHODS)}.")
+    method: str = Field(default="kmeans", description=f"One of {', '.join(CLUSTERING_METHODS)}.")
     cluster_count: str = Field(
         default="sqrt", description=f"K-means clusters for n chunks: {', '.join(CLUSTER_COUNT_RULES)}."
     )
@@ -72,7 +74,9 @@ def _theme_graph(
     storage: StorageResource, embedder: EmbedderResource, settings: ThemeGraphSettings, collection: str
 ) -> CollectionReport:
     try:
-        index = load_index(storage.warehouse, storage.vectors, collection, embedder.get_embedder().variant)
+        index = load_index(
+            storage.warehouse, storage.vectors, collection, embedder.get_embedder().variant, insightgen.PROFILE
+        )
     except IndexMissing as error:
         raise nothing_to_do(collection, f"nothing to cluster: {error}") from error
     started = time.perf_counter()

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from insight_assets.core.clustering import (
-    METHODS,
+    CLUSTERING_METHODS,
     ThemeGraph,
     ThemeGraphSettings,
     _anderson_darling_pvalue,
@@ -262,7 +262,7 @@ def test_anderson_darling_pvalue_keeps_its_level_and_detects_bimodality():
     assert _anderson_darling_pvalue(np.ones(10)) == 1.0
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", CLUSTERING_METHODS)
 def test_tables_round_trip(method):
     vectors, truth = blobs(4, 25, 16, 0.05, seed=8)
     graph = graph_of(vectors, truth, method=method)

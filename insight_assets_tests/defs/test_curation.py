@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.defs import curation as curation_defs
 from insight_assets.defs.resources import LLMResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
@@ -37,7 +38,7 @@ def write_user_questions(folder: Path) -> None:
         ),
         json.dumps({"answer": "an answer without a question"}),
     ]
-    (folder / curation_defs.USER_QUESTIONS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / USER_QUESTIONS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def test_the_demo_collection_gets_questions_and_cited_answers_offline(

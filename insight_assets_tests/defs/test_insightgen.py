@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from insight_assets.core.methods import METHODS
+from insight_assets.core.methods.insightgen import INSIGHT_METHODS
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
@@ -40,8 +40,8 @@ def test_every_asset_builds_and_the_report_ranks_all_methods(instance, storage, 
     pairs = warehouse.rows(
         "SELECT count(*) AS n FROM generated_answers WHERE collection='demo' AND status='kept'"
     )[0]["n"]
-    assert {row["method"] for row in insight_rows} == set(METHODS)
-    for method in METHODS:
+    assert {row["method"] for row in insight_rows} == set(INSIGHT_METHODS)
+    for method in INSIGHT_METHODS:
         per_question = [row for row in insight_rows if row["method"] == method]
         assert 0 < len(per_question) <= 5 * pairs
     assert all(row["chunk_ids"] and 0 <= row["novelty"] <= 5 for row in insight_rows)
@@ -59,7 +59,7 @@ def test_every_asset_builds_and_the_report_ranks_all_methods(instance, storage, 
 
     report = metadata(result, "method_report")
     ranked = re.findall(r"^\| (\d) \| (\w+) \|", report["ranking"], flags=re.MULTILINE)
-    assert sorted(method for _, method in ranked) == sorted(METHODS)
+    assert sorted(method for _, method in ranked) == sorted(INSIGHT_METHODS)
     assert [int(rank) for rank, _ in ranked] == [1, 2, 3, 4, 5]
     written = Path(report["report_file"])
     assert "## Ranking" in written.read_text() and (written.parent / "method_scores.png").is_file()

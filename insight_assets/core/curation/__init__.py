@@ -41,6 +41,7 @@ from .compression import (
     DocumentDigest,
     compress_documents,
     compression_inputs,
+    papers_to_compress,
 )
 from .export import SCOPE_QA_FIELDS, export_records, write_jsonl
 from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS, GeneratedQuestions, RefinedQuestions
@@ -51,6 +52,7 @@ from .records import (
     CompressedDocument,
     Embed,
     ItemFailure,
+    QAPair,
     Question,
     SourceDocument,
     question_id,
@@ -60,12 +62,13 @@ from .tables import (
     compressed_table,
     load_answers,
     load_compressed,
+    load_pairs,
     load_questions,
     load_titles,
     merge_user_questions,
     question_tables,
 )
-from .user_questions import LineProblem, UserQuestionsOutcome, load_user_questions
+from .user_questions import USER_QUESTIONS_FILE, LineProblem, UserQuestionsOutcome, load_user_questions
 
 __all__ = [
     "ANSWER_QUESTION",
@@ -75,6 +78,7 @@ __all__ = [
     "REFINE_QUESTIONS",
     "SCOPE_QA_FIELDS",
     "USER",
+    "USER_QUESTIONS_FILE",
     "Answer",
     "AnswerOutcome",
     "AnswerSettings",
@@ -89,6 +93,7 @@ __all__ = [
     "GroundedAnswer",
     "ItemFailure",
     "LineProblem",
+    "QAPair",
     "Question",
     "QuestionOutcome",
     "QuestionSettings",
@@ -107,10 +112,12 @@ __all__ = [
     "generate_questions",
     "load_answers",
     "load_compressed",
+    "load_pairs",
     "load_questions",
     "load_titles",
     "load_user_questions",
     "merge_user_questions",
+    "papers_to_compress",
     "question_id",
     "question_tables",
     "questions_per_combination",

@@ -5,7 +5,7 @@ The paper does not say how long a document may be; here the body text is cut to
 ``CompressionSettings.max_input_tokens`` tokens (the opening of a paper carries its abstract,
 introduction and method) and every list is cut to ``max_items_per_field`` items.
 
-Offline, compression is extractive: key phrases (``keyphrases.py``) for the topics, and for the
+Offline, compression is extractive: key phrases (``core/keyphrases.py``) for the topics, and for the
 other fields the paper's most central sentences that carry the field's cue words ("we propose",
 "outperforms", "in conclusion"), falling back to central sentences without cues.
 """
@@ -19,11 +19,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from ..documents import ParsedDocument
 from ..extractive import rank_sentences
+from ..keyphrases import document_keyphrases
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, register_task
-from ..text import count_tokens, drop_leading_heading, split_sentences, token_starts
-from .keyphrases import keyphrases
+from ..text import count_tokens, cut_to_tokens, drop_leading_heading, split_sentences
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
 
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -100,7 +101,7 @@ def compress_offline(title: str, text: str, max_items: int) -> DocumentDigest:
     key_findings = pick(lambda i: _FINDING_CUES.search(sentences[i]))
     tail = len(text) * _CONCLUSION_SHARE
     conclusions = pick(lambda i: _CONCLUSION_CUES.search(sentences[i]) or spans[i][0] >= tail)
-    topics = keyphrases(title, text, max_items) or [title]
+    topics = document_keyphrases(title, text, max_items) or [title]
     return DocumentDigest(
         main_topics=topics, contributions=contributions, key_findings=key_findings, conclusions=conclusions
     )
@@ -129,11 +130,12 @@ COMPRESS_DOCUMENT: Task[DocumentDigest] = register_task(
 # -- the stage ----------------------------------------------------------------------------------
 
 
-def cut_to_tokens(text: str, max_tokens: int) -> str:
-    starts = token_starts(text)
-    if len(starts) - 1 <= max_tokens:
-        return text
-    return text[: int(starts[max_tokens])]
+def papers_to_compress(documents: Sequence[ParsedDocument]) -> list[SourceDocument]:
+    """Each parsed paper's body (references already cut), titled by its title or file name."""
+    return [
+        SourceDocument(document_id=document.doc_id, title=document.title or document.file, text=document.body)
+        for document in documents
+    ]
 
 
 def document_title(document: SourceDocument) -> str:

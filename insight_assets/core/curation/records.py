@@ -116,3 +116,12 @@ def render_compressed(
 def rendered_statements(text: str) -> list[str]:
     """The bullet items of a ``render_compressed`` text (contributions, findings, conclusions)."""
     return [line[2:].strip() for line in text.splitlines() if line.startswith("- ") and line[2:].strip()]
+
+
+@dataclass(frozen=True)
+class QAPair:
+    """A question and its kept answer: what the insight and summary methods start from."""
+
+    question_id: str
+    question: str
+    answer: str

@@ -13,7 +13,7 @@ from ..stores import Warehouse
 from .answers import Answer
 from .compression import CompressionOutcome
 from .questions import QuestionOutcome
-from .records import CompressedDocument, Question
+from .records import CompressedDocument, QAPair, Question
 from .user_questions import LineProblem
 
 _COMPRESSED_SCHEMA = pa.schema(
@@ -279,3 +279,9 @@ def load_answers(
         )
         for row in rows
     ]
+
+
+def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) -> list[QAPair]:
+    """The collection's kept question-answer pairs, in question order (the first ``limit``)."""
+    pairs = [QAPair(a.question_id, a.question, a.answer) for a in load_answers(warehouse, collection)]
+    return pairs[:limit] if limit is not None else pairs

@@ -24,6 +24,8 @@ from typing import Any
 
 from .records import USER, Question, question_id
 
+# The file of a collection's own questions, in its folder.
+USER_QUESTIONS_FILE = "questions.jsonl"
 _KEYS = ("question", "answer", "document_ids")
 
 

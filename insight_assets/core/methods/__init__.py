@@ -1,37 +1,6 @@
-"""Insight-generation methods: InsightGen and its baselines as LLM tasks (see ``insightgen``)."""
-
-from .insightgen import (
-    DIRECT_INSIGHTS,
-    GENERATE_INSIGHTS,
-    INFER_INTENT,
-    INSIGHT_TYPES,
-    METHODS,
-    ContextPassage,
-    Insight,
-    InsightSet,
-    UserIntent,
-    direct_insights_inputs,
-    generate_insights,
-    generate_insights_inputs,
-    infer_intent_inputs,
-    insight_text,
-    uses_chain_of_thought,
-)
-
-__all__ = [
-    "DIRECT_INSIGHTS",
-    "GENERATE_INSIGHTS",
-    "INFER_INTENT",
-    "INSIGHT_TYPES",
-    "METHODS",
-    "ContextPassage",
-    "Insight",
-    "InsightSet",
-    "UserIntent",
-    "direct_insights_inputs",
-    "generate_insights",
-    "generate_insights_inputs",
-    "infer_intent_inputs",
-    "insight_text",
-    "uses_chain_of_thought",
-]
+"""The published methods, one package each (``insightgen/`` so far; XSum, ConTReGen, Insight-RAG and
+SciPIP to come). A method package holds its schemas, its tasks with their offline implementations,
+how it selects context, and one entry function that the method's assets, the dry-run estimate and
+``insight-assets ask`` call. Methods build on the shared layer (``core/index.py``, ``core/curation``,
+``core/text.py``, ``core/keyphrases.py``), which never imports a method. See ``README.md`` here.
+"""

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from insight_assets.core.keyphrases import rake_keyphrases
 from insight_assets.core.llm import InvalidOutputError, LLMClient, LLMSettings, TaskInputError
-from insight_assets.core.methods import (
+from insight_assets.core.methods.insightgen import (
     DIRECT_INSIGHTS,
     GENERATE_INSIGHTS,
     INFER_INTENT,
@@ -16,10 +17,10 @@ from insight_assets.core.methods import (
     ContextPassage,
     InsightSet,
     UserIntent,
+    check_insights,
     generate_insights,
     uses_chain_of_thought,
 )
-from insight_assets.core.methods.insightgen import check_insights, keyphrases
 from insight_assets_tests.fake_model_server import Reply
 
 QUESTION = "How does quantization trade accuracy for inference speed in large language models?"
@@ -182,8 +183,8 @@ def test_offline_intent_is_keyed_on_the_questions_wording(question, persona):
 def test_keyphrases_are_nominal_runs_and_honour_exclusions():
     sentence = "However, four-bit quantization degrades accuracy on reasoning benchmarks by up to 6%."
 
-    assert keyphrases(sentence, limit=3) == ["four-bit quantization", "reasoning benchmarks", "accuracy"]
-    assert keyphrases(sentence, limit=1, exclude={"four-bit", "quantization"}) == ["reasoning benchmarks"]
+    assert rake_keyphrases(sentence, limit=3) == ["four-bit quantization", "reasoning benchmarks", "accuracy"]
+    assert rake_keyphrases(sentence, limit=1, exclude={"four-bit", "quantization"}) == ["reasoning benchmarks"]
 
 
 def test_offline_fails_clearly_without_usable_context():

@@ -16,29 +16,20 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..llm import LLMClient
+from ...curation import QAPair
+from ...llm import LLMClient
 from .contexts import MethodContext
-from .insightgen import (
+from .schemas import ContextPassage, Insight, UserIntent, uses_chain_of_thought
+from .tasks import (
     DIRECT_INSIGHTS,
     GENERATE_INSIGHTS,
     INFER_INTENT,
-    ContextPassage,
-    Insight,
-    UserIntent,
     direct_insights_inputs,
     generate_insights_inputs,
     infer_intent_inputs,
-    uses_chain_of_thought,
 )
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
-
-
-@dataclass(frozen=True)
-class QAPair:
-    question_id: str
-    question: str
-    answer: str
 
 
 @dataclass(frozen=True)

@@ -17,25 +17,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
-from ..text import count_tokens, token_starts
-from ..vectors import normalize_rows
-
-if TYPE_CHECKING:
-    from .insight_runs import QAPair
-
-
-@dataclass(frozen=True)
-class ChunkRecord:
-    chunk_id: str
-    doc_id: str
-    index: int
-    text: str
-    tokens: int
+from ...curation import QAPair
+from ...index import ChunkRecord, nearest_rows
+from ...selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
+from ...text import count_tokens, cut_to_tokens
 
 
 @dataclass(frozen=True)
@@ -50,14 +38,6 @@ class MethodContext:
     truncated: bool = False
     answer_clusters: tuple[int, ...] = ()
     related_clusters: tuple[int, ...] = ()
-
-
-def cut_to_tokens(text: str, limit: int) -> str:
-    """The first ``limit`` tokens of ``text``."""
-    if limit <= 0:
-        return ""
-    starts = token_starts(text)
-    return text if len(starts) <= limit else text[: int(starts[limit])]
 
 
 def _take(chunks: Sequence[ChunkRecord], budget: int) -> tuple[list[ChunkRecord], bool]:
@@ -123,10 +103,7 @@ def top_k_context(
 ) -> MethodContext:
     """``vector_topk``: the ``k`` chunks nearest the query by cosine, nearest first (ties: earlier
     chunk first)."""
-    vectors = normalize_rows(chunk_vectors, dtype=None)
-    query = normalize_rows(query_vector, dtype=None)
-    similarity = vectors @ query
-    order = sorted(range(len(chunks)), key=lambda position: (-similarity[position], position))[: max(k, 0)]
+    order = nearest_rows(chunk_vectors, query_vector, k)
     return _context(method, question_id, [chunks[position] for position in order], len(order) < len(chunks))
 
 

@@ -1,0 +1,139 @@
+"""InsightGen: related insights for a question-answer pair, from the theme graph (and its baselines).
+
+Given a question, its answer and context passages, a method writes up to five *related insights*:
+short notes that add to the answer without repeating it (InsightGen §4.2). The five methods
+(§5.1) differ in the context they select and in the prompting:
+
+- ``insightgen``, ``cot`` and ``vector_topk_cot`` use the two-step chain of thought: task
+  ``infer_intent`` infers the asker's intent, persona and goals from the question and answer, then
+  task ``generate_insights`` writes the insights from question, answer, intent and passages, with
+  the seed list of insight types and self-assessed relevance, novelty, usefulness and intent
+  alignment (0-5). The prompts are identical across the three, as in the paper.
+- ``direct`` and ``vector_topk`` use the single prompt ``direct_insights``, which states the
+  requirements (relevance, novelty, diversity, no repetition of the answer).
+
+The methods differ only in the passages the caller selects for them (clustered neighbourhoods,
+truncated global context, top-k retrieval); this module takes whatever passages it is given.
+Generation uses the paper's settings: temperature 0.7, max_tokens 4000 (Appendix C).
+
+One entry, ``run_insightgen``, does all of it for a batch of pairs: each method's context
+(``contexts.py``), then the insights (``runs.py``, through the tasks of ``tasks.py``). The
+``insights`` asset, the dry-run estimate and ``insight-assets ask`` all call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...curation import QAPair
+from ...index import CollectionIndex, load_theme_index
+from ...llm import LLMClient
+from ...selection import ClusterIndex, SelectionSettings
+from ...stores import VectorStore, Warehouse
+from .contexts import MethodContext, build_contexts
+from .runs import FAILED, OK, SKIPPED, InsightRun, InsightsOutcome, run_insight_methods
+from .schemas import (
+    DEFAULT_MAX_INSIGHTS,
+    INSIGHT_METHODS,
+    INSIGHT_TYPES,
+    ContextPassage,
+    Insight,
+    InsightSet,
+    UserIntent,
+    insight_text,
+    uses_chain_of_thought,
+)
+from .tasks import (
+    DIRECT_INSIGHTS,
+    GENERATE_INSIGHTS,
+    INFER_INTENT,
+    check_insights,
+    direct_insights_inputs,
+    generate_insights,
+    generate_insights_inputs,
+    infer_intent_inputs,
+)
+
+# The chunk profile InsightGen clusters and reads: about 2,000 tokens a chunk (§4.1).
+PROFILE = "insightgen"
+TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS)
+
+
+@dataclass(frozen=True)
+class InsightGenSettings:
+    """Which methods run, how InsightGen selects its context (``selection.py``), and how many
+    insights a method writes per question. The defaults are the paper's."""
+
+    methods: Sequence[str] = INSIGHT_METHODS
+    selection: SelectionSettings = field(default_factory=SelectionSettings)
+    max_insights: int = DEFAULT_MAX_INSIGHTS
+
+
+@dataclass(frozen=True)
+class InsightGenResult:
+    contexts: list[MethodContext]  # one per method and question
+    outcome: InsightsOutcome  # the runs (insights or why none), the inferred intents
+
+
+def load_insightgen_index(
+    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str
+) -> tuple[CollectionIndex, ClusterIndex]:
+    """The collection's InsightGen chunks and vectors, and its theme graph ready for selection;
+    raises ``IndexMissing`` saying what to build first."""
+    return load_theme_index(warehouse, vectors, collection, variant, PROFILE)
+
+
+def run_insightgen(
+    client: LLMClient,
+    pairs: Sequence[QAPair],
+    index: CollectionIndex,
+    cluster_index: ClusterIndex,
+    embed: Callable[[list[str]], np.ndarray],
+    settings: InsightGenSettings = InsightGenSettings(),
+) -> InsightGenResult:
+    """Every method's insights for every pair: each method's context, then its insights, the
+    chain-of-thought methods sharing one inferred intent per question. A failed call fails only
+    its own (method, question); ``LLMError``s that would fail every call alike are raised."""
+    contexts = build_contexts(
+        pairs, index.chunks, index.vectors, cluster_index, embed, settings.methods, settings.selection
+    )
+    outcome = run_insight_methods(
+        client, pairs, contexts, max_insights=settings.max_insights, source_labels=index.source_labels
+    )
+    return InsightGenResult(contexts, outcome)
+
+
+__all__ = [
+    "DEFAULT_MAX_INSIGHTS",
+    "DIRECT_INSIGHTS",
+    "FAILED",
+    "GENERATE_INSIGHTS",
+    "INFER_INTENT",
+    "INSIGHT_METHODS",
+    "INSIGHT_TYPES",
+    "OK",
+    "PROFILE",
+    "SKIPPED",
+    "TASKS",
+    "ContextPassage",
+    "Insight",
+    "InsightGenResult",
+    "InsightGenSettings",
+    "InsightRun",
+    "InsightSet",
+    "InsightsOutcome",
+    "MethodContext",
+    "UserIntent",
+    "check_insights",
+    "direct_insights_inputs",
+    "generate_insights",
+    "generate_insights_inputs",
+    "infer_intent_inputs",
+    "insight_text",
+    "load_insightgen_index",
+    "run_insightgen",
+    "uses_chain_of_thought",
+]

@@ -1,0 +1,9 @@
+"""Every asset of the code location, from the one list of asset modules."""
+
+import dagster as dg
+
+from insight_assets.defs import curation, evaluation, ingestion, insights, themes
+
+ASSET_MODULES = (ingestion, curation, themes, insights, evaluation)
+ALL_ASSETS = dg.load_assets_from_modules(ASSET_MODULES)
+INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])
