@@ -12,8 +12,9 @@ short notes that add to the answer without repeating it (InsightGen §4.2). The 
 - ``direct`` and ``vector_topk`` use the single prompt ``direct_insights``, which states the
   requirements (relevance, novelty, diversity, no repetition of the answer).
 
-The methods differ only in the passages the caller selects for them (clustered neighbourhoods,
-truncated global context, top-k retrieval); this module takes whatever passages it is given.
+Otherwise the methods differ only in the passages they read (``contexts.py``): the answer's
+theme-graph neighbourhood (``insightgen``), the whole collection spread or truncated to the same
+token budget (``direct``, ``cot``), the chunks nearest the question (``vector_topk*``).
 Generation uses the paper's settings: temperature 0.7, max_tokens 4000 (Appendix C).
 
 One entry, ``run_insightgen``, does all of it for a batch of pairs: each method's context

@@ -1,9 +1,8 @@
 """InsightGen's offline implementations: extractive and deterministic.
 
-Passage
-sentences are compared with TF-IDF cosine (``extractive.tfidf``, over the sentences, the answer's
-sentences, the question and the goals): ``q`` = similarity to the question, ``g`` = similarity to
-the inferred goals, ``r`` = the highest similarity to any sentence of the answer (redundancy).
+Passage sentences are compared with TF-IDF cosine (``extractive.tfidf``, over the sentences, the
+answer's sentences, the question and the goals): ``q`` = similarity to the question, ``g`` =
+similarity to the inferred goals, ``r`` = the highest similarity to any sentence of the answer (redundancy).
 
 - ``direct_insights`` ranks sentences by ``q`` alone (it has no intent), dropping only near copies
   of the answer (``r >= 0.9``);
