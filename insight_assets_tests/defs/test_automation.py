@@ -149,3 +149,24 @@ def test_shell_backfill_over_several_collections_with_dagster_asset_materialize(
     rows = warehouse.rows("SELECT collection, count(*) AS n FROM chunks GROUP BY collection ORDER BY collection")
     assert [row["collection"] for row in rows] == ["a-papers", "b-papers"]
     assert rows[0]["n"] == rows[1]["n"] > 0
+
+
+def test_the_llm_resource_reads_the_environment_when_a_run_starts_not_at_import(monkeypatch):
+    from insight_assets.defs.resources import LLMResource
+
+    resource = LLMResource()  # what definitions.py builds, before any environment is set
+    for name in ("INSIGHT_ASSETS_LLM_PROVIDER", "INSIGHT_ASSETS_LLM_MODEL", "INSIGHT_ASSETS_LLM_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert resource.settings().provider == "offline"
+
+    monkeypatch.setenv("INSIGHT_ASSETS_LLM_PROVIDER", "openai-compatible")
+    monkeypatch.setenv("INSIGHT_ASSETS_LLM_MODEL", "llama3.1:8b")
+    monkeypatch.setenv("INSIGHT_ASSETS_LLM_BASE_URL", "http://localhost:11434/v1")
+    settings = resource.settings()
+    assert (settings.provider, settings.model, settings.base_url) == (
+        "openai-compatible",
+        "llama3.1:8b",
+        "http://localhost:11434/v1",
+    )
+    # Configured values win over the environment.
+    assert LLMResource(provider="offline").settings().provider == "offline"
