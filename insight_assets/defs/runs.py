@@ -1,6 +1,7 @@
 """Materialize a collection's assets in this process: for tests, benchmarks and scripts."""
 
 import dagster as dg
+from dagster._core.storage.defs_state.base import set_defs_state_storage
 
 from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS
 from insight_assets.defs.partitions import collection_partitions
@@ -34,11 +35,16 @@ def materialize_collection(
     resources = {"storage": storage, "embedder": embedder}
     if llm is not None:
         resources["llm"] = llm
-    return dg.materialize(
-        assets or (ALL_ASSETS if llm is not None else INGESTION_ASSETS),
-        partition_key=collection,
-        instance=instance,
-        resources=resources,
-        run_config=run_config,
-        raise_on_error=raise_on_error,
-    )
+    # Loading the definitions reads the "current" state storage from a process-wide context variable
+    # that entering an instance sets and nothing resets: a garbage-collected earlier instance can
+    # leave it pointing at a dead storage (an intermittent "undefined DagsterInstance weakref" in
+    # test runs). Load with this instance's own. (Dagster offers no public way to set it.)
+    with set_defs_state_storage(instance.defs_state_storage):
+        return dg.materialize(
+            assets or (ALL_ASSETS if llm is not None else INGESTION_ASSETS),
+            partition_key=collection,
+            instance=instance,
+            resources=resources,
+            run_config=run_config,
+            raise_on_error=raise_on_error,
+        )
