@@ -27,13 +27,16 @@ class IndexMissing(RuntimeError):
 
 @dataclass(frozen=True)
 class ChunkRecord:
-    """A chunk as methods read it: ``index`` is its position in its document, ``tokens`` its size."""
+    """A chunk as methods read it: ``index`` is its position in its document, ``tokens`` its size,
+    ``page_start``-``page_end`` the pages it spans (0 when not known)."""
 
     chunk_id: str
     doc_id: str
     index: int
     text: str
     tokens: int
+    page_start: int = 0
+    page_end: int = 0
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,35 @@ class CollectionIndex:
         return [doc_ids[row] for row in nearest_rows(np.asarray(centres), query_vector, k)]
 
 
-def nearest_rows(vectors: np.ndarray, query_vector: np.ndarray, k: int) -> list[int]:
+def nearest_rows(
+    vectors: np.ndarray, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
+) -> list[int]:
     """The rows of the ``k`` vectors nearest ``query_vector`` by cosine, nearest first (ties: the
-    earlier row first): exact search, the same as a flat index."""
-    similarity = normalize_rows(vectors, dtype=None) @ normalize_rows(query_vector, dtype=None)
-    return sorted(range(len(vectors)), key=lambda row: (-similarity[row], row))[: max(k, 0)]
+    earlier row first): exact search, the same as a flat index. ``allowed``, a boolean mask over
+    the rows, restricts the search to the rows it marks."""
+    return [row for row, _ in nearest_rows_scored(vectors, query_vector, k, allowed)]
+
+
+def nearest_rows_scored(
+    vectors: np.ndarray, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
+) -> list[tuple[int, float]]:
+    """``nearest_rows`` with each row's cosine similarity."""
+    if k <= 0 or not len(vectors):
+        return []
+    return top_rows(normalize_rows(vectors, dtype=None) @ normalize_rows(query_vector, dtype=None), k, allowed)
+
+
+def top_rows(similarity: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """``(row, similarity)`` of the ``k`` highest similarities (among the ``allowed`` rows), highest
+    first, ties to the earlier row."""
+    candidates = np.arange(len(similarity)) if allowed is None else np.flatnonzero(allowed)
+    if len(candidates) > k:
+        # Every row scoring at least the k-th best: the exact top k with all its ties, found in
+        # linear time, then ordered (a full sort of 20,000 rows costs more than the search).
+        kth = np.partition(similarity[candidates], len(candidates) - k)[len(candidates) - k]
+        candidates = candidates[similarity[candidates] >= kth]
+    order = sorted(candidates.tolist(), key=lambda row: (-similarity[row], row))[:k]
+    return [(row, float(similarity[row])) for row in order]
 
 
 def short_title(title: str, words: int = 6) -> str:
@@ -110,7 +137,15 @@ def load_index(
             "embedder first"
         )
     chunks = [
-        ChunkRecord(row["chunk_id"], row["doc_id"], row["chunk_index"], row["text"], row["token_count"])
+        ChunkRecord(
+            row["chunk_id"],
+            row["doc_id"],
+            row["chunk_index"],
+            row["text"],
+            row["token_count"],
+            row["page_start"],
+            row["page_end"],
+        )
         for row in kept
     ]
     labels = {}

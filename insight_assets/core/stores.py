@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 
 # DuckDB lets one process at a time open a file for writing; another process waits its turn.
@@ -95,10 +94,29 @@ SCHEMA = {
         hook VARCHAR, body VARCHAR, realization VARCHAR, justification VARCHAR, chunk_ids VARCHAR[],
         relevance INTEGER, novelty INTEGER, usefulness INTEGER, intent_alignment INTEGER,
         writer VARCHAR""",
+    # The citation graph (citations/): every reference with its match, and the edges between papers.
+    "paper_references": """
+        collection VARCHAR, citing_doc_id VARCHAR, ref_index INTEGER, text VARCHAR, year INTEGER,
+        first_author VARCHAR, cited_doc_id VARCHAR, candidate_doc_id VARCHAR, title_similarity DOUBLE,
+        reason VARCHAR""",
+    "citations": """
+        collection VARCHAR, citing_doc_id VARCHAR, cited_doc_id VARCHAR, reference_text VARCHAR,
+        match_score DOUBLE""",
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,
         relevance DOUBLE, depth DOUBLE, overall DOUBLE, rationale VARCHAR""",
+}
+
+
+# Views over the tables, created with them.
+VIEWS = {
+    # Two papers cited together: by how many papers of the collection (SciPIP's co-citation, §3.2).
+    "co_citations": """
+        SELECT a.collection, a.cited_doc_id AS doc_a, b.cited_doc_id AS doc_b, count(*) AS co_cited_by
+        FROM citations a JOIN citations b
+          ON a.collection = b.collection AND a.citing_doc_id = b.citing_doc_id AND a.cited_doc_id < b.cited_doc_id
+        GROUP BY ALL""",
 }
 
 
@@ -136,6 +154,8 @@ class Warehouse:
             if not read_only and self.path.resolve() not in _SCHEMA_READY:
                 for table, columns in SCHEMA.items():
                     connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+                for view, query in VIEWS.items():
+                    connection.execute(f"CREATE OR REPLACE VIEW {view} AS {query}")
                 _SCHEMA_READY.add(self.path.resolve())
             yield connection
         finally:
@@ -256,18 +276,39 @@ class VectorStore:
         name = self.table_name(collection)
         self.db.create_table(name, data=rows, mode="overwrite")
 
-    def search(
-        self, collection: str, profile: str, variant: str, vector: np.ndarray, k: int = 10
-    ) -> list[dict]:
-        """The ``k`` nearest chunks of one profile, only among vectors of ``variant``."""
+    def has_text_index(self, collection: str) -> bool:
+        """Whether the collection's table has its full-text index on ``text``."""
+        table = self._open(collection)
+        return table is not None and any(
+            index.index_type == "FTS" and list(index.columns) == ["text"] for index in table.list_indices()
+        )
+
+    def build_text_index(self, collection: str) -> None:
+        """(Re)build LanceDB's native full-text index (BM25) on the chunks' ``text``: English
+        stemming, stop words removed, accents folded."""
+        from lancedb.index import FTS
+
         table = self._open(collection)
         if table is None:
+            raise StoreError(f"no vector table for collection {collection!r} to index")
+        table.create_index("text", config=FTS(), replace=True)
+
+    def text_search(self, collection: str, query: str, where: str, k: int) -> list[tuple[str, float]]:
+        """``(chunk_id, bm25 score)`` of the ``k`` best full-text matches among rows matching the
+        SQL filter ``where``, best first; empty when the query has no indexed word."""
+        table = self._open(collection)
+        if table is None or k <= 0:
             return []
-        safe_profile, safe_variant = profile.replace("'", "''"), variant.replace("'", "''")
-        return (
-            table.search(np.asarray(vector, dtype=np.float32))
-            .metric("cosine")
-            .where(f"profile = '{safe_profile}' AND variant = '{safe_variant}'", prefilter=True)
+        found = (
+            table.search(query, query_type="fts")
+            .where(where, prefilter=True)
+            .select(["chunk_id", "_score"])
             .limit(k)
-            .to_list()
+            .to_arrow()
         )
+        return list(zip(found["chunk_id"].to_pylist(), found["_score"].to_pylist(), strict=True))
+
+
+def sql_text(value: str) -> str:
+    """``value`` as a single-quoted SQL string literal (for LanceDB filters)."""
+    return "'" + value.replace("'", "''") + "'"

@@ -217,6 +217,8 @@ def _vector_table(
             "variant": pa.array([variant] * count, pa.string()),
             # Which profile's vectors a row was pooled from; empty when the model read its text.
             "pooled_from": pa.array([pool_from if i in pooled else "" for i in range(count)], pa.string()),
+            # The chunk's text, for LanceDB's full-text index (lexical and hybrid retrieval).
+            "text": pa.array([row["text"] for row in chunk_rows], pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(
                 pa.array(matrix.reshape(-1), pa.float32()), max(matrix.shape[1], 1)
             ),

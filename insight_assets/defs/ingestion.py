@@ -448,6 +448,8 @@ def _chunk_preview(
 
 
 _VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
+# Columns a stored vector table must have to be reused as it is (``text`` feeds the full-text index).
+_VECTOR_COLUMNS = {*_VECTOR_KEY, "text", "vector"}
 _EMBEDDING_ERRORS = pa.schema(
     [
         (name, pa.string())
@@ -461,7 +463,7 @@ def _same_rows(existing, table) -> bool:
     if (
         existing is None
         or existing.num_rows != table.num_rows
-        or not set(_VECTOR_KEY) <= set(existing.column_names)
+        or not _VECTOR_COLUMNS <= set(existing.column_names)
     ):
         return False
     # As multisets of keys: LanceDB does not promise to read rows back in the order they were written.
@@ -475,7 +477,7 @@ def _vector_keys(table) -> Counter:
 @dg.asset(
     kinds={"lancedb"},
     deps=[chunks],
-    code_version="2",
+    code_version="3",
     # Hosted embedders are rate-limited: cap concurrent runs with `dagster instance concurrency set embedding N`.
     pool="embedding",
     check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
@@ -484,7 +486,8 @@ def _vector_keys(table) -> Counter:
 def chunk_embeddings(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    """Unit vectors for every chunk in LanceDB, keyed by (collection, profile, chunk_id).
+    """Unit vectors for every chunk in LanceDB, keyed by (collection, profile, chunk_id), with the
+    chunk text under a full-text (BM25) index for lexical and hybrid retrieval.
 
     The model reads each piece of text once: xsum chunks are embedded (only those without a vector
     from the configured embedder yet), and insightgen chunks are pooled from the xsum vectors they cover.
@@ -530,9 +533,16 @@ def _chunk_embeddings(
         )
     # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
     stored = existing
-    if outcome.embedded or not _same_rows(existing, outcome.table):
+    rewritten = bool(outcome.embedded) or not _same_rows(existing, outcome.table)
+    if rewritten:
         vectors.replace(collection, outcome.table)
         stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
+    # A rewritten table needs its full-text index again; an unchanged one keeps it (nothing written).
+    text_index_seconds = 0.0
+    if rewritten or not vectors.has_text_index(collection):
+        started = time.perf_counter()
+        vectors.build_text_index(collection)
+        text_index_seconds = time.perf_counter() - started
     stored_keys = (
         set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist()))
         if stored
@@ -553,6 +563,8 @@ def _chunk_embeddings(
             "words_embedded": outcome.words_embedded,
             "embed_seconds": round(outcome.seconds, 3),
             "words_per_second": round(outcome.words_per_second, 1),
+            "text_index": "rebuilt" if text_index_seconds else "unchanged",
+            "text_index_seconds": round(text_index_seconds, 3),
             "variant": model.variant,
             "table": vectors.table_name(collection),
             **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},

@@ -97,6 +97,12 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     first_embedded = metadata(first, "chunk_embeddings")["chunks_embedded"]
     assert first_embedded == profile_count(storage, "inc", "xsum")
     assert metadata(first, "chunk_embeddings")["chunks_pooled"] == profile_count(storage, "inc", "insightgen")
+    # The chunk text is under a full-text index, built with the table.
+    assert metadata(first, "chunk_embeddings")["text_index"] == "rebuilt"
+    assert storage.vectors.has_text_index("inc")
+    some_chunk = storage.warehouse.rows("SELECT chunk_id, text FROM chunks WHERE collection = 'inc' LIMIT 1")[0]
+    rare_words = " ".join(sorted(set(some_chunk["text"].split()), key=len)[-3:])
+    assert some_chunk["chunk_id"] in [hit for hit, _ in storage.vectors.text_search("inc", rare_words, "true", 50)]
 
     vectors_version = storage.vectors.db.open_table(storage.vectors.table_name("inc")).version
     unchanged = materialize_collection(instance, storage, hashing_embedder, "inc")
@@ -108,6 +114,7 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     assert metadata(unchanged, "parsed_documents")["documents_reused"] == 2
     assert metadata(unchanged, "chunk_embeddings")["chunks_embedded"] == 0
     assert metadata(unchanged, "chunk_embeddings")["chunks_reused"] == first_embedded
+    assert metadata(unchanged, "chunk_embeddings")["text_index"] == "unchanged"
 
     shutil.copyfile(DEMO_PDFS[2], folder / DEMO_PDFS[2].name)
     added = materialize_collection(instance, storage, hashing_embedder, "inc")

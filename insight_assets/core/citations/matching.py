@@ -1,0 +1,209 @@
+"""References matched to the collection's own papers.
+
+A reference cites a collection paper when
+
+1. the paper's title appears in the reference: after folding both to lower-case letters and digits
+   (accents, spaces, hyphens and punctuation gone), the title aligns with a stretch of the reference
+   with a similarity of at least ``min_title_similarity`` (``title_similarity``);
+2. the reference's first author's surname appears in the head of the paper's first page (where its
+   authors are), unless one of the two is unknown;
+3. the year the reference names is possible for the paper, within ``year_tolerance`` (a preprint is
+   cited a year before its venue): not before the latest year the paper's first page names (a paper
+   names no year after its own; the date an arXiv stamp was revised does not count, the identifier's
+   year does), and not after the year of a publication line in the head of the first page
+   (``Journal ... (2003)``, ``Published as a conference paper at ICLR 2016``, ``© 2014``).
+
+A check that cannot be made (no surname found, no year on either side) does not reject; a check that
+disagrees does, and the reference stays unmatched with the reason. A paper never cites itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .references import YEAR, Reference, fold
+
+# Words too common in titles to say anything about a match on their own.
+_TITLE_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "and",
+        "in",
+        "on",
+        "with",
+        "to",
+        "from",
+        "by",
+        "via",
+        "using",
+        "towards",
+        "toward",
+        "is",
+        "are",
+        "as",
+        "at",
+        "its",
+    ]
+)
+_ARXIV_ID = re.compile(r"\b(\d{2})(0[1-9]|1[0-2])\.\d{4,5}(?:v\d+)?\b")
+# An arXiv stamp's revision date ("arXiv:1412.6980v9 [cs.LG] 30 Jan 2017") says when it was revised.
+_ARXIV_STAMP_DATE = re.compile(r"(arXiv:\S+\s*\[[^\]]*\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+)(?:19|20)\d\d")
+# A year in a line that says where and when the paper itself was published.
+_PUBLICATION_LINE = re.compile(
+    r"(?:©|\(c\)|copyright|published|journal|proceedings|transactions|conference)[^\n]{0,80}?"
+    r"(?<!\d)((?:19|20)\d\d)(?!\d)",
+    re.IGNORECASE,
+)
+# The head of the first page, where title and authors are: before the abstract, else this many characters.
+_HEAD_CHARS = 1500
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """Thresholds of the citation matcher."""
+
+    min_title_similarity: float = 0.9
+    year_tolerance: int = 1
+    # Folded titles shorter than this ("glove", "bert") would match too many references by chance.
+    min_title_chars: int = 12
+    # A block of fewer aligned characters is chance, not a shared stretch of the title.
+    min_block_chars: int = 3
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_title_similarity <= 1:
+            raise ValueError(f"min_title_similarity must be in (0, 1], got {self.min_title_similarity}")
+        if self.year_tolerance < 0:
+            raise ValueError(f"year_tolerance must be >= 0, got {self.year_tolerance}")
+
+
+DEFAULT_MATCH = MatchSettings()
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A collection paper as the matcher sees it: its title and the head of its first page."""
+
+    doc_id: str
+    title: str
+    first_page: str
+
+    @property
+    def folded_title(self) -> str:
+        return fold(self.title)
+
+    @property
+    def head(self) -> str:
+        text = self.first_page
+        cut = re.search(r"\babstract\b", text, re.IGNORECASE)
+        return text[: cut.start() if cut and cut.start() > 0 else _HEAD_CHARS]
+
+    @property
+    def latest_named_year(self) -> int:
+        """The latest year the first page names (an arXiv identifier's, ``1301.3781``: 2013, included;
+        a stamp's revision date not); 0 when it names none."""
+        text = _ARXIV_STAMP_DATE.sub(r"\1", self.first_page)
+        years = {int(match.group(1)) for match in YEAR.finditer(text)}
+        years |= {2000 + int(match.group(1)) for match in _ARXIV_ID.finditer(text)}
+        return max(years, default=0)
+
+    @property
+    def publication_year(self) -> int:
+        """The year of a publication line in the head of the first page; 0 when there is none."""
+        years = [int(match.group(1)) for match in _PUBLICATION_LINE.finditer(self.head)]
+        return max(years, default=0)
+
+
+@dataclass(frozen=True)
+class Match:
+    """The outcome for one reference: the cited paper (None when unmatched), the title similarity of
+    the best candidate, and why it was rejected when it was."""
+
+    reference: Reference
+    cited_doc_id: str | None
+    title_similarity: float
+    candidate_doc_id: str | None
+    reason: str
+
+
+def title_similarity(folded_title: str, folded_reference: str, min_block: int = 3) -> float:
+    """How well ``folded_title`` aligns with a stretch of ``folded_reference``: 2M / (T + S), where M
+    is the number of aligned characters (in blocks of at least ``min_block``), T the title's length
+    and S the length of the stretch of the reference they span. 1.0: the title occurs verbatim."""
+    if not folded_title or not folded_reference:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, folded_title, folded_reference, autojunk=False)
+    blocks = [block for block in matcher.get_matching_blocks() if block.size >= min_block]
+    if not blocks:
+        return 0.0
+    aligned = sum(block.size for block in blocks)
+    span = blocks[-1].b + blocks[-1].size - blocks[0].b
+    return 2 * aligned / (len(folded_title) + span)
+
+
+def _title_words(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z0-9]+", text.lower()) if word not in _TITLE_STOPWORDS}
+
+
+def match_references(
+    citing_doc_id: str,
+    references: Sequence[Reference],
+    papers: Sequence[Paper],
+    settings: MatchSettings = DEFAULT_MATCH,
+) -> list[Match]:
+    """One ``Match`` per reference of ``citing_doc_id`` against the collection's ``papers``."""
+    candidates = [
+        (
+            paper,
+            paper.folded_title,
+            _title_words(paper.title),
+            fold(paper.head),
+            paper.latest_named_year,
+            paper.publication_year,
+        )
+        for paper in papers
+        if paper.doc_id != citing_doc_id and len(paper.folded_title) >= settings.min_title_chars
+    ]
+    matches = []
+    for reference in references:
+        folded = fold(reference.text)
+        words = _title_words(reference.text)
+        best: tuple[float, Paper, str] | None = None
+        for paper, title, title_words, head, named_year, publication_year in candidates:
+            # Cheap filter first: most of a title's words must be in the reference at all.
+            if title_words and len(title_words & words) < 0.6 * len(title_words):
+                continue
+            similarity = title_similarity(title, folded, settings.min_block_chars)
+            if similarity < settings.min_title_similarity:
+                continue
+            reason = _check(reference, head, named_year, publication_year, settings)
+            if best is None or (not reason, similarity) > (not best[2], best[0]):
+                best = (similarity, paper, reason)
+        if best is None:
+            matches.append(Match(reference, None, 0.0, None, "no collection paper's title"))
+        else:
+            similarity, paper, reason = best
+            matches.append(
+                Match(reference, None if reason else paper.doc_id, similarity, paper.doc_id, reason)
+            )
+    return matches
+
+
+def _check(
+    reference: Reference, folded_head: str, named_year: int, publication_year: int, settings: MatchSettings
+) -> str:
+    """Why ``reference`` cannot cite the paper with this first-page head and these years ("" if it can)."""
+    if reference.first_author and folded_head and reference.first_author not in folded_head:
+        return f"first author {reference.first_author!r} is not among the paper's authors"
+    year, tolerance = reference.year, settings.year_tolerance
+    if year and named_year and year < named_year - tolerance:
+        return f"year {year} is before {named_year}, a year the paper's first page names"
+    if year and publication_year and year > publication_year + tolerance:
+        return f"year {year} is after the paper's publication ({publication_year})"
+    return ""

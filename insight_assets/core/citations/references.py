@@ -1,0 +1,115 @@
+"""A paper's references block cut into entries, with each entry's year and first author's surname.
+
+Three layouts are recognised, from the text alone:
+
+- bracketed labels, ``[12] Author. Title. Venue, 2014.`` or ``[Chen and Manning2014] Danqi Chen ...``;
+- plain numbers, ``12. Author ...``;
+- author-year lists (ACL, ICLR, ICML, JMLR styles), one entry after another, where a new entry starts
+  on a line that opens with an author (``Surname, X.``, ``First Surname,``, ``First X. Surname and``)
+  right after a line that ends a sentence.
+
+Cutting is best effort: a merged or split entry costs at most that entry's match, because matching
+(``matching.py``) looks for a known title anywhere inside an entry.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# "[12]", "[Mik13]", "[Chen and Manning2014]", "[Afonso et al.2002]".
+_BRACKETED = re.compile(r"^\s*\[(?:\d{1,3}|[^\[\]]{2,60}?\d{2,4}[a-z]?)\]\s*")
+_NUMBERED = re.compile(r"^\s*(\d{1,3})\.\s+(?=[A-Z\u00C0-\u024F])")
+# A line that opens an author-year entry: "Bengio, Y.", "Le, Quoc V.", "Quoc V. Le and", "Yoon Kim.",
+# "Mikolov, T., Chen, K.", "Tomas Mikolov, Kai Chen".
+_NAME = r"[A-Z\u00C0-\u024F][\w'’´`¨\-\u00C0-\u024F]+"
+_AUTHOR_START = re.compile(
+    rf"^(?:{_NAME},\s+(?:[A-Z]\.|{_NAME})"  # Surname, X.  /  Surname, First
+    rf"|(?:{_NAME}\s+)(?:[A-Z]\.?\s+)*{_NAME}(?:,|\s+and\s|\.\s|\s+et\s+al)"  # First [X.] Surname, / and
+    rf"|(?:[A-Z](?:[.-]\s?[A-Z])*\.\s*)+{_NAME}(?:,|\s+and\s|\.\s|\s+et\s+al))"  # D. Baker and / J.R. Bellegarda.
+)
+_SENTENCE_END = re.compile(r"[.?!)\]]\s*$|(?:19|20)\d\d[a-z]?\s*$")
+_PAGE_NUMBER = re.compile(r"^\s*\d{1,4}\s*$")
+YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?:[a-z])?(?![\d])")
+_MIN_ENTRY_CHARS = 25
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One entry of a references block: its text (lines joined, end-of-line hyphens repaired), the
+    year it names (0 when none) and its first author's surname ("" when none was found)."""
+
+    index: int
+    text: str
+    year: int
+    first_author: str
+
+
+def split_references(block: str) -> list[Reference]:
+    """The entries of a references block, in order."""
+    lines = [line.strip() for line in block.splitlines()]
+    lines = [line for line in lines if line and not _PAGE_NUMBER.match(line)]
+    if not lines:
+        return []
+    for pattern in (_BRACKETED, _NUMBERED):
+        starts = [i for i, line in enumerate(lines) if pattern.match(line)]
+        if len(starts) >= 3 or starts[:1] == [0]:
+            groups = _cut(lines, starts)
+            entries = [pattern.sub("", group, count=1) for group in groups]
+            return _references(entries)
+    starts = [0] + [
+        i
+        for i in range(1, len(lines))
+        if _AUTHOR_START.match(lines[i]) and _SENTENCE_END.search(lines[i - 1])
+    ]
+    return _references(_cut(lines, starts))
+
+
+def _cut(lines: list[str], starts: list[int]) -> list[str]:
+    """The lines between consecutive starts joined into entries (lines before the first start, a
+    heading's remains, are dropped)."""
+    bounds = sorted(set(starts)) + [len(lines)]
+    return [join_lines(lines[begin:end]) for begin, end in itertools.pairwise(bounds)]
+
+
+def join_lines(lines: list[str]) -> str:
+    """Lines joined with spaces; a word hyphenated across a line break is joined back."""
+    text = ""
+    for line in lines:
+        if text.endswith("-") and len(text) > 1 and text[-2].isalpha() and line[:1].islower():
+            text = text[:-1] + line
+        else:
+            text = f"{text} {line}" if text else line
+    return text
+
+
+def _references(entries: list[str]) -> list[Reference]:
+    kept = [entry for entry in entries if len(entry) >= _MIN_ENTRY_CHARS]
+    return [Reference(i, entry, reference_year(entry), first_author(entry)) for i, entry in enumerate(kept)]
+
+
+def reference_year(entry: str) -> int:
+    """The publication year an entry names: the first plausible year after the author list (in
+    author-year styles it follows the names; in numbered styles it closes the entry)."""
+    years = [int(match.group(1)) for match in YEAR.finditer(entry)]
+    return years[0] if years else 0
+
+
+def first_author(entry: str) -> str:
+    """The first author's surname: before the comma in ``Surname, X.``, else the last word of the
+    first name in ``First X. Surname,`` / ``First Surname and``."""
+    head = re.split(r",|\s+and\s+|(?<=[A-Za-z][a-z])\.\s+(?=[A-Z\d])|\s+et\s+al", entry, maxsplit=1)[0].strip()
+    words = [word for word in re.findall(r"[^\W\d_][\w'’´`¨\-]*", head) if len(word.strip(".")) > 1]
+    if not words:
+        return ""
+    comma_style = re.match(rf"^{_NAME},\s+(?:[A-Z]\.|{_NAME})", entry)
+    return fold(words[0] if comma_style else words[-1])
+
+
+def fold(text: str) -> str:
+    """Lower-case letters and digits only, accents removed: ``Sen´ecal`` and ``Senécal`` both become
+    ``senecal``; spaces, hyphens and punctuation vanish, so line-break hyphenation does not matter."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed.lower() if char.isalnum() and char.isascii())

@@ -1,0 +1,152 @@
+"""The ``citations`` asset: which paper of the collection cites which (``core/citations``)."""
+
+import base64
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from insight_assets.core import ingest
+from insight_assets.core.citations import (
+    CitingDocument,
+    MatchSettings,
+    build_citation_graph,
+    co_citations,
+    edge_table,
+    reference_table,
+    render_citation_graph_png,
+)
+from insight_assets.core.index import short_title
+from insight_assets.defs.ingestion import parsed_documents
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.resources import StorageResource
+
+PREVIEW_ROWS = 30
+
+
+class CitationConfig(dg.Config):
+    """Thresholds of the reference matcher (``core/citations/matching.py``)."""
+
+    min_title_similarity: float = Field(
+        default=MatchSettings.min_title_similarity,
+        description="How closely a paper's title must align with a stretch of a reference (1.0: verbatim, "
+        "ignoring case, accents, spaces and punctuation).",
+    )
+    year_tolerance: int = Field(
+        default=MatchSettings.year_tolerance,
+        description="Years a reference's year may stray from the paper's (a preprint cited before its venue).",
+    )
+    min_title_chars: int = Field(
+        default=MatchSettings.min_title_chars,
+        description="Papers whose title has fewer letters and digits are not matched (too many chance hits).",
+    )
+
+    def settings(self) -> MatchSettings:
+        try:
+            return MatchSettings(**self.model_dump())
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid citations config: {error}") from error
+
+
+@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="1", **asset_settings("ingestion"))
+def citations(
+    context: dg.AssetExecutionContext, config: CitationConfig, storage: StorageResource
+) -> dg.MaterializeResult:
+    """Each paper's references matched to the collection's own papers: title similarity after
+    normalisation, checked against the cited paper's authors and year.
+
+    Edges (citing paper, cited paper, the reference, its match score) go to `citations`, every
+    reference with its outcome to `paper_references` (an unmatched one says why), and the view
+    `co_citations` counts the papers that cite two papers together.
+    """
+    settings = config.settings()
+    return materialize_each(context, storage, lambda collection: _citations(storage, collection, settings))
+
+
+def _citations(storage: StorageResource, collection: str, settings: MatchSettings) -> CollectionReport:
+    rows = storage.warehouse.rows(
+        """SELECT d.doc_id, coalesce(nullif(d.title, ''), d.file) AS title, d.references_text,
+                  coalesce(p.text, '') AS first_page
+           FROM parsed_documents d LEFT JOIN parsed_pages p
+             ON p.collection = d.collection AND p.doc_id = d.doc_id AND p.page = 1
+           WHERE d.collection = ? ORDER BY d.file""",
+        [collection],
+    )
+    documents = [
+        CitingDocument(row["doc_id"], row["title"], row["first_page"], row["references_text"] or "")
+        for row in rows
+    ]
+    graph = build_citation_graph(documents, settings)
+    if not graph.reference_count:
+        raise nothing_to_do(
+            collection,
+            f"no references to match: none of its {len(documents)} parsed documents has a references "
+            "section that could be read (a heading such as 'References' or 'Bibliography').",
+        )
+    storage.warehouse.replace_partition(
+        collection,
+        {"paper_references": reference_table(collection, graph), "citations": edge_table(collection, graph)},
+    )
+    edges = graph.edges
+    picture = render_citation_graph_png(graph.titles, edges)
+    report_dir = Path(storage.reports_dir) / collection
+    report_dir.mkdir(parents=True, exist_ok=True)
+    picture_path = report_dir / "citation_graph.png"
+    picture_path.write_bytes(picture)
+
+    def title(doc_id: str) -> str:
+        return short_title(graph.titles[doc_id], words=8)
+
+    edge_rows = [
+        {
+            "citing": title(edge["citing_doc_id"]),
+            "cited": title(edge["cited_doc_id"]),
+            "score": edge["match_score"],
+            "reference": edge["reference_text"][:120],
+        }
+        for edge in edges
+    ]
+    rejected = [
+        {"citing": title(citing), "candidate": title(match.candidate_doc_id), "reason": match.reason}
+        for citing, matches in graph.matches.items()
+        for match in matches
+        if match.candidate_doc_id and not match.cited_doc_id
+    ]
+    pairs = [
+        {"paper a": title(a), "paper b": title(b), "cited together by": n} for a, b, n in co_citations(edges)
+    ]
+    without_references = [doc.doc_id for doc in documents if not graph.matches[doc.doc_id]]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(edges),
+            "papers": len(documents),
+            "references": graph.reference_count,
+            "references_matched": sum(1 for ms in graph.matches.values() for m in ms if m.cited_doc_id),
+            "references_rejected": len(rejected),
+            "papers_without_references": len(without_references),
+            "graph": dg.MetadataValue.md(
+                f"![citation graph](data:image/png;base64,{base64.b64encode(picture).decode('ascii')})"
+            ),
+            "graph_file": dg.MetadataValue.path(str(picture_path.resolve())),
+            "edges": dg.MetadataValue.md(
+                markdown_table(
+                    edge_rows[:PREVIEW_ROWS],
+                    ["citing", "cited", "score", "reference"],
+                    empty="No paper of the collection cites another.",
+                )
+            ),
+            "rejected_candidates": dg.MetadataValue.md(
+                markdown_table(rejected[:PREVIEW_ROWS], ["citing", "candidate", "reason"], empty="None.")
+            ),
+            "co_citations": dg.MetadataValue.md(
+                markdown_table(
+                    pairs[:PREVIEW_ROWS], ["paper a", "paper b", "cited together by"], empty="None."
+                )
+            ),
+        },
+        data_version=ingest.fingerprint(
+            sorted(f"{edge['citing_doc_id']}>{edge['cited_doc_id']}" for edge in edges)
+            + [f"references:{graph.reference_count}"]
+        ),
+    )
