@@ -17,6 +17,9 @@ from pathlib import Path
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # The methods `ask` can run; each method package adds itself here with its entry function.
 ASK_METHODS = ("insightgen",)
+# core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
+SEARCH_MODES = ("dense", "lexical", "hybrid")
+SEARCH_RERANKERS = ("late-interaction", "llm", "none")
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 # Console-log records left out of the terminal: stack traces, and the steps skipped because an
@@ -337,6 +340,45 @@ def ask(collection: str, question: str, answer: str | None) -> int:
     return 0
 
 
+def search(collection: str, query: str, *, k: int, mode: str, reranker: str, candidates: int) -> int:
+    """The chunks that best match a query, with their papers and pages (the shared retrieval layer)."""
+    from insight_assets.core.index import IndexMissing
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.retrieval import Retriever, rerank
+    from insight_assets.defs.resources import EmbedderResource
+
+    storage = _storage()
+    problem = _known_collection(storage, collection) or (_missing_key() if reranker == "llm" else None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    embedder = EmbedderResource().get_embedder()
+    try:
+        retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder)
+    except IndexMissing as error:
+        print(
+            f"collection {collection!r}: {error} (insight-assets build --collection {collection} builds it).",
+            file=sys.stderr,
+        )
+        return 1
+    hits = retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
+    try:
+        with _environment_llm().client(asset="search", partition=collection, run_id=None) as client:
+            hits = rerank(query, hits, top_n=k, reranker=reranker, llm=client)
+    except LLMError as error:
+        print(f"Cannot rerank: {error}", file=sys.stderr)
+        return 1
+    if not hits:
+        print(f"No chunk of {collection!r} matches {query!r} ({mode} search).")
+        return 1
+    for number, hit in enumerate(hits, start=1):
+        found = "+".join(hit.found_by) + (f", reranked by {hit.reranker}" if hit.reranker else "")
+        text = " ".join(hit.text.split())
+        print(f"\n{number}. {hit.title}, {hit.pages}  [score {hit.score:.3f}; {found}]")
+        print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
+    return 0
+
+
 def _generated_answer(
     client, storage, index, collection: str, question: str, embed
 ) -> tuple[str, tuple[str, ...]]:
@@ -402,7 +444,26 @@ def main(argv: list[str] | None = None) -> int:
     ask_parser.add_argument(
         "--method", choices=ASK_METHODS, default=ASK_METHODS[0], help="the method that answers (default: %(default)s)"
     )
+    search_parser = commands.add_parser(
+        "search", help="the chunks of a built collection that best match a query, with papers and pages"
+    )
+    search_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+    search_parser.add_argument("query", help="the query, in quotes")
+    search_parser.add_argument("-k", type=int, default=10, help="chunks to show (default: %(default)s)")
+    search_parser.add_argument(
+        "--mode", choices=SEARCH_MODES, default="hybrid", help="first-stage search (default: %(default)s)"
+    )
+    search_parser.add_argument(
+        "--rerank", choices=SEARCH_RERANKERS, default="late-interaction", help="second stage (default: %(default)s)"
+    )
+    search_parser.add_argument(
+        "--candidates", type=int, default=100, help="first-stage hits the reranker reads (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
+    if args.command == "search":
+        return search(
+            args.collection, args.query, k=args.k, mode=args.mode, reranker=args.rerank, candidates=args.candidates
+        )
     if args.command == "ask":
         return ask(args.collection, args.question, args.answer)
     if args.command == "build":

@@ -86,6 +86,20 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert given.returncode == 0, given.stderr[-3000:]
     assert "Answer (given):\nCitations credit prior work." in given.stdout
 
+    searched = run_cli(tmp_path, "search", "-c", "tiny", "citation context", "-k", "3")
+    assert searched.returncode == 0, searched.stderr[-3000:]
+    hits = [line for line in searched.stdout.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
+    assert len(hits) == 3 and all(", p" in hit and "reranked by late-interaction" in hit for hit in hits)
+    lexical = run_cli(tmp_path, "search", "-c", "tiny", "zzzqqq", "--mode", "lexical", "--rerank", "none")
+    assert lexical.returncode == 1 and "No chunk of 'tiny' matches 'zzzqqq' (lexical search)." in lexical.stdout
+
+
+def test_search_offers_the_retrieval_layers_modes_and_rerankers():
+    from insight_assets import cli
+    from insight_assets.core.retrieval import RERANKERS, RETRIEVAL_MODES
+
+    assert (cli.SEARCH_MODES, cli.SEARCH_RERANKERS) == (RETRIEVAL_MODES, RERANKERS)
+
 
 def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):
     (tmp_path / "data" / "collections" / "real").mkdir(parents=True)

@@ -143,3 +143,12 @@ def test_the_graph_has_one_edge_per_pair_and_counts_co_citations():
         ("a", "lstm"), ("a", "pv"), ("b", "lstm"), ("b", "pv"),
     ]  # fmt: skip
     assert co_citations(graph.edges) == [("lstm", "pv", 2)]
+
+
+def test_two_references_run_together_are_checked_by_the_author_before_the_title():
+    merged = split_references(
+        "Pranav Rajpurkar, Jian Zhang, and Percy Liang. 2016. SQuAD: 100,000+ questions for machine "
+        "comprehension of text. In EMNLP. Sepp Hochreiter and Jürgen Schmidhuber. 1997. Long short-term memory."
+    )
+    (match,) = match_references("citing", merged, [LSTM])
+    assert match.cited_doc_id == "lstm"  # Hochreiter, not Rajpurkar, wrote the title found

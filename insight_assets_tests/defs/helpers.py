@@ -6,7 +6,7 @@ import dagster as dg
 
 from insight_assets.defs.runs import materialize_collection
 
-__all__ = ["check", "materialize_collection", "metadata"]
+__all__ = ["check", "failure", "materialize_collection", "metadata"]
 
 
 def metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
@@ -18,3 +18,9 @@ def metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:
 def check(result: dg.ExecuteInProcessResult, name: str) -> dg.AssetCheckEvaluation:
     (evaluation,) = [e for e in result.get_asset_check_evaluations() if e.check_name == name]
     return evaluation
+
+
+def failure(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
+    """The failed step and its message (there must be exactly one)."""
+    (event,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    return event.step_key, event.step_failure_data.user_failure_data.description

@@ -11,15 +11,9 @@ from insight_assets.defs import ingestion, themes
 from insight_assets.defs.resources import StorageResource
 from insight_assets_tests import pdf_factory as make
 from insight_assets_tests.conftest import DEMO_COLLECTION
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import check, failure, materialize_collection, metadata
 
 DEMO_PDF = make.DEMO_PAPER
-
-
-def failure(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
-    """The failed step and its message (there must be exactly one)."""
-    (event,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-    return event.step_key, event.step_failure_data.user_failure_data.description
 
 
 def rows(storage: StorageResource, sql: str, *params) -> list[dict]:

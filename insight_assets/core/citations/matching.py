@@ -5,8 +5,9 @@ A reference cites a collection paper when
 1. the paper's title appears in the reference: after folding both to lower-case letters and digits
    (accents, spaces, hyphens and punctuation gone), the title aligns with a stretch of the reference
    with a similarity of at least ``min_title_similarity`` (``title_similarity``);
-2. the reference's first author's surname appears in the head of the paper's first page (where its
-   authors are), unless one of the two is unknown;
+2. the surname of the first author before the title (an entry that is really two references run
+   together has two author lists) appears in the head of the paper's first page, where its authors
+   are, unless one of the two is unknown;
 3. the year the reference names is possible for the paper, within ``year_tolerance`` (a preprint is
    cited a year before its venue): not before the latest year the paper's first page names (a paper
    names no year after its own; the date an arXiv stamp was revised does not count, the identifier's
@@ -24,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .references import YEAR, Reference, fold
+from .references import YEAR, Reference, author_before, fold, fold_positions
 
 # Words too common in titles to say anything about a match on their own.
 _TITLE_STOPWORDS = frozenset(
@@ -136,15 +137,20 @@ def title_similarity(folded_title: str, folded_reference: str, min_block: int = 
     """How well ``folded_title`` aligns with a stretch of ``folded_reference``: 2M / (T + S), where M
     is the number of aligned characters (in blocks of at least ``min_block``), T the title's length
     and S the length of the stretch of the reference they span. 1.0: the title occurs verbatim."""
+    return align_title(folded_title, folded_reference, min_block)[0]
+
+
+def align_title(folded_title: str, folded_reference: str, min_block: int = 3) -> tuple[float, int]:
+    """``title_similarity`` and where the aligned stretch starts in ``folded_reference``."""
     if not folded_title or not folded_reference:
-        return 0.0
+        return 0.0, 0
     matcher = difflib.SequenceMatcher(None, folded_title, folded_reference, autojunk=False)
     blocks = [block for block in matcher.get_matching_blocks() if block.size >= min_block]
     if not blocks:
-        return 0.0
+        return 0.0, 0
     aligned = sum(block.size for block in blocks)
     span = blocks[-1].b + blocks[-1].size - blocks[0].b
-    return 2 * aligned / (len(folded_title) + span)
+    return 2 * aligned / (len(folded_title) + span), blocks[0].b
 
 
 def _title_words(text: str) -> set[str]:
@@ -172,17 +178,18 @@ def match_references(
     ]
     matches = []
     for reference in references:
-        folded = fold(reference.text)
+        folded, positions = fold_positions(reference.text)
         words = _title_words(reference.text)
         best: tuple[float, Paper, str] | None = None
         for paper, title, title_words, head, named_year, publication_year in candidates:
             # Cheap filter first: most of a title's words must be in the reference at all.
             if title_words and len(title_words & words) < 0.6 * len(title_words):
                 continue
-            similarity = title_similarity(title, folded, settings.min_block_chars)
+            similarity, start = align_title(title, folded, settings.min_block_chars)
             if similarity < settings.min_title_similarity:
                 continue
-            reason = _check(reference, head, named_year, publication_year, settings)
+            author = author_before(reference.text, positions[start]) or reference.first_author
+            reason = _check(reference, author, head, named_year, publication_year, settings)
             if best is None or (not reason, similarity) > (not best[2], best[0]):
                 best = (similarity, paper, reason)
         if best is None:
@@ -196,11 +203,17 @@ def match_references(
 
 
 def _check(
-    reference: Reference, folded_head: str, named_year: int, publication_year: int, settings: MatchSettings
+    reference: Reference,
+    author: str,
+    folded_head: str,
+    named_year: int,
+    publication_year: int,
+    settings: MatchSettings,
 ) -> str:
-    """Why ``reference`` cannot cite the paper with this first-page head and these years ("" if it can)."""
-    if reference.first_author and folded_head and reference.first_author not in folded_head:
-        return f"first author {reference.first_author!r} is not among the paper's authors"
+    """Why ``reference``, whose first author before the title is ``author``, cannot cite the paper
+    with this first-page head and these years ("" if it can)."""
+    if author and folded_head and author not in folded_head:
+        return f"first author {author!r} is not among the paper's authors"
     year, tolerance = reference.year, settings.year_tolerance
     if year and named_year and year < named_year - tolerance:
         return f"year {year} is before {named_year}, a year the paper's first page names"

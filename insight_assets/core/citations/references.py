@@ -100,7 +100,9 @@ def reference_year(entry: str) -> int:
 def first_author(entry: str) -> str:
     """The first author's surname: before the comma in ``Surname, X.``, else the last word of the
     first name in ``First X. Surname,`` / ``First Surname and``."""
-    head = re.split(r",|\s+and\s+|(?<=[A-Za-z][a-z])\.\s+(?=[A-Z\d])|\s+et\s+al", entry, maxsplit=1)[0].strip()
+    head = re.split(r",|\s+and\s+|(?<=[A-Za-z][a-z])\.\s+(?=[A-Z\d])|\s+et\s+al", entry, maxsplit=1)[
+        0
+    ].strip()
     words = [word for word in re.findall(r"[^\W\d_][\w'’´`¨\-]*", head) if len(word.strip(".")) > 1]
     if not words:
         return ""
@@ -113,3 +115,26 @@ def fold(text: str) -> str:
     ``senecal``; spaces, hyphens and punctuation vanish, so line-break hyphenation does not matter."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(char for char in decomposed.lower() if char.isalnum() and char.isascii())
+
+
+def fold_positions(text: str) -> tuple[str, list[int]]:
+    """``fold(text)`` and, for each of its characters, the index in ``text`` it came from."""
+    kept, positions = [], []
+    for index, char in enumerate(text):
+        for folded in unicodedata.normalize("NFKD", char).lower():
+            if folded.isalnum() and folded.isascii():
+                kept.append(folded)
+                positions.append(index)
+    return "".join(kept), positions
+
+
+def author_before(entry: str, position: int) -> str:
+    """The surname opening the author list nearest before ``position`` (where a title starts): in an
+    entry that is really two references run together, the second title's own first author."""
+    # Sentences end at a period after two word characters, not after an initial ("F. Morin").
+    pieces = [piece.strip() for piece in re.split(r"(?<=[\w)]{2})\.\s+", entry[:position])]
+    names = [piece for piece in pieces if piece and not YEAR.fullmatch(piece.strip("()"))]
+    # A title matched from its middle leaves part of the title, not names, before it.
+    if not names or not _AUTHOR_START.match(names[-1] + ". "):
+        return ""
+    return first_author(names[-1])
