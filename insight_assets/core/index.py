@@ -17,7 +17,6 @@ import pyarrow.compute as pc
 from .clustering import ThemeGraph
 from .selection import ClusterIndex
 from .stores import VectorStore, Warehouse
-from .vectors import normalize_rows
 
 
 class IndexMissing(RuntimeError):
@@ -48,7 +47,9 @@ class CollectionIndex:
     titles: dict[str, str]  # doc id -> title
 
     def nearest(self, query_vector: np.ndarray, k: int) -> list[ChunkRecord]:
-        """The ``k`` chunks nearest ``query_vector`` by cosine (see ``nearest_rows``)."""
+        """The ``k`` chunks nearest ``query_vector`` by cosine (see ``retrieval.dense.nearest_rows``)."""
+        from .retrieval.dense import nearest_rows  # retrieval reads this module: import when used
+
         return [self.chunks[row] for row in nearest_rows(self.vectors, query_vector, k)]
 
     def nearest_documents(
@@ -56,6 +57,8 @@ class CollectionIndex:
     ) -> list[str]:
         """The ids of the ``k`` documents (of ``among``, default all) whose mean chunk vector is
         nearest ``query_vector`` by cosine, nearest first: no document is embedded again."""
+        from .retrieval.dense import nearest_rows
+
         doc_ids = sorted(
             {chunk.doc_id for chunk in self.chunks} & set(among if among is not None else self.titles)
         )
@@ -65,37 +68,6 @@ class CollectionIndex:
                 rows[chunk.doc_id].append(row)
         centres = np.stack([self.vectors[rows[doc_id]].mean(axis=0) for doc_id in doc_ids]) if doc_ids else []
         return [doc_ids[row] for row in nearest_rows(np.asarray(centres), query_vector, k)]
-
-
-def nearest_rows(
-    vectors: np.ndarray, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
-) -> list[int]:
-    """The rows of the ``k`` vectors nearest ``query_vector`` by cosine, nearest first (ties: the
-    earlier row first): exact search, the same as a flat index. ``allowed``, a boolean mask over
-    the rows, restricts the search to the rows it marks."""
-    return [row for row, _ in nearest_rows_scored(vectors, query_vector, k, allowed)]
-
-
-def nearest_rows_scored(
-    vectors: np.ndarray, query_vector: np.ndarray, k: int, allowed: np.ndarray | None = None
-) -> list[tuple[int, float]]:
-    """``nearest_rows`` with each row's cosine similarity."""
-    if k <= 0 or not len(vectors):
-        return []
-    return top_rows(normalize_rows(vectors, dtype=None) @ normalize_rows(query_vector, dtype=None), k, allowed)
-
-
-def top_rows(similarity: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-    """``(row, similarity)`` of the ``k`` highest similarities (among the ``allowed`` rows), highest
-    first, ties to the earlier row."""
-    candidates = np.arange(len(similarity)) if allowed is None else np.flatnonzero(allowed)
-    if len(candidates) > k:
-        # Every row scoring at least the k-th best: the exact top k with all its ties, found in
-        # linear time, then ordered (a full sort of 20,000 rows costs more than the search).
-        kth = np.partition(similarity[candidates], len(candidates) - k)[len(candidates) - k]
-        candidates = candidates[similarity[candidates] >= kth]
-    order = sorted(candidates.tolist(), key=lambda row: (-similarity[row], row))[:k]
-    return [(row, float(similarity[row])) for row in order]
 
 
 def short_title(title: str, words: int = 6) -> str:

@@ -145,10 +145,11 @@ def test_the_graph_has_one_edge_per_pair_and_counts_co_citations():
     assert co_citations(graph.edges) == [("lstm", "pv", 2)]
 
 
-def test_two_references_run_together_are_checked_by_the_author_before_the_title():
+def test_two_references_run_together_are_checked_by_the_authors_and_year_before_the_title():
+    lstm = Paper("lstm", LSTM.title, LSTM.first_page + "Neural Computation 9(8): 1735-1780, 1997\n")
     merged = split_references(
-        "Pranav Rajpurkar, Jian Zhang, and Percy Liang. 2016. SQuAD: 100,000+ questions for machine "
-        "comprehension of text. In EMNLP. Sepp Hochreiter and Jürgen Schmidhuber. 1997. Long short-term memory."
+        "Jeffrey Elman. 1990. Finding structure in time. Cognitive Science. Published as a conference paper "
+        "at ICLR 2018 Sepp Hochreiter and Jürgen Schmidhuber. 1997. Long short-term memory."
     )
-    (match,) = match_references("citing", merged, [LSTM])
-    assert match.cited_doc_id == "lstm"  # Hochreiter, not Rajpurkar, wrote the title found
+    (match,) = match_references("citing", merged, [lstm])
+    assert match.cited_doc_id == "lstm"  # by Hochreiter in 1997, not Elman in 1990

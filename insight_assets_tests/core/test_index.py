@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from insight_assets.core.index import ChunkRecord, CollectionIndex, nearest_rows
+from insight_assets.core.index import ChunkRecord, CollectionIndex
+from insight_assets.core.retrieval.dense import nearest_rows
 
 
 def test_nearest_rows_are_by_cosine_nearest_first_ties_to_the_earlier_row():

@@ -10,7 +10,7 @@ import pytest
 
 from insight_assets.core.embedding import LocalEmbedder
 from insight_assets.core.llm import LLMClient, LLMSettings
-from insight_assets.core.retrieval import RetrievalError, Retriever, rerank
+from insight_assets.core.retrieval import LateInteraction, RetrievalError, Retriever, rerank
 from insight_assets.core.retrieval.search import RRF_K
 from insight_assets.core.stores import VectorStore, Warehouse
 from insight_assets.core.vectorize import vectorize_chunks
@@ -171,6 +171,11 @@ def test_late_interaction_rerank_moves_the_relevant_passage_to_the_top(retriever
     reranked = rerank(query, planted, top_n=3, reranker="late-interaction")
     assert reranked[0].chunk_id == "d-ml-1" and len(reranked) == 3
     assert reranked[0].reranker == "late-interaction" and reranked[0].retrieval_score == relevant.score
+    # Whatever its cache holds, the reranker scores every candidate the same way.
+    uncached = rerank(query, planted, top_n=3, late_interaction=LateInteraction(cache_size=0))
+    assert [(hit.chunk_id, round(hit.score, 4)) for hit in uncached] == [
+        (hit.chunk_id, round(hit.score, 4)) for hit in reranked
+    ]
 
 
 def test_llm_rerank_offline_rates_by_the_query_words_a_passage_holds(retriever):

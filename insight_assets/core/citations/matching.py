@@ -5,10 +5,10 @@ A reference cites a collection paper when
 1. the paper's title appears in the reference: after folding both to lower-case letters and digits
    (accents, spaces, hyphens and punctuation gone), the title aligns with a stretch of the reference
    with a similarity of at least ``min_title_similarity`` (``title_similarity``);
-2. the surname of the first author before the title (an entry that is really two references run
-   together has two author lists) appears in the head of the paper's first page, where its authors
-   are, unless one of the two is unknown;
-3. the year the reference names is possible for the paper, within ``year_tolerance`` (a preprint is
+2. the surname of the first author of the part of the reference that holds the title (an entry that
+   is really two references run together has two author lists: ``cited_segment``) appears in the
+   head of the paper's first page, where its authors are, unless one of the two is unknown;
+3. the year that part names is possible for the paper, within ``year_tolerance`` (a preprint is
    cited a year before its venue): not before the latest year the paper's first page names (a paper
    names no year after its own; the date an arXiv stamp was revised does not count, the identifier's
    year does), and not after the year of a publication line in the head of the first page
@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .references import YEAR, Reference, author_before, fold, fold_positions
+from .references import YEAR, Reference, cited_segment, first_author, fold, fold_positions, reference_year
 
 # Words too common in titles to say anything about a match on their own.
 _TITLE_STOPWORDS = frozenset(
@@ -188,8 +188,10 @@ def match_references(
             similarity, start = align_title(title, folded, settings.min_block_chars)
             if similarity < settings.min_title_similarity:
                 continue
-            author = author_before(reference.text, positions[start]) or reference.first_author
-            reason = _check(reference, author, head, named_year, publication_year, settings)
+            segment = cited_segment(reference.text, positions[start])
+            reason = _check(
+                first_author(segment), reference_year(segment), head, named_year, publication_year, settings
+            )
             if best is None or (not reason, similarity) > (not best[2], best[0]):
                 best = (similarity, paper, reason)
         if best is None:
@@ -203,18 +205,13 @@ def match_references(
 
 
 def _check(
-    reference: Reference,
-    author: str,
-    folded_head: str,
-    named_year: int,
-    publication_year: int,
-    settings: MatchSettings,
+    author: str, year: int, folded_head: str, named_year: int, publication_year: int, settings: MatchSettings
 ) -> str:
-    """Why ``reference``, whose first author before the title is ``author``, cannot cite the paper
-    with this first-page head and these years ("" if it can)."""
+    """Why a reference by first author ``author`` (folded surname) from ``year`` cannot cite the paper
+    with this first-page head and these years ("" if it can); either may be unknown ("", 0)."""
     if author and folded_head and author not in folded_head:
         return f"first author {author!r} is not among the paper's authors"
-    year, tolerance = reference.year, settings.year_tolerance
+    tolerance = settings.year_tolerance
     if year and named_year and year < named_year - tolerance:
         return f"year {year} is before {named_year}, a year the paper's first page names"
     if year and publication_year and year > publication_year + tolerance:

@@ -30,6 +30,8 @@ _AUTHOR_START = re.compile(
     rf"|(?:{_NAME}\s+)(?:[A-Z]\.?\s+)*{_NAME}(?:,|\s+and\s|\.\s|\s+et\s+al)"  # First [X.] Surname, / and
     rf"|(?:[A-Z](?:[.-]\s?[A-Z])*\.\s*)+{_NAME}(?:,|\s+and\s|\.\s|\s+et\s+al))"  # D. Baker and / J.R. Bellegarda.
 )
+# An author list anywhere in a stretch of text (not only at its start).
+_AUTHOR_SEARCH = re.compile(r"(?<![\w'’\-])" + _AUTHOR_START.pattern.removeprefix("^"))
 _SENTENCE_END = re.compile(r"[.?!)\]]\s*$|(?:19|20)\d\d[a-z]?\s*$")
 _PAGE_NUMBER = re.compile(r"^\s*\d{1,4}\s*$")
 YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?:[a-z])?(?![\d])")
@@ -128,13 +130,19 @@ def fold_positions(text: str) -> tuple[str, list[int]]:
     return "".join(kept), positions
 
 
-def author_before(entry: str, position: int) -> str:
-    """The surname opening the author list nearest before ``position`` (where a title starts): in an
-    entry that is really two references run together, the second title's own first author."""
+def cited_segment(entry: str, position: int) -> str:
+    """The part of ``entry`` that cites the title starting at ``position``: from the start of the
+    author list in the last sentence before it (year-only sentences skipped) to the end. An entry that
+    is really two references run together (a missed cut, a running header between them) so yields the
+    second one's authors and year; when that sentence holds no author list (a title matched from its
+    middle), the whole entry."""
     # Sentences end at a period after two word characters, not after an initial ("F. Morin").
-    pieces = [piece.strip() for piece in re.split(r"(?<=[\w)]{2})\.\s+", entry[:position])]
-    names = [piece for piece in pieces if piece and not YEAR.fullmatch(piece.strip("()"))]
-    # A title matched from its middle leaves part of the title, not names, before it.
-    if not names or not _AUTHOR_START.match(names[-1] + ". "):
-        return ""
-    return first_author(names[-1])
+    bounds = [0] + [match.end() for match in re.finditer(r"(?<=[\w)]{2})\s?\.\s+", entry[:position])]
+    sentences = list(zip(bounds, [*bounds[1:], position], strict=True))
+    for begin, end in reversed(sentences):
+        sentence = entry[begin:end].strip(" .")
+        if not sentence or YEAR.fullmatch(sentence.strip("()")):
+            continue
+        author = _AUTHOR_SEARCH.search(entry, begin, end)
+        return entry[author.start() :] if author else entry
+    return entry

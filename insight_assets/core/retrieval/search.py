@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..index import CollectionIndex, load_index, top_rows
+from ..index import CollectionIndex, load_index
 from ..stores import VectorStore, Warehouse, sql_text
 from ..vectors import normalize_rows
+from .dense import top_rows
 
 RETRIEVAL_MODES = ("dense", "lexical", "hybrid")
 DEFAULT_PROFILE = "xsum"

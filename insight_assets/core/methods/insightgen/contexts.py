@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...curation import QAPair
-from ...index import ChunkRecord, nearest_rows
+from ...index import ChunkRecord
+from ...retrieval.dense import nearest_rows
 from ...selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
 from ...text import count_tokens, cut_to_tokens
 
