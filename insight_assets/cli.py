@@ -129,7 +129,7 @@ def build(collections: list[str], *, every: bool) -> int:
 
 
 def summary(storage, collections: list[str]) -> str:
-    """One line per collection: documents, problems, chunks per profile, vectors."""
+    """One line per collection: documents, problems, chunks per profile, vectors, pairs, citation links."""
     warehouse = storage.warehouse
     lines = []
     for name in collections:
@@ -148,10 +148,11 @@ def summary(storage, collections: list[str]) -> str:
         pairs = warehouse.rows(
             "SELECT count(*) AS n FROM generated_answers WHERE collection = ? AND status = 'kept'", [name]
         )[0]["n"]
+        links = warehouse.rows("SELECT count(*) AS n FROM citations WHERE collection = ?", [name])[0]["n"]
         chunks_text = ", ".join(f"{row['n']} {row['profile']} chunks" for row in chunk_counts) or "no chunks"
         lines.append(
             f"{name}: {documents} documents, {chunks_text}, {vectors.num_rows if vectors is not None else 0} vectors, "
-            f"{pairs} question-answer pairs"
+            f"{pairs} question-answer pairs, {links} citation links"
             + (
                 f"; {len(problems)} unusable file(s): "
                 + ", ".join(f"{p['file']} ({p['kind']})" for p in problems)

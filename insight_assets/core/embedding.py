@@ -12,6 +12,7 @@ import functools
 import hashlib
 import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,24 @@ def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     except OSError:  # not Linux: play safe with fp32
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+@contextlib.contextmanager
+def one_torch_thread():
+    """Run torch on one thread inside the block (then restore the count); a no-op before torch is
+    loaded. For one short text, such as a query: the second thread buys ~2 ms, and woken between
+    LanceDB and NumPy calls it competes for the CPU with their threads, which cost ~20 ms per
+    query on two cores."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class LocalEmbedder(_AlwaysWhole):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..embedding import one_torch_thread
 from ..index import CollectionIndex, load_index
 from ..stores import VectorStore, Warehouse, sql_text
 from ..vectors import normalize_rows
@@ -129,7 +130,8 @@ class Retriever:
         dense = lexical = None
         if mode in ("dense", "hybrid"):
             if query_vector is None:
-                query_vector = self.embed([query])[0]
+                with one_torch_thread():
+                    query_vector = self.embed([query])[0]
             dense = top_rows(self._unit @ normalize_rows(query_vector), k, allowed)
         if mode in ("lexical", "hybrid"):
             lexical = self._lexical(query, k, documents, exclude)
