@@ -58,6 +58,11 @@ def test_author_year_references_are_cut_where_an_author_list_starts():
     assert "Proceedings of ICML" in references[1].text
 
 
+def test_bracketed_numbers_in_a_table_after_the_references_do_not_make_a_numbered_list():
+    block = AUTHOR_YEAR + "Table 11 | Hyperparameters\n[6, 9, 12]\n[1]\n[9, 12, 24]\n[1]\n12. Learning rate\n"
+    assert [r.first_author for r in split_references(block)][:4] == ["bengio", "collobert", "kim", "baker"]
+
+
 def test_labelled_references_drop_their_labels():
     references = split_references(LABELLED)
     assert [r.first_author for r in references] == ["chen", "kim", "le"]
@@ -129,7 +134,9 @@ def test_thresholds_are_settings():
 
 
 def test_the_graph_has_one_edge_per_pair_and_counts_co_citations():
-    cites_both = "[1] Quoc Le. Distributed representations of sentences and documents. 2014.\n" * 2
+    cites_both = "".join(
+        f"[{n}] Quoc Le. Distributed representations of sentences and documents. 2014.\n" for n in (1, 2)
+    )
     cites_both += "[3] Sepp Hochreiter. Long short-term memory. 1997.\n[4] Someone Else. Unrelated work. 2010."
     documents = [
         CitingDocument("a", "Paper A about things", "Paper A\nAnne Author\n", cites_both),

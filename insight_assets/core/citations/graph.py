@@ -121,7 +121,7 @@ def edge_table(collection: str, graph: CitationGraph) -> pa.Table:
     return pa.Table.from_pylist([{"collection": collection, **edge} for edge in graph.edges], schema=schema)
 
 
-def render_citation_graph_png(titles: dict[str, str], edges: Sequence[dict], label_chars: int = 32) -> bytes:
+def render_citation_graph_png(titles: dict[str, str], edges: Sequence[dict], label_chars: int = 44) -> bytes:
     """The papers on a circle (in title order), an arrow from each citing paper to each paper it
     cites, dots sized by how often the collection cites the paper."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 
 # "[12]", "[Mik13]", "[Chen and Manning2014]", "[Afonso et al.2002]".
-_BRACKETED = re.compile(r"^\s*\[(?:\d{1,3}|[^\[\]]{2,60}?\d{2,4}[a-z]?)\]\s*")
+_BRACKETED = re.compile(r"^\s*\[(\d{1,3}|[^\[\],]{2,60}?\d{2,4}[a-z]?)\]\s*")
 _NUMBERED = re.compile(r"^\s*(\d{1,3})\.\s+(?=[A-Z\u00C0-\u024F])")
 # A line that opens an author-year entry: "Bengio, Y.", "Le, Quoc V.", "Quoc V. Le and", "Yoon Kim.",
 # "Mikolov, T., Chen, K.", "Tomas Mikolov, Kai Chen".
@@ -57,7 +57,7 @@ def split_references(block: str) -> list[Reference]:
         return []
     for pattern in (_BRACKETED, _NUMBERED):
         starts = [i for i, line in enumerate(lines) if pattern.match(line)]
-        if len(starts) >= 3 or starts[:1] == [0]:
+        if _numbered_list(lines, starts, pattern):
             groups = _cut(lines, starts)
             entries = [pattern.sub("", group, count=1) for group in groups]
             return _references(entries)
@@ -67,6 +67,19 @@ def split_references(block: str) -> list[Reference]:
         if _AUTHOR_START.match(lines[i]) and _SENTENCE_END.search(lines[i - 1])
     ]
     return _references(_cut(lines, starts))
+
+
+def _numbered_list(lines: list[str], starts: list[int], pattern: re.Pattern) -> bool:
+    """Whether the lines ``pattern`` matches open the entries of a list: the first line is one, and
+    numeric labels mostly count up by one (a table's "[1]" or "12." scattered in an appendix
+    that follows author-year references do not)."""
+    if not starts or starts[0] != 0:
+        return False
+    labels = [pattern.match(lines[i]).group(1) for i in starts]
+    if not all(label.isdigit() for label in labels):
+        return True
+    steps = sum(int(b) == int(a) + 1 for a, b in itertools.pairwise(labels))
+    return len(labels) == 1 or steps >= 0.6 * (len(labels) - 1)
 
 
 def _cut(lines: list[str], starts: list[int]) -> list[str]:
