@@ -38,19 +38,27 @@ def vectors(collection: str, profile: str, ids: list[str], variant: str = "v1") 
     matrix = np.eye(4, dtype=np.float32)[: len(ids)]
     return pa.table({
         "collection": [collection] * len(ids), "profile": [profile] * len(ids), "chunk_id": ids,
-        "variant": [variant] * len(ids),
+        "variant": [variant] * len(ids), "text": [f"chunk {chunk_id} about {profile}" for chunk_id in ids],
         "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), 4),
     })
 
 
-def test_vector_tables_are_per_collection_and_search_filters_profile_and_variant(tmp_path):
+def test_vector_tables_are_per_collection_and_text_search_filters(tmp_path):
     store = VectorStore(str(tmp_path / "lancedb"))
     store.replace("a", vectors("a", "xsum", ["x1", "x2", "x3"]))
     store.replace("b", vectors("b", "xsum", ["y1"]))
     store.replace("a", pa.concat_tables([vectors("a", "xsum", ["x1", "x2"]), vectors("a", "insightgen", ["g1"], "v2")]))
     assert store.read("b", ["chunk_id"]).column("chunk_id").to_pylist() == ["y1"]
     assert sorted(store.read("a", ["chunk_id"]).column("chunk_id").to_pylist()) == ["g1", "x1", "x2"]
-    hits = store.search("a", "xsum", "v1", np.array([0, 1, 0, 0], dtype=np.float32), k=5)
-    assert hits[0]["chunk_id"] == "x2" and {hit["chunk_id"] for hit in hits} == {"x1", "x2"}
-    assert store.search("a", "insightgen", "v1", np.ones(4, dtype=np.float32)) == []
     assert store.read("nothing") is None
+
+    assert not store.has_text_index("a")
+    store.build_text_index("a")
+    assert store.has_text_index("a") and not store.has_text_index("b")
+    found = store.text_search("a", "x2", "profile = 'xsum'", 5)
+    assert [chunk_id for chunk_id, _ in found] == ["x2"] and found[0][1] > 0
+    assert store.text_search("a", "x2", "profile = 'insightgen'", 5) == []
+    assert store.text_search("nothing", "x2", "true", 5) == []
+    # Rewriting the table drops its index: the asset builds it again.
+    store.replace("a", vectors("a", "xsum", ["x1"]))
+    assert not store.has_text_index("a")

@@ -216,12 +216,16 @@ def test_a_vector_table_read_back_in_another_order_counts_as_unchanged():
     from insight_assets.defs.ingestion import _same_rows
 
     rows = [
-        {"profile": "xsum", "chunk_id": "a", "text_sha": "1", "variant": "v", "pooled_from": None},
-        {"profile": "insightgen", "chunk_id": "b", "text_sha": "2", "variant": "v", "pooled_from": "xsum"},
-    ]
+        {"profile": "xsum", "chunk_id": "a", "text_sha": "1", "variant": "v", "pooled_from": None, "text": "A",
+         "vector": [1.0]},
+        {"profile": "insightgen", "chunk_id": "b", "text_sha": "2", "variant": "v", "pooled_from": "xsum",
+         "text": "B", "vector": [0.5]},
+    ]  # fmt: skip
     written = pa.Table.from_pylist(rows)
     assert _same_rows(pa.Table.from_pylist(rows[::-1]), written)
     assert not _same_rows(pa.Table.from_pylist([rows[0], {**rows[1], "text_sha": "3"}]), written)
+    # A table from before the full-text index had no text column: it is written again.
+    assert not _same_rows(pa.Table.from_pylist(rows).drop_columns(["text"]), written)
 
 
 def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retries_only_them(
