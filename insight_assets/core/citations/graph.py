@@ -12,7 +12,7 @@ from itertools import combinations
 
 import pyarrow as pa
 
-from .matching import DEFAULT_MATCH, Match, MatchSettings, Paper, match_references
+from .matching import DEFAULT_MATCH, Match, MatchSettings, Paper, TitleIndex
 from .references import split_references
 
 
@@ -54,12 +54,9 @@ class CitationGraph:
 def build_citation_graph(
     documents: Sequence[CitingDocument], settings: MatchSettings = DEFAULT_MATCH
 ) -> CitationGraph:
-    papers = [Paper(doc.doc_id, doc.title, doc.first_page) for doc in documents]
+    index = TitleIndex([Paper(doc.doc_id, doc.title, doc.first_page) for doc in documents], settings)
     return CitationGraph(
-        matches={
-            doc.doc_id: match_references(doc.doc_id, split_references(doc.references), papers, settings)
-            for doc in documents
-        },
+        matches={doc.doc_id: index.match(doc.doc_id, split_references(doc.references)) for doc in documents},
         titles={doc.doc_id: doc.title for doc in documents},
     )
 

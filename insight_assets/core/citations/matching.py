@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -163,45 +164,79 @@ def match_references(
     papers: Sequence[Paper],
     settings: MatchSettings = DEFAULT_MATCH,
 ) -> list[Match]:
-    """One ``Match`` per reference of ``citing_doc_id`` against the collection's ``papers``."""
-    candidates = [
-        (
-            paper,
-            paper.folded_title,
-            _title_words(paper.title),
-            fold(paper.head),
-            paper.latest_named_year,
-            paper.publication_year,
-        )
-        for paper in papers
-        if paper.doc_id != citing_doc_id and len(paper.folded_title) >= settings.min_title_chars
-    ]
-    matches = []
-    for reference in references:
-        folded, positions = fold_positions(reference.text)
-        words = _title_words(reference.text)
-        best: tuple[float, Paper, str] | None = None
-        for paper, title, title_words, head, named_year, publication_year in candidates:
-            # Cheap filter first: most of a title's words must be in the reference at all.
-            if title_words and len(title_words & words) < 0.6 * len(title_words):
-                continue
-            similarity, start = align_title(title, folded, settings.min_block_chars)
-            if similarity < settings.min_title_similarity:
-                continue
-            segment = cited_segment(reference.text, positions[start])
-            reason = _check(
-                first_author(segment), reference_year(segment), head, named_year, publication_year, settings
+    """One ``Match`` per reference of ``citing_doc_id`` against the collection's ``papers`` (for many
+    citing papers, build one ``TitleIndex`` and call its ``match``)."""
+    return TitleIndex(papers, settings).match(citing_doc_id, references)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    paper: Paper
+    title: str  # folded
+    title_words: frozenset[str]
+    head: str  # folded
+    named_year: int
+    publication_year: int
+
+
+class TitleIndex:
+    """A collection's papers prepared once for matching all its references: what each paper's
+    checks need, and which papers a reference's words can match at all."""
+
+    def __init__(self, papers: Sequence[Paper], settings: MatchSettings = DEFAULT_MATCH):
+        self.settings = settings
+        self.candidates = [
+            _Candidate(
+                paper,
+                paper.folded_title,
+                frozenset(_title_words(paper.title)),
+                fold(paper.head),
+                paper.latest_named_year,
+                paper.publication_year,
             )
-            if best is None or (not reason, similarity) > (not best[2], best[0]):
-                best = (similarity, paper, reason)
-        if best is None:
-            matches.append(Match(reference, None, 0.0, None, "no collection paper's title"))
-        else:
-            similarity, paper, reason = best
-            matches.append(
-                Match(reference, None if reason else paper.doc_id, similarity, paper.doc_id, reason)
-            )
-    return matches
+            for paper in papers
+            if len(paper.folded_title) >= settings.min_title_chars
+        ]
+        self._by_word: dict[str, list[int]] = {}
+        for position, candidate in enumerate(self.candidates):
+            for word in candidate.title_words:
+                self._by_word.setdefault(word, []).append(position)
+        self._wordless = [i for i, candidate in enumerate(self.candidates) if not candidate.title_words]
+
+    def _plausible(self, words: set[str]) -> list[_Candidate]:
+        """The papers most of whose title words (60%) the reference holds at all: a cheap filter
+        before aligning titles, through the word index rather than every paper."""
+        shared = Counter(position for word in words for position in self._by_word.get(word, ()))
+        positions = [i for i, n in shared.items() if n >= 0.6 * len(self.candidates[i].title_words)]
+        return [self.candidates[i] for i in sorted(positions + self._wordless)]
+
+    def match(self, citing_doc_id: str, references: Sequence[Reference]) -> list[Match]:
+        settings = self.settings
+        matches = []
+        for reference in references:
+            folded, positions = fold_positions(reference.text)
+            best: tuple[float, Paper, str] | None = None
+            for candidate in self._plausible(_title_words(reference.text)):
+                if candidate.paper.doc_id == citing_doc_id:
+                    continue
+                similarity, start = align_title(candidate.title, folded, settings.min_block_chars)
+                if similarity < settings.min_title_similarity:
+                    continue
+                segment = cited_segment(reference.text, positions[start])
+                reason = _check(
+                    first_author(segment), reference_year(segment), candidate.head, candidate.named_year,
+                    candidate.publication_year, settings,
+                )  # fmt: skip
+                if best is None or (not reason, similarity) > (not best[2], best[0]):
+                    best = (similarity, candidate.paper, reason)
+            if best is None:
+                matches.append(Match(reference, None, 0.0, None, "no collection paper's title"))
+            else:
+                similarity, paper, reason = best
+                matches.append(
+                    Match(reference, None if reason else paper.doc_id, similarity, paper.doc_id, reason)
+                )
+        return matches
 
 
 def _check(
