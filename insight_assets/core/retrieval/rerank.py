@@ -50,7 +50,8 @@ def rerank(
     llm: LLMClient | None = None,
 ) -> list[Hit]:
     """``hits`` reordered by ``reranker``, the best ``top_n`` first; each keeps its first-stage score
-    as ``retrieval_score``. Ties keep the first stage's order."""
+    as ``retrieval_score``. Ties keep the first stage's order. Pass one ``late_interaction`` to every
+    call of a run, so its cache of token vectors serves them all."""
     if reranker not in RERANKERS:
         raise RerankError(f"unknown reranker {reranker!r}; choose one of {', '.join(RERANKERS)}")
     if reranker == "none" or not hits:
