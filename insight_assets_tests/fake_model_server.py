@@ -23,10 +23,13 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Reply:
+    """A reply; ``truncated`` answers as the API does when the reply hit max_tokens."""
+
     text: str
     input_tokens: int = 20
     output_tokens: int = 10
     delay_s: float = 0.0
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.text},
-                    "finish_reason": "stop",
+                    "finish_reason": "length" if reply.truncated else "stop",
                 }
             ],
             "usage": {
@@ -121,7 +124,7 @@ def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
             "role": "assistant",
             "model": model,
             "content": [{"type": "text", "text": reply.text}],
-            "stop_reason": "end_turn",
+            "stop_reason": "max_tokens" if reply.truncated else "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
         }
@@ -129,7 +132,7 @@ def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
         "candidates": [
             {
                 "content": {"role": "model", "parts": [{"text": reply.text}]},
-                "finishReason": "STOP",
+                "finishReason": "MAX_TOKENS" if reply.truncated else "STOP",
                 "index": 0,
             }
         ],

@@ -12,6 +12,7 @@ row.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import random
@@ -30,7 +31,7 @@ from . import ledger as ledger_rows
 from .budget import Budget
 from .cache import ResponseCache, cache_key
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
-from .jsonout import OutputProblem, parse_output, validate_value
+from .jsonout import OutputProblem, parse_output, parse_text_output, validate_value
 from .ledger import CallLedger, LedgerRow, RunSummary
 from .pricing import estimate_cost, unpriced_note
 from .providers import OFFLINE_LABEL, ChatProvider, Completion, Message, OfflineProvider, make_chat_provider
@@ -44,6 +45,11 @@ T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
 
 REPAIR_TEMPLATE = "repair_json.v1.txt"
+REPAIR_TEXT_TEMPLATE = "repair_text.v1.txt"
+
+# Why an answer ended, as ``ItemResult.finish_reason`` reports it.
+FINISHED = "stop"
+TRUNCATED = "length"
 
 # Chat formats wrap each message in a few tokens of their own.
 _TOKENS_PER_MESSAGE = 4
@@ -80,6 +86,7 @@ class ItemResult(Generic[T]):
     status: ItemStatus
     value: T | None = None
     error: str | None = None
+    finish_reason: str | None = None  # FINISHED or TRUNCATED when there is a value
 
     @property
     def ok(self) -> bool:
@@ -151,6 +158,7 @@ class _EstimateTally:
     items: int = 0
     cached_items: int = 0
     input_tokens: int = 0
+    max_output_tokens: int = 0  # summed per item: a task may size max_tokens to its inputs
 
 
 class LLMClient:
@@ -229,6 +237,10 @@ class LLMClient:
     def run(self, task: Task[T], /, **inputs: Any) -> T:
         """The validated output of ``task`` on ``inputs``; raises an ``LLMError`` when there is
         none (``BudgetExceeded``, ``ProviderError`` subclasses, ``InvalidOutputError``...)."""
+        return self._counted_run(task, inputs)[0]
+
+    def _counted_run(self, task: Task[T], inputs: Mapping[str, Any]) -> tuple[T, str]:
+        """The output and why it ended (``FINISHED`` or ``TRUNCATED``)."""
         try:
             return self._run(task, inputs)
         except BudgetExceeded:
@@ -238,21 +250,25 @@ class LLMClient:
                 self._failed_items += 1
             raise
 
-    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> tuple[T, str]:
         full_inputs = task.complete_inputs(inputs)
         if self.estimate_only:
-            return self._run_estimate(task, full_inputs)
+            return self._run_estimate(task, full_inputs), FINISHED
         if self.settings.is_offline:
-            return self._run_offline(task, full_inputs)
+            return self._run_offline(task, full_inputs), FINISHED
         self.settings.check_ready()
-        params = self.settings.params_for(task)
+        params = self._params(task, full_inputs)
         prompt = task.render(full_inputs)
         key = self._cache_key(task, params, prompt)
         cached = self._from_cache(task, params, key, full_inputs)
         if cached is not None:
-            return cached
+            return cached, FINISHED
         messages = [Message("user", prompt)]
         completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.ANSWER)
+        if completion.truncated and task.max_tokens_for is not None:
+            # Sized to the input and still cut off: once more with twice the room.
+            params = dataclasses.replace(params, max_tokens=2 * params.max_tokens)
+            completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.LONGER)
         if isinstance(outcome, OutputProblem):
             repair = self._repair_prompt(task, outcome)
             messages += [Message("assistant", completion.text), Message("user", repair)]
@@ -265,6 +281,9 @@ class LLMClient:
                 task=task.name,
                 problems=problems,
             )
+        if completion.truncated:
+            # Kept, marked as cut off, and not cached: the next run asks again.
+            return outcome, TRUNCATED
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -276,7 +295,15 @@ class LLMClient:
                 input_tokens=completion.input_tokens,
                 output_tokens=completion.output_tokens,
             )
-        return outcome
+        return outcome, FINISHED
+
+    def _params(self, task: Task[Any], inputs: Mapping[str, Any]) -> ModelParams:
+        """The task's parameters, with max_tokens sized to ``inputs`` when the task sizes it and
+        the configuration does not set it."""
+        params = self.settings.params_for(task)
+        if task.max_tokens_for is not None and not self.settings.sets_max_tokens(task):
+            params = dataclasses.replace(params, max_tokens=max(1, int(task.max_tokens_for(inputs))))
+        return params
 
     def run_many(
         self,
@@ -299,7 +326,8 @@ class LLMClient:
                 reason = budget_errors[0] if budget_errors else "the batch stopped"
                 return ItemResult(index, "skipped", error=f"not run: {reason}")
             try:
-                return ItemResult(index, "ok", value=self.run(task, **item))
+                value, finish_reason = self._counted_run(task, item)
+                return ItemResult(index, "ok", value=value, finish_reason=finish_reason)
             except BudgetExceeded as error:
                 stop.set()
                 budget_errors.append(error)
@@ -338,7 +366,7 @@ class LLMClient:
         return self._offline_answer(task, inputs)
 
     def _tally(self, tally: _EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
-        params = self.settings.params_for(task)
+        params = self._params(task, inputs)
         prompt = task.render(inputs)
         cached = (
             self.cache is not None
@@ -350,10 +378,12 @@ class LLMClient:
             tally.items += 1
             tally.cached_items += cached
             tally.input_tokens += tokens
+            tally.max_output_tokens += 0 if cached else params.max_tokens
 
     def _estimate(self, task: Task[Any], tally: _EstimateTally) -> DryRunEstimate:
         params = self.settings.params_for(task)
         to_run = tally.items - tally.cached_items
+        max_output = tally.max_output_tokens
         typical = min(task.expected_output_tokens or params.max_tokens, params.max_tokens)
         note = None
         if self.settings.is_offline:
@@ -364,9 +394,7 @@ class LLMClient:
             cost = max_cost = 0.0
         else:
             cost = estimate_cost(params.provider, params.model, tally.input_tokens, typical * to_run)
-            max_cost = estimate_cost(
-                params.provider, params.model, tally.input_tokens, params.max_tokens * to_run
-            )
+            max_cost = estimate_cost(params.provider, params.model, tally.input_tokens, max_output)
             if cost is None:
                 note = unpriced_note(params.provider, params.model)
         return DryRunEstimate(
@@ -377,7 +405,7 @@ class LLMClient:
             cached_items=tally.cached_items,
             input_tokens=tally.input_tokens,
             output_tokens=typical * to_run,
-            max_output_tokens=params.max_tokens * to_run,
+            max_output_tokens=max_output,
             cost_usd=cost,
             max_cost_usd=max_cost,
             note=note,
@@ -526,8 +554,12 @@ class LLMClient:
             output_tokens = count_message_tokens([Message("assistant", completion.text)])
         cost = estimate_cost(params.provider, params.model, input_tokens, output_tokens)
         try:
-            outcome: T | OutputProblem = parse_output(
-                completion.text, task.output_model, task.check_output, inputs
+            outcome: T | OutputProblem = (
+                parse_output(completion.text, task.output_model, task.check_output, inputs)
+                if task.text_field is None
+                else parse_text_output(
+                    completion.text, task.output_model, task.text_field, task.check_output, inputs
+                )
             )
         except OutputProblem as problem:
             if completion.truncated:
@@ -555,6 +587,8 @@ class LLMClient:
         return completion, outcome
 
     def _repair_prompt(self, task: Task[T], problem: OutputProblem) -> str:
+        if task.text_field is not None:
+            return string.Template(load_prompt(REPAIR_TEXT_TEMPLATE)).substitute(problems=str(problem))
         return string.Template(load_prompt(REPAIR_TEMPLATE)).substitute(
             problems=str(problem), output_schema=task.output_schema_json
         )

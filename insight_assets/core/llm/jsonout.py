@@ -96,3 +96,17 @@ def validate_value(
         if problems:
             raise OutputProblem("\n".join(f"- {problem}" for problem in problems))
     return result
+
+
+def parse_text_output(
+    text: str,
+    model: type[T],
+    field: str,
+    check: Callable[[T, Mapping[str, Any]], list[str]] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+) -> T:
+    """A plain-text reply as ``field`` of ``model``, checked; raises ``OutputProblem``."""
+    reply = _FENCE.sub(lambda found: found.group(1), text).strip()
+    if not reply:
+        raise OutputProblem("- the reply is empty; write the text")
+    return validate_value({field: reply}, model, check, inputs)

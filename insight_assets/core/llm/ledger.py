@@ -26,6 +26,7 @@ ERROR = "error"
 # purpose values
 ANSWER = "answer"
 REPAIR = "repair"
+LONGER = "longer"  # the same request again with more room, after a reply was cut off
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (

@@ -53,13 +53,15 @@ class TaskParams:
 
     model: str | None = None
     temperature: float | None = None
+    top_p: float | None = None
     max_tokens: int | None = None
     timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
 class ModelParams:
-    """The resolved parameters of one call."""
+    """The resolved parameters of one call. ``json_output`` is false for a task whose answer is
+    plain text (``Task.text_field``); providers then do not ask for a JSON reply."""
 
     provider: str
     model: str
@@ -67,6 +69,8 @@ class ModelParams:
     max_tokens: int
     timeout_s: float
     base_url: str | None = None
+    top_p: float | None = None
+    json_output: bool = True
 
     def identity(self) -> dict[str, Any]:
         """What decides the answer, for the cache key. The timeout does not; the base URL only
@@ -78,6 +82,11 @@ class ModelParams:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        # Only when set, so that adding these fields left every earlier cache key as it was.
+        if self.top_p is not None:
+            identity["top_p"] = self.top_p
+        if not self.json_output:
+            identity["output"] = "text"
         if self.provider == OPENAI_COMPATIBLE:
             identity["base_url"] = self.base_url
         return identity
@@ -95,6 +104,7 @@ class LLMSettings:
     provider: str = OFFLINE
     model: str | None = None
     temperature: float | None = None
+    top_p: float | None = None
     max_tokens: int | None = None
     timeout_s: float = 60.0
     base_url: str | None = None
@@ -128,6 +138,8 @@ class LLMSettings:
             raise ConfigurationError("LLM setting max_concurrency must be at least 1")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigurationError("LLM setting max_tokens must be at least 1")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ConfigurationError("LLM setting top_p must be in (0, 1]")
 
     @property
     def is_offline(self) -> bool:
@@ -162,10 +174,17 @@ class LLMSettings:
             provider=self.provider,
             model=OFFLINE_MODEL if self.is_offline else model,
             temperature=pick("temperature", task.temperature),
+            top_p=pick("top_p", task.top_p),
             max_tokens=pick("max_tokens", task.max_tokens),
             timeout_s=override.timeout_s or self.timeout_s,
             base_url=self.base_url,
+            json_output=task.text_field is None,
         )
+
+    def sets_max_tokens(self, task: Task[Any]) -> bool:
+        """Whether the configuration, not the task, decides ``task``'s max_tokens."""
+        override = self.task_overrides.get(task.name, TaskParams())
+        return override.max_tokens is not None or self.max_tokens is not None
 
     def with_task_override(self, task_name: str, **params: Any) -> LLMSettings:
         """A copy with ``params`` (fields of ``TaskParams``) overriding ``task_name``'s values."""

@@ -6,6 +6,11 @@ an output schema (a pydantic model) and an offline implementation. The template 
 model's JSON schema. Inputs that are not strings are written into the prompt as JSON unless the
 task supplies ``format_inputs``.
 
+A task whose answer is prose (a summary) names ``text_field``: the model replies with plain text,
+not JSON, and the text becomes that field of the output model. Such a task may size its
+``max_tokens`` to its inputs (``max_tokens_for``); a reply cut off at that size is asked again once
+with twice the room, and a reply cut off again comes back marked as truncated (``finish_reason``).
+
 The template's text and the version both enter the cache key, so editing either one makes the
 next run ask the model again.
 """
@@ -61,7 +66,8 @@ class Task(Generic[OutputT]):
     plain JSON would read badly. ``check_output`` returns problems that the schema cannot see
     (a cited id that was not among the inputs); they are treated like schema errors, so the model
     gets one repair call for them. ``expected_output_tokens`` is what a dry run assumes a typical
-    answer costs (default: ``max_tokens``).
+    answer costs (default: ``max_tokens``). ``text_field`` and ``max_tokens_for``: see the module
+    docstring; ``max_tokens_for`` gives way to a max_tokens set in the configuration.
     """
 
     name: str
@@ -74,9 +80,12 @@ class Task(Generic[OutputT]):
     format_inputs: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None
     check_output: Callable[[OutputT, Mapping[str, Any]], list[str]] | None = None
     temperature: float = 0.0
+    top_p: float | None = None
     max_tokens: int = 1024
     expected_output_tokens: int | None = None
     description: str = ""
+    text_field: str | None = None
+    max_tokens_for: Callable[[Mapping[str, Any]], int] | None = None
     _template_text: str = field(init=False, repr=False)
     _placeholders: tuple[str, ...] = field(init=False, repr=False)
 
@@ -91,6 +100,16 @@ class Task(Generic[OutputT]):
                 "literal dollar sign as $$"
             )
         placeholders = tuple(parsed.get_identifiers())
+        if self.text_field is not None and self.text_field not in self.output_model.model_fields:
+            raise TaskDefinitionError(
+                f"task {self.name!r}: text_field {self.text_field!r} is not a field of "
+                f"{self.output_model.__name__}"
+            )
+        if self.max_tokens_for is not None and self.text_field is None:
+            raise TaskDefinitionError(
+                f"task {self.name!r}: max_tokens_for needs a text_field (a cut-off JSON reply "
+                "cannot be kept)"
+            )
         if not self.inputs:
             derived = tuple(name for name in placeholders if name != OUTPUT_SCHEMA_PLACEHOLDER)
             object.__setattr__(self, "inputs", derived)

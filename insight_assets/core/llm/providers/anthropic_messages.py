@@ -31,6 +31,9 @@ class AnthropicProvider:
             # Recent SDKs dropped the keyword (newer models fix their own sampling); the API
             # still takes the field for the models that accept it.
             request["extra_body"] = {"temperature": params.temperature}
+        elif params.top_p is not None:
+            # Anthropic asks for one of the two, and newer models refuse both: temperature wins.
+            request["extra_body"] = {"top_p": params.top_p}
         response = call_stainless_sdk(
             anthropic, lambda: self._client.messages.create(**request), self._context, params
         )
@@ -40,6 +43,7 @@ class AnthropicProvider:
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
             truncated=response.stop_reason == "max_tokens",
+            finish_reason=response.stop_reason,
         )
 
     def close(self) -> None:

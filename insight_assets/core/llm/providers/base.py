@@ -38,12 +38,14 @@ class Message:
 @dataclass(frozen=True)
 class Completion:
     """A reply. Token counts are ``None`` when the server did not report them; ``truncated`` is
-    true when the reply stopped at ``max_tokens``."""
+    true when the reply stopped at ``max_tokens``; ``finish_reason`` is the provider's own word for
+    why it stopped ("stop", "end_turn", "length", "MAX_TOKENS"...), when it gave one."""
 
     text: str
     input_tokens: int | None
     output_tokens: int | None
     truncated: bool = False
+    finish_reason: str | None = None
 
 
 class ChatProvider(Protocol):

@@ -48,8 +48,9 @@ class GeminiProvider:
         ]
         config = types.GenerateContentConfig(
             temperature=params.temperature,
+            top_p=params.top_p,
             max_output_tokens=params.max_tokens,
-            response_mime_type="application/json",
+            response_mime_type="application/json" if params.json_output else None,
             http_options=types.HttpOptions(timeout=int(params.timeout_s * 1000)),
         )
         failure: ProviderError | None = None
@@ -81,6 +82,7 @@ class GeminiProvider:
             input_tokens=usage.prompt_token_count if usage else None,
             output_tokens=output_tokens,
             truncated=finish is not None and finish.name == "MAX_TOKENS",
+            finish_reason=finish.name if finish is not None else None,
         )
 
     def close(self) -> None:

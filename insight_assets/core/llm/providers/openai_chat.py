@@ -28,11 +28,14 @@ class OpenAIChatProvider:
         request: dict[str, Any] = {
             "model": params.model,
             "messages": [{"role": message.role, "content": message.content} for message in messages],
-            "response_format": {"type": "json_object"},
             "timeout": params.timeout_s,
         }
+        if params.json_output:
+            request["response_format"] = {"type": "json_object"}
         if params.temperature is not None:
             request["temperature"] = params.temperature
+        if params.top_p is not None:
+            request["top_p"] = params.top_p
         # OpenAI's newer models refuse max_tokens; many compatible servers know only max_tokens.
         if self.name == OPENAI:
             request["max_completion_tokens"] = params.max_tokens
@@ -48,6 +51,7 @@ class OpenAIChatProvider:
             input_tokens=usage.prompt_tokens if usage else None,
             output_tokens=usage.completion_tokens if usage else None,
             truncated=bool(choice and choice.finish_reason == "length"),
+            finish_reason=choice.finish_reason if choice else None,
         )
 
     def close(self) -> None:
