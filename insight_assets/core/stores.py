@@ -98,7 +98,7 @@ SCHEMA = {
     "paper_references": """
         collection VARCHAR, citing_doc_id VARCHAR, ref_index INTEGER, text VARCHAR, year INTEGER,
         first_author VARCHAR, cited_doc_id VARCHAR, candidate_doc_id VARCHAR, title_similarity DOUBLE,
-        reason VARCHAR""",
+        reason VARCHAR, label VARCHAR""",
     "citations": """
         collection VARCHAR, citing_doc_id VARCHAR, cited_doc_id VARCHAR, reference_text VARCHAR,
         match_score DOUBLE""",
@@ -121,6 +121,21 @@ VIEWS = {
 
 
 _SCHEMA_READY: set[Path] = set()
+
+
+def _add_new_columns(connection: duckdb.DuckDBPyConnection) -> None:
+    """Columns that ``SCHEMA`` gained since a warehouse was made are added to it (empty in old rows),
+    so that a new version of a step can write to an old warehouse."""
+    existing: dict[str, set[str]] = {}
+    for table, column in connection.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+    ).fetchall():
+        existing.setdefault(table, set()).add(column)
+    for table, columns in SCHEMA.items():
+        for definition in columns.split(","):
+            name, kind = definition.split(maxsplit=1)
+            if name not in existing.get(table, set()):
+                connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
 class StoreError(RuntimeError):
@@ -154,6 +169,7 @@ class Warehouse:
             if not read_only and self.path.resolve() not in _SCHEMA_READY:
                 for table, columns in SCHEMA.items():
                     connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+                _add_new_columns(connection)
                 for view, query in VIEWS.items():
                     connection.execute(f"CREATE OR REPLACE VIEW {view} AS {query}")
                 _SCHEMA_READY.add(self.path.resolve())

@@ -49,7 +49,7 @@ class CitationConfig(dg.Config):
             raise dg.Failure(description=f"Invalid citations config: {error}") from error
 
 
-@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="1", **asset_settings("ingestion"))
+@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="2", **asset_settings("ingestion"))
 def citations(
     context: dg.AssetExecutionContext, config: CitationConfig, storage: StorageResource
 ) -> dg.MaterializeResult:

@@ -80,6 +80,7 @@ REFERENCE_COLUMNS = {
     "candidate_doc_id": pa.string(),
     "title_similarity": pa.float64(),
     "reason": pa.string(),
+    "label": pa.string(),
 }
 
 
@@ -97,6 +98,7 @@ def reference_table(collection: str, graph: CitationGraph) -> pa.Table:
             "candidate_doc_id": match.candidate_doc_id,
             "title_similarity": round(match.title_similarity, 4),
             "reason": match.reason,
+            "label": match.reference.label,
         }
         for citing, matches in graph.matches.items()
         for match in matches

@@ -41,12 +41,14 @@ _MIN_ENTRY_CHARS = 25
 @dataclass(frozen=True)
 class Reference:
     """One entry of a references block: its text (lines joined, end-of-line hyphens repaired), the
-    year it names (0 when none) and its first author's surname ("" when none was found)."""
+    year it names (0 when none), its first author's surname ("" when none was found) and the label
+    the text cites it by in a numbered list ("12" for ``[12]`` or ``12.``; "" in author-year lists)."""
 
     index: int
     text: str
     year: int
     first_author: str
+    label: str = ""
 
 
 def split_references(block: str) -> list[Reference]:
@@ -59,8 +61,9 @@ def split_references(block: str) -> list[Reference]:
         starts = [i for i, line in enumerate(lines) if pattern.match(line)]
         if _numbered_list(lines, starts, pattern):
             groups = _cut(lines, starts)
+            labels = [pattern.match(group).group(1) for group in groups]
             entries = [pattern.sub("", group, count=1) for group in groups]
-            return _references(entries)
+            return _references(entries, labels)
     starts = [0] + [
         i
         for i in range(1, len(lines))
@@ -100,9 +103,13 @@ def join_lines(lines: list[str]) -> str:
     return text
 
 
-def _references(entries: list[str]) -> list[Reference]:
-    kept = [entry for entry in entries if len(entry) >= _MIN_ENTRY_CHARS]
-    return [Reference(i, entry, reference_year(entry), first_author(entry)) for i, entry in enumerate(kept)]
+def _references(entries: list[str], labels: list[str] | None = None) -> list[Reference]:
+    labelled = zip(entries, labels or [""] * len(entries), strict=True)
+    kept = [(entry, label) for entry, label in labelled if len(entry) >= _MIN_ENTRY_CHARS]
+    return [
+        Reference(i, entry, reference_year(entry), first_author(entry), label)
+        for i, (entry, label) in enumerate(kept)
+    ]
 
 
 def reference_year(entry: str) -> int:
