@@ -102,6 +102,28 @@ SCHEMA = {
     "citations": """
         collection VARCHAR, citing_doc_id VARCHAR, cited_doc_id VARCHAR, reference_text VARCHAR,
         match_score DOUBLE""",
+    # XSum (methods/xsum/): targets, questions per paper, answers, summaries and their scores.
+    "xsum_targets": """
+        collection VARCHAR, target_id VARCHAR, kind VARCHAR, topic VARCHAR, doc_ids VARCHAR[],
+        reference VARCHAR, reference_doc_id VARCHAR, reference_section VARCHAR""",
+    "xsum_target_problems": """
+        collection VARCHAR, line INTEGER, message VARCHAR""",
+    "xsum_questions": """
+        collection VARCHAR, doc_id VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
+        abstract_source VARCHAR, status VARCHAR, error VARCHAR, writer VARCHAR""",
+    "xsum_answers": """
+        collection VARCHAR, target_id VARCHAR, question_id VARCHAR, doc_id VARCHAR, status VARCHAR,
+        answer VARCHAR, cited_chunk_ids VARCHAR[], passage_chunk_ids VARCHAR[],
+        scope_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
+    "xsum_summaries": """
+        collection VARCHAR, target_id VARCHAR, method VARCHAR, status VARCHAR, summary VARCHAR,
+        rendered VARCHAR, cited_chunk_ids VARCHAR[], dropped_chunk_ids VARCHAR[],
+        finish_reason VARCHAR, answers_used INTEGER, error VARCHAR, writer VARCHAR""",
+    "xsum_scores": """
+        collection VARCHAR, target_id VARCHAR, method VARCHAR, reference_kind VARCHAR,
+        rouge1 DOUBLE, rouge2 DOUBLE, rougeL DOUBLE, ref_precision DOUBLE, ref_recall DOUBLE,
+        ref_f1 DOUBLE, semantic_recall DOUBLE, geval_coverage DOUBLE, checkeval DOUBLE,
+        judge VARCHAR, errors VARCHAR[]""",
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,

@@ -25,6 +25,7 @@ class ModelCallConfig(dg.Config):
 
     model: str | None = Field(default=None, description="Model for this asset's tasks.")
     temperature: float | None = Field(default=None, description="Sampling temperature.")
+    top_p: float | None = Field(default=None, description="Nucleus sampling: the probability mass kept.")
     max_tokens: int | None = Field(default=None, description="Longest answer, in tokens.")
     timeout_s: float | None = Field(default=None, description="Seconds to wait for one answer.")
     max_concurrency: int | None = Field(default=None, description="Calls at once inside this asset.")
@@ -37,6 +38,7 @@ class ModelCallConfig(dg.Config):
         params = TaskParams(
             model=self.model,
             temperature=self.temperature,
+            top_p=self.top_p,
             max_tokens=self.max_tokens,
             timeout_s=self.timeout_s,
         )

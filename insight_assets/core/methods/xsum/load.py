@@ -1,0 +1,138 @@
+"""What XSum reads from the warehouse: papers, chunks as citable sources, and its targets' inputs
+(the theme graph, the citation graph, the user's file)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from ...citations.intext import CitedReference
+from ...ingest import load_documents
+from ...stores import Warehouse
+from .runs import paper_input
+from .schemas import ABSTRACT_FALLBACK_TOKENS, PaperInput, Source, SummaryTarget
+from .targets import (
+    USER_TARGETS_FILE,
+    CitingPaper,
+    LineProblem,
+    cluster_targets,
+    collection_target,
+    evaluation_targets,
+    user_targets,
+)
+
+
+def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[str, Source]:
+    """Every ``profile`` chunk as a citable source, by chunk id, in (document, position) order."""
+    rows = warehouse.rows(
+        """SELECT c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text
+           FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
+        [collection, profile],
+    )
+    return {
+        row["chunk_id"]: Source(
+            row["chunk_id"],
+            row["doc_id"],
+            row["title"] or row["doc_id"][:12],
+            row["page_start"],
+            row["page_end"],
+            row["text"],
+        )
+        for row in rows
+    }
+
+
+def first_chunks(sources: dict[str, Source]) -> dict[str, str]:
+    """Each paper's first chunk (where its abstract is), by doc id."""
+    found: dict[str, str] = {}
+    for source in sources.values():
+        found.setdefault(source.doc_id, source.chunk_id)
+    return found
+
+
+def load_papers(
+    warehouse: Warehouse, collection: str, fallback_tokens: int = ABSTRACT_FALLBACK_TOKENS
+) -> list[PaperInput]:
+    return [
+        paper_input(doc.doc_id, doc.title or doc.file, doc.abstract, doc.body, fallback_tokens)
+        for doc in load_documents(warehouse, collection)
+    ]
+
+
+def _cluster_inputs(warehouse: Warehouse, collection: str) -> tuple[dict[int, str], dict[int, Counter[str]]]:
+    clusters = {
+        row["cluster"]: row["label"]
+        for row in warehouse.rows(
+            "SELECT cluster, label FROM theme_clusters WHERE collection = ? ORDER BY size DESC, cluster",
+            [collection],
+        )
+    }
+    counts: dict[int, Counter[str]] = {}
+    for row in warehouse.rows(
+        """SELECT a.cluster, c.doc_id, count(*) AS chunks FROM theme_assignments a
+           JOIN chunks c ON c.collection = a.collection AND c.chunk_id = a.chunk_id
+           WHERE a.collection = ? GROUP BY ALL""",
+        [collection],
+    ):
+        counts.setdefault(row["cluster"], Counter())[row["doc_id"]] = row["chunks"]
+    return clusters, counts
+
+
+def _citing_papers(warehouse: Warehouse, collection: str) -> list[CitingPaper]:
+    references: dict[str, list[CitedReference]] = {}
+    for row in warehouse.rows(
+        """SELECT citing_doc_id, label, first_author, year, cited_doc_id FROM paper_references
+           WHERE collection = ? ORDER BY citing_doc_id, ref_index""",
+        [collection],
+    ):
+        references.setdefault(row["citing_doc_id"], []).append(
+            CitedReference(
+                row["label"] or "", row["first_author"] or "", row["year"] or 0, row["cited_doc_id"]
+            )
+        )
+    return [
+        CitingPaper(
+            doc.doc_id, doc.title or doc.file, doc.text, doc.sections, doc.body_end, references[doc.doc_id]
+        )
+        for doc in load_documents(warehouse, collection)
+        if any(ref.cited_doc_id for ref in references.get(doc.doc_id, []))
+    ]
+
+
+def build_targets(
+    warehouse: Warehouse,
+    collection: str,
+    folder: Path,
+    searchable: set[str],
+    *,
+    max_papers: int,
+    min_cited: int,
+) -> tuple[list[SummaryTarget], list[LineProblem]]:
+    """Every target of the collection (cluster, collection, user, evaluation), holding only papers
+    that have chunks to retrieve (``searchable``); a target left with none is dropped, a user's
+    line naming such papers is reported. Targets with the same papers and topic are kept once."""
+    titles = {
+        row["doc_id"]: row["title"] or row["file"]
+        for row in warehouse.rows(
+            "SELECT doc_id, title, file FROM parsed_documents WHERE collection = ?", [collection]
+        )
+    }
+    clusters, counts = _cluster_inputs(warehouse, collection)
+    searchable_counts = {
+        cluster: Counter({doc: n for doc, n in docs.items() if doc in searchable})
+        for cluster, docs in counts.items()
+    }
+    users, problems = user_targets(folder / USER_TARGETS_FILE, titles, max_papers, searchable)
+    found = [
+        *cluster_targets(clusters, searchable_counts, max_papers),
+        *collection_target(collection, sorted(searchable), list(clusters.values()), max_papers),
+        *users,
+        *evaluation_targets(_citing_papers(warehouse, collection), min_cited),
+    ]
+    kept: dict[str, SummaryTarget] = {}
+    for target in found:
+        doc_ids = tuple(doc for doc in target.doc_ids if doc in searchable)
+        if doc_ids and target.target_id not in kept:
+            kept[target.target_id] = SummaryTarget(**{**target.__dict__, "doc_ids": doc_ids})
+    return list(kept.values()), problems

@@ -1,0 +1,165 @@
+"""XSum's vocabulary: its defaults (from the paper), the models its tasks answer with, and the
+records its steps pass on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+# §3.2: k = 5 broad questions per paper, from its title and abstract.
+QUESTIONS_PER_PAPER = 5
+# §3.4: the top 100 chunks by cosine similarity, reranked to the 20 the answer reads.
+CANDIDATES = 100
+TOP_N = 20
+# §4.3: generation (and evaluation) at temperature 0.3, top-p 0.95.
+TEMPERATURE = 0.3
+TOP_P = 0.95
+# A paper without an abstract is asked about the first ~300 tokens of its body instead.
+ABSTRACT_FALLBACK_TOKENS = 300
+# The issue's cap on a target's papers (SurveySum's sections cite 7.38 papers on average, §4.1).
+MAX_TARGET_PAPERS = 10
+# An evaluation target needs a related-work (or introduction) section citing this many collection papers.
+MIN_CITED_FOR_EVALUATION = 3
+
+RETRIEVAL_SCOPES = ("paper", "target")
+XSUM, PLAIN_RAG, ABSTRACTS_ONLY = "xsum", "plain_rag", "abstracts_only"
+SUMMARY_METHODS = (XSUM, PLAIN_RAG, ABSTRACTS_ONLY)
+TARGET_KINDS = ("cluster", "collection", "user", "evaluation")
+
+# Answer and summary outcomes, as the tables record them.
+ANSWERED, ABSTAINED, FAILED, SKIPPED = "answered", "abstained", "failed", "skipped"
+WRITTEN, TRUNCATED, NO_INPUT = "written", "truncated", "no_input"
+
+
+# -- task outputs -----------------------------------------------------------------------------
+
+
+class PaperQuestions(BaseModel):
+    questions: list[str] = Field(
+        min_length=1, description="Broad questions about the paper's main themes and contributions."
+    )
+
+
+class XSumAnswer(BaseModel):
+    abstain: bool = Field(
+        description="true when the passages do not answer the question; then answer is empty."
+    )
+    answer: str = Field(default="", description="The answer, citing passages as [S1], [S2]...")
+
+
+class WrittenText(BaseModel):
+    """A summary: plain prose whose citations are ``[S1]``-style aliases."""
+
+    text: str
+
+
+class CoverageRating(BaseModel):
+    reasoning: str = Field(description="The evaluation steps applied, briefly.")
+    score: float = Field(ge=1, le=5, description="1-5: how well the summary covers the reference.")
+
+
+class Checklist(BaseModel):
+    questions: list[str] = Field(
+        min_length=1, description="Yes/no questions, one per key point of the reference."
+    )
+
+
+class ChecklistAnswers(BaseModel):
+    answers: list[Literal["yes", "no"]] = Field(description="One answer per question, in order.")
+
+
+# -- records ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SummaryTarget:
+    """What a summary is written for: a topic and a set of papers. An *evaluation* target also
+    carries its reference: the related-work (or introduction) section of the collection paper
+    ``reference_doc_id`` that cites all of ``doc_ids``."""
+
+    target_id: str
+    kind: str
+    topic: str
+    doc_ids: tuple[str, ...]
+    reference: str = ""
+    reference_doc_id: str | None = None
+    reference_section: str = ""
+
+    @property
+    def is_evaluation(self) -> bool:
+        return self.kind == "evaluation"
+
+
+@dataclass(frozen=True)
+class PaperInput:
+    """What question generation reads of a paper. ``abstract_source`` is "abstract", or
+    "body_start" when the paper had none and its first ~300 tokens stand in."""
+
+    doc_id: str
+    title: str
+    abstract: str
+    abstract_source: str = "abstract"
+
+
+@dataclass(frozen=True)
+class XSumQuestion:
+    question_id: str
+    doc_id: str
+    position: int
+    question: str
+
+
+@dataclass(frozen=True)
+class Source:
+    """A chunk as a citation: where it is, for the table (chunk id) and for people (title, pages)."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    page_start: int
+    page_end: int
+    text: str = ""
+
+    @property
+    def label(self) -> str:
+        pages = (
+            f"p. {self.page_start}"
+            if self.page_start == self.page_end
+            else f"pp. {self.page_start}\u2013{self.page_end}"
+        )
+        return f"{self.title}, {pages}"
+
+
+@dataclass(frozen=True)
+class XSumAnswerRecord:
+    """One question's answer for one target (scope ``paper``: the same for every target holding
+    the paper). ``text`` cites chunk ids as ``[chunk_id]``; ``passages`` are the 20 it read."""
+
+    target_id: str
+    question_id: str
+    doc_id: str
+    status: str
+    text: str = ""
+    cited: tuple[str, ...] = ()
+    passages: tuple[str, ...] = ()
+    scope_doc_ids: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SummaryRecord:
+    """One method's summary of one target. ``text`` cites chunk ids as ``[chunk_id]``; ``rendered``
+    cites them as "(Title, pp. a–b)"."""
+
+    target_id: str
+    method: str
+    status: str
+    text: str = ""
+    rendered: str = ""
+    cited: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()  # chunks the answers cited that the summary left out
+    finish_reason: str | None = None
+    answers_used: int = 0
+    error: str | None = None

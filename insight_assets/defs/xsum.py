@@ -1,0 +1,618 @@
+"""XSum's assets: questions per paper, answers per target, summaries (XSum and its two baselines),
+and their scores with the report."""
+
+import base64
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core.index import IndexMissing
+from insight_assets.core.methods import xsum
+from insight_assets.core.methods.xsum import load, report, scores
+from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
+from insight_assets.core.retrieval import Retriever
+from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
+from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.defs.citations import citations
+from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+)
+from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.resources import EmbedderResource, LLMResource, ModelChoice, StorageResource
+from insight_assets.defs.themes import theme_graph
+
+XSUM_GROUP = asset_settings("xsum")
+
+
+def _writer(client, task) -> str:
+    return client.writer_label(task)
+
+
+# -- questions --------------------------------------------------------------------------------
+
+
+class XSumQuestionsConfig(ModelCallConfig):
+    """§3.2: k = 5 questions per paper from its title and abstract; temperature 0.3, top-p 0.95."""
+
+    TASKS = (xsum.tasks.XSUM_QUESTIONS,)
+
+    questions_per_paper: int = Field(default=xsum.QUESTIONS_PER_PAPER, ge=1, description="§3.2: k = 5.")
+    abstract_fallback_tokens: int = Field(
+        default=xsum.ABSTRACT_FALLBACK_TOKENS,
+        ge=20,
+        description="Body tokens read when a paper has no abstract.",
+    )
+
+
+@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="1", pool=LLM_POOL, **XSUM_GROUP)
+def xsum_questions(
+    context: dg.AssetExecutionContext, config: XSumQuestionsConfig, storage: StorageResource, llm: LLMResource
+) -> dg.MaterializeResult:
+    """Broad questions about each paper, from its title and abstract (or, without an abstract, the
+    first ~300 tokens of its body, recorded in `abstract_source`)."""
+    return materialize_each(
+        context, storage, lambda collection: _questions(context, config, storage, llm, collection)
+    )
+
+
+def _questions(context, config, storage, llm, collection) -> CollectionReport:
+    papers = load.load_papers(storage.warehouse, collection, config.abstract_fallback_tokens)
+    papers = [paper for paper in papers if paper.abstract]
+    if not papers:
+        raise nothing_to_do(
+            collection, "no parsed paper has an abstract or body text to ask questions about."
+        )
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        outcome = xsum.generate_questions(client, papers, config.questions_per_paper)
+    writer = _writer(client, xsum.tasks.XSUM_QUESTIONS)
+    by_doc = {paper.doc_id: paper for paper in papers}
+    rows = [
+        {
+            "collection": collection,
+            "doc_id": q.doc_id,
+            "question_id": q.question_id,
+            "position": q.position,
+            "question": q.question,
+            "abstract_source": by_doc[q.doc_id].abstract_source,
+            "status": "ok",
+            "writer": writer,
+        }
+        for q in outcome.questions
+    ]
+    rows += [
+        {"collection": collection, "doc_id": doc_id, "status": "failed", "error": error, "writer": writer}
+        for doc_id, error in outcome.failures.items()
+    ]
+    if not outcome.questions:
+        raise nothing_to_do(
+            collection, f"no paper got questions; failures: {list(outcome.failures.values())[:3]}"
+        )
+    storage.warehouse.replace_partition(collection, {"xsum_questions": pa.Table.from_pylist(rows)})
+    fallbacks = sorted(p.title for p in papers if p.abstract_source != "abstract")
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(outcome.questions),
+            "papers": len(papers),
+            "papers_failed": len(outcome.failures),
+            "abstract_fallbacks": dg.MetadataValue.json(fallbacks),
+            "preview": dg.MetadataValue.md(
+                markdown_table([{"question": q.question} for q in outcome.questions], ["question"])
+            ),
+            **llm_metadata(client),
+        }
+    )
+
+
+# -- answers ----------------------------------------------------------------------------------
+
+
+class XSumAnswersConfig(ModelCallConfig):
+    """§3.4: top 100 chunks by cosine, reranked to 20 (late interaction), answers at temperature
+    0.3, top-p 0.95; the public code's refine pass off. Targets of up to 10 papers."""
+
+    TASKS = (xsum.tasks.XSUM_ANSWER, xsum.tasks.XSUM_REFINE)
+
+    retrieval_scope: str = Field(default="paper", description=f"One of {', '.join(RETRIEVAL_SCOPES)}.")
+    candidates: int = Field(default=xsum.CANDIDATES, description="§3.4: chunks retrieved per question.")
+    top_n: int = Field(default=xsum.TOP_N, description="§3.4: chunks kept after the rerank.")
+    retrieval_mode: str = Field(default="dense", description=f"One of {', '.join(RETRIEVAL_MODES)}.")
+    reranker: str = Field(default="late-interaction", description=f"One of {', '.join(RERANKERS)}.")
+    refine: bool = Field(default=False, description="The public code's second pass over the same context.")
+    max_target_papers: int = Field(default=xsum.MAX_TARGET_PAPERS, description="Papers per target, at most.")
+    min_cited_for_evaluation: int = Field(
+        default=xsum.MIN_CITED_FOR_EVALUATION,
+        description="Collection papers a related-work section must cite to make an evaluation target.",
+    )
+
+    def settings(self) -> xsum.XSumSettings:
+        try:
+            return xsum.XSumSettings(
+                candidates=self.candidates,
+                top_n=self.top_n,
+                retrieval_mode=self.retrieval_mode,
+                retrieval_scope=self.retrieval_scope,
+                reranker=self.reranker,
+                refine=self.refine,
+                max_target_papers=self.max_target_papers,
+            )
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid xsum_answers config: {error}") from error
+
+
+@dg.asset(
+    kinds={"duckdb", "lancedb"},
+    deps=[xsum_questions, chunk_embeddings, theme_graph, citations],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "summary_targets_readable",
+            asset="xsum_answers",
+            description="Every line of the collection's summaries.jsonl is usable.",
+        )
+    ],
+    **XSUM_GROUP,
+)
+def xsum_answers(
+    context: dg.AssetExecutionContext,
+    config: XSumAnswersConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """The summary targets (theme clusters, the whole collection when small, the user's
+    summaries.jsonl, evaluation targets from the citation graph), and every target question's
+    answer from its 20 reranked chunks, or an explicit abstention."""
+    settings = config.settings()
+    return materialize_each(
+        context,
+        storage,
+        lambda collection: _answers(context, config, settings, storage, llm, embedder, collection),
+    )
+
+
+def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    folder = existing_collection_folder(storage.collections_root, collection)
+    try:
+        retriever = Retriever.open(
+            warehouse, storage.vectors, collection, embedder.get_embedder(), xsum.PROFILE
+        )
+    except IndexMissing as error:
+        raise nothing_to_do(collection, str(error)) from error
+    targets, problems = load.build_targets(
+        warehouse,
+        collection,
+        folder,
+        retriever.documents,
+        max_papers=settings.max_target_papers,
+        min_cited=config.min_cited_for_evaluation,
+    )
+    if not targets:
+        raise nothing_to_do(
+            collection, "no summary target: no theme cluster, user target or evaluation target has papers."
+        )
+    questions = [
+        xsum.XSumQuestion(row["question_id"], row["doc_id"], row["position"], row["question"])
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_questions WHERE collection = ? AND status = 'ok' ORDER BY doc_id, position",
+            [collection],
+        )
+    ]
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        answers = xsum.answer_target_questions(
+            client, retriever, targets, questions, settings, LateInteraction()
+        )
+    if not answers:
+        raise nothing_to_do(collection, "no target paper has questions: `xsum_questions` kept none for them.")
+    writer = _writer(client, xsum.tasks.XSUM_ANSWER)
+    warehouse.replace_partition(collection, _answer_tables(collection, targets, problems, answers, writer))
+    counts = {
+        status: sum(a.status == status for a in answers)
+        for status in (xsum.ANSWERED, xsum.ABSTAINED, xsum.FAILED)
+    }
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(answers),
+            "targets": dg.MetadataValue.json(
+                {kind: sum(t.kind == kind for t in targets) for kind in xsum.schemas.TARGET_KINDS}
+            ),
+            "answers": dg.MetadataValue.json(counts),
+            "retrieval": f"{settings.retrieval_mode} top {settings.candidates} -> {settings.reranker} top {settings.top_n}, scope {settings.retrieval_scope}",
+            "target_list": dg.MetadataValue.md(
+                markdown_table(
+                    [{"kind": t.kind, "topic": t.topic, "papers": len(t.doc_ids)} for t in targets],
+                    ["kind", "topic", "papers"],
+                )
+            ),
+            "summary_target_problems": dg.MetadataValue.md(
+                markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
+            ),
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="summary_targets_readable",
+                passed=not problems,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"bad_lines": len(problems), "file": str(Path(folder) / load.USER_TARGETS_FILE)},
+            )
+        ],
+    )
+
+
+def _answer_tables(collection, targets, problems, answers, writer) -> dict[str, pa.Table]:
+    return {
+        "xsum_targets": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    "target_id": t.target_id,
+                    "kind": t.kind,
+                    "topic": t.topic,
+                    "doc_ids": list(t.doc_ids),
+                    "reference": t.reference or None,
+                    "reference_doc_id": t.reference_doc_id,
+                    "reference_section": t.reference_section or None,
+                }
+                for t in targets
+            ]
+        ),
+        "xsum_target_problems": pa.Table.from_pylist(
+            [{"collection": collection, "line": p.line, "message": p.message} for p in problems],
+            schema=pa.schema([("collection", pa.string()), ("line", pa.int32()), ("message", pa.string())]),
+        ),
+        "xsum_answers": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    "target_id": a.target_id,
+                    "question_id": a.question_id,
+                    "doc_id": a.doc_id,
+                    "status": a.status,
+                    "answer": a.text or None,
+                    "cited_chunk_ids": list(a.cited),
+                    "passage_chunk_ids": list(a.passages),
+                    "scope_doc_ids": list(a.scope_doc_ids),
+                    "error": a.error,
+                    "writer": writer,
+                }
+                for a in answers
+            ]
+        ),
+    }
+
+
+def load_targets(warehouse, collection) -> list[xsum.SummaryTarget]:
+    return [
+        xsum.SummaryTarget(
+            row["target_id"],
+            row["kind"],
+            row["topic"],
+            tuple(row["doc_ids"]),
+            row["reference"] or "",
+            row["reference_doc_id"],
+            row["reference_section"] or "",
+        )
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_targets WHERE collection = ? ORDER BY kind, topic", [collection]
+        )
+    ]
+
+
+# -- summaries --------------------------------------------------------------------------------
+
+
+class XSumSummariesConfig(ModelCallConfig):
+    """§3.5: the editor at temperature 0.3, top-p 0.95, max_tokens sized to its input; the baselines
+    plain RAG (topic as query, top 20 by cosine) and abstracts only, on every target."""
+
+    TASKS = (xsum.tasks.XSUM_EDITOR, xsum.tasks.XSUM_TOPIC_SUMMARY)
+
+    baselines: bool = Field(
+        default=True, description="Also write the plain-RAG and abstracts-only summaries."
+    )
+    plain_rag_k: int = Field(default=xsum.TOP_N, ge=1, description="Chunks the plain-RAG baseline reads.")
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[xsum_answers],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "summary_citations_in_target",
+            asset="xsum_summaries",
+            description="Every citation of every summary is a chunk of one of its target's papers.",
+        ),
+        dg.AssetCheckSpec(
+            "summaries_not_truncated",
+            asset="xsum_summaries",
+            description="No summary was cut off at max_tokens (after one retry with twice the room).",
+        ),
+    ],
+    **XSUM_GROUP,
+)
+def xsum_summaries(
+    context: dg.AssetExecutionContext,
+    config: XSumSummariesConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """One summary per target by the editor from its answers, citations kept as chunk ids and
+    rendered as (Title, pp. a-b); with the baselines plain RAG and abstracts only beside it."""
+    return materialize_each(
+        context, storage, lambda collection: _summaries(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _summaries(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    targets = load_targets(warehouse, collection)
+    if not targets:
+        raise nothing_to_do(collection, "no summary targets: `xsum_answers` found none.")
+    answers = [
+        xsum.XSumAnswerRecord(
+            row["target_id"],
+            row["question_id"],
+            row["doc_id"],
+            row["status"],
+            row["answer"] or "",
+            tuple(row["cited_chunk_ids"]),
+        )
+        for row in warehouse.rows("SELECT * FROM xsum_answers WHERE collection = ?", [collection])
+    ]
+    questions = {
+        row["question_id"]: row["question"]
+        for row in warehouse.rows(
+            "SELECT question_id, question FROM xsum_questions WHERE collection = ? AND status = 'ok'",
+            [collection],
+        )
+    }
+    sources = load.load_sources(warehouse, collection, xsum.PROFILE)
+    papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, collection)}
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        records = xsum.write_summaries(client, targets, answers, questions, sources)
+        if config.baselines:
+            try:
+                retriever = Retriever.open(
+                    warehouse, storage.vectors, collection, embedder.get_embedder(), xsum.PROFILE
+                )
+            except IndexMissing as error:
+                raise nothing_to_do(collection, str(error)) from error
+            records += xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources)
+            records += xsum.abstracts_summaries(client, targets, papers, load.first_chunks(sources), sources)
+    writers = {
+        xsum.XSUM: _writer(client, xsum.tasks.XSUM_EDITOR),
+        xsum.PLAIN_RAG: _writer(client, xsum.tasks.XSUM_TOPIC_SUMMARY),
+        xsum.ABSTRACTS_ONLY: _writer(client, xsum.tasks.XSUM_EDITOR),
+    }
+    written = [r for r in records if r.text]
+    if not written:
+        raise nothing_to_do(
+            collection, f"no summary was written: {records[0].error if records else 'no targets'}"
+        )
+    warehouse.replace_partition(collection, {"xsum_summaries": _summary_table(collection, records, writers)})
+    chunk_docs = {cid: source.doc_id for cid, source in sources.items()}
+    problems = xsum.summary_citations_valid(written, {t.target_id: t for t in targets}, chunk_docs)
+    truncated = [r for r in records if r.status == xsum.TRUNCATED]
+    topics = {t.target_id: t.topic for t in targets}
+    status_counts = {
+        method: {
+            status: sum(r.method == method and r.status == status for r in records)
+            for status in {r.status for r in records}
+        }
+        for method in dict.fromkeys(r.method for r in records)
+    }
+    example = next((r for r in records if r.method == xsum.XSUM and r.text), None)
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(written),
+            "summaries": dg.MetadataValue.json(status_counts),
+            "citations_dropped_by_editor": sum(len(r.dropped) for r in records if r.method == xsum.XSUM),
+            "example": dg.MetadataValue.md(
+                f"**{topics[example.target_id]}**\n\n{example.rendered}" if example else "No XSum summary."
+            ),
+            "failures": dg.MetadataValue.md(
+                markdown_table(
+                    [
+                        {
+                            "method": r.method,
+                            "topic": topics[r.target_id],
+                            "status": r.status,
+                            "error": r.error,
+                        }
+                        for r in records
+                        if r.error
+                    ],
+                    ["method", "topic", "status", "error"],
+                    empty="None.",
+                )
+            ),
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="summary_citations_in_target",
+                passed=not problems,
+                metadata={"summaries_checked": len(written), "problems": "; ".join(problems[:10]) or "none"},
+            ),
+            dg.AssetCheckResult(
+                check_name="summaries_not_truncated",
+                passed=not truncated,
+                metadata={
+                    "truncated": "; ".join(f"{r.method}: {topics[r.target_id]}" for r in truncated) or "none"
+                },
+            ),
+        ],
+    )
+
+
+def _summary_table(collection, records, writers) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "collection": collection,
+                "target_id": r.target_id,
+                "method": r.method,
+                "status": r.status,
+                "summary": r.text or None,
+                "rendered": r.rendered or None,
+                "cited_chunk_ids": list(r.cited),
+                "dropped_chunk_ids": list(r.dropped),
+                "finish_reason": r.finish_reason,
+                "answers_used": r.answers_used,
+                "error": r.error,
+                "writer": writers[r.method],
+            }
+            for r in records
+        ]
+    )
+
+
+# -- scores and report ------------------------------------------------------------------------
+
+
+class XSumScoresConfig(ModelCallConfig):
+    """§4.2's metrics; the judge may be another model than the generator's (the paper judged with
+    Phi-3 what GPT-4o-mini wrote, §4.3)."""
+
+    TASKS = xsum.tasks.JUDGE_TASKS
+
+    judge_provider: str | None = Field(
+        default=None, description="Judge provider; unset: the `llm` resource's."
+    )
+    judge_model: str | None = Field(default=None, description="Judge model; unset: the provider's default.")
+    judge_base_url: str | None = Field(default=None, description="Judge server (openai-compatible).")
+    judge_api_key_env: str | None = Field(
+        default=None, description="Environment variable of the judge's key."
+    )
+
+
+@dg.asset(kinds={"duckdb"}, deps=[xsum_summaries], code_version="1", pool=LLM_POOL, **XSUM_GROUP)
+def xsum_scores(
+    context: dg.AssetExecutionContext,
+    config: XSumScoresConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """ROUGE-1/2/L recall, Ref-F1 (precision, recall, F1), a semantic recall with the embedder,
+    G-Eval coverage and CheckEval for XSum and both baselines: on evaluation targets against the
+    related-work section, on the others against the papers' abstracts. Table, chart and
+    data/reports/<collection>/xsum_report.md."""
+    return materialize_each(
+        context, storage, lambda collection: _scores(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _scores(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    targets = load_targets(warehouse, collection)
+    summaries = [
+        xsum.SummaryRecord(
+            row["target_id"],
+            row["method"],
+            row["status"],
+            row["summary"] or "",
+            row["rendered"] or "",
+            tuple(row["cited_chunk_ids"]),
+        )
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_summaries WHERE collection = ? AND summary IS NOT NULL", [collection]
+        )
+    ]
+    if not summaries:
+        raise nothing_to_do(collection, "no summaries to score: `xsum_summaries` wrote none.")
+    sources = load.load_sources(warehouse, collection, xsum.PROFILE)
+    abstracts = {p.doc_id: p.abstract for p in load.load_papers(warehouse, collection)}
+    choice = ModelChoice(
+        config.judge_provider, config.judge_model, config.judge_base_url, config.judge_api_key_env
+    )
+    client = model_client(context, llm, config, collection, model_choice=choice)
+    with model_errors_as_failures(client, collection):
+        scored = scores.score_summaries(
+            client,
+            targets,
+            summaries,
+            {c: s.doc_id for c, s in sources.items()},
+            embedder.get_embedder().embed,
+            abstracts,
+        )
+    if not scored:
+        raise nothing_to_do(collection, "no summary has a reference to be scored against.")
+    judge = _writer(client, xsum.tasks.GEVAL_COVERAGE)
+    warehouse.replace_partition(
+        collection,
+        {
+            "xsum_scores": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        "target_id": s.target_id,
+                        "method": s.method,
+                        "reference_kind": s.reference_kind,
+                        **s.scores,
+                        "judge": judge,
+                        "errors": list(s.errors),
+                    }
+                    for s in scored
+                ]
+            )
+        },
+    )
+    tables = report.score_tables(scored)
+    chart = report.render_chart(tables)
+    topics = {t.target_id: t.topic for t in targets}
+    example_target = next(
+        (s.target_id for s in scored if s.reference_kind == scores.SECTION), scored[0].target_id
+    )
+    examples = [
+        {"method": s.method, "topic": topics[s.target_id], "rendered": s.rendered}
+        for s in summaries
+        if s.target_id == example_target
+    ]
+    notes = [
+        f"judge: {judge}"
+        + (
+            " — G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
+            if judge.startswith("offline")
+            else ""
+        ),
+        "semantic_recall: each reference sentence's best cosine with a summary sentence (the embedder, not BERTScore)",
+        "ref_*: the papers a summary cites against the target's papers",
+    ]
+    folder = Path(storage.reports_dir) / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / report.CHART_FILE).write_bytes(chart)
+    markdown_path = folder / "xsum_report.md"
+    markdown_path.write_text(report.render_report(collection, tables, examples, notes), encoding="utf-8")
+    encoded = base64.b64encode(chart).decode("ascii")
+    columns = ["method", "targets", *scores.SCORE_COLUMNS]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(scored),
+            "evaluation_targets": sum(t.is_evaluation for t in targets),
+            **{
+                f"scores_vs_{kind}": dg.MetadataValue.md(markdown_table(rows, columns))
+                for kind, rows in tables.items()
+            },
+            "chart": dg.MetadataValue.md(f"![mean scores per method](data:image/png;base64,{encoded})"),
+            "judge": judge,
+            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+            **llm_metadata(client),
+        }
+    )
