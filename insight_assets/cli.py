@@ -16,7 +16,9 @@ from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # The methods `ask` can run; each method package adds itself here with its entry function.
-ASK_METHODS = ("insightgen",)
+ASK_METHODS = ("insightgen", "xsum")
+# Papers a topic's summary reads when none are named: those holding its best-matching chunks.
+TOPIC_PAPERS = 5
 # core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
 SEARCH_MODES = ("dense", "lexical", "hybrid")
 SEARCH_RERANKERS = ("late-interaction", "llm", "none")
@@ -315,7 +317,9 @@ def ask(collection: str, question: str, answer: str | None) -> int:
         try:
             cited: tuple[str, ...] = ()
             if answer is None:
-                answer, cited = _generated_answer(client, storage, index, collection, question, embedder.embed)
+                answer, cited = _generated_answer(
+                    client, storage, index, collection, question, embedder.embed
+                )
             pair = QAPair("ask", question, answer)
             settings = insightgen.InsightGenSettings(methods=("insightgen",))
             result = insightgen.run_insightgen(client, [pair], index, cluster_index, embedder.embed, settings)
@@ -377,6 +381,119 @@ def search(collection: str, query: str, *, k: int, mode: str, reranker: str, can
         text = " ".join(hit.text.split())
         print(f"\n{number}. {hit.title}, {hit.pages}  [score {hit.score:.3f}; {found}]")
         print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
+    return 0
+
+
+def summarize(collection: str, topic: str | None, papers: list[str] | None) -> int:
+    """The stored XSum summaries of a collection, or a new one for ``topic`` over ``papers`` (or
+    the papers best matching the topic), with its citations."""
+    storage = _storage()
+    problem = _known_collection(storage, collection) or (_missing_key() if topic else None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    if topic is None:
+        return _stored_summaries(storage, collection)
+    return _new_summary(storage, collection, topic, papers)
+
+
+def _stored_summaries(storage, collection: str) -> int:
+    rows = storage.warehouse.rows(
+        """SELECT t.kind, t.topic, s.rendered, s.status FROM xsum_summaries s
+           JOIN xsum_targets t USING (collection, target_id)
+           WHERE s.collection = ? AND s.method = 'xsum' AND s.rendered IS NOT NULL ORDER BY t.kind, t.topic""",
+        [collection],
+    )
+    if not rows:
+        print(
+            f"collection {collection!r} has no stored summaries: build it (insight-assets build -c {collection}) "
+            "or name a --topic.",
+            file=sys.stderr,
+        )
+        return 1
+    for row in rows:
+        flag = " [truncated]" if row["status"] == "truncated" else ""
+        print(f"\n## {row['topic']} ({row['kind']}){flag}\n\n{row['rendered']}")
+    return 0
+
+
+def _resolve_papers(storage, collection: str, names: list[str]) -> tuple[list[str], list[str]]:
+    """Document ids for ``names`` (an id or its first 8+ characters, a file name, or a title), and
+    the names that match no paper."""
+    from insight_assets.core.citations.references import fold
+
+    rows = storage.warehouse.rows(
+        "SELECT doc_id, file, title FROM parsed_documents WHERE collection = ?", [collection]
+    )
+    found, unknown = [], []
+    for name in names:
+        matches = [
+            row["doc_id"]
+            for row in rows
+            if name == row["doc_id"]
+            or (len(name) >= 8 and row["doc_id"].startswith(name))
+            or name == row["file"]
+            or (fold(name) and fold(name) == fold(row["title"] or ""))
+        ]
+        (found if len(matches) == 1 else unknown).append(matches[0] if len(matches) == 1 else name)
+    return list(dict.fromkeys(found)), unknown
+
+
+def _new_summary(storage, collection: str, topic: str, names: list[str] | None) -> int:
+    from insight_assets.core.index import IndexMissing
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.methods import xsum
+    from insight_assets.core.methods.xsum import load
+    from insight_assets.core.retrieval import Retriever
+    from insight_assets.defs.resources import EmbedderResource
+
+    embedder = EmbedderResource().get_embedder()
+    try:
+        retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder, xsum.PROFILE)
+    except IndexMissing as error:
+        print(
+            f"collection {collection!r}: {error} (insight-assets build --collection {collection} builds it).",
+            file=sys.stderr,
+        )
+        return 1
+    if names:
+        doc_ids, unknown = _resolve_papers(storage, collection, names)
+        if unknown:
+            print(f"No single paper of {collection!r} matches: {'; '.join(unknown)}", file=sys.stderr)
+            return 2
+    else:
+        hits = retriever.search(topic, k=50, mode="hybrid")
+        doc_ids = list(dict.fromkeys(hit.doc_id for hit in hits))[:TOPIC_PAPERS]
+    doc_ids = [doc for doc in doc_ids if doc in retriever.documents]
+    if not doc_ids:
+        print(f"No paper of {collection!r} has text to summarize for {topic!r}.", file=sys.stderr)
+        return 1
+    target = xsum.SummaryTarget("cli", "user", topic, tuple(doc_ids))
+    papers = {paper.doc_id: paper for paper in load.load_papers(storage.warehouse, collection)}
+    sources = load.load_sources(storage.warehouse, collection, xsum.PROFILE)
+    with _environment_llm().client(asset="summarize", partition=collection, run_id=None) as client:
+        try:
+            result = xsum.summarize(client, retriever, target, papers, sources)
+        except LLMError as error:
+            print(f"Cannot summarize: {error}", file=sys.stderr)
+            return 1
+        summary = result.summary
+        answered = sum(answer.status == xsum.ANSWERED for answer in result.answers)
+        print(f"Topic: {topic}\nPapers: " + "; ".join(papers[doc].title for doc in doc_ids))
+        print(
+            f"Questions: {len(result.questions)}, answered {answered}, abstained "
+            f"{sum(a.status == xsum.ABSTAINED for a in result.answers)}"
+        )
+        if not summary.text:
+            print(f"\nNo summary: {summary.error}", file=sys.stderr)
+            return 1
+        flag = " (cut off at max_tokens)" if summary.status == xsum.TRUNCATED else ""
+        print(f"\nSummary ({client.provider_label}){flag}:\n{summary.rendered}")
+        print("\nSources:")
+        for number, chunk_id in enumerate(summary.cited, start=1):
+            print(f"  {number}. {sources[chunk_id].label if chunk_id in sources else chunk_id}")
+        calls = client.summary()
+        print(f"\n{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
     return 0
 
 
@@ -443,7 +560,10 @@ def main(argv: list[str] | None = None) -> int:
     ask_parser.add_argument("question", help="the question, in quotes")
     ask_parser.add_argument("--answer", help="your answer; without it one is generated from the papers")
     ask_parser.add_argument(
-        "--method", choices=ASK_METHODS, default=ASK_METHODS[0], help="the method that answers (default: %(default)s)"
+        "--method",
+        choices=ASK_METHODS,
+        default=ASK_METHODS[0],
+        help="the method that answers (default: %(default)s)",
     )
     search_parser = commands.add_parser(
         "search", help="the chunks of a built collection that best match a query, with papers and pages"
@@ -455,18 +575,48 @@ def main(argv: list[str] | None = None) -> int:
         "--mode", choices=SEARCH_MODES, default="hybrid", help="first-stage search (default: %(default)s)"
     )
     search_parser.add_argument(
-        "--rerank", choices=SEARCH_RERANKERS, default="late-interaction", help="second stage (default: %(default)s)"
+        "--rerank",
+        choices=SEARCH_RERANKERS,
+        default="late-interaction",
+        help="second stage (default: %(default)s)",
     )
     search_parser.add_argument(
-        "--candidates", type=int, default=100, help="first-stage hits the reranker reads (default: %(default)s)"
+        "--candidates",
+        type=int,
+        default=100,
+        help="first-stage hits the reranker reads (default: %(default)s)",
+    )
+    summarize_parser = commands.add_parser(
+        "summarize",
+        help="a cited multi-paper summary (XSum): the stored ones, or one for a topic and papers you name",
+    )
+    summarize_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+    summarize_parser.add_argument(
+        "--topic", help="what to summarize; without it, the summaries `build` wrote"
+    )
+    summarize_parser.add_argument(
+        "--papers",
+        nargs="+",
+        help=f"document ids, file names or titles (default: the {TOPIC_PAPERS} papers best matching the topic)",
     )
     args = parser.parse_args(argv)
+    if args.command == "summarize" and args.papers and not args.topic:
+        parser.error("--papers needs --topic")
     if args.command == "search":
         return search(
-            args.collection, args.query, k=args.k, mode=args.mode, reranker=args.rerank, candidates=args.candidates
+            args.collection,
+            args.query,
+            k=args.k,
+            mode=args.mode,
+            reranker=args.rerank,
+            candidates=args.candidates,
         )
     if args.command == "ask":
+        if args.method == "xsum":
+            return summarize(args.collection, args.question, None)
         return ask(args.collection, args.question, args.answer)
+    if args.command == "summarize":
+        return summarize(args.collection, args.topic, args.papers)
     if args.command == "build":
         return build(args.collection, every=args.all)
     if args.command == "export":

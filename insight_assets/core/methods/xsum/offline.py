@@ -70,11 +70,24 @@ def _content(text: str) -> set[str]:
     return set(terms(text))
 
 
+def _whole(sentence: str) -> bool:
+    """Not a fragment left at a chunk's edge: opens with a capital or a digit, ends a sentence,
+    and has at least six words."""
+    if len(sentence.split()) < 6 or sentence.rstrip()[-1:] not in ".!?":
+        return False
+    return sentence[:1].isupper() or sentence[:1].isdigit()
+
+
+def _sentences(passages: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
+    """(passage id, sentence) for the whole sentences of ``passages``, in order."""
+    return [(p["id"], s) for p in passages for s in sentence_texts(p["text"]) if _whole(s)]
+
+
 def answer_offline(question: str, passages: Sequence[Mapping[str, str]]) -> XSumAnswer:
     """The passages' sentences richest in the question's words, with their passage ids; an
     abstention when none holds ``ABSTAIN_BELOW`` of them."""
     wanted = _content(question)
-    found = [(p["id"], sentence) for p in passages for sentence in sentence_texts(p["text"])]
+    found = _sentences(passages)
     if not wanted or not found:
         return XSumAnswer(abstain=True)
     overlap = [len(wanted & _content(sentence)) / len(wanted) for _, sentence in found]
@@ -120,7 +133,7 @@ def editor_offline(
 
 def topic_summary_offline(topic: str, passages: Sequence[Mapping[str, str]]) -> WrittenText:
     """The passages' most central sentences on the topic (eight at most), each cited."""
-    found = [(p["id"], sentence) for p in passages for sentence in sentence_texts(p["text"])]
+    found = _sentences(passages)
     if not found:
         return WrittenText(text="The passages hold no text to summarize.")
     chosen = sorted(rank_sentences([sentence for _, sentence in found], topic, limit=8))

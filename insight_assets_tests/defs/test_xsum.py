@@ -1,0 +1,191 @@
+"""XSum's four assets on the demo collection: offline, and with a fake OpenAI server playing the
+model (an abstaining answer, a summary citing a source it was not given, repaired once)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from insight_assets.defs.citations import citations
+from insight_assets.defs.ingestion import chunk_embeddings, chunks, parsed_documents, source_documents
+from insight_assets.defs.resources import LLMResource
+from insight_assets.defs.themes import theme_graph
+from insight_assets.defs.xsum import xsum_answers, xsum_questions, xsum_scores, xsum_summaries
+from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
+from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
+
+DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
+ASSETS = [
+    source_documents,
+    parsed_documents,
+    chunks,
+    chunk_embeddings,
+    theme_graph,
+    citations,
+    xsum_questions,
+    xsum_answers,
+    xsum_summaries,
+    xsum_scores,
+]
+
+
+def _rows(storage, table: str) -> list[dict]:
+    return storage.warehouse.rows(f"SELECT * FROM {table} WHERE collection = 'demo'")
+
+
+def test_the_four_assets_build_offline_on_the_demo(instance, storage, hashing_embedder, tmp_path):
+    folder = add_collection(storage, "demo", DEMO_PDFS)
+    (folder / "summaries.jsonl").write_text(
+        json.dumps(
+            {
+                "topic": "citation graphs",
+                "titles": [
+                    "SPECTER: Document-level Representation Learning using Citation-informed Transformers"
+                ],
+            }
+        )
+        + "\n"
+        + json.dumps({"topic": "nothing", "document_ids": ["no-such-paper"]})
+        + "\n"
+    )
+    llm = LLMResource(data_dir=str(tmp_path / "data"))
+
+    result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm, assets=ASSETS)
+
+    papers = storage.warehouse.rows("SELECT doc_id FROM parsed_documents WHERE collection = 'demo'")
+    questions = _rows(storage, "xsum_questions")
+    assert len(questions) == 5 * len(papers) and all(q["status"] == "ok" for q in questions)
+
+    targets = {row["target_id"]: row for row in _rows(storage, "xsum_targets")}
+    kinds = {row["kind"] for row in targets.values()}
+    assert {"cluster", "collection", "user"} <= kinds
+    (user,) = [row for row in targets.values() if row["kind"] == "user"]
+    assert user["topic"] == "citation graphs" and len(user["doc_ids"]) == 1
+    readable = check(result, "summary_targets_readable")
+    assert not readable.passed and readable.metadata["bad_lines"].value == 1
+
+    chunk_docs = {
+        row["chunk_id"]: row["doc_id"]
+        for row in storage.warehouse.rows(
+            "SELECT chunk_id, doc_id FROM chunks WHERE collection = 'demo' AND profile = 'xsum'"
+        )
+    }
+    answers = _rows(storage, "xsum_answers")
+    assert {a["status"] for a in answers} <= {"answered", "abstained"} and any(
+        a["status"] == "answered" for a in answers
+    )
+    for answer in answers:
+        # scope "paper": the 20 reranked chunks come from the question's own paper
+        assert 0 < len(answer["passage_chunk_ids"]) <= 20
+        assert {chunk_docs[c] for c in answer["passage_chunk_ids"]} == {answer["doc_id"]}
+        assert set(answer["cited_chunk_ids"]) <= set(answer["passage_chunk_ids"])
+
+    summaries = _rows(storage, "xsum_summaries")
+    by_method = {
+        method: [s for s in summaries if s["method"] == method]
+        for method in ("xsum", "plain_rag", "abstracts_only")
+    }
+    assert all(len(rows) == len(targets) for rows in by_method.values())
+    for summary in summaries:
+        assert summary["status"] == "written" and summary["finish_reason"] == "stop"
+        allowed = set(targets[summary["target_id"]]["doc_ids"])
+        assert summary["cited_chunk_ids"] and {chunk_docs[c] for c in summary["cited_chunk_ids"]} <= allowed
+        assert re.search(r"\(.+, pp?\. \d+", summary["rendered"]) and "[S" not in summary["rendered"]
+    assert check(result, "summary_citations_in_target").passed
+    assert check(result, "summaries_not_truncated").passed
+
+    scored = _rows(storage, "xsum_scores")
+    assert {(row["method"], row["reference_kind"]) for row in scored} >= {
+        ("xsum", "abstracts"),
+        ("plain_rag", "abstracts"),
+    }
+    assert all(0 <= row["rouge1"] <= 1 and 1 <= row["geval_coverage"] <= 5 for row in scored)
+    report = metadata(result, "xsum_scores")
+    written = Path(report["report_file"]).read_text()
+    assert "lexical stand-ins" in written and "| xsum |" in written
+    assert (Path(report["report_file"]).parent / "xsum_scores.png").read_bytes().startswith(b"\x89PNG")
+
+
+def _model(request: Received) -> Reply:
+    """A scripted model: answers each XSum prompt in its format. The first question of each paper
+    abstains; the editor's first draft cites a source it was not given."""
+    prompt = request.last_user_text()
+    if "Write the whole text again" in prompt:
+        return Reply("Repaired summary of the answers [S1].")
+    if "You prepare an interview" in prompt:
+        k = int(re.search(r"write (\d+) broad", prompt).group(1))
+        title = re.search(r"Title: (.*)", prompt).group(1)
+        return Reply(json.dumps({"questions": [f"Question {n} about {title}?" for n in range(k)]}))
+    if "answering one interview question" in prompt:
+        if "Question 0 about" in prompt:
+            return Reply(json.dumps({"abstain": True, "answer": ""}))
+        return Reply(json.dumps({"abstain": False, "answer": "The passages say so [S1, S2]."}))
+    if "final script of an interview" in prompt:
+        return Reply("A draft that cites [S1] and a source it was never shown [S999].")
+    if "You write a summary of research" in prompt:
+        return Reply("Plain retrieval summary [S3].")
+    if "Coverage (1-5)" in prompt:
+        return Reply(json.dumps({"reasoning": "scripted", "score": 4}))
+    if "evaluation checklist" in prompt:
+        return Reply(json.dumps({"questions": ["Is A said?", "Is B said?"]}))
+    if "Answer each question about the summary" in prompt:
+        return Reply(json.dumps({"answers": ["yes", "no"]}))
+    return Reply("unexpected prompt", output_tokens=1)
+
+
+@pytest.fixture
+def model_server():
+    server = FakeModelServer().start()
+    server.responder = _model
+    yield server
+    server.stop()
+
+
+def test_a_model_abstains_and_an_out_of_target_citation_is_repaired_once(
+    instance, storage, hashing_embedder, tmp_path, model_server
+):
+    add_collection(storage, "demo", DEMO_PDFS[:2])
+    llm = LLMResource(
+        provider="openai",
+        model="gpt-4o-mini",
+        base_url=f"{model_server.url}/v1",
+        api_key="test-key",
+        max_retries=0,
+        data_dir=str(tmp_path / "data"),
+    )
+
+    result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm, assets=ASSETS)
+
+    answers = _rows(storage, "xsum_answers")
+    first = [a for a in answers if a["question_id"].endswith("-q0")]
+    assert first and all(a["status"] == "abstained" and a["answer"] is None for a in first)
+    answered = [a for a in answers if a["status"] == "answered"]
+    assert answered and all(len(a["cited_chunk_ids"]) == 2 for a in answered)
+
+    summaries = {(s["target_id"], s["method"]): s for s in _rows(storage, "xsum_summaries")}
+    editor_targets = [key for key in summaries if key[1] in ("xsum", "abstracts_only")]
+    editor_prompts = [
+        r for r in model_server.requests if "final script of an interview" in r.body["messages"][0]["content"]
+    ]
+    repairs = [r for r in editor_prompts if len(r.body["messages"]) == 3]
+    assert len(repairs) == len(editor_targets) and len(editor_prompts) == 2 * len(editor_targets)
+    assert "S999" in repairs[0].last_user_text()
+    for key in editor_targets:
+        assert summaries[key]["status"] == "written"
+        assert (
+            summaries[key]["summary"].startswith("Repaired summary")
+            and len(summaries[key]["cited_chunk_ids"]) == 1
+        )
+    assert check(result, "summary_citations_in_target").passed
+    # Generation at the paper's settings, in plain text for the editor.
+    editor_body = editor_prompts[0].body
+    assert editor_body["temperature"] == 0.3 and editor_body["top_p"] == 0.95
+    assert "response_format" not in editor_body
+
+    scored = _rows(storage, "xsum_scores")
+    assert scored and all(row["geval_coverage"] == 4 and row["checkeval"] == 0.5 for row in scored)
+    assert "openai/gpt-4o-mini" in metadata(result, "xsum_scores")["judge"]
