@@ -32,10 +32,6 @@ from insight_assets.defs.themes import theme_graph
 XSUM_GROUP = asset_settings("xsum")
 
 
-def _writer(client, task) -> str:
-    return client.writer_label(task)
-
-
 # -- questions --------------------------------------------------------------------------------
 
 
@@ -73,7 +69,7 @@ def _questions(context, config, storage, llm, collection) -> CollectionReport:
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         outcome = xsum.generate_questions(client, papers, config.questions_per_paper)
-    writer = _writer(client, xsum.tasks.XSUM_QUESTIONS)
+    writer = client.writer_label(xsum.tasks.XSUM_QUESTIONS)
     by_doc = {paper.doc_id: paper for paper in papers}
     rows = [
         {
@@ -215,7 +211,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         )
     if not answers:
         raise nothing_to_do(collection, "no target paper has questions: `xsum_questions` kept none for them.")
-    writer = _writer(client, xsum.tasks.XSUM_ANSWER)
+    writer = client.writer_label(xsum.tasks.XSUM_ANSWER)
     warehouse.replace_partition(collection, _answer_tables(collection, targets, problems, answers, writer))
     counts = {
         status: sum(a.status == status for a in answers)
@@ -396,9 +392,9 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
             records += xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources)
             records += xsum.abstracts_summaries(client, targets, papers, load.first_chunks(sources), sources)
     writers = {
-        xsum.XSUM: _writer(client, xsum.tasks.XSUM_EDITOR),
-        xsum.PLAIN_RAG: _writer(client, xsum.tasks.XSUM_TOPIC_SUMMARY),
-        xsum.ABSTRACTS_ONLY: _writer(client, xsum.tasks.XSUM_EDITOR),
+        xsum.XSUM: client.writer_label(xsum.tasks.XSUM_EDITOR),
+        xsum.PLAIN_RAG: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
+        xsum.ABSTRACTS_ONLY: client.writer_label(xsum.tasks.XSUM_EDITOR),
     }
     written = [r for r in records if r.text]
     if not written:
@@ -554,7 +550,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         )
     if not scored:
         raise nothing_to_do(collection, "no summary has a reference to be scored against.")
-    judge = _writer(client, xsum.tasks.GEVAL_COVERAGE)
+    judge = client.writer_label(xsum.tasks.GEVAL_COVERAGE)
     warehouse.replace_partition(
         collection,
         {

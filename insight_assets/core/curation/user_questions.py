@@ -16,12 +16,12 @@ that repeats an earlier one (compared ignoring case and spacing).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..jsonl import LineProblem, UnusableLine, read_lines
 from .records import USER, Question, question_id
 
 # The file of a collection's own questions, in its folder.
@@ -30,49 +30,39 @@ _KEYS = ("question", "answer", "document_ids")
 
 
 @dataclass(frozen=True)
-class LineProblem:
-    line: int
-    message: str
-
-
-@dataclass(frozen=True)
 class UserQuestionsOutcome:
     questions: list[Question]
     problems: list[LineProblem]
 
 
-class _Unusable(ValueError):
-    pass
-
-
 def _parse(value: Any, known_document_ids: Collection[str] | None) -> tuple[str, str | None, tuple[str, ...]]:
     if not isinstance(value, dict):
-        raise _Unusable(f"expected a JSON object, found {type(value).__name__}")
+        raise UnusableLine(f"expected a JSON object, found {type(value).__name__}")
     unknown = sorted(set(value) - set(_KEYS))
     if unknown:
-        raise _Unusable(f"unknown key {', '.join(map(repr, unknown))}; the keys are {', '.join(_KEYS)}")
+        raise UnusableLine(f"unknown key {', '.join(map(repr, unknown))}; the keys are {', '.join(_KEYS)}")
     question = value.get("question")
     if question is None:
-        raise _Unusable('"question" is missing')
+        raise UnusableLine('"question" is missing')
     if not isinstance(question, str):
-        raise _Unusable(f'"question" must be a string, found {type(question).__name__}')
+        raise UnusableLine(f'"question" must be a string, found {type(question).__name__}')
     question = " ".join(question.split())
     if not question:
-        raise _Unusable('"question" is empty')
+        raise UnusableLine('"question" is empty')
     answer = value.get("answer")
     if answer is not None:
         if not isinstance(answer, str):
-            raise _Unusable(f'"answer" must be a string, found {type(answer).__name__}')
+            raise UnusableLine(f'"answer" must be a string, found {type(answer).__name__}')
         answer = answer.strip()
         if not answer:
-            raise _Unusable('"answer" is empty; leave it out to have the answer generated')
+            raise UnusableLine('"answer" is empty; leave it out to have the answer generated')
     ids = value.get("document_ids", [])
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
-        raise _Unusable('"document_ids" must be a list of non-empty strings')
+        raise UnusableLine('"document_ids" must be a list of non-empty strings')
     if known_document_ids is not None:
         missing = [i for i in ids if i not in known_document_ids]
         if missing:
-            raise _Unusable(f"unknown document ids: {', '.join(missing)}")
+            raise UnusableLine(f"unknown document ids: {', '.join(missing)}")
     return question, answer, tuple(dict.fromkeys(ids))
 
 
@@ -80,35 +70,18 @@ def load_user_questions(
     path: Path, known_document_ids: Collection[str] | None = None
 ) -> UserQuestionsOutcome:
     """The usable questions of ``path`` (none when it does not exist) and the problems found."""
-    if not path.exists():
-        return UserQuestionsOutcome([], [])
-    questions: list[Question] = []
-    problems: list[LineProblem] = []
-    first_seen: dict[str, int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise _Unusable(f"invalid JSON: {error.msg} at column {error.colno}") from None
-            question, answer, ids = _parse(value, known_document_ids)
-            key = question.casefold()
-            if key in first_seen:
-                raise _Unusable(f"duplicate of line {first_seen[key]}")
-        except _Unusable as problem:
-            problems.append(LineProblem(number, str(problem)))
-            continue
-        first_seen[key] = number
-        questions.append(
-            Question(
-                question_id=question_id(question, ids),
-                question=question,
-                document_ids=ids,
-                combination_index=None,
-                source=USER,
-                user_answer=answer,
-            )
+
+    def parse(value: Any) -> tuple[Question, str]:
+        question, answer, ids = _parse(value, known_document_ids)
+        asked = Question(
+            question_id=question_id(question, ids),
+            question=question,
+            document_ids=ids,
+            combination_index=None,
+            source=USER,
+            user_answer=answer,
         )
+        return asked, question.casefold()
+
+    questions, problems = read_lines(path, parse)
     return UserQuestionsOutcome(questions, problems)

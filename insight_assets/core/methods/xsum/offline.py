@@ -13,14 +13,21 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...extractive import rank_sentences, terms
 from ...keyphrases import rake_keyphrases
 from ...text import sentence_texts
-from .schemas import Checklist, ChecklistAnswers, CoverageRating, PaperQuestions, WrittenText, XSumAnswer
+from .schemas import (
+    CITATION,
+    Checklist,
+    ChecklistAnswers,
+    CoverageRating,
+    PaperQuestions,
+    WrittenText,
+    XSumAnswer,
+)
 
 # The share of a question's content words the best passage sentence must hold, or the offline
 # answer abstains. A quarter: a sentence naming one of a four-word question's topics is enough.
@@ -43,7 +50,6 @@ _GENERIC = (
     "What are the main findings of '{title}'?",
     "What limitations or open questions does '{title}' leave?",
 )
-_CITATION = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
 
 
 def _short(title: str, words: int = 8) -> str:
@@ -106,8 +112,8 @@ def _cited_sentences(texts: Sequence[str]) -> list[tuple[str, str]]:
     for text in texts:
         pending: list[str] = []
         for sentence in sentence_texts(text):
-            marks = _CITATION.findall(sentence)
-            plain = " ".join(_CITATION.sub("", sentence).split())
+            marks = CITATION.findall(sentence)
+            plain = " ".join(CITATION.sub("", sentence).split())
             pending.append(plain)
             if marks:
                 citation = (

@@ -20,6 +20,7 @@ from .schemas import (
     ABSTAINED,
     ABSTRACTS_ONLY,
     ANSWERED,
+    CITATION,
     FAILED,
     NO_INPUT,
     PLAIN_RAG,
@@ -35,7 +36,6 @@ from .schemas import (
     XSumQuestion,
 )
 from .tasks import (
-    CITATION,
     XSUM_ANSWER,
     XSUM_EDITOR,
     XSUM_QUESTIONS,

@@ -3,6 +3,7 @@ records its steps pass on."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,6 +23,9 @@ ABSTRACT_FALLBACK_TOKENS = 300
 MAX_TARGET_PAPERS = 10
 # An evaluation target needs a related-work (or introduction) section citing this many collection papers.
 MIN_CITED_FOR_EVALUATION = 3
+
+# A citation as the models write it: "[S3]" or "[S2, S7]".
+CITATION = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
 
 RETRIEVAL_SCOPES = ("paper", "target")
 XSUM, PLAIN_RAG, ABSTRACTS_ONLY = "xsum", "plain_rag", "abstracts_only"

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...citations.intext import CitedReference, cited_documents
 from ...citations.references import fold
+from ...jsonl import LineProblem, UnusableLine, read_lines
 from ...sections import find_section, section_spans
 from .schemas import MAX_TARGET_PAPERS, MIN_CITED_FOR_EVALUATION, SummaryTarget
 
@@ -76,33 +77,25 @@ def collection_target(
     return [_target("collection", topic, sorted(doc_ids))]
 
 
-@dataclass(frozen=True)
-class LineProblem:
-    line: int
-    message: str
-
-
-class _Unusable(ValueError):
-    pass
-
-
 def _user_target(
     value: Any, titles: Mapping[str, str], max_papers: int, searchable: Collection[str] | None
 ) -> SummaryTarget:
     if not isinstance(value, dict):
-        raise _Unusable(f"expected a JSON object, found {type(value).__name__}")
+        raise UnusableLine(f"expected a JSON object, found {type(value).__name__}")
     unknown = sorted(set(value) - set(_USER_KEYS))
     if unknown:
-        raise _Unusable(f"unknown key {', '.join(map(repr, unknown))}; the keys are {', '.join(_USER_KEYS)}")
+        raise UnusableLine(
+            f"unknown key {', '.join(map(repr, unknown))}; the keys are {', '.join(_USER_KEYS)}"
+        )
     topic = value.get("topic")
     if not isinstance(topic, str) or not topic.strip():
-        raise _Unusable('"topic" must be a non-empty string')
+        raise UnusableLine('"topic" must be a non-empty string')
     if ("document_ids" in value) == ("titles" in value):
-        raise _Unusable('give exactly one of "document_ids" and "titles"')
+        raise UnusableLine('give exactly one of "document_ids" and "titles"')
     key = "document_ids" if "document_ids" in value else "titles"
     names = value[key]
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
-        raise _Unusable(f'"{key}" must be a non-empty list of non-empty strings')
+        raise UnusableLine(f'"{key}" must be a non-empty list of non-empty strings')
     if key == "document_ids":
         missing = [name for name in names if name not in titles]
         doc_ids = list(names)
@@ -112,13 +105,13 @@ def _user_target(
         doc_ids = [by_title.get(fold(name), "") for name in names]
     if missing:
         what = "document ids" if key == "document_ids" else "titles"
-        raise _Unusable(f"unknown {what}: {'; '.join(missing)}")
+        raise UnusableLine(f"unknown {what}: {'; '.join(missing)}")
     doc_ids = list(dict.fromkeys(doc_ids))
     unsearchable = [doc for doc in doc_ids if searchable is not None and doc not in searchable]
     if unsearchable:
-        raise _Unusable(f"papers with no chunks to retrieve from: {', '.join(unsearchable)}")
+        raise UnusableLine(f"papers with no chunks to retrieve from: {', '.join(unsearchable)}")
     if len(doc_ids) > max_papers:
-        raise _Unusable(
+        raise UnusableLine(
             f"names {len(doc_ids)} papers; a target holds at most {max_papers} (max_target_papers)"
         )
     return _target("user", " ".join(topic.split()), sorted(doc_ids))
@@ -133,28 +126,11 @@ def user_targets(
     """The usable targets of ``path`` (none when it does not exist) and the problems found.
     ``titles`` maps the collection's document ids to their titles; ``searchable``, when given,
     holds the papers that have chunks (a line naming another is a problem)."""
-    if not path.exists():
-        return [], []
-    targets: list[SummaryTarget] = []
-    problems: list[LineProblem] = []
-    first_seen: dict[str, int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise _Unusable(f"invalid JSON: {error.msg} at column {error.colno}") from None
-            target = _user_target(value, titles, max_papers, searchable)
-            if target.target_id in first_seen:
-                raise _Unusable(f"duplicate of line {first_seen[target.target_id]}")
-        except _Unusable as problem:
-            problems.append(LineProblem(number, str(problem)))
-            continue
-        first_seen[target.target_id] = number
-        targets.append(target)
-    return targets, problems
+    return read_lines(path, lambda value: _keyed(_user_target(value, titles, max_papers, searchable)))
+
+
+def _keyed(target: SummaryTarget) -> tuple[SummaryTarget, str]:
+    return target, target.target_id
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ Generation uses the paper's settings, temperature 0.3 and top-p 0.95 (§4.3), an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ from ...llm import Task, register_task
 from ...text import count_tokens
 from . import offline
 from .schemas import (
+    CITATION,
     TEMPERATURE,
     TOP_P,
     Checklist,
@@ -25,7 +25,6 @@ from .schemas import (
     XSumAnswer,
 )
 
-CITATION = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
 CHECKLIST_MAX_QUESTIONS = 10
 # A summary's max_tokens: the input's size (a merge is no longer than what it merges), within bounds.
 MIN_SUMMARY_TOKENS = 1024
