@@ -24,7 +24,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description="Run benchmarks; see bench/README.md.")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description="Run benchmarks; see bench/README.md."
+    )
     parser.add_argument("names", nargs="*", metavar="name", help=f"default: all of {', '.join(BENCHMARKS)}")
     parser.add_argument("--quick", action="store_true", help="a small fixed subset: a smoke run")
     parser.add_argument("--corpus", help="default: $INSIGHT_ASSETS_CORPUS, else ../shared/corpus")
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n=== {name} ===", flush=True)
             code = subprocess.run([sys.executable, "-m", "bench", name, *flags], check=False).returncode
             summaries[name] = (
-                json.loads((RESULTS_DIR / f"{name}.json").read_text())["summary"] if code == 0
+                json.loads((RESULTS_DIR / f"{name}.json").read_text())["summary"]
+                if code == 0
                 else {"result": f"FAILED (exit code {code})"}
             )
 

@@ -58,8 +58,19 @@ CHUNK_SIZE, CHUNK_OVERLAP = 256, 20  # LlamaIndex's SentenceSplitter, in its tok
 WINDOW_PIECES = 254  # the model's 256 positions less [CLS] and [SEP]
 QUALITY_COLLECTIONS, QUERIES, QUICK_QUERIES, NEIGHBOURS, SEED = 2, 100, 20, 10, 0
 TARGET_SPEEDUP, TARGET_COSINE, TARGET_SAME_TOP = 1.5, 0.99, 0.90
-COLUMNS = ["side", "documents", "pages", "chunks", "words", "x_corpus", "over_254wp", "load_s", "parse_s",
-           "chunk_embed_s", "wall_s"]
+COLUMNS = [
+    "side",
+    "documents",
+    "pages",
+    "chunks",
+    "words",
+    "x_corpus",
+    "over_254wp",
+    "load_s",
+    "parse_s",
+    "chunk_embed_s",
+    "wall_s",
+]
 
 
 def words_of(text: str) -> int:
@@ -99,9 +110,17 @@ def floor(files: list[Path], model) -> dict:
 
     parse_s, documents = timed(parse)
     embed_s, windows = timed(embed, documents)
-    return {"side": "floor", "documents": len(documents), "pages": sum(map(len, documents)),
-            "chunks": len(windows), "words": sum(map(words_of, windows)), "over_254wp": over_window(model, windows),
-            "parse_s": parse_s, "chunk_embed_s": embed_s, "wall_s": parse_s + embed_s}
+    return {
+        "side": "floor",
+        "documents": len(documents),
+        "pages": sum(map(len, documents)),
+        "chunks": len(windows),
+        "words": sum(map(words_of, windows)),
+        "over_254wp": over_window(model, windows),
+        "parse_s": parse_s,
+        "chunk_embed_s": embed_s,
+        "wall_s": parse_s + embed_s,
+    }
 
 
 def pymupdf_reader():
@@ -132,11 +151,20 @@ def llamaindex(files: list[Path], embed_model, tokenizer_model) -> dict:
     parse_s, docs = timed(lambda: [doc for path in files for doc in reader.load_data(path)])
     run_s, nodes = timed(lambda: pipeline.run(documents=docs))
     embedded = [node.get_content(metadata_mode=MetadataMode.EMBED) for node in nodes]
-    return {"side": "LlamaIndex", "documents": len(files), "pages": len(docs), "chunks": len(nodes),
-            "words": sum(words_of(node.text) for node in nodes), "words_with_metadata": sum(map(words_of, embedded)),
-            "over_254wp": over_window(tokenizer_model, embedded), "parse_s": parse_s, "chunk_embed_s": run_s,
-            "wall_s": parse_s + run_s, "embed_batch_size": embed_model.embed_batch_size,
-            "max_length": embed_model.max_length}
+    return {
+        "side": "LlamaIndex",
+        "documents": len(files),
+        "pages": len(docs),
+        "chunks": len(nodes),
+        "words": sum(words_of(node.text) for node in nodes),
+        "words_with_metadata": sum(map(words_of, embedded)),
+        "over_254wp": over_window(tokenizer_model, embedded),
+        "parse_s": parse_s,
+        "chunk_embed_s": run_s,
+        "wall_s": parse_s + run_s,
+        "embed_batch_size": embed_model.embed_batch_size,
+        "max_length": embed_model.max_length,
+    }
 
 
 def ours(folders: dict[str, list[Path]], instance: dg.DagsterInstance, storage) -> dict:
@@ -149,14 +177,21 @@ def ours(folders: dict[str, list[Path]], instance: dg.DagsterInstance, storage) 
     def total(asset: str, key: str) -> float:
         return sum(report[asset].get(key, 0) for report in reports.values())
 
-    return {"side": "ours", "documents": total("parsed_documents", "dagster/row_count"),
-            "pages": total("parsed_documents", "pages"), "chunks": total("chunk_embeddings", "dagster/row_count"),
-            "words": total("chunk_embeddings", "words_embedded"), "parse_s": total("parsed_documents", "parse_seconds"),
-            "chunk_embed_s": total("chunks", "chunk_seconds") + total("chunk_embeddings", "embed_seconds"),
-            "wall_s": sum(report["wall_s"] for report in reports.values()),
-            "chunks_embedded": total("chunk_embeddings", "chunks_embedded"),
-            "collections": {name: {"wall_s": report["wall_s"], **report["chunk_embeddings"]}
-                            for name, report in reports.items()}}
+    return {
+        "side": "ours",
+        "documents": total("parsed_documents", "dagster/row_count"),
+        "pages": total("parsed_documents", "pages"),
+        "chunks": total("chunk_embeddings", "dagster/row_count"),
+        "words": total("chunk_embeddings", "words_embedded"),
+        "parse_s": total("parsed_documents", "parse_seconds"),
+        "chunk_embed_s": total("chunks", "chunk_seconds") + total("chunk_embeddings", "embed_seconds"),
+        "wall_s": sum(report["wall_s"] for report in reports.values()),
+        "chunks_embedded": total("chunk_embeddings", "chunks_embedded"),
+        "collections": {
+            name: {"wall_s": report["wall_s"], **report["chunk_embeddings"]}
+            for name, report in reports.items()
+        },
+    }
 
 
 def reference_vectors(texts: list[str]) -> np.ndarray:
@@ -172,10 +207,16 @@ def unit(vectors: np.ndarray) -> np.ndarray:
 
 def quality(storage, names: list[str], queries: int) -> dict[str, dict]:
     """Stored vectors of every chunk of ``names`` against reference vectors, per profile."""
-    groups: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}  # (profile, collection) -> (stored, ref)
+    groups: dict[
+        tuple[str, str], tuple[np.ndarray, np.ndarray]
+    ] = {}  # (profile, collection) -> (stored, ref)
     for name in names:
-        texts = {(row["profile"], row["chunk_id"]): row["text"] for row in storage.warehouse.rows(
-            "SELECT profile, chunk_id, text FROM chunks WHERE collection = ?", [name])}
+        texts = {
+            (row["profile"], row["chunk_id"]): row["text"]
+            for row in storage.warehouse.rows(
+                "SELECT profile, chunk_id, text FROM chunks WHERE collection = ?", [name]
+            )
+        }
         stored = storage.vectors.read(name, ["profile", "chunk_id", "vector"]).to_pylist()
         for profile in sorted({row["profile"] for row in stored}):
             rows = [row for row in stored if row["profile"] == profile]
@@ -198,10 +239,14 @@ def quality(storage, names: list[str], queries: int) -> dict[str, dict]:
                 tops.append(set(np.argsort(-scores, kind="stable")[:k].tolist()))
             overlaps.append(len(tops[0] & tops[1]) / max(1, len(tops[0])))
             same += tops[0] == tops[1]
-        results[profile] = {"chunks": len(cosines), "cosine_mean": float(cosines.mean()),
-                            "cosine_min": float(cosines.min()), "queries": len(overlaps),
-                            "same_top10": same / max(1, len(overlaps)),
-                            "top10_overlap_mean": float(np.mean(overlaps)) if overlaps else None}
+        results[profile] = {
+            "chunks": len(cosines),
+            "cosine_mean": float(cosines.mean()),
+            "cosine_min": float(cosines.min()),
+            "queries": len(overlaps),
+            "same_top10": same / max(1, len(overlaps)),
+            "top10_overlap_mean": float(np.mean(overlaps)) if overlaps else None,
+        }
     return results
 
 
@@ -249,19 +294,31 @@ def run(corpus: Path, quick: bool) -> dict:
         row["load_s"], row["x_corpus"] = loads[row["side"]], ratio(row["words"], corpus_words)
     floor_row, llama_row, ours_row = rows
     ours_row["over_254wp"] = None  # ours windows such texts instead of truncating them
-    print_table(rows, COLUMNS, title=f"compare: {len(files)} PDFs in {len(folders)} collection(s); "
-                                     "words = words embedded; over_254wp = texts the model truncates")
-    speedup, vs_floor = ratio(llama_row["wall_s"], ours_row["wall_s"]), ratio(ours_row["wall_s"], floor_row["wall_s"])
-    print(f"LlamaIndex / ours wall: {speedup:.2f}x (target >= {TARGET_SPEEDUP}x); ours / floor wall: "
-          f"{vs_floor:.2f}x; LlamaIndex embed batch {llama_row['embed_batch_size']}, "
-          f"max {llama_row['max_length']} word pieces")
+    print_table(
+        rows,
+        COLUMNS,
+        title=f"compare: {len(files)} PDFs in {len(folders)} collection(s); "
+        "words = words embedded; over_254wp = texts the model truncates",
+    )
+    speedup, vs_floor = (
+        ratio(llama_row["wall_s"], ours_row["wall_s"]),
+        ratio(ours_row["wall_s"], floor_row["wall_s"]),
+    )
+    print(
+        f"LlamaIndex / ours wall: {speedup:.2f}x (target >= {TARGET_SPEEDUP}x); ours / floor wall: "
+        f"{vs_floor:.2f}x; LlamaIndex embed batch {llama_row['embed_batch_size']}, "
+        f"max {llama_row['max_length']} word pieces"
+    )
 
-    print_table([{"profile": profile, **check} for profile, check in checks.items()],
-                ["profile", "chunks", "cosine_mean", "cosine_min", "queries", "same_top10", "top10_overlap_mean"],
-                title=f"quality: ours' stored vectors vs fp32 reference, collections {', '.join(picked)} "
-                      f"({quality_s:.0f} s, not timed above)")
+    print_table(
+        [{"profile": profile, **check} for profile, check in checks.items()],
+        ["profile", "chunks", "cosine_mean", "cosine_min", "queries", "same_top10", "top10_overlap_mean"],
+        title=f"quality: ours' stored vectors vs fp32 reference, collections {', '.join(picked)} "
+        f"({quality_s:.0f} s, not timed above)",
+    )
     quality_met = bool(checks) and all(
-        check["cosine_mean"] >= TARGET_COSINE and check["same_top10"] >= TARGET_SAME_TOP for check in checks.values()
+        check["cosine_mean"] >= TARGET_COSINE and check["same_top10"] >= TARGET_SAME_TOP
+        for check in checks.values()
     )
     worst_cosine = min((check["cosine_mean"] for check in checks.values()), default=0.0)
     worst_same = min((check["same_top10"] for check in checks.values()), default=0.0)
@@ -269,7 +326,9 @@ def run(corpus: Path, quick: bool) -> dict:
         "summary": summary(
             f"LlamaIndex {llama_row['wall_s']:.1f} s, ours {ours_row['wall_s']:.1f} s, floor "
             f"{floor_row['wall_s']:.1f} s; cosine >= {worst_cosine:.4f}, same top-10 >= {worst_same:.0%}",
-            speedup, f">= {TARGET_SPEEDUP}x", speedup is not None and speedup >= TARGET_SPEEDUP and quality_met,
+            speedup,
+            f">= {TARGET_SPEEDUP}x",
+            speedup is not None and speedup >= TARGET_SPEEDUP and quality_met,
         ),
         "collections": {name: [path.name for path in group] for name, group in folders.items()},
         "corpus_words": corpus_words,

@@ -63,20 +63,33 @@ def run(corpus: Path, quick: bool) -> dict:
     windowed = sum(1 for text in texts if len(embedder.windows(text)) > 1)
     cosines = np.sum(np.asarray(vectors["ours"]) * np.asarray(vectors["bare"]), axis=1)
     rows = [
-        {"side": side, "texts": len(texts), "words": words, "seconds": best[side],
-         "texts_s": len(texts) / best[side], "words_s": words / best[side]}
+        {
+            "side": side,
+            "texts": len(texts),
+            "words": words,
+            "seconds": best[side],
+            "texts_s": len(texts) / best[side],
+            "words_s": words / best[side],
+        }
         for side in ("bare", "ours")
     ]
-    print_table(rows, ["side", "texts", "words", "seconds", "texts_s", "words_s"],
-                title=f"embed: batch size {BATCH_SIZE}, best of {REPEATS}, model loaded in {load_s:.1f} s")
-    print(f"texts needing more than one window (windowed by ours): {windowed}; "
-          f"cosine ours vs bare: mean {cosines.mean():.4f}, min {cosines.min():.4f}")
+    print_table(
+        rows,
+        ["side", "texts", "words", "seconds", "texts_s", "words_s"],
+        title=f"embed: batch size {BATCH_SIZE}, best of {REPEATS}, model loaded in {load_s:.1f} s",
+    )
+    print(
+        f"texts needing more than one window (windowed by ours): {windowed}; "
+        f"cosine ours vs bare: mean {cosines.mean():.4f}, min {cosines.min():.4f}"
+    )
     speed = ratio(best["bare"], best["ours"])
     return {
         "summary": summary(
             f"ours {rows[1]['words_s']:,.0f} words/s, bare {rows[0]['words_s']:,.0f} words/s, "
             f"cosine {cosines.mean():.4f}",
-            speed, f">= {TARGET}x", speed is not None and speed >= TARGET,
+            speed,
+            f">= {TARGET}x",
+            speed is not None and speed >= TARGET,
         ),
         "batch_size": BATCH_SIZE,
         "repeats": REPEATS,

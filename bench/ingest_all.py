@@ -25,8 +25,20 @@ from insight_assets.core.embedding import LocalEmbedder
 from insight_assets.defs.resources import EmbedderResource
 
 QUICK_FILES = 1
-COLUMNS = ["collection", "files", "documents", "pages", "insightgen", "xsum", "errors", "warnings",
-           "parse_s", "chunk_s", "embed_s", "seconds"]
+COLUMNS = [
+    "collection",
+    "files",
+    "documents",
+    "pages",
+    "insightgen",
+    "xsum",
+    "errors",
+    "warnings",
+    "parse_s",
+    "chunk_s",
+    "embed_s",
+    "seconds",
+]
 
 
 def peak_rss_mib(who: int) -> float:
@@ -48,24 +60,39 @@ def run(corpus: Path, quick: bool) -> dict:
             seconds, result = timed(materialize, instance, storage, EmbedderResource(), name)
             report = metadata(result)
             parsed, chunks = report["parsed_documents"], report["chunks"]
-            rows.append({
-                "collection": name, "files": len(files), "documents": parsed["dagster/row_count"],
-                "pages": parsed["pages"], "insightgen": chunks.get("insightgen_chunks", 0),
-                "xsum": chunks.get("xsum_chunks", 0), "errors": report["every_file_parsed"]["errors"],
-                "warnings": report["every_file_parsed"]["warnings"], "parse_s": parsed["parse_seconds"],
-                "chunk_s": chunks["chunk_seconds"], "embed_s": report["chunk_embeddings"]["embed_seconds"],
-                "seconds": seconds,
-            })
+            rows.append(
+                {
+                    "collection": name,
+                    "files": len(files),
+                    "documents": parsed["dagster/row_count"],
+                    "pages": parsed["pages"],
+                    "insightgen": chunks.get("insightgen_chunks", 0),
+                    "xsum": chunks.get("xsum_chunks", 0),
+                    "errors": report["every_file_parsed"]["errors"],
+                    "warnings": report["every_file_parsed"]["warnings"],
+                    "parse_s": parsed["parse_seconds"],
+                    "chunk_s": chunks["chunk_seconds"],
+                    "embed_s": report["chunk_embeddings"]["embed_seconds"],
+                    "seconds": seconds,
+                }
+            )
             print(f"  {name}: {seconds:.1f} s", flush=True)
 
     total = {column: sum(row[column] for row in rows) for column in COLUMNS[1:]}
     total["collection"] = "total"
-    peak = {"self_mib": peak_rss_mib(resource.RUSAGE_SELF),
-            "child_mib": peak_rss_mib(resource.RUSAGE_CHILDREN)}
-    print_table(rows + [total], COLUMNS,
-                title=f"ingest_all: {len(rows)} collections, model loaded first in {load_s:.1f} s")
-    print(f"peak RSS: this process {peak['self_mib']:,.0f} MiB; largest child {peak['child_mib']:,.0f} MiB "
-          "(Dagster's log tailers, forked from this process: mostly shared pages)")
+    peak = {
+        "self_mib": peak_rss_mib(resource.RUSAGE_SELF),
+        "child_mib": peak_rss_mib(resource.RUSAGE_CHILDREN),
+    }
+    print_table(
+        rows + [total],
+        COLUMNS,
+        title=f"ingest_all: {len(rows)} collections, model loaded first in {load_s:.1f} s",
+    )
+    print(
+        f"peak RSS: this process {peak['self_mib']:,.0f} MiB; largest child {peak['child_mib']:,.0f} MiB "
+        "(Dagster's log tailers, forked from this process: mostly shared pages)"
+    )
     return {
         "summary": summary(
             f"{total['documents']} docs, {total['pages']:,} pages, {total['insightgen'] + total['xsum']:,} "

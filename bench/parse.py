@@ -55,8 +55,14 @@ def run(corpus: Path, quick: bool) -> dict:
                 seconds, chars[side] = timed(sides[side], path)
                 best[side] = min(seconds, best.get(side, seconds))
         per_file.append(
-            {"file": path.relative_to(corpus).as_posix(), "pages": pages, "bare_s": best["bare"],
-             "ours_s": best["ours"], "bare_chars": chars["bare"], "ours_chars": chars["ours"]}
+            {
+                "file": path.relative_to(corpus).as_posix(),
+                "pages": pages,
+                "bare_s": best["bare"],
+                "ours_s": best["ours"],
+                "bare_chars": chars["bare"],
+                "ours_chars": chars["ours"],
+            }
         )
 
     by_collection: dict[str, list[dict]] = {}
@@ -66,8 +72,17 @@ def run(corpus: Path, quick: bool) -> dict:
     total = _totals("total", per_file)
     print_table(
         rows + [total],
-        ["collection", "files", "pages", "bare_pages_s", "ours_pages_s", "pages_ratio", "bare_chars_s",
-         "ours_chars_s", "chars_ratio"],
+        [
+            "collection",
+            "files",
+            "pages",
+            "bare_pages_s",
+            "ours_pages_s",
+            "pages_ratio",
+            "bare_chars_s",
+            "ours_chars_s",
+            "chars_ratio",
+        ],
         title=f"parse: best of {REPEATS} per file, {len(files)} PDFs",
     )
     met = total["pages_ratio"] is not None and total["pages_ratio"] >= TARGET
@@ -75,7 +90,9 @@ def run(corpus: Path, quick: bool) -> dict:
         "summary": summary(
             f"ours {total['ours_pages_s']:,.0f} pages/s, bare {total['bare_pages_s']:,.0f} pages/s "
             f"(chars/s {total['chars_ratio']:.2f}x)",
-            total["pages_ratio"], f">= {TARGET}x", met,
+            total["pages_ratio"],
+            f">= {TARGET}x",
+            met,
         ),
         "repeats": REPEATS,
         "collections": rows,
@@ -90,9 +107,15 @@ def _totals(name: str, rows: list[dict]) -> dict:
     bare_chars_s = sum(row["bare_chars"] for row in rows) / bare_s
     ours_chars_s = sum(row["ours_chars"] for row in rows) / ours_s
     return {
-        "collection": name, "files": len(rows), "pages": pages, "bare_s": bare_s, "ours_s": ours_s,
-        "bare_pages_s": pages / bare_s, "ours_pages_s": pages / ours_s,
+        "collection": name,
+        "files": len(rows),
+        "pages": pages,
+        "bare_s": bare_s,
+        "ours_s": ours_s,
+        "bare_pages_s": pages / bare_s,
+        "ours_pages_s": pages / ours_s,
         "pages_ratio": ratio(bare_s, ours_s),  # same pages: the inverse ratio of the times
-        "bare_chars_s": bare_chars_s, "ours_chars_s": ours_chars_s,
+        "bare_chars_s": bare_chars_s,
+        "ours_chars_s": ours_chars_s,
         "chars_ratio": ratio(ours_chars_s, bare_chars_s),
     }

@@ -37,7 +37,11 @@ def run(corpus: Path, quick: bool) -> dict:
             for _ in range(REPEATS):
                 seconds, _ = timed(assess_text, result.document.page_texts, [], DEFAULT_QUALITY)
                 best_gate = min(best_gate, seconds)
-            parse_s, gate_s, pages = parse_s + best_parse, gate_s + best_gate, pages + result.document.page_count
+            parse_s, gate_s, pages = (
+                parse_s + best_parse,
+                gate_s + best_gate,
+                pages + result.document.page_count,
+            )
         rows.append(
             {
                 "file": path.relative_to(corpus).as_posix(),
@@ -57,8 +61,20 @@ def run(corpus: Path, quick: bool) -> dict:
         )
     print_table(
         rows,
-        ["file", "verdict", "problems", "language", "pages", "chars_per_page", "junk_share", "word_share",
-         "words_per_1000", "chars_per_token", "garbled_pages", "poor_pages"],
+        [
+            "file",
+            "verdict",
+            "problems",
+            "language",
+            "pages",
+            "chars_per_page",
+            "junk_share",
+            "word_share",
+            "words_per_1000",
+            "chars_per_token",
+            "garbled_pages",
+            "poor_pages",
+        ],
         title=f"quality: {len(rows)} PDFs",
     )
     papers = [row for row in rows if row["real_paper"]]

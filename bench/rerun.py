@@ -52,12 +52,18 @@ def run(corpus: Path, quick: bool) -> dict:
             reports[name] = metadata(result)
 
     rows = [
-        {"run": name, "seconds": seconds[name],
-         **{column: reports[name].get(asset, {}).get(key) for asset, key, column in COUNTERS}}
+        {
+            "run": name,
+            "seconds": seconds[name],
+            **{column: reports[name].get(asset, {}).get(key) for asset, key, column in COUNTERS},
+        }
         for name in ("first", "rerun")
     ]
-    print_table(rows, ["run", "seconds"] + [column for _, _, column in COUNTERS],
-                title=f"rerun: {COLLECTION}, {len(files)} PDFs, model loaded beforehand in {load_s:.1f} s")
+    print_table(
+        rows,
+        ["run", "seconds"] + [column for _, _, column in COUNTERS],
+        title=f"rerun: {COLLECTION}, {len(files)} PDFs, model loaded beforehand in {load_s:.1f} s",
+    )
     share = ratio(seconds["rerun"], seconds["first"])
     rerun = rows[1]
     nothing_redone = rerun["parsed"] == 0 and rerun["embedded"] == 0
@@ -66,7 +72,9 @@ def run(corpus: Path, quick: bool) -> dict:
         "summary": summary(
             f"first {seconds['first']:.1f} s, rerun {seconds['rerun']:.2f} s "
             f"(parsed {rerun['parsed']}, embedded {rerun['embedded']})",
-            share, f"< {TARGET}", share is not None and share < TARGET and nothing_redone,
+            share,
+            f"< {TARGET}",
+            share is not None and share < TARGET and nothing_redone,
         ),
         "collection": COLLECTION,
         "files": [path.name for path in files],

@@ -84,7 +84,10 @@ def measure(root: Path, quick: bool) -> dict:
     warehouse, vectors = Warehouse(root / "warehouse.duckdb"), VectorStore(str(root / "lancedb"))
     embedder = LocalEmbedder()
     late = LateInteraction(cache_size=50_000)
-    names = [row["collection"] for row in warehouse.rows("SELECT DISTINCT collection FROM generated_answers ORDER BY 1")]
+    names = [
+        row["collection"]
+        for row in warehouse.rows("SELECT DISTINCT collection FROM generated_answers ORDER BY 1")
+    ]
     if quick:
         names = names[:1]
     totals: dict[tuple[str, str], dict[str, list[float]]] = {}
@@ -137,7 +140,9 @@ def measure(root: Path, quick: bool) -> dict:
             met=None if hybrid_p50 is None else hybrid_p50 <= 50,
         ),
         "recall": rows,
-        "latency": {" / ".join(key) if isinstance(key, tuple) else key: value for key, value in latency.items()},
+        "latency": {
+            " / ".join(key) if isinstance(key, tuple) else key: value for key, value in latency.items()
+        },
     }
 
 
@@ -145,7 +150,9 @@ def gold_sets(warehouse: Warehouse, collection: str) -> list[tuple[str, set[str]
     """``(question, gold document ids, gold chunk ids)`` of each kept question with gold chunks."""
     titles = {
         row["title"]: row["doc_id"]
-        for row in warehouse.rows("SELECT doc_id, title FROM parsed_documents WHERE collection = ?", [collection])
+        for row in warehouse.rows(
+            "SELECT doc_id, title FROM parsed_documents WHERE collection = ?", [collection]
+        )
     }
     chunks: dict[str, list[tuple[str, str]]] = {}
     for row in warehouse.rows(
@@ -195,7 +202,9 @@ def latency_at_scale(warehouse: Warehouse, vectors: VectorStore, embedder, quest
     for name in {row["collection"] for row in warehouse.rows("SELECT DISTINCT collection FROM chunks")}:
         table = vectors.read(name, ["chunk_id", "profile", "vector"])
         if table is not None:
-            for chunk_id, profile, vector in zip(*(table[c].to_pylist() for c in ("chunk_id", "profile", "vector")), strict=True):
+            for chunk_id, profile, vector in zip(
+                *(table[c].to_pylist() for c in ("chunk_id", "profile", "vector")), strict=True
+            ):
                 if profile == "xsum":
                     stored[chunk_id] = vector
     chunk_rows = [row for row in chunk_rows if row["chunk_id"] in stored]
@@ -205,7 +214,10 @@ def latency_at_scale(warehouse: Warehouse, vectors: VectorStore, embedder, quest
                     "original": row["chunk_id"]} for row in chunk_rows]  # fmt: skip
     copies = copies[:LATENCY_CHUNKS]
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
-        big_warehouse, big_vectors = Warehouse(Path(tmp) / "w.duckdb"), VectorStore(str(Path(tmp) / "lancedb"))
+        big_warehouse, big_vectors = (
+            Warehouse(Path(tmp) / "w.duckdb"),
+            VectorStore(str(Path(tmp) / "lancedb")),
+        )
         name = "latency-20k"
         documents = {row["doc_id"]: row for row in copies}
         big_warehouse.replace_partition(name, {

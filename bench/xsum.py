@@ -26,6 +26,7 @@ from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load
 from insight_assets.core.retrieval import LateInteraction, Retriever
+from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.stores import VectorStore, Warehouse
 from insight_assets.defs import citations, ingestion, themes
 from insight_assets.defs import xsum as xsum_assets
@@ -93,7 +94,7 @@ def run(corpus: Path, quick: bool) -> dict:
             warehouse, vectors, COLLECTION, EmbedderResource().get_embedder(), xsum.PROFILE
         )
         papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, COLLECTION)}
-        sources = load.load_sources(warehouse, COLLECTION, xsum.PROFILE)
+        sources = load_sources(warehouse, COLLECTION, xsum.PROFILE)
         late = LateInteraction()
         late.score("warm up", ["the model loads once, outside the timings"])
         rows = []

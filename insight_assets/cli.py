@@ -445,6 +445,7 @@ def _new_summary(storage, collection: str, topic: str, names: list[str] | None) 
     from insight_assets.core.methods import xsum
     from insight_assets.core.methods.xsum import load
     from insight_assets.core.retrieval import Retriever
+    from insight_assets.core.retrieval.citing import load_sources
     from insight_assets.defs.resources import EmbedderResource
 
     embedder = EmbedderResource().get_embedder()
@@ -470,7 +471,7 @@ def _new_summary(storage, collection: str, topic: str, names: list[str] | None) 
         return 1
     target = xsum.SummaryTarget("cli", "user", topic, tuple(doc_ids))
     papers = {paper.doc_id: paper for paper in load.load_papers(storage.warehouse, collection)}
-    sources = load.load_sources(storage.warehouse, collection, xsum.PROFILE)
+    sources = load_sources(storage.warehouse, collection, xsum.PROFILE)
     with _environment_llm().client(asset="summarize", partition=collection, run_id=None) as client:
         try:
             result = xsum.summarize(client, retriever, target, papers, sources)

@@ -76,7 +76,9 @@ class ThemeGraphSettings:
 
     def __post_init__(self) -> None:
         if self.method not in CLUSTERING_METHODS:
-            raise ValueError(f"unknown clustering method {self.method!r}; choose from {', '.join(CLUSTERING_METHODS)}")
+            raise ValueError(
+                f"unknown clustering method {self.method!r}; choose from {', '.join(CLUSTERING_METHODS)}"
+            )
         if self.cluster_count not in CLUSTER_COUNT_RULES:
             raise ValueError(
                 f"unknown cluster count rule {self.cluster_count!r}; "

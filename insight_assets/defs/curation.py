@@ -166,7 +166,9 @@ def generated_questions(
     """Open-ended, conceptual questions spanning several papers, plus the collection's own
     `questions.jsonl`. Each question keeps the ids of the documents it was asked about."""
     return materialize_each(
-        context, storage, lambda collection: _generated_questions(context, config, storage, llm, embedder, collection)
+        context,
+        storage,
+        lambda collection: _generated_questions(context, config, storage, llm, embedder, collection),
     )
 
 
@@ -175,7 +177,8 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
     compressed = curation.load_compressed(storage.warehouse, collection)
     if not compressed:
         raise nothing_to_do(
-            collection, "no compressed documents to ask questions about: every compression failed (see its failures)."
+            collection,
+            "no compressed documents to ask questions about: every compression failed (see its failures).",
         )
     user = curation.load_user_questions(
         folder / curation.USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
@@ -228,7 +231,10 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
                 check_name="user_questions_readable",
                 passed=not user.problems,
                 severity=dg.AssetCheckSeverity.WARN,
-                metadata={"bad_lines": len(user.problems), "file": str(Path(folder) / curation.USER_QUESTIONS_FILE)},
+                metadata={
+                    "bad_lines": len(user.problems),
+                    "file": str(Path(folder) / curation.USER_QUESTIONS_FILE),
+                },
             )
         ],
     )
@@ -276,7 +282,9 @@ def generated_answers(
     """An answer per question from its combination's compressed documents, citing them by exact
     title; answers nearly identical (cosine >= 0.9) to a kept answer are removed."""
     return materialize_each(
-        context, storage, lambda collection: _generated_answers(context, config, storage, llm, embedder, collection)
+        context,
+        storage,
+        lambda collection: _generated_answers(context, config, storage, llm, embedder, collection),
     )
 
 

@@ -69,7 +69,8 @@ def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuest
         [collection],
     )
     return judged_questions(
-        load_pairs(warehouse, collection), ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows)
+        load_pairs(warehouse, collection),
+        ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows),
     )
 
 

@@ -54,7 +54,9 @@ class InsightsConfig(ModelCallConfig):
 
     def settings(self) -> insightgen.InsightGenSettings:
         try:
-            selection = SelectionSettings(top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget)
+            selection = SelectionSettings(
+                top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget
+            )
         except ValueError as error:
             raise dg.Failure(description=f"Invalid insights config: {error}") from error
         return insightgen.InsightGenSettings(
@@ -108,10 +110,14 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
         raise nothing_to_do(collection, str(error)) from error
     pairs = curation.load_pairs(warehouse, collection, config.max_questions)
     if not pairs:
-        raise nothing_to_do(collection, "no question-answer pairs to find insights for: `generated_answers` kept none.")
+        raise nothing_to_do(
+            collection, "no question-answer pairs to find insights for: `generated_answers` kept none."
+        )
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        result = insightgen.run_insightgen(client, pairs, index, cluster_index, model.embed, config.settings())
+        result = insightgen.run_insightgen(
+            client, pairs, index, cluster_index, model.embed, config.settings()
+        )
     contexts, outcome = result.contexts, result.outcome
     stop_if_over_budget(client, collection, outcome.budget_error)
     writer = client.writer_label(insightgen.GENERATE_INSIGHTS)
@@ -182,7 +188,9 @@ def _repeating_insights(embed, insight_rows, answers: dict[str, str]) -> list[st
         return []
     question_ids = sorted(answers)
     insight_vectors = normalize_rows(embed([insight_text(insight) for _, insight in insight_rows]))
-    answer_vectors = dict(zip(question_ids, normalize_rows(embed([answers[q] for q in question_ids])), strict=True))
+    answer_vectors = dict(
+        zip(question_ids, normalize_rows(embed([answers[q] for q in question_ids])), strict=True)
+    )
     return [
         insight.hook
         for (run, insight), vector in zip(insight_rows, insight_vectors, strict=True)

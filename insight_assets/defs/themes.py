@@ -67,7 +67,9 @@ def theme_graph(
     cosine distance between its two centroids. Each cluster is labelled by its top keyphrases.
     """
     settings = config.settings()
-    return materialize_each(context, storage, lambda collection: _theme_graph(storage, embedder, settings, collection))
+    return materialize_each(
+        context, storage, lambda collection: _theme_graph(storage, embedder, settings, collection)
+    )
 
 
 def _theme_graph(
@@ -75,7 +77,11 @@ def _theme_graph(
 ) -> CollectionReport:
     try:
         index = load_index(
-            storage.warehouse, storage.vectors, collection, embedder.get_embedder().variant, insightgen.PROFILE
+            storage.warehouse,
+            storage.vectors,
+            collection,
+            embedder.get_embedder().variant,
+            insightgen.PROFILE,
         )
     except IndexMissing as error:
         raise nothing_to_do(collection, f"nothing to cluster: {error}") from error

@@ -13,6 +13,7 @@ from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
 from insight_assets.core.retrieval import Retriever
+from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.defs.citations import citations
@@ -377,7 +378,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
             [collection],
         )
     }
-    sources = load.load_sources(warehouse, collection, xsum.PROFILE)
+    sources = load_sources(warehouse, collection, xsum.PROFILE)
     papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, collection)}
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
@@ -533,7 +534,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
     ]
     if not summaries:
         raise nothing_to_do(collection, "no summaries to score: `xsum_summaries` wrote none.")
-    sources = load.load_sources(warehouse, collection, xsum.PROFILE)
+    sources = load_sources(warehouse, collection, xsum.PROFILE)
     abstracts = {p.doc_id: p.abstract for p in load.load_papers(warehouse, collection)}
     choice = ModelChoice(
         config.judge_provider, config.judge_model, config.judge_base_url, config.judge_api_key_env

@@ -107,8 +107,7 @@ class Task(Generic[OutputT]):
             )
         if self.max_tokens_for is not None and self.text_field is None:
             raise TaskDefinitionError(
-                f"task {self.name!r}: max_tokens_for needs a text_field (a cut-off JSON reply "
-                "cannot be kept)"
+                f"task {self.name!r}: max_tokens_for needs a text_field (a cut-off JSON reply cannot be kept)"
             )
         if not self.inputs:
             derived = tuple(name for name in placeholders if name != OUTPUT_SCHEMA_PLACEHOLDER)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ...curation import QAPair
 from ...llm import LLMClient
+from ...retrieval.citing import alias
 from .contexts import MethodContext
 from .schemas import ContextPassage, Insight, UserIntent, uses_chain_of_thought
 from .tasks import (
@@ -48,10 +49,6 @@ class InsightsOutcome:
     runs: list[InsightRun]
     intents: dict[str, UserIntent]
     budget_error: str | None = None
-
-
-def alias(position: int) -> str:
-    return f"S{position + 1}"
 
 
 def _passages(context: MethodContext) -> list[ContextPassage]:

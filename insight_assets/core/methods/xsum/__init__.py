@@ -29,17 +29,15 @@ from dataclasses import dataclass
 
 from ...llm import LLMClient
 from ...retrieval import Retriever
+from ...retrieval.citing import Source, chunk_citations, cited_chunks, render_citations
 from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
 from ...retrieval.search import RETRIEVAL_MODES
 from .runs import (
     abstracts_summaries,
     answer_questions,
-    chunk_citations,
-    cited_chunks,
     generate_questions,
     paper_input,
     plain_rag_summaries,
-    render_citations,
     summary_citations_valid,
     write_summaries,
 )
@@ -62,7 +60,6 @@ from .schemas import (
     WRITTEN,
     XSUM,
     PaperInput,
-    Source,
     SummaryRecord,
     SummaryTarget,
     XSumAnswerRecord,

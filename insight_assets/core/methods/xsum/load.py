@@ -8,9 +8,10 @@ from pathlib import Path
 
 from ...citations.intext import CitedReference
 from ...ingest import load_documents
+from ...retrieval.citing import Source
 from ...stores import Warehouse
 from .runs import paper_input
-from .schemas import ABSTRACT_FALLBACK_TOKENS, PaperInput, Source, SummaryTarget
+from .schemas import ABSTRACT_FALLBACK_TOKENS, PaperInput, SummaryTarget
 from .targets import (
     USER_TARGETS_FILE,
     CitingPaper,
@@ -20,27 +21,6 @@ from .targets import (
     evaluation_targets,
     user_targets,
 )
-
-
-def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[str, Source]:
-    """Every ``profile`` chunk as a citable source, by chunk id, in (document, position) order."""
-    rows = warehouse.rows(
-        """SELECT c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text
-           FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
-           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
-        [collection, profile],
-    )
-    return {
-        row["chunk_id"]: Source(
-            row["chunk_id"],
-            row["doc_id"],
-            row["title"] or row["doc_id"][:12],
-            row["page_start"],
-            row["page_end"],
-            row["text"],
-        )
-        for row in rows
-    }
 
 
 def first_chunks(sources: dict[str, Source]) -> dict[str, str]:

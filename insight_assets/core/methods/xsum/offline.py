@@ -18,9 +18,9 @@ from typing import Any
 
 from ...extractive import rank_sentences, terms
 from ...keyphrases import rake_keyphrases
+from ...retrieval.citing import ALIAS_CITATION as CITATION
 from ...text import sentence_texts
 from .schemas import (
-    CITATION,
     Checklist,
     ChecklistAnswers,
     CoverageRating,

@@ -7,20 +7,27 @@ answers) with its reason, and goes on with the rest.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...llm import LLMClient
 from ...llm.client import TRUNCATED as CUT_OFF
 from ...retrieval import Hit, Retriever, rerank
+from ...retrieval.citing import (
+    Source,
+    alias,
+    aliased,
+    chunk_citations,
+    cited_chunks,
+    passage,
+    render_citations,
+)
 from ...retrieval.rerank import LateInteraction
 from ...text import cut_to_tokens
 from .schemas import (
     ABSTAINED,
     ABSTRACTS_ONLY,
     ANSWERED,
-    CITATION,
     FAILED,
     NO_INPUT,
     PLAIN_RAG,
@@ -29,7 +36,6 @@ from .schemas import (
     WRITTEN,
     XSUM,
     PaperInput,
-    Source,
     SummaryRecord,
     SummaryTarget,
     XSumAnswerRecord,
@@ -42,12 +48,6 @@ from .tasks import (
     XSUM_REFINE,
     XSUM_TOPIC_SUMMARY,
 )
-
-CHUNK_CITATION = re.compile(r"\[([0-9a-f]{16,}(?:; [0-9a-f]{16,})*)\]")
-
-
-def alias(position: int) -> str:
-    return f"S{position + 1}"
 
 
 def paper_input(doc_id: str, title: str, abstract: str, body: str, fallback_tokens: int) -> PaperInput:
@@ -89,42 +89,6 @@ def generate_questions(client: LLMClient, papers: Sequence[PaperInput], k: int) 
 # -- answers ----------------------------------------------------------------------------------
 
 
-def _passage(position: int, hit: Hit) -> dict[str, str]:
-    return {
-        "id": alias(position),
-        "source": Source(hit.chunk_id, hit.doc_id, hit.title, hit.page_start, hit.page_end).label,
-        "text": hit.text,
-    }
-
-
-def chunk_citations(text: str, ids: Mapping[str, str]) -> str:
-    """``text`` with alias citations ("[S2, S5]") replaced by chunk-id citations ("[id2; id5]");
-    an alias that is not in ``ids`` is left as it is."""
-
-    def replace(found: re.Match[str]) -> str:
-        names = [name.strip() for name in found.group(1).split(",")]
-        if not all(name in ids for name in names):
-            return found.group(0)
-        return "[" + "; ".join(dict.fromkeys(ids[name] for name in names)) + "]"
-
-    return CITATION.sub(replace, text)
-
-
-def cited_chunks(text: str) -> list[str]:
-    """The chunk ids a stored text cites, in order of first citation."""
-    return list(dict.fromkeys(cid for group in CHUNK_CITATION.findall(text) for cid in group.split("; ")))
-
-
-def render_citations(text: str, sources: Mapping[str, Source]) -> str:
-    """A stored text for people: "[id2; id5]" becomes "(Title, p. 3; Other title, pp. 4–5)"."""
-
-    def replace(found: re.Match[str]) -> str:
-        labels = [sources[cid].label if cid in sources else cid[:12] for cid in found.group(1).split("; ")]
-        return "(" + "; ".join(dict.fromkeys(labels)) + ")"
-
-    return CHUNK_CITATION.sub(replace, text)
-
-
 def _scope(target: SummaryTarget, doc_id: str, scope: str) -> tuple[str, ...]:
     return (doc_id,) if scope == "paper" else target.doc_ids
 
@@ -164,7 +128,7 @@ def answer_questions(
     batch = client.run_many(
         XSUM_ANSWER,
         [
-            {"question": text, "passages": [_passage(i, h) for i, h in enumerate(hits)]}
+            {"question": text, "passages": [passage(i, h) for i, h in enumerate(hits)]}
             for text, hits in zip(texts, passages, strict=True)
         ],
     )
@@ -176,7 +140,7 @@ def answer_questions(
             [
                 {
                     "question": texts[i],
-                    "passages": [_passage(n, h) for n, h in enumerate(passages[i])],
+                    "passages": [passage(n, h) for n, h in enumerate(passages[i])],
                     "draft": results[i].value.answer,
                 }
                 for i in drafts
@@ -216,18 +180,6 @@ def answer_questions(
 
 
 # -- summaries --------------------------------------------------------------------------------
-
-
-def _aliased(texts: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """Stored texts with their chunk-id citations as aliases S1, S2... (numbered in order of first
-    citation across all texts), and the aliases' chunk ids."""
-    order = list(dict.fromkeys(cid for text in texts for cid in cited_chunks(text)))
-    names = {cid: alias(i) for i, cid in enumerate(order)}
-    rewritten = [
-        CHUNK_CITATION.sub(lambda f: "[" + ", ".join(names[c] for c in f.group(1).split("; ")) + "]", text)
-        for text in texts
-    ]
-    return rewritten, {name: cid for cid, name in names.items()}
 
 
 def _sources(ids: Mapping[str, str], sources: Mapping[str, Source]) -> list[dict[str, str]]:
@@ -283,7 +235,7 @@ def write_summaries(
                 error="no question of the target was answered (all abstained or failed)",
             )
             continue
-        texts, ids = _aliased([record.text for record in usable])
+        texts, ids = aliased([record.text for record in usable])
         runnable.append((target, usable))
         aliases.append(ids)
         inputs.append(
@@ -318,7 +270,7 @@ def plain_rag_summaries(
     batch = client.run_many(
         XSUM_TOPIC_SUMMARY,
         [
-            {"topic": t.topic, "passages": [_passage(i, h) for i, h in enumerate(found)]}
+            {"topic": t.topic, "passages": [passage(i, h) for i, h in enumerate(found)]}
             for t, found in zip(targets, hits, strict=True)
         ],
     )

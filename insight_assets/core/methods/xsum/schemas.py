@@ -3,7 +3,6 @@ records its steps pass on."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,9 +22,6 @@ ABSTRACT_FALLBACK_TOKENS = 300
 MAX_TARGET_PAPERS = 10
 # An evaluation target needs a related-work (or introduction) section citing this many collection papers.
 MIN_CITED_FOR_EVALUATION = 3
-
-# A citation as the models write it: "[S3]" or "[S2, S7]".
-CITATION = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
 
 RETRIEVAL_SCOPES = ("paper", "target")
 XSUM, PLAIN_RAG, ABSTRACTS_ONLY = "xsum", "plain_rag", "abstracts_only"
@@ -113,27 +109,6 @@ class XSumQuestion:
     doc_id: str
     position: int
     question: str
-
-
-@dataclass(frozen=True)
-class Source:
-    """A chunk as a citation: where it is, for the table (chunk id) and for people (title, pages)."""
-
-    chunk_id: str
-    doc_id: str
-    title: str
-    page_start: int
-    page_end: int
-    text: str = ""
-
-    @property
-    def label(self) -> str:
-        pages = (
-            f"p. {self.page_start}"
-            if self.page_start == self.page_end
-            else f"pp. {self.page_start}\u2013{self.page_end}"
-        )
-        return f"{self.title}, {pages}"
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...llm import LLMClient
+from ...retrieval.citing import CHUNK_CITATION
 from ...text import sentence_texts
 from ...vectors import normalize_rows
-from .runs import CHUNK_CITATION
 from .schemas import SummaryRecord, SummaryTarget
 from .tasks import CHECKEVAL_ANSWERS, CHECKEVAL_CHECKLIST, GEVAL_COVERAGE
 

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...llm import Task, register_task
+from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from ...text import count_tokens
 from . import offline
 from .schemas import (
-    CITATION,
     TEMPERATURE,
     TOP_P,
     Checklist,
@@ -29,24 +29,6 @@ CHECKLIST_MAX_QUESTIONS = 10
 # A summary's max_tokens: the input's size (a merge is no longer than what it merges), within bounds.
 MIN_SUMMARY_TOKENS = 1024
 MAX_SUMMARY_TOKENS = 16000
-
-
-def cited_aliases(text: str) -> list[str]:
-    """The aliases ``text`` cites, in order of first citation: "[S2, S5] ... [S1]" gives S2, S5, S1."""
-    found = (alias.strip() for group in CITATION.findall(text) for alias in group.split(","))
-    return list(dict.fromkeys(found))
-
-
-def _unknown_citations(text: str, known: set[str]) -> list[str]:
-    unknown = [alias for alias in cited_aliases(text) if alias not in known]
-    if not unknown:
-        return []
-    allowed = ", ".join(sorted(known, key=lambda name: int(name[1:])))
-    return [f"the text cites {', '.join(unknown)}, which are not among the sources; cite only {allowed}"]
-
-
-def _format_passages(passages: Sequence[Mapping[str, str]]) -> str:
-    return "\n\n".join(f"[{p['id']}] ({p['source']}) {' '.join(p['text'].split())}" for p in passages)
 
 
 # -- questions (§3.2) -------------------------------------------------------------------------
@@ -84,7 +66,7 @@ def _check_answer(output: XSumAnswer, inputs: Mapping[str, Any]) -> list[str]:
     if output.abstain:
         return []
     known = {p["id"] for p in inputs["passages"]}
-    problems = _unknown_citations(output.answer, known)
+    problems = unknown_citations(output.answer, known)
     if not output.answer.strip():
         problems.append('"answer" is empty but "abstain" is false; answer, or set "abstain" to true')
     elif not cited_aliases(output.answer):
@@ -93,7 +75,7 @@ def _check_answer(output: XSumAnswer, inputs: Mapping[str, Any]) -> list[str]:
 
 
 def _format_answer_inputs(inputs: Mapping[str, Any]) -> dict[str, str]:
-    values = {"question": str(inputs["question"]), "passages": _format_passages(inputs["passages"])}
+    values = {"question": str(inputs["question"]), "passages": format_passages(inputs["passages"])}
     if "draft" in inputs:
         values["draft"] = str(inputs["draft"])
     return values
@@ -151,7 +133,7 @@ def _summary_size(input_tokens: int) -> int:
 
 def _check_summary(output: WrittenText, inputs: Mapping[str, Any]) -> list[str]:
     known = {source["id"] for source in inputs.get("sources") or inputs["passages"]}
-    problems = _unknown_citations(output.text, known)
+    problems = unknown_citations(output.text, known)
     if not cited_aliases(output.text):
         problems.append("the summary cites no source; cite the sources of its statements, e.g. [S1]")
     return problems
@@ -198,7 +180,7 @@ XSUM_TOPIC_SUMMARY: Task[WrittenText] = register_task(
         inputs=("topic", "passages"),
         format_inputs=lambda inputs: {
             "topic": str(inputs["topic"]),
-            "passages": _format_passages(inputs["passages"]),
+            "passages": format_passages(inputs["passages"]),
         },
         check_output=_check_summary,
         temperature=TEMPERATURE,

@@ -1,0 +1,140 @@
+"""Passages shown to a model under short aliases, and the citations it writes back.
+
+A prompt shows its passages as ``[S1] (Title, p. 3) text``; the model cites them as ``[S1]`` or
+``[S2, S5]``. Before a text is stored, the aliases become chunk ids (``[id2; id5]``), so a text
+keeps its sources whatever prompt it passes through next (``aliased`` numbers them again for the
+next prompt), and people read them as ``(Title, p. 3; Other title, pp. 4–5)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..stores import Warehouse
+from .search import Hit
+
+# A citation as the models write it: "[S3]" or "[S2, S7]".
+ALIAS_CITATION = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
+# A citation as it is stored: "[<chunk id>]" or "[<chunk id>; <chunk id>]".
+CHUNK_CITATION = re.compile(r"\[([0-9a-f]{16,}(?:; [0-9a-f]{16,})*)\]")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A chunk as a citation: where it is, for the table (chunk id) and for people (title, pages)."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    page_start: int
+    page_end: int
+    text: str = ""
+
+    @property
+    def label(self) -> str:
+        pages = (
+            f"p. {self.page_start}"
+            if self.page_start == self.page_end
+            else f"pp. {self.page_start}\u2013{self.page_end}"
+        )
+        return f"{self.title}, {pages}"
+
+    @classmethod
+    def of(cls, hit: Hit) -> Source:
+        return cls(hit.chunk_id, hit.doc_id, hit.title, hit.page_start, hit.page_end, hit.text)
+
+
+def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[str, Source]:
+    """Every ``profile`` chunk as a citable source, by chunk id, in (document, position) order."""
+    rows = warehouse.rows(
+        """SELECT c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text
+           FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
+        [collection, profile],
+    )
+    return {
+        row["chunk_id"]: Source(
+            row["chunk_id"],
+            row["doc_id"],
+            row["title"] or row["doc_id"][:12],
+            row["page_start"],
+            row["page_end"],
+            row["text"],
+        )
+        for row in rows
+    }
+
+
+def alias(position: int) -> str:
+    """The alias of the passage at ``position`` (0-based): S1, S2..."""
+    return f"S{position + 1}"
+
+
+def passage(position: int, hit: Hit | Source) -> dict[str, str]:
+    """A passage as a prompt shows it: alias, source label, text."""
+    source = hit if isinstance(hit, Source) else Source.of(hit)
+    return {"id": alias(position), "source": source.label, "text": source.text}
+
+
+def format_passages(passages: Sequence[Mapping[str, str]]) -> str:
+    return "\n\n".join(f"[{p['id']}] ({p['source']}) {' '.join(p['text'].split())}" for p in passages)
+
+
+def cited_aliases(text: str) -> list[str]:
+    """The aliases ``text`` cites, in order of first citation: "[S2, S5] ... [S1]" gives S2, S5, S1."""
+    found = (name.strip() for group in ALIAS_CITATION.findall(text) for name in group.split(","))
+    return list(dict.fromkeys(found))
+
+
+def unknown_citations(text: str, known: set[str]) -> list[str]:
+    """A grounding problem when ``text`` cites an alias that is not in ``known`` (for a repair)."""
+    unknown = [name for name in cited_aliases(text) if name not in known]
+    if not unknown:
+        return []
+    allowed = ", ".join(sorted(known, key=lambda name: int(name[1:])))
+    return [f"the text cites {', '.join(unknown)}, which are not among the sources; cite only {allowed}"]
+
+
+def chunk_citations(text: str, ids: Mapping[str, str]) -> str:
+    """``text`` with alias citations ("[S2, S5]") replaced by chunk-id citations ("[id2; id5]");
+    an alias that is not in ``ids`` is left as it is."""
+
+    def replace(found: re.Match[str]) -> str:
+        names = [name.strip() for name in found.group(1).split(",")]
+        if not all(name in ids for name in names):
+            return found.group(0)
+        return "[" + "; ".join(dict.fromkeys(ids[name] for name in names)) + "]"
+
+    return ALIAS_CITATION.sub(replace, text)
+
+
+def cited_chunks(text: str) -> list[str]:
+    """The chunk ids a stored text cites, in order of first citation."""
+    return list(dict.fromkeys(cid for group in CHUNK_CITATION.findall(text) for cid in group.split("; ")))
+
+
+def render_citations(text: str, sources: Mapping[str, Source]) -> str:
+    """A stored text for people: "[id2; id5]" becomes "(Title, p. 3; Other title, pp. 4–5)"."""
+
+    def replace(found: re.Match[str]) -> str:
+        labels = [sources[cid].label if cid in sources else cid[:12] for cid in found.group(1).split("; ")]
+        return "(" + "; ".join(dict.fromkeys(labels)) + ")"
+
+    return CHUNK_CITATION.sub(replace, text)
+
+
+def aliased(texts: Sequence[str], first: Sequence[str] = ()) -> tuple[list[str], dict[str, str]]:
+    """Stored texts with their chunk-id citations as aliases S1, S2..., and the aliases' chunk ids.
+
+    The chunks in ``first`` (a prompt's own passages) take the first aliases, in their order; the
+    texts' cited chunks follow in order of first citation across all texts.
+    """
+    order = list(dict.fromkeys([*first, *(cid for text in texts for cid in cited_chunks(text))]))
+    names = {cid: alias(i) for i, cid in enumerate(order)}
+    rewritten = [
+        CHUNK_CITATION.sub(lambda f: "[" + ", ".join(names[c] for c in f.group(1).split("; ")) + "]", text)
+        for text in texts
+    ]
+    return rewritten, {name: cid for cid, name in names.items()}
