@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from insight_assets.core.text import sentence_texts
 from insight_assets.core.vectors import normalize_rows
 
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -121,3 +122,17 @@ def _opening_word(sentence: str) -> str:
 def _unit_scale(values: np.ndarray) -> np.ndarray:
     spread = values.max() - values.min()
     return (values - values.min()) / spread if spread > 0 else np.ones_like(values)
+
+
+def is_whole_sentence(sentence: str) -> bool:
+    """Not a fragment left at a chunk's edge: opens with a capital or a digit, ends a sentence,
+    and has at least six words."""
+    if len(sentence.split()) < _SHORT_SENTENCE_WORDS or sentence.rstrip()[-1:] not in ".!?":
+        return False
+    return sentence[:1].isupper() or sentence[:1].isdigit()
+
+
+def whole_sentences(passages: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
+    """(passage id, sentence) for the whole sentences of ``passages`` (dicts with "id" and
+    "text"), in order."""
+    return [(p["id"], s) for p in passages for s in sentence_texts(p["text"]) if is_whole_sentence(s)]

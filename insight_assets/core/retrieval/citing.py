@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..stores import Warehouse
+from ..text import sentence_texts
 from .search import Hit
 
 # A citation as the models write it: "[S3]" or "[S2, S7]".
@@ -95,6 +96,25 @@ def unknown_citations(text: str, known: set[str]) -> list[str]:
         return []
     allowed = ", ".join(sorted(known, key=lambda name: int(name[1:])))
     return [f"the text cites {', '.join(unknown)}, which are not among the sources; cite only {allowed}"]
+
+
+def cited_sentences(texts: Sequence[str]) -> list[tuple[str, str]]:
+    """(sentence without its citations, the alias citation it carried) for every sentence of
+    ``texts``; a sentence without its own citation takes the next one's (answers cite at a
+    clause's end)."""
+    pairs = []
+    for text in texts:
+        pending: list[str] = []
+        for sentence in sentence_texts(text):
+            marks = ALIAS_CITATION.findall(sentence)
+            plain = " ".join(ALIAS_CITATION.sub("", sentence).split())
+            pending.append(plain)
+            if marks:
+                names = dict.fromkeys(m.strip() for group in marks for m in group.split(","))
+                citation = "[" + ", ".join(names) + "]"
+                pairs.extend((line, citation) for line in pending if line)
+                pending = []
+    return pairs
 
 
 def chunk_citations(text: str, ids: Mapping[str, str]) -> str:

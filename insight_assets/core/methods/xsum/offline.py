@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...extractive import rank_sentences, terms
+from ...extractive import rank_sentences, terms, whole_sentences
 from ...keyphrases import rake_keyphrases
-from ...retrieval.citing import ALIAS_CITATION as CITATION
+from ...retrieval.citing import cited_sentences
 from ...text import sentence_texts
 from .schemas import (
     Checklist,
@@ -76,24 +76,11 @@ def _content(text: str) -> set[str]:
     return set(terms(text))
 
 
-def _whole(sentence: str) -> bool:
-    """Not a fragment left at a chunk's edge: opens with a capital or a digit, ends a sentence,
-    and has at least six words."""
-    if len(sentence.split()) < 6 or sentence.rstrip()[-1:] not in ".!?":
-        return False
-    return sentence[:1].isupper() or sentence[:1].isdigit()
-
-
-def _sentences(passages: Sequence[Mapping[str, str]]) -> list[tuple[str, str]]:
-    """(passage id, sentence) for the whole sentences of ``passages``, in order."""
-    return [(p["id"], s) for p in passages for s in sentence_texts(p["text"]) if _whole(s)]
-
-
 def answer_offline(question: str, passages: Sequence[Mapping[str, str]]) -> XSumAnswer:
     """The passages' sentences richest in the question's words, with their passage ids; an
     abstention when none holds ``ABSTAIN_BELOW`` of them."""
     wanted = _content(question)
-    found = _sentences(passages)
+    found = whole_sentences(passages)
     if not wanted or not found:
         return XSumAnswer(abstain=True)
     overlap = [len(wanted & _content(sentence)) / len(wanted) for _, sentence in found]
@@ -105,31 +92,12 @@ def answer_offline(question: str, passages: Sequence[Mapping[str, str]]) -> XSum
     return XSumAnswer(abstain=False, answer=" ".join(f"{found[i][1]} [{found[i][0]}]" for i in picked))
 
 
-def _cited_sentences(texts: Sequence[str]) -> list[tuple[str, str]]:
-    """(sentence without its citations, the citations it carried) for every sentence of ``texts``;
-    a sentence without its own citation inherits the next one's (answers cite at a clause's end)."""
-    pairs = []
-    for text in texts:
-        pending: list[str] = []
-        for sentence in sentence_texts(text):
-            marks = CITATION.findall(sentence)
-            plain = " ".join(CITATION.sub("", sentence).split())
-            pending.append(plain)
-            if marks:
-                citation = (
-                    "[" + ", ".join(dict.fromkeys(m.strip() for g in marks for m in g.split(","))) + "]"
-                )
-                pairs.extend((line, citation) for line in pending if line)
-                pending = []
-    return pairs
-
-
 def editor_offline(
     topic: str, questions_and_answers: Sequence[Mapping[str, str]], sources: Any
 ) -> WrittenText:
     """The answers' most central sentences on the topic (two per answer, between 4 and
     ``EDITOR_SENTENCES``), each with its citations, in the answers' order."""
-    pairs = _cited_sentences([qa["answer"] for qa in questions_and_answers])
+    pairs = cited_sentences([qa["answer"] for qa in questions_and_answers])
     if not pairs:
         return WrittenText(text="The answers hold no cited statement to summarize.")
     limit = max(4, min(EDITOR_SENTENCES, 2 * len(questions_and_answers)))
@@ -139,7 +107,7 @@ def editor_offline(
 
 def topic_summary_offline(topic: str, passages: Sequence[Mapping[str, str]]) -> WrittenText:
     """The passages' most central sentences on the topic (eight at most), each cited."""
-    found = _sentences(passages)
+    found = whole_sentences(passages)
     if not found:
         return WrittenText(text="The passages hold no text to summarize.")
     chosen = sorted(rank_sentences([sentence for _, sentence in found], topic, limit=8))
