@@ -124,6 +124,29 @@ SCHEMA = {
         rouge1 DOUBLE, rouge2 DOUBLE, rougeL DOUBLE, ref_precision DOUBLE, ref_recall DOUBLE,
         ref_f1 DOUBLE, semantic_recall DOUBLE, geval_coverage DOUBLE, checkeval DOUBLE,
         judge VARCHAR, errors VARCHAR[]""",
+    # ConTReGen (methods/contregen/): one row per tree node, the answers of it and its baselines,
+    # each kept node's synthesis, and the scores.
+    "contregen_trees": """
+        collection VARCHAR, question_id VARCHAR, query VARCHAR, question_source VARCHAR,
+        gold_doc_ids VARCHAR[], node_id VARCHAR, parent_id VARCHAR, depth INTEGER,
+        sub_question VARCHAR, search_query VARCHAR, status VARCHAR, reason VARCHAR,
+        expansion VARCHAR, expansion_reason VARCHAR, passage_chunk_ids VARCHAR[],
+        passage_doc_ids VARCHAR[], passage_scores DOUBLE[], passage_relevant BOOLEAN[],
+        passage_reasons VARCHAR[], error VARCHAR, calls INTEGER, input_tokens BIGINT,
+        output_tokens BIGINT, writer VARCHAR""",
+    "contregen_answers": """
+        collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, answer VARCHAR,
+        rendered VARCHAR, cited_chunk_ids VARCHAR[], retrieved_chunk_ids VARCHAR[],
+        used_chunk_ids VARCHAR[], calls INTEGER, input_tokens BIGINT, output_tokens BIGINT,
+        finish_reason VARCHAR, error VARCHAR, writer VARCHAR""",
+    "contregen_node_summaries": """
+        collection VARCHAR, question_id VARCHAR, node_id VARCHAR, status VARCHAR, summary VARCHAR,
+        error VARCHAR""",
+    "contregen_scores": """
+        collection VARCHAR, question_id VARCHAR, method VARCHAR, gold INTEGER, recall DOUBLE,
+        recall_used DOUBLE, docs_retrieved INTEGER, passages_retrieved INTEGER, coverage DOUBLE,
+        relevance DOUBLE, calls INTEGER, input_tokens BIGINT, output_tokens BIGINT, judge VARCHAR,
+        errors VARCHAR[]""",
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from insight_assets.defs import citations, curation, evaluation, ingestion, insights, themes, xsum
+from insight_assets.defs import citations, contregen, curation, evaluation, ingestion, insights, themes, xsum
 
-ASSET_MODULES = (ingestion, citations, curation, themes, insights, evaluation, xsum)
+ASSET_MODULES = (ingestion, citations, curation, themes, insights, evaluation, xsum, contregen)
 ALL_ASSETS = dg.load_assets_from_modules(ASSET_MODULES)
 INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])

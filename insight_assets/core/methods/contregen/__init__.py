@@ -1,0 +1,142 @@
+"""ConTReGen (Roy et al., EMNLP Findings 2024): tree-structured retrieval and bottom-up synthesis
+for long-form answers.
+
+For a question (``tree.py``):
+
+1. *top-down planning and retrieval* (§2.1): the question retrieves its top-k passages (``xsum``
+   chunks, k = 5, §4.3); a planner proposes up to 5 sub-questions from the question and those
+   passages (Appendix A.1); *two-step verification* (Figure 5): (i) one call judges whether each
+   sub-question of the plan is needed and rewrites each needed one as a self-contained search
+   query, (ii) the query retrieves its k passages and one call judges each passage's relevance to
+   the *original* question; irrelevant passages are dropped, a sub-question left with none is
+   pruned. Kept sub-questions are planned again until the planner needs no further plan or the
+   depth limit (2, §4.3) is reached. Every decision stays in the tree, with its reason.
+2. *bottom-up synthesis* (§2.2): leaves summarize their passages for their sub-question, inner
+   nodes merge their children's summaries with their own passages, and the root writes the answer
+   (about 300 words). Citations are aliases in each prompt and chunk ids in storage, so they
+   survive every level to the root. Each prompt is cut to ``context_tokens`` by token counts.
+
+Planning and verification run at temperature 0, synthesis at 0.3 (the paper gives neither).
+``baselines.py`` answers the same questions with RetGen, a budget-matched RetGen and IterRetGen;
+``scores.py`` measures recall of the questions' gold documents and has the judge rate the answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...llm import LLMClient
+from ...retrieval import Retriever
+from ...retrieval.citing import Source
+from ...retrieval.search import RETRIEVAL_MODES
+from .baselines import iterative, one_retrieval, tree_answer
+from .schemas import (
+    ANSWER_WORDS,
+    CONTEXT_TOKENS,
+    CONTREGEN,
+    ITERATIONS,
+    ITERATIVE,
+    MAX_DEPTH,
+    MAX_SUB_QUESTIONS,
+    METHODS,
+    NEED_SIMILARITY,
+    RELEVANCE_RATIO,
+    REPEAT_SIMILARITY,
+    RETGEN,
+    RETGEN_BUDGET,
+    TOP_K,
+    Answer,
+    Tree,
+    TreeQuestion,
+)
+from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
+from .tree import explore, synthesize
+
+PROFILE = "xsum"
+TASKS = TREE_TASKS + WRITE_TASKS + JUDGE_TASKS
+# The smallest prompt budget that holds k passages, five child summaries and the template.
+MIN_CONTEXT_TOKENS = 2000
+
+
+@dataclass(frozen=True)
+class ContregenSettings:
+    """The paper's defaults (k = 5, depth 2, 5 sub-questions, 5 iterations for IterRetGen), the
+    issue's where the paper is silent, and the offline verifier's thresholds."""
+
+    top_k: int = TOP_K
+    max_depth: int = MAX_DEPTH
+    max_sub_questions: int = MAX_SUB_QUESTIONS
+    retrieval_mode: str = "dense"
+    iterations: int = ITERATIONS
+    answer_words: int = ANSWER_WORDS
+    context_tokens: int = CONTEXT_TOKENS
+    need_similarity: float = NEED_SIMILARITY
+    repeat_similarity: float = REPEAT_SIMILARITY
+    relevance_ratio: float = RELEVANCE_RATIO
+
+    def __post_init__(self) -> None:
+        if self.retrieval_mode not in RETRIEVAL_MODES:
+            raise ValueError(
+                f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval_mode!r}"
+            )
+        for name in ("top_k", "max_sub_questions", "iterations", "answer_words"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if self.max_depth < 0:
+            raise ValueError("max_depth must be 0 (no sub-questions) or more")
+        if self.context_tokens < MIN_CONTEXT_TOKENS:
+            raise ValueError(f"context_tokens must be at least {MIN_CONTEXT_TOKENS}")
+        for name in ("need_similarity", "repeat_similarity", "relevance_ratio"):
+            if not -1.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie between -1 and 1")
+
+
+def grow_trees(
+    client: LLMClient,
+    retriever: Retriever,
+    questions: Sequence[TreeQuestion],
+    settings: ContregenSettings = ContregenSettings(),
+    themes: Sequence[str] = (),
+) -> tuple[list[Tree], dict[str, Source]]:
+    """Stage 1 for every question: its tree, and the retrieved chunks as sources."""
+    return explore(client, retriever, questions, settings, themes)
+
+
+def write_answers(
+    client: LLMClient,
+    retriever: Retriever,
+    trees: Sequence[Tree],
+    sources: dict[str, Source],
+    settings: ContregenSettings = ContregenSettings(),
+    baselines: bool = True,
+) -> list[Answer]:
+    """Stage 2 for every tree (its answer), and the baselines' answers to the same questions."""
+    synthesize(client, trees, sources, settings)
+    answers = [tree_answer(tree) for tree in trees]
+    if baselines:
+        questions = [tree.question for tree in trees]
+        answers += one_retrieval(
+            client, retriever, questions, [settings.top_k] * len(trees), RETGEN, settings, sources
+        )
+        budgets = [max(len(tree.retrieved()), settings.top_k) for tree in trees]
+        answers += one_retrieval(client, retriever, questions, budgets, RETGEN_BUDGET, settings, sources)
+        answers += iterative(client, retriever, questions, settings, sources)
+    return answers
+
+
+__all__ = [
+    "CONTREGEN",
+    "ITERATIVE",
+    "METHODS",
+    "PROFILE",
+    "RETGEN",
+    "RETGEN_BUDGET",
+    "TASKS",
+    "Answer",
+    "ContregenSettings",
+    "Tree",
+    "TreeQuestion",
+    "grow_trees",
+    "write_answers",
+]

@@ -1,0 +1,193 @@
+"""The baselines on the same questions (§4.2), and ConTReGen's answer in the same shape.
+
+- *RetGen*: one retrieval of k passages with the question, one answer.
+- *budget-matched RetGen*: one retrieval of as many passages as the question's tree retrieved in
+  all (the issue's: recall compared at equal retrieval; the paper's comparison is not). Its answer
+  reads the leading passages that fit the prompt budget.
+- *IterRetGen* (Shao et al., 2023): the previous answer followed by the question is the next
+  retrieval query; each iteration answers from its own k passages; 5 iterations. Its retrieval is
+  everything the iterations retrieved.
+
+Every answer is written by the root's task (``contregen_answer``) with no findings, so the
+methods differ in what they retrieve and how, not in the writing prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...llm import LLMClient
+from ...llm.client import TRUNCATED as CUT_OFF
+from ...retrieval import Retriever
+from ...retrieval.citing import CHUNK_CITATION, Source, chunk_citations, cited_chunks
+from .schemas import (
+    CONTREGEN,
+    FAILED,
+    ITERATIVE,
+    NO_INPUT,
+    TRUNCATED,
+    WRITTEN,
+    Answer,
+    Tree,
+    TreeQuestion,
+    Usage,
+)
+from .tasks import CONTREGEN_ANSWER
+from .tree import spend, synthesis_inputs
+
+
+def tree_answer(tree: Tree) -> Answer:
+    """ConTReGen's answer: the root's synthesis; its retrieval, every passage the tree retrieved."""
+    root = tree.root
+    status = root.summary_status or FAILED
+    return Answer(
+        question_id=tree.question.question_id,
+        method=CONTREGEN,
+        status=status if root.summary else (NO_INPUT if status == NO_INPUT else FAILED),
+        text=root.summary,
+        cited=tuple(cited_chunks(root.summary)),
+        retrieved=tuple(tree.retrieved()),
+        used=tuple(tree.used()),
+        calls=tree.usage.calls,
+        input_tokens=tree.usage.input_tokens,
+        output_tokens=tree.usage.output_tokens,
+        error=root.error if not root.summary else None,
+        finish_reason="length" if status == TRUNCATED else ("stop" if root.summary else None),
+    )
+
+
+def _search(
+    retriever: Retriever, texts: Sequence[str], ks: Sequence[int], mode: str, sources
+) -> list[list[str]]:
+    vectors = retriever.embed(list(texts)) if mode != "lexical" else [None] * len(texts)
+    found = []
+    for text, k, vector in zip(texts, ks, vectors, strict=True):
+        hits = retriever.search(text, k, mode, query_vector=vector)
+        sources.update((hit.chunk_id, Source.of(hit)) for hit in hits)
+        found.append([hit.chunk_id for hit in hits])
+    return found
+
+
+def _written(item, ids: Mapping[str, str]) -> tuple[str, str]:
+    text = chunk_citations(item.value.text.strip(), ids)
+    return text, TRUNCATED if item.finish_reason == CUT_OFF else WRITTEN
+
+
+def one_retrieval(
+    client: LLMClient,
+    retriever: Retriever,
+    questions: Sequence[TreeQuestion],
+    ks: Sequence[int],
+    method: str,
+    settings,
+    sources: dict[str, Source],
+) -> list[Answer]:
+    """RetGen (every k the same) or budget-matched RetGen (k per question): retrieve, answer."""
+    found = _search(retriever, [q.question for q in questions], ks, settings.retrieval_mode, sources)
+    prepared = [
+        synthesis_inputs(None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens)
+        for q, ids in zip(questions, found, strict=True)
+    ]
+    batch = client.run_many(CONTREGEN_ANSWER, [inputs for inputs, _ in prepared])
+    answers = []
+    for question, retrieved, (inputs, ids), item in zip(questions, found, prepared, batch.items, strict=True):
+        usage = Usage()
+        spend(usage, CONTREGEN_ANSWER, inputs, item)
+        common: dict[str, Any] = {
+            "question_id": question.question_id,
+            "method": method,
+            "retrieved": tuple(retrieved),
+            "used": tuple(ids.values()),
+            "calls": usage.calls,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        }
+        if not retrieved:
+            answers.append(Answer(status=NO_INPUT, error="the question retrieved nothing", **common))
+        elif not item.ok:
+            answers.append(Answer(status=FAILED, error=item.error or item.status, **common))
+        else:
+            text, status = _written(item, ids)
+            answers.append(
+                Answer(
+                    status=status,
+                    text=text,
+                    cited=tuple(cited_chunks(text)),
+                    finish_reason=item.finish_reason,
+                    **common,
+                )
+            )
+    return answers
+
+
+def _plain(text: str) -> str:
+    return " ".join(CHUNK_CITATION.sub(" ", text).split())
+
+
+def iterative(
+    client: LLMClient,
+    retriever: Retriever,
+    questions: Sequence[TreeQuestion],
+    settings,
+    sources: dict[str, Source],
+) -> list[Answer]:
+    """IterRetGen: ``settings.iterations`` rounds; round t retrieves with the answer of round t-1
+    followed by the question (round 1, and a round after a failed one, with the question alone)."""
+    count = len(questions)
+    queries = [q.question for q in questions]
+    retrieved: list[list[str]] = [[] for _ in range(count)]
+    usages = [Usage() for _ in range(count)]
+    latest: list[tuple[str, str, str | None] | None] = [None] * count  # text, status, finish reason
+    errors: list[str | None] = [None] * count
+    for _ in range(settings.iterations):
+        found = _search(retriever, queries, [settings.top_k] * count, settings.retrieval_mode, sources)
+        prepared = [
+            synthesis_inputs(
+                None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens
+            )
+            for q, ids in zip(questions, found, strict=True)
+        ]
+        batch = client.run_many(CONTREGEN_ANSWER, [inputs for inputs, _ in prepared])
+        for i, (ids_found, (inputs, ids), item) in enumerate(zip(found, prepared, batch.items, strict=True)):
+            retrieved[i].extend(ids_found)
+            if not ids_found:
+                queries[i] = questions[i].question
+                continue
+            spend(usages[i], CONTREGEN_ANSWER, inputs, item)
+            if not item.ok:
+                errors[i] = item.error or item.status
+                queries[i] = questions[i].question
+                continue
+            text, status = _written(item, ids)
+            latest[i] = (text, status, item.finish_reason)
+            queries[i] = f"{_plain(text)} {questions[i].question}"
+    answers = []
+    for question, chunks, usage, last, error in zip(
+        questions, retrieved, usages, latest, errors, strict=True
+    ):
+        common: dict[str, Any] = {
+            "question_id": question.question_id,
+            "method": ITERATIVE,
+            "retrieved": tuple(dict.fromkeys(chunks)),
+            "used": tuple(dict.fromkeys(chunks)),
+            "calls": usage.calls,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        }
+        if last is None:
+            status = FAILED if error else NO_INPUT
+            answers.append(Answer(status=status, error=error or "no iteration retrieved anything", **common))
+            continue
+        text, status, finish = last
+        answers.append(
+            Answer(
+                status=status,
+                text=text,
+                cited=tuple(cited_chunks(text)),
+                finish_reason=finish,
+                error=f"an iteration failed: {error}" if error else None,
+                **common,
+            )
+        )
+    return answers

@@ -1,0 +1,214 @@
+"""ConTReGen's tasks without a model: deterministic, extractive, and labelled as such.
+
+- planning: the facets are key phrases (RAKE) of the node's passages and the labels of the theme
+  graph's clusters that the passages share, leaving out phrases the question or an explored
+  question already holds; each becomes a template sub-question ("What do the papers report about
+  <facet> in relation to <topic>?"). No facet left: no further plan.
+- verification: a sub-question is needed when its cosine with the original query reaches the
+  threshold and it does not repeat an explored question; its search query is its content words.
+  A passage is relevant when its cosine with the original query reaches the node's floor (a share
+  of the query's own best passage's). The cosines come with the inputs (the runner's embedder).
+- synthesis: the passages' and the children's summaries' sentences most central to the question,
+  each with its citation, up to the word budget: a digest, not a rewrite.
+- the judge: lexical stand-ins (coverage: the share of the reference answer's content words the
+  answer holds; relevance: TF-IDF cosine of the answer's sentences with the question).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...extractive import STOPWORDS, rank_sentences, terms, tfidf, whole_sentences
+from ...keyphrases import rake_keyphrases
+from ...retrieval.citing import ALIAS_CITATION, CHUNK_CITATION, cited_sentences
+from ...text import sentence_texts
+from .schemas import (
+    AnswerJudgement,
+    PassageVerdict,
+    PassageVerdicts,
+    Plan,
+    SubQuestionVerdict,
+    SubQuestionVerdicts,
+    WrittenText,
+)
+
+PHRASES_PER_PASSAGE = 6
+SUB_QUESTION = "What do the papers report about {facet} in relation to {topic}?"
+# Words of the template itself, left out of the search query made from a sub-question.
+_FRAMING = frozenset({"papers", "report", "relation"})
+# A cosine of 0.3 between a sentence and a question counts as fully relevant (core/judge does too).
+RELEVANT_COSINE = 0.3
+_WORD = re.compile(r"[A-Za-z][\w-]*")
+
+
+def _topic(question: str) -> str:
+    phrases = rake_keyphrases(question, limit=2)
+    return " and ".join(phrases) if phrases else question.rstrip("?")
+
+
+def plan_offline(
+    query: str,
+    question: str,
+    explored: Sequence[str],
+    passages: Sequence[Mapping[str, str]],
+    max_sub_questions: int,
+    themes: Sequence[str] = (),
+) -> Plan:
+    asked = set(terms(question)) | {t for text in explored for t in terms(text)}
+    named: dict[str, int] = {}  # facet -> how many passages (or shared theme labels) name it
+    for passage in passages:
+        for phrase in rake_keyphrases(passage["text"], limit=PHRASES_PER_PASSAGE, exclude=asked):
+            named[phrase] = named.get(phrase, 0) + 1
+    passage_terms = {t for passage in passages for t in terms(passage["text"])}
+    for label in themes:
+        for phrase in label.split(", "):
+            words = set(terms(phrase))
+            if words and words <= passage_terms and not words <= asked:
+                named[phrase] = named.get(phrase, 0) + 1
+    theme_words = {t for label in themes for t in terms(label)}
+    facets: list[str] = []
+    used: set[str] = set()
+    # Named by more passages first; then phrases of the collection's themes (a title block's names
+    # and affiliations are not), then longer phrases.
+    ranked = sorted(named, key=lambda p: (-named[p], not set(terms(p)) & theme_words, -len(p.split())))
+    for phrase in ranked:
+        words = set(terms(phrase))
+        if not words or words & used or any(char.isdigit() for char in phrase):
+            continue
+        facets.append(phrase)
+        used |= words
+        if len(facets) == max_sub_questions:
+            break
+    if not facets:
+        return Plan(further_plan_needed=False, sub_questions=[])
+    topic = _topic(question)
+    return Plan(
+        further_plan_needed=True,
+        sub_questions=[SUB_QUESTION.format(facet=facet, topic=topic) for facet in facets],
+    )
+
+
+def search_words(question: str) -> str:
+    """A question as a keyword query: its words without stopwords or the template's framing."""
+    words = [w for w in _WORD.findall(question) if w.lower() not in STOPWORDS | _FRAMING]
+    return " ".join(dict.fromkeys(words)) or question
+
+
+def verify_sub_questions_offline(
+    query: str,
+    parent: str,
+    sub_questions: Sequence[Mapping[str, Any]],
+    need_similarity: float,
+    repeat_similarity: float,
+) -> SubQuestionVerdicts:
+    verdicts = []
+    for item in sub_questions:
+        similarity, repeat = item["similarity"], item["repeat"]
+        if repeat >= repeat_similarity:
+            verdict = SubQuestionVerdict(
+                index=item["index"],
+                needed=False,
+                reason=f"offline: repeats an explored question (cosine {repeat:.2f} >= {repeat_similarity})",
+            )
+        elif similarity < need_similarity:
+            verdict = SubQuestionVerdict(
+                index=item["index"],
+                needed=False,
+                reason=f"offline: cosine with the question {similarity:.2f} < {need_similarity}",
+            )
+        else:
+            verdict = SubQuestionVerdict(
+                index=item["index"],
+                needed=True,
+                reason=f"offline: cosine with the question {similarity:.2f} >= {need_similarity}",
+                search_query=search_words(item["text"]),
+            )
+        verdicts.append(verdict)
+    return SubQuestionVerdicts(verdicts=verdicts)
+
+
+def judge_passages_offline(
+    query: str, question: str, passages: Sequence[Mapping[str, Any]], floor: float
+) -> PassageVerdicts:
+    return PassageVerdicts(
+        verdicts=[
+            PassageVerdict(
+                id=p["id"],
+                relevant=p["similarity"] >= floor,
+                reason=f"offline: cosine with the question {p['similarity']:.2f} "
+                f"{'>=' if p['similarity'] >= floor else '<'} {floor:.2f}",
+            )
+            for p in passages
+        ]
+    )
+
+
+def _digest(
+    question: str,
+    passages: Sequence[Mapping[str, str]],
+    findings: Sequence[Mapping[str, str]],
+    words: int,
+) -> WrittenText:
+    """The most central sentences on ``question``, cited, in their order, up to ``words`` words."""
+    pool = [(sentence, f"[{alias}]") for alias, sentence in whole_sentences(passages)]
+    pool += cited_sentences([finding["summary"] for finding in findings])
+    if not pool:
+        if not passages:
+            return WrittenText(text="Nothing was retrieved for this question.")
+        first = passages[0]
+        return WrittenText(text=f"{' '.join(first['text'].split()[:40])} ... [{first['id']}]")
+    chosen, total = [], 0
+    for index in rank_sentences([sentence for sentence, _ in pool], question, limit=len(pool)):
+        length = len(pool[index][0].split())
+        if chosen and total + length > words:
+            continue
+        chosen.append(index)
+        total += length
+    return WrittenText(text=" ".join(f"{pool[i][0]} {pool[i][1]}" for i in sorted(chosen)))
+
+
+def summarize_offline(
+    query: str,
+    question: str,
+    passages: Sequence[Mapping[str, str]],
+    findings: Sequence[Mapping[str, str]],
+    sources: Any,
+    words: int,
+) -> WrittenText:
+    return _digest(question, passages, findings, words)
+
+
+def answer_offline(
+    query: str,
+    passages: Sequence[Mapping[str, str]],
+    findings: Sequence[Mapping[str, str]],
+    sources: Any,
+    words: int,
+) -> WrittenText:
+    return _digest(query, passages, findings, words)
+
+
+def _plain(text: str) -> str:
+    return " ".join(ALIAS_CITATION.sub(" ", CHUNK_CITATION.sub(" ", text)).split())
+
+
+def judge_answer_offline(question: str, answer: str, reference: str) -> AnswerJudgement:
+    plain = _plain(answer)
+    sentences = sentence_texts(plain) or [plain]
+    vectors, query = tfidf(sentences, [question])
+    cosines = vectors @ query[0] if query[0].any() else vectors[:, 0] * 0
+    relevance = float(sum(min(1.0, c / RELEVANT_COSINE) for c in cosines) / len(sentences))
+    wanted = set(terms(reference or question))
+    held = set(terms(plain))
+    coverage = len(wanted & held) / len(wanted) if wanted else 0.0
+    against = "the reference answer's" if reference else "the question's"
+    return AnswerJudgement(
+        reasoning=(
+            f"offline lexical stand-in: the answer holds {coverage:.0%} of {against} content words; "
+            f"its sentences' mean TF-IDF relevance to the question is {relevance:.2f}"
+        ),
+        coverage=round(1 + 4 * coverage, 2),
+        relevance=round(1 + 4 * relevance, 2),
+    )

@@ -1,0 +1,131 @@
+"""ConTReGen for people: a tree as mermaid and as indented text, the score table, the chart and
+the report file."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+from ...markdown import markdown_table
+from ...retrieval.citing import Source
+from .schemas import KEPT, ROOT, Tree, TreeNode
+from .scores import CHANCE
+
+CHART_FILE = "contregen_recall.png"
+TABLE_COLUMNS = [
+    "method",
+    "questions",
+    "with_gold",
+    "recall",
+    "recall_used",
+    "chance_at_docs",
+    "docs_retrieved",
+    "passages_retrieved",
+    "coverage",
+    "relevance",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+]
+
+
+def _status(node: TreeNode) -> str:
+    if node.status in (ROOT, KEPT):
+        return node.status
+    return f"{node.status}: {node.reason}"
+
+
+def _mermaid_text(text: str, limit: int = 80) -> str:
+    short = text if len(text) <= limit else text[: limit - 3] + "..."
+    return short.replace('"', "'").replace("[", "(").replace("]", ")")
+
+
+def tree_mermaid(tree: Tree) -> str:
+    """The tree as a mermaid flowchart: kept nodes with their passage counts, pruned ones dashed."""
+    lines = ["```mermaid", "graph TD"]
+    for node in tree.nodes.values():
+        name = "n" + node.node_id.replace(".", "_")
+        kept = len(node.relevant_passages) if node.kept else 0
+        label = f"{node.node_id}: {_mermaid_text(node.question)}<br/>{kept} passages"
+        if not node.kept:
+            label = f"{node.node_id}: {_mermaid_text(node.question)}<br/>{node.status}"
+        lines.append(f'  {name}["{label}"]')
+        if node.parent_id is not None:
+            arrow = "-->" if node.kept else "-.->"
+            lines.append(f"  n{node.parent_id.replace('.', '_')} {arrow} {name}")
+        if not node.kept:
+            lines.append(f"  style {name} stroke-dasharray: 4 4,color:#888")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def tree_text(tree: Tree, sources: Mapping[str, Source]) -> str:
+    """The tree indented, one node per line with its sources, for a terminal."""
+    lines: list[str] = []
+
+    def visit(node: TreeNode, indent: int) -> None:
+        pad = "  " * indent
+        query = f'  [searched: "{node.search_query}"]' if node.depth and node.search_query else ""
+        lines.append(f"{pad}- {node.question}  ({_status(node)}){query}")
+        if node.kept:
+            labels = dict.fromkeys(
+                sources[p.chunk_id].label for p in node.relevant_passages if p.chunk_id in sources
+            )
+            for label in labels:
+                lines.append(f"{pad}    · {label}")
+        for child in node.children:
+            visit(tree.nodes[child], indent + 1)
+
+    visit(tree.root, 0)
+    return "\n".join(lines)
+
+
+def render_chart(rows: Sequence[Mapping[str, object]]) -> bytes:
+    """Recall per method, chance as a dashed line; PNG bytes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    methods = [r for r in rows if r["method"] != CHANCE and r.get("recall") is not None]
+    chance = next((r["recall"] for r in rows if r["method"] == CHANCE), None)
+    figure = Figure(figsize=(6.5, 3.4), dpi=110)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    names = [str(r["method"]) for r in methods]
+    axes.bar(names, [float(r["recall"]) for r in methods], color="#4C72B0", label="recall (retrieved)")
+    used = [float(r["recall_used"]) if r.get("recall_used") is not None else 0.0 for r in methods]
+    axes.scatter(names, used, color="#DD8452", zorder=3, label="recall (reached synthesis)")
+    if chance is not None:
+        axes.axhline(float(chance), color="#555555", linestyle="--", linewidth=1, label="chance")
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("gold-document recall")
+    axes.legend(fontsize=7, loc="lower right")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def render_report(
+    collection: str,
+    rows: Sequence[Mapping[str, object]],
+    example: Tree | None,
+    example_answers: Sequence[Mapping[str, str]],
+    notes: Sequence[str],
+) -> str:
+    parts = [
+        f"# ConTReGen on `{collection}`",
+        "",
+        (
+            "Retrieval recall of the questions' gold documents, the judge's coverage and relevance (1-5), "
+            "and model calls and tokens per question, for ConTReGen and its baselines on the same questions."
+        ),
+        "",
+        markdown_table(rows, TABLE_COLUMNS),
+        "",
+        *(f"- {note}" for note in notes),
+    ]
+    if example is not None:
+        parts += ["", f"## One tree: {example.question.question}", "", tree_mermaid(example)]
+    for answer in example_answers:
+        parts += ["", f"### {answer['method']}", "", answer["text"]]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,155 @@
+"""Retrieval recall against known documents, and the judge's coverage and relevance, per method.
+
+A generated question's gold documents are its combination (the papers it was written from); a
+user question's are the documents it names, if any. Recall is the share of the gold documents
+that hold at least one passage the method retrieved: for ConTReGen every passage any node of the
+tree retrieved (``recall``), and, beside it, only the passages that reached synthesis
+(``recall_used``: kept nodes' relevant passages). *Chance* is the gold's share of the collection;
+``chance_at_docs`` is what a method would recall by picking as many documents as it reached at
+random (documents reached / collection size), the fairer floor for a method that reaches many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ...llm import LLMClient
+from ...retrieval.citing import CHUNK_CITATION
+from .schemas import METHODS, Answer, TreeQuestion
+from .tasks import CONTREGEN_JUDGE_ANSWER
+
+CHANCE = "chance"
+SCORE_COLUMNS = (
+    "recall",
+    "recall_used",
+    "chance_at_docs",
+    "docs_retrieved",
+    "passages_retrieved",
+    "coverage",
+    "relevance",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+)
+
+
+@dataclass(frozen=True)
+class ScoredAnswer:
+    question_id: str
+    method: str
+    gold: int
+    recall: float | None
+    recall_used: float | None
+    docs_retrieved: int
+    passages_retrieved: int
+    coverage: float | None
+    relevance: float | None
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    errors: tuple[str, ...] = field(default=())
+
+
+def recall(chunk_ids: Sequence[str], chunk_docs: Mapping[str, str], gold: Sequence[str]) -> float | None:
+    """The share of ``gold`` documents holding one of ``chunk_ids``; None without gold."""
+    if not gold:
+        return None
+    found = {chunk_docs[c] for c in chunk_ids if c in chunk_docs}
+    return len(found & set(gold)) / len(set(gold))
+
+
+def plain_text(text: str) -> str:
+    return " ".join(CHUNK_CITATION.sub(" ", text).split())
+
+
+def score_answers(
+    client: LLMClient,
+    questions: Sequence[TreeQuestion],
+    answers: Sequence[Answer],
+    chunk_docs: Mapping[str, str],
+    references: Mapping[str, str],
+) -> list[ScoredAnswer]:
+    """Every answer's recall and the judge's ratings (none for an answer without text)."""
+    by_id = {q.question_id: q for q in questions}
+    judged = [a for a in answers if a.text and a.question_id in by_id]
+    batch = client.run_many(
+        CONTREGEN_JUDGE_ANSWER,
+        [
+            {
+                "question": by_id[a.question_id].question,
+                "answer": plain_text(a.text),
+                "reference": references.get(a.question_id, ""),
+            }
+            for a in judged
+        ],
+    )
+    ratings = {(a.question_id, a.method): item for a, item in zip(judged, batch.items, strict=True)}
+    scored = []
+    for answer in answers:
+        question = by_id.get(answer.question_id)
+        if question is None:
+            continue
+        item = ratings.get((answer.question_id, answer.method))
+        errors = [answer.error] if answer.error else []
+        if item is not None and not item.ok:
+            errors.append(f"judge: {item.error or item.status}")
+        rating = item.value if item is not None and item.ok else None
+        scored.append(
+            ScoredAnswer(
+                question_id=answer.question_id,
+                method=answer.method,
+                gold=len(set(question.gold)),
+                recall=recall(answer.retrieved, chunk_docs, question.gold),
+                recall_used=recall(answer.used, chunk_docs, question.gold),
+                docs_retrieved=len({chunk_docs[c] for c in answer.retrieved if c in chunk_docs}),
+                passages_retrieved=len(answer.retrieved),
+                coverage=rating.coverage if rating else None,
+                relevance=rating.relevance if rating else None,
+                calls=answer.calls,
+                input_tokens=answer.input_tokens,
+                output_tokens=answer.output_tokens,
+                errors=tuple(errors),
+            )
+        )
+    return scored
+
+
+def _mean(values: Sequence[float | int | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(sum(present) / len(present), 3) if present else None
+
+
+def method_table(
+    scored: Sequence[ScoredAnswer], questions: Sequence[TreeQuestion], collection_size: int
+) -> list[dict[str, object]]:
+    """One row per method (means over its questions), and the chance row."""
+    rows: list[dict[str, object]] = []
+    for method in METHODS:
+        mine = [s for s in scored if s.method == method]
+        if not mine:
+            continue
+        values = {column: _mean([getattr(s, column, None) for s in mine]) for column in SCORE_COLUMNS}
+        if collection_size:
+            values["chance_at_docs"] = _mean(
+                [min(1.0, s.docs_retrieved / collection_size) for s in mine if s.recall is not None]
+            )
+        rows.append(
+            {
+                "method": method,
+                "questions": len(mine),
+                "with_gold": sum(s.recall is not None for s in mine),
+                **values,
+            }
+        )
+    with_gold = [q for q in questions if q.gold]
+    if with_gold and collection_size:
+        rows.append(
+            {
+                "method": CHANCE,
+                "questions": len(with_gold),
+                "with_gold": len(with_gold),
+                "recall": _mean([len(set(q.gold)) / collection_size for q in with_gold]),
+            }
+        )
+    return rows

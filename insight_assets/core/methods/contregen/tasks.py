@@ -1,0 +1,231 @@
+"""ConTReGen's tasks: plan, verify (two steps), synthesize (node and root), and judge an answer.
+
+Planning and verification run at temperature 0, writing at 0.3 (the paper gives neither). The two
+verification steps are batched as the issue asks: one call judges every sub-question of a plan,
+one call judges every passage of a node. Some inputs are for the offline implementation only
+(cosine similarities, thresholds, the theme graph's labels) and never reach a prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...llm import Task, register_task
+from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
+from . import offline
+from .schemas import (
+    ANSWER_MAX_TOKENS,
+    NODE_SUMMARY_MAX_TOKENS,
+    PLAN_TEMPERATURE,
+    WRITE_TEMPERATURE,
+    AnswerJudgement,
+    PassageVerdicts,
+    Plan,
+    SubQuestionVerdicts,
+    WrittenText,
+)
+
+# -- planning (§2.1) -----------------------------------------------------------------------------
+
+
+def _check_plan(output: Plan, inputs: Mapping[str, Any]) -> list[str]:
+    problems = []
+    if len(output.sub_questions) > inputs["max_sub_questions"]:
+        problems.append(
+            f"there are {len(output.sub_questions)} sub-questions; write at most {inputs['max_sub_questions']}"
+        )
+    if any(not question.strip() for question in output.sub_questions):
+        problems.append("a sub-question is empty")
+    return problems
+
+
+CONTREGEN_PLAN: Task[Plan] = register_task(
+    Task(
+        name="contregen_plan",
+        version=1,
+        template="contregen_plan.v1.txt",
+        output_model=Plan,
+        offline=offline.plan_offline,
+        inputs=("query", "question", "explored", "passages", "max_sub_questions", "themes"),
+        format_inputs=lambda inputs: {
+            "query": str(inputs["query"]),
+            "question": str(inputs["question"]),
+            "explored": "; ".join(inputs["explored"]) or "none",
+            "passages": format_passages(inputs["passages"]) or "(none)",
+            "max_sub_questions": str(inputs["max_sub_questions"]),
+        },
+        input_defaults={"themes": ()},
+        check_output=_check_plan,
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=600,
+        expected_output_tokens=150,
+        description="ConTReGen §2.1: sub-questions for a node from its question and passages.",
+    )
+)
+
+
+# -- verification (§2.1, Figure 5) ---------------------------------------------------------------
+
+
+def _check_sub_question_verdicts(output: SubQuestionVerdicts, inputs: Mapping[str, Any]) -> list[str]:
+    expected = list(range(1, len(inputs["sub_questions"]) + 1))
+    given = sorted(verdict.index for verdict in output.verdicts)
+    problems = []
+    if given != expected:
+        problems.append(f"give exactly one verdict for each sub-question, indexes {expected}; got {given}")
+    empty = [v.index for v in output.verdicts if v.needed and not v.search_query.strip()]
+    if empty:
+        problems.append(f"needed sub-questions {empty} have no search_query; rewrite each needed one")
+    return problems
+
+
+CONTREGEN_VERIFY_SUB_QUESTIONS: Task[SubQuestionVerdicts] = register_task(
+    Task(
+        name="contregen_verify_sub_questions",
+        version=1,
+        template="contregen_verify_sub_questions.v1.txt",
+        output_model=SubQuestionVerdicts,
+        offline=offline.verify_sub_questions_offline,
+        inputs=("query", "parent", "sub_questions", "need_similarity", "repeat_similarity"),
+        format_inputs=lambda inputs: {
+            "query": str(inputs["query"]),
+            "parent": str(inputs["parent"]),
+            "sub_questions": "\n".join(f"{q['index']}. {q['text']}" for q in inputs["sub_questions"]),
+        },
+        check_output=_check_sub_question_verdicts,
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=1200,
+        expected_output_tokens=350,
+        description="ConTReGen's verification, step i: is each sub-question needed; if so, its search query.",
+    )
+)
+
+
+def _check_passage_verdicts(output: PassageVerdicts, inputs: Mapping[str, Any]) -> list[str]:
+    expected = sorted(p["id"] for p in inputs["passages"])
+    given = sorted(verdict.id for verdict in output.verdicts)
+    if given != expected:
+        return [
+            f"give exactly one verdict for each passage, ids {', '.join(expected)}; got {', '.join(given)}"
+        ]
+    return []
+
+
+CONTREGEN_JUDGE_PASSAGES: Task[PassageVerdicts] = register_task(
+    Task(
+        name="contregen_judge_passages",
+        version=1,
+        template="contregen_judge_passages.v1.txt",
+        output_model=PassageVerdicts,
+        offline=offline.judge_passages_offline,
+        inputs=("query", "question", "passages", "floor"),
+        format_inputs=lambda inputs: {
+            "query": str(inputs["query"]),
+            "question": str(inputs["question"]),
+            "passages": format_passages(inputs["passages"]),
+        },
+        check_output=_check_passage_verdicts,
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=800,
+        expected_output_tokens=250,
+        description="ConTReGen's verification, step ii: is each retrieved passage relevant to the original query.",
+    )
+)
+
+
+# -- synthesis (§2.2) ----------------------------------------------------------------------------
+
+
+def _known_aliases(inputs: Mapping[str, Any]) -> set[str]:
+    return {p["id"] for p in inputs["passages"]} | {s["id"] for s in inputs["sources"]}
+
+
+def _check_written(output: WrittenText, inputs: Mapping[str, Any]) -> list[str]:
+    known = _known_aliases(inputs)
+    problems = unknown_citations(output.text, known)
+    if known and not cited_aliases(output.text):
+        problems.append("the text cites no source; cite the source of every statement, e.g. [S1]")
+    return problems
+
+
+def _format_findings(findings: Sequence[Mapping[str, str]]) -> str:
+    if not findings:
+        return "(none)"
+    return "\n\n".join(f"On '{f['question']}': {f['summary']}" for f in findings)
+
+
+def _format_synthesis(inputs: Mapping[str, Any]) -> dict[str, str]:
+    values = {
+        "query": str(inputs["query"]),
+        "passages": format_passages(inputs["passages"]) or "(none)",
+        "findings": _format_findings(inputs["findings"]),
+        "sources": "\n".join(f"[{s['id']}] {s['source']}" for s in inputs["sources"]) or "(none)",
+        "words": str(inputs["words"]),
+    }
+    if "question" in inputs:
+        values["question"] = str(inputs["question"])
+    return values
+
+
+CONTREGEN_SUMMARIZE: Task[WrittenText] = register_task(
+    Task(
+        name="contregen_summarize",
+        version=1,
+        template="contregen_summarize.v1.txt",
+        output_model=WrittenText,
+        offline=offline.summarize_offline,
+        inputs=("query", "question", "passages", "findings", "sources", "words"),
+        format_inputs=_format_synthesis,
+        check_output=_check_written,
+        temperature=WRITE_TEMPERATURE,
+        max_tokens=NODE_SUMMARY_MAX_TOKENS,
+        expected_output_tokens=250,
+        text_field="text",
+        description="ConTReGen §2.2: a node's summary of its passages and its children's summaries.",
+    )
+)
+
+CONTREGEN_ANSWER: Task[WrittenText] = register_task(
+    Task(
+        name="contregen_answer",
+        version=1,
+        template="contregen_answer.v1.txt",
+        output_model=WrittenText,
+        offline=offline.answer_offline,
+        inputs=("query", "passages", "findings", "sources", "words"),
+        format_inputs=_format_synthesis,
+        check_output=_check_written,
+        temperature=WRITE_TEMPERATURE,
+        max_tokens=ANSWER_MAX_TOKENS,
+        expected_output_tokens=450,
+        text_field="text",
+        description="The root's long-form answer (ConTReGen), and the baselines' (passages only).",
+    )
+)
+
+
+# -- the judge -----------------------------------------------------------------------------------
+
+CONTREGEN_JUDGE_ANSWER: Task[AnswerJudgement] = register_task(
+    Task(
+        name="contregen_judge_answer",
+        version=1,
+        template="contregen_judge_answer.v1.txt",
+        output_model=AnswerJudgement,
+        offline=offline.judge_answer_offline,
+        format_inputs=lambda inputs: {
+            "question": str(inputs["question"]),
+            "answer": str(inputs["answer"]),
+            "reference": str(inputs["reference"]) or "(none: judge coverage from the question alone)",
+        },
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=500,
+        expected_output_tokens=150,
+        description="Coverage and relevance (1-5) of a long-form answer to its question.",
+    )
+)
+
+TREE_TASKS = (CONTREGEN_PLAN, CONTREGEN_VERIFY_SUB_QUESTIONS, CONTREGEN_JUDGE_PASSAGES)
+WRITE_TASKS = (CONTREGEN_SUMMARIZE, CONTREGEN_ANSWER)
+JUDGE_TASKS = (CONTREGEN_JUDGE_ANSWER,)

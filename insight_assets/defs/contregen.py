@@ -1,0 +1,503 @@
+"""ConTReGen's assets: the trees (top-down planning, retrieval and verification), the answers
+(bottom-up synthesis, and the baselines on the same questions), and their scores with the report."""
+
+import base64
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core import curation
+from insight_assets.core.index import IndexMissing
+from insight_assets.core.methods import contregen
+from insight_assets.core.methods.contregen import records, report, scores
+from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT
+from insight_assets.core.methods.contregen.tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
+from insight_assets.core.retrieval import Retriever
+from insight_assets.core.retrieval.citing import load_sources, render_citations
+from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.defs.curation import generated_answers, generated_questions
+from insight_assets.defs.ingestion import chunk_embeddings
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+)
+from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.resources import EmbedderResource, LLMResource, ModelChoice, StorageResource
+from insight_assets.defs.themes import theme_graph
+
+CONTREGEN_GROUP = asset_settings("contregen")
+QUESTION_SOURCES = ("all", curation.GENERATED, curation.USER)
+
+
+def _open_retriever(storage: StorageResource, embedder: EmbedderResource, collection: str) -> Retriever:
+    try:
+        return Retriever.open(
+            storage.warehouse, storage.vectors, collection, embedder.get_embedder(), contregen.PROFILE
+        )
+    except IndexMissing as error:
+        raise nothing_to_do(collection, str(error)) from error
+
+
+class RetrievalConfig(ModelCallConfig):
+    """What the tree and the baselines retrieve with; keep both assets' values the same."""
+
+    top_k: int = Field(default=contregen.schemas.TOP_K, description="§4.3: passages per retrieval (k = 5).")
+    retrieval_mode: str = Field(default="dense", description=f"One of {', '.join(RETRIEVAL_MODES)}.")
+
+
+# -- trees ----------------------------------------------------------------------------------------
+
+
+class TreesConfig(RetrievalConfig):
+    """§2.1 with §4.3's and Appendix A.1's defaults: depth 2, 5 sub-questions per plan; planning
+    and verification at temperature 0. The thresholds are the offline verifier's."""
+
+    TASKS = TREE_TASKS
+
+    questions: str = Field(default="all", description=f"Which questions: {', '.join(QUESTION_SOURCES)}.")
+    max_questions: int | None = Field(
+        default=20, ge=1, description="Only the first N questions (cost control); null for all."
+    )
+    max_depth: int = Field(default=contregen.schemas.MAX_DEPTH, ge=0, description="§4.3: depth 2.")
+    max_sub_questions: int = Field(
+        default=contregen.schemas.MAX_SUB_QUESTIONS, ge=1, description="Appendix A.1: 5 per plan."
+    )
+    need_similarity: float = Field(
+        default=contregen.schemas.NEED_SIMILARITY,
+        description="Offline: a sub-question's least cosine with the question to be needed.",
+    )
+    repeat_similarity: float = Field(
+        default=contregen.schemas.REPEAT_SIMILARITY,
+        description="Offline: the cosine with an explored question at which a sub-question repeats it.",
+    )
+    relevance_ratio: float = Field(
+        default=contregen.schemas.RELEVANCE_RATIO,
+        description="Offline: a passage is relevant at this share of the question's best passage's cosine.",
+    )
+
+    def settings(self) -> contregen.ContregenSettings:
+        if self.questions not in QUESTION_SOURCES:
+            raise dg.Failure(
+                description=f"Invalid contregen_trees config: questions must be one of {', '.join(QUESTION_SOURCES)}"
+            )
+        try:
+            return contregen.ContregenSettings(
+                top_k=self.top_k,
+                retrieval_mode=self.retrieval_mode,
+                max_depth=self.max_depth,
+                max_sub_questions=self.max_sub_questions,
+                need_similarity=self.need_similarity,
+                repeat_similarity=self.repeat_similarity,
+                relevance_ratio=self.relevance_ratio,
+            )
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid contregen_trees config: {error}") from error
+
+
+def _questions(warehouse, collection: str, which: str, limit: int | None) -> list[contregen.TreeQuestion]:
+    chosen = [
+        contregen.TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
+        for q in curation.load_questions(warehouse, collection)
+        if which == "all" or q.source == which
+    ]
+    return chosen[:limit] if limit is not None else chosen
+
+
+@dg.asset(
+    kinds={"duckdb", "lancedb"},
+    deps=[generated_questions, chunk_embeddings, theme_graph],
+    code_version="1",
+    pool=LLM_POOL,
+    **CONTREGEN_GROUP,
+)
+def contregen_trees(
+    context: dg.AssetExecutionContext,
+    config: TreesConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """Each question's tree (one row per node): sub-questions planned from the passages, kept or
+    pruned by the two-step verification (with the verdicts and reasons), the rewritten search
+    queries and the passages each retrieved, with their scores and relevance verdicts."""
+    settings = config.settings()
+    return materialize_each(
+        context,
+        storage,
+        lambda collection: _trees(context, config, settings, storage, llm, embedder, collection),
+    )
+
+
+def _trees(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    questions = _questions(warehouse, collection, config.questions, config.max_questions)
+    if not questions:
+        raise nothing_to_do(
+            collection, f"no {config.questions} question: `generated_questions` holds none to explore."
+        )
+    retriever = _open_retriever(storage, embedder, collection)
+    themes = [
+        row["label"]
+        for row in warehouse.rows("SELECT label FROM theme_clusters WHERE collection = ?", [collection])
+    ]
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        trees, _ = contregen.grow_trees(client, retriever, questions, settings, themes)
+    writer = client.writer_label(contregen.tasks.CONTREGEN_PLAN)
+    warehouse.replace_partition(collection, {"contregen_trees": records.tree_rows(collection, trees, writer)})
+    nodes = [node for tree in trees for node in tree.nodes.values()]
+    counts = {
+        status: sum(node.status == status for node in nodes)
+        for status in (ROOT, KEPT, PRUNED_NOT_NEEDED, PRUNED_NO_PASSAGE, contregen.schemas.FAILED)
+    }
+    example = max(trees, key=lambda tree: len(tree.nodes))
+    per_question = [
+        {
+            "question": tree.question.question,
+            "nodes": len(tree.nodes),
+            "kept": len(tree.kept_nodes()) - 1,
+            "pruned": sum(not n.kept for n in tree.nodes.values()),
+            "passages": len(tree.retrieved()),
+            "calls": tree.usage.calls,
+            "input_tokens": tree.usage.input_tokens,
+            "output_tokens": tree.usage.output_tokens,
+        }
+        for tree in trees
+    ]
+    failed = [n for n in nodes if n.error]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(nodes),
+            "questions": len(trees),
+            "nodes": dg.MetadataValue.json(counts),
+            "pruned_sub_questions": counts[PRUNED_NOT_NEEDED] + counts[PRUNED_NO_PASSAGE],
+            "mean_calls_per_question": round(sum(t.usage.calls for t in trees) / len(trees), 2),
+            "mean_tokens_per_question": round(
+                sum(t.usage.input_tokens + t.usage.output_tokens for t in trees) / len(trees), 1
+            ),
+            "per_question": dg.MetadataValue.md(markdown_table(per_question, list(per_question[0]))),
+            "example_tree": dg.MetadataValue.md(
+                f"**{example.question.question}**\n\n{report.tree_mermaid(example)}"
+            ),
+            "node_failures": dg.MetadataValue.md(
+                markdown_table(
+                    [{"node": f"{n.question_id[:10]}/{n.node_id}", "error": n.error} for n in failed[:20]],
+                    ["node", "error"],
+                    empty="None.",
+                )
+            ),
+            "writer": writer,
+            **llm_metadata(client),
+        }
+    )
+
+
+def load_trees(warehouse, collection: str) -> list[contregen.Tree]:
+    return records.trees_from_rows(
+        warehouse.rows("SELECT * FROM contregen_trees WHERE collection = ?", [collection])
+    )
+
+
+# -- answers --------------------------------------------------------------------------------------
+
+
+class AnswersConfig(RetrievalConfig):
+    """§2.2: synthesis at temperature 0.3, a ~300-word root answer, prompts cut to
+    ``context_tokens``; the baselines RetGen, budget-matched RetGen and IterRetGen (5 iterations)."""
+
+    TASKS = WRITE_TASKS
+
+    baselines: bool = Field(default=True, description="Also answer with the three baselines.")
+    iterations: int = Field(default=contregen.schemas.ITERATIONS, ge=1, description="IterRetGen's rounds.")
+    answer_words: int = Field(
+        default=contregen.schemas.ANSWER_WORDS, ge=50, description="The answer's length."
+    )
+    context_tokens: int = Field(
+        default=contregen.schemas.CONTEXT_TOKENS,
+        description="Each synthesis prompt's budget for passages and summaries, in tokens.",
+    )
+
+    def settings(self) -> contregen.ContregenSettings:
+        try:
+            return contregen.ContregenSettings(
+                top_k=self.top_k,
+                retrieval_mode=self.retrieval_mode,
+                iterations=self.iterations,
+                answer_words=self.answer_words,
+                context_tokens=self.context_tokens,
+            )
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid contregen_answers config: {error}") from error
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[contregen_trees],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "answers_cite_retrieved_passages",
+            asset="contregen_answers",
+            description="Every citation of every answer is a passage its method retrieved.",
+        ),
+        dg.AssetCheckSpec(
+            "answers_not_truncated",
+            asset="contregen_answers",
+            description="No answer was cut off at max_tokens (after one retry with twice the room).",
+        ),
+    ],
+    **CONTREGEN_GROUP,
+)
+def contregen_answers(
+    context: dg.AssetExecutionContext,
+    config: AnswersConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """Each tree synthesized bottom-up into a cited long-form answer (citations rendered as title
+    and pages), and the baselines' answers to the same questions, with the passages each method
+    retrieved and its model calls and tokens."""
+    settings = config.settings()
+    return materialize_each(
+        context,
+        storage,
+        lambda collection: _answers(context, config, settings, storage, llm, embedder, collection),
+    )
+
+
+def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    trees = load_trees(warehouse, collection)
+    if not trees:
+        raise nothing_to_do(collection, "no trees: `contregen_trees` stored none.")
+    retriever = _open_retriever(storage, embedder, collection)
+    sources = load_sources(warehouse, collection, contregen.PROFILE)
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        answers = contregen.write_answers(client, retriever, trees, sources, settings, config.baselines)
+    writer = client.writer_label(contregen.tasks.CONTREGEN_ANSWER)
+    summaries = [
+        {
+            "collection": collection,
+            "question_id": tree.question.question_id,
+            "node_id": node.node_id,
+            "status": node.summary_status or None,
+            "summary": node.summary or None,
+            "error": node.error,
+        }
+        for tree in trees
+        for node in tree.nodes.values()
+        if node.kept
+    ]
+    warehouse.replace_partition(
+        collection,
+        {
+            "contregen_answers": pa.Table.from_pylist(
+                records.answer_rows(collection, answers, sources, writer)
+            ),
+            "contregen_node_summaries": pa.Table.from_pylist(summaries),
+        },
+    )
+    written = [a for a in answers if a.text]
+    if not written:
+        raise nothing_to_do(
+            collection, f"no answer was written: {answers[0].error if answers else 'no trees'}"
+        )
+    problems = [
+        f"{a.method} answer to {a.question_id[:10]} cites {cid[:12]}, which it did not retrieve"
+        for a in written
+        for cid in a.cited
+        if cid not in set(a.retrieved)
+    ]
+    truncated = [a for a in answers if a.status == contregen.schemas.TRUNCATED]
+    statuses = {
+        method: {
+            s: sum(a.method == method and a.status == s for a in answers) for s in {a.status for a in answers}
+        }
+        for method in dict.fromkeys(a.method for a in answers)
+    }
+    example = next((a for a in written if a.method == contregen.CONTREGEN), written[0])
+    questions = {tree.question.question_id: tree.question.question for tree in trees}
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(written),
+            "answers": dg.MetadataValue.json(statuses),
+            "example": dg.MetadataValue.md(
+                f"**{questions[example.question_id]}** ({example.method})\n\n"
+                + render_citations(example.text, sources)
+            ),
+            "failures": dg.MetadataValue.md(
+                markdown_table(
+                    [
+                        {"method": a.method, "question": questions[a.question_id], "error": a.error}
+                        for a in answers
+                        if a.error
+                    ],
+                    ["method", "question", "error"],
+                    empty="None.",
+                )
+            ),
+            "writer": writer,
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="answers_cite_retrieved_passages",
+                passed=not problems,
+                metadata={"answers_checked": len(written), "problems": "; ".join(problems[:10]) or "none"},
+            ),
+            dg.AssetCheckResult(
+                check_name="answers_not_truncated",
+                passed=not truncated,
+                metadata={
+                    "truncated": "; ".join(f"{a.method}: {a.question_id[:10]}" for a in truncated) or "none"
+                },
+            ),
+        ],
+    )
+
+
+# -- scores and report ----------------------------------------------------------------------------
+
+
+class ScoresConfig(ModelCallConfig):
+    """The judge may be another model than the generator's."""
+
+    TASKS = JUDGE_TASKS
+
+    judge_provider: str | None = Field(
+        default=None, description="Judge provider; unset: the `llm` resource's."
+    )
+    judge_model: str | None = Field(default=None, description="Judge model; unset: the provider's default.")
+    judge_base_url: str | None = Field(default=None, description="Judge server (openai-compatible).")
+    judge_api_key_env: str | None = Field(
+        default=None, description="Environment variable of the judge's key."
+    )
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[contregen_answers, generated_answers],
+    code_version="1",
+    pool=LLM_POOL,
+    **CONTREGEN_GROUP,
+)
+def contregen_scores(
+    context: dg.AssetExecutionContext,
+    config: ScoresConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+) -> dg.MaterializeResult:
+    """Retrieval recall of each question's gold documents (its combination) for ConTReGen (the
+    whole tree) and the baselines, with chance; the judge's coverage and relevance; model calls
+    and tokens per question. Table, chart and data/reports/<collection>/contregen_report.md."""
+    return materialize_each(
+        context, storage, lambda collection: _scores(context, config, storage, llm, collection)
+    )
+
+
+def _scores(context, config, storage, llm, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    trees = load_trees(warehouse, collection)
+    answers = records.answers_from_rows(
+        warehouse.rows("SELECT * FROM contregen_answers WHERE collection = ?", [collection])
+    )
+    if not answers or not trees:
+        raise nothing_to_do(collection, "no answers to score: `contregen_answers` stored none.")
+    questions = [tree.question for tree in trees]
+    chunk_docs = {
+        row["chunk_id"]: row["doc_id"]
+        for row in warehouse.rows(
+            "SELECT chunk_id, doc_id FROM chunks WHERE collection = ? AND profile = ?",
+            [collection, contregen.PROFILE],
+        )
+    }
+    references = {
+        row["question_id"]: row["answer"]
+        for row in warehouse.rows(
+            "SELECT question_id, answer FROM generated_answers WHERE collection = ? AND answer IS NOT NULL",
+            [collection],
+        )
+    }
+    collection_size = warehouse.rows(
+        "SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection]
+    )[0]["n"]
+    choice = ModelChoice(
+        config.judge_provider, config.judge_model, config.judge_base_url, config.judge_api_key_env
+    )
+    client = model_client(context, llm, config, collection, model_choice=choice)
+    with model_errors_as_failures(client, collection):
+        scored = scores.score_answers(client, questions, answers, chunk_docs, references)
+    judge = client.writer_label(contregen.tasks.CONTREGEN_JUDGE_ANSWER)
+    warehouse.replace_partition(
+        collection,
+        {
+            "contregen_scores": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        **{k: v for k, v in s.__dict__.items() if k != "errors"},
+                        "errors": list(s.errors),
+                        "judge": judge,
+                    }
+                    for s in scored
+                ]
+            )
+        },
+    )
+    rows = scores.method_table(scored, questions, collection_size)
+    chart = report.render_chart(rows)
+    notes = [
+        f"judge: {judge}"
+        + (
+            " — coverage and relevance here are lexical stand-ins, not a model's judgement"
+            if judge.startswith("offline")
+            else ""
+        ),
+        f"collection: {collection_size} papers; chance = a question's gold documents / the collection's papers",
+        (
+            "recall: gold documents holding a passage the method retrieved (ConTReGen: every node of the "
+            "tree); recall_used: only the passages that reached the answer (ConTReGen: kept nodes' "
+            "relevant passages)"
+        ),
+        "retgen_budget retrieves as many passages as the question's tree retrieved in all",
+        "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs not counted)",
+    ]
+    example = max(trees, key=lambda tree: len(tree.nodes))
+    by_key = {(a.question_id, a.method): a for a in answers}
+    sources = load_sources(warehouse, collection, contregen.PROFILE)
+    examples = [
+        {
+            "method": method,
+            "text": render_citations(by_key[(example.question.question_id, method)].text, sources),
+        }
+        for method in contregen.METHODS
+        if (example.question.question_id, method) in by_key
+        and by_key[(example.question.question_id, method)].text
+    ]
+    folder = Path(storage.reports_dir) / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / report.CHART_FILE).write_bytes(chart)
+    markdown_path = folder / "contregen_report.md"
+    markdown_path.write_text(
+        report.render_report(collection, rows, example, examples, notes), encoding="utf-8"
+    )
+    encoded = base64.b64encode(chart).decode("ascii")
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(scored),
+            "scores": dg.MetadataValue.md(markdown_table(rows, report.TABLE_COLUMNS)),
+            "chart": dg.MetadataValue.md(f"![recall per method](data:image/png;base64,{encoded})"),
+            "judge": judge,
+            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+            **llm_metadata(client),
+        }
+    )
