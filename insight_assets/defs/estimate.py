@@ -19,7 +19,10 @@ from insight_assets.core.curation import QAPair
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.judge import judge_questions, judged_questions
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.methods import insightgen
+from insight_assets.core.methods import contregen, insightgen
+from insight_assets.core.methods.contregen import scores as contregen_scores
+from insight_assets.core.retrieval import Retriever
+from insight_assets.defs.contregen import AnswersConfig, ScoresConfig, TreesConfig
 from insight_assets.defs.curation import AnswerConfig, CompressionConfig, QuestionConfig
 from insight_assets.defs.evaluation import JudgeConfig
 from insight_assets.defs.insights import InsightsConfig
@@ -54,6 +57,10 @@ class DryRun:
     questions: list[curation.Question] = field(default_factory=list)
     pairs: list[QAPair] = field(default_factory=list)
     insights: insightgen.InsightGenResult | None = None
+    retriever: Retriever | None = None
+    trees: list[contregen.Tree] = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
+    answers: list[contregen.Answer] = field(default_factory=list)
 
     @property
     def embed(self):
@@ -122,6 +129,45 @@ def _judge(config: JudgeConfig, run: DryRun) -> None:
     )
 
 
+def _contregen_trees(config: TreesConfig, run: DryRun) -> None:
+    """Priced once the collection has chunk vectors (like `insights`)."""
+    try:
+        run.retriever = Retriever.open(
+            run.storage.warehouse,
+            run.storage.vectors,
+            run.collection,
+            run.embedder.get_embedder(),
+            contregen.PROFILE,
+        )
+    except IndexMissing:
+        return
+    asked = [
+        contregen.TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
+        for q in run.questions
+        if config.questions == "all" or q.source == config.questions
+    ][: config.max_questions]
+    themes = [
+        row["label"]
+        for row in run.storage.warehouse.rows(
+            "SELECT label FROM theme_clusters WHERE collection = ?", [run.collection]
+        )
+    ]
+    run.trees, run.sources = contregen.grow_trees(run.client, run.retriever, asked, config.settings(), themes)
+
+
+def _contregen_answers(config: AnswersConfig, run: DryRun) -> None:
+    if run.retriever is not None and run.trees:
+        run.answers = contregen.write_answers(
+            run.client, run.retriever, run.trees, run.sources, config.settings(), config.baselines
+        )
+
+
+def _contregen_scores(config: ScoresConfig, run: DryRun) -> None:
+    references = {pair.question_id: pair.answer for pair in run.pairs}
+    questions = [tree.question for tree in run.trees]
+    contregen_scores.score_answers(run.client, questions, run.answers, {}, references)
+
+
 # The model-calling assets in build order, each priced on the offline answers of those before it.
 ESTIMATE_STEPS = (
     EstimateStep(CompressionConfig, _compress),
@@ -129,6 +175,9 @@ ESTIMATE_STEPS = (
     EstimateStep(AnswerConfig, _answer),
     EstimateStep(InsightsConfig, _find_insights),
     EstimateStep(JudgeConfig, _judge),
+    EstimateStep(TreesConfig, _contregen_trees),
+    EstimateStep(AnswersConfig, _contregen_answers),
+    EstimateStep(ScoresConfig, _contregen_scores),
 )
 
 
@@ -138,8 +187,8 @@ def estimate_collection(
     """What building ``collection``'s model-calling assets would cost with their default config
     (one judge, the configured model).
 
-    Needs the collection's parsed documents in the warehouse; `insights` and `judge_scores` are
-    priced too once the collection has a theme graph.
+    Needs the collection's parsed documents in the warehouse; `insights`, `judge_scores` and
+    ConTReGen's assets are priced too once the collection has chunk vectors and a theme graph.
     """
     configs = [step.config() for step in ESTIMATE_STEPS]
     overrides = {name: params for config in configs for name, params in config.task_overrides().items()}

@@ -15,11 +15,13 @@ from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import materialize_collection, metadata
-
-# The curation and insight chain, the prompts the toy model knows (XSum's are tested on their own).
-CHAIN = [asset for asset in ALL_ASSETS if "xsum" not in set(asset.group_names_by_key.values())]
 from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.toy_model import FAULT_KINDS, FaultyModel, first_prompt
+
+# The curation and insight chain, the prompts the toy model knows (XSum's and ConTReGen's are
+# tested on their own).
+OWN_TESTS = {"xsum", "contregen"}
+CHAIN = [asset for asset in ALL_ASSETS if not set(asset.group_names_by_key.values()) & OWN_TESTS]
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 TIMEOUT_S = 1.0

@@ -66,7 +66,8 @@ def corpus(tmp_path_factory) -> tuple[Retriever, dict]:
         {"collection": COLLECTION, "doc_id": d, "file": f"{d}.pdf", "title": f"Paper {d}"} for d in DOCUMENTS
     ]
     warehouse.replace_partition(
-        COLLECTION, {"parsed_documents": pa.Table.from_pylist(documents), "chunks": pa.Table.from_pylist(rows)}
+        COLLECTION,
+        {"parsed_documents": pa.Table.from_pylist(documents), "chunks": pa.Table.from_pylist(rows)},
     )
     embedder = HashingEmbedder()
     vectors.replace(COLLECTION, vectorize_chunks(COLLECTION, rows, embedder, None).table)
@@ -109,7 +110,8 @@ class ScriptedModel:
         if "You judge retrieved passages" in prompt:
             question = re.search(r"The sub-question that retrieved these passages: (.*)", prompt).group(1)
             verdicts = [
-                {"id": a, "relevant": self.relevant(question, text), "reason": "scripted"} for a, text in passages
+                {"id": a, "relevant": self.relevant(question, text), "reason": "scripted"}
+                for a, text in passages
             ]
             return Reply(json.dumps({"verdicts": verdicts}))
         sources = re.findall(r"^\[(S\d+)\] [^(]", prompt, re.MULTILINE)
@@ -223,7 +225,7 @@ def test_trees_survive_their_rows(server, corpus):
 
 
 def test_offline_tree_plans_from_passages_and_verifies_by_similarity(corpus):
-    retriever, chunk_docs = corpus
+    retriever, _ = corpus
     client = LLMClient(LLMSettings())
     settings = contregen.ContregenSettings(top_k=2, max_depth=1, relevance_ratio=0.0)
 

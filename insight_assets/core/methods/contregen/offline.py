@@ -36,15 +36,19 @@ from .schemas import (
 
 PHRASES_PER_PASSAGE = 6
 SUB_QUESTION = "What do the papers report about {facet} in relation to {topic}?"
-# Words of the template itself, left out of the search query made from a sub-question.
+# Words of the template itself, left out of the search query made from a sub-question (and of
+# the topic a deeper sub-question names).
 _FRAMING = frozenset({"papers", "report", "relation"})
+_FRAMING_TERMS = frozenset({"paper", "report", "relation"})
+# A citation's "Hermann et al" names a paper, not a facet.
+_CITATION_PHRASE = re.compile(r"\bet al\b")
 # A cosine of 0.3 between a sentence and a question counts as fully relevant (core/judge does too).
 RELEVANT_COSINE = 0.3
 _WORD = re.compile(r"[A-Za-z][\w-]*")
 
 
 def _topic(question: str) -> str:
-    phrases = rake_keyphrases(question, limit=2)
+    phrases = rake_keyphrases(question, limit=2, exclude=_FRAMING_TERMS)
     return " and ".join(phrases) if phrases else question.rstrip("?")
 
 
@@ -75,7 +79,7 @@ def plan_offline(
     ranked = sorted(named, key=lambda p: (-named[p], not set(terms(p)) & theme_words, -len(p.split())))
     for phrase in ranked:
         words = set(terms(phrase))
-        if not words or words & used or any(char.isdigit() for char in phrase):
+        if not words or words & used or any(c.isdigit() for c in phrase) or _CITATION_PHRASE.search(phrase):
             continue
         facets.append(phrase)
         used |= words
