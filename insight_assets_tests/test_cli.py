@@ -82,6 +82,14 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert "Related insights (offline (extractive)):" in asked.stdout
     assert "Sources: " in asked.stdout and ", p" in asked.stdout  # a title and its pages
 
+    tree = run_cli(tmp_path, "ask", "-c", "tiny", "--method", "contregen", "How are citation contexts used?")
+    assert tree.returncode == 0, tree.stderr[-3000:]
+    assert tree.stdout.startswith(
+        "Question: How are citation contexts used?\n\nAnswer (offline (extractive)):"
+    )
+    assert "Tree (sub-questions" in tree.stdout and "- How are citation contexts used?  (root)" in tree.stdout
+    assert "    · " in tree.stdout and "model calls" in tree.stdout  # a kept node's sources
+
     given = run_cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
     assert given.returncode == 0, given.stderr[-3000:]
     assert "Answer (given):\nCitations credit prior work." in given.stdout
@@ -91,7 +99,9 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     hits = [line for line in searched.stdout.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
     assert len(hits) == 3 and all(", p" in hit and "reranked by late-interaction" in hit for hit in hits)
     lexical = run_cli(tmp_path, "search", "-c", "tiny", "zzzqqq", "--mode", "lexical", "--rerank", "none")
-    assert lexical.returncode == 1 and "No chunk of 'tiny' matches 'zzzqqq' (lexical search)." in lexical.stdout
+    assert (
+        lexical.returncode == 1 and "No chunk of 'tiny' matches 'zzzqqq' (lexical search)." in lexical.stdout
+    )
 
 
 def test_search_offers_the_retrieval_layers_modes_and_rerankers():
@@ -136,7 +146,9 @@ def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):
     assert built.returncode == 1
     assert "Traceback" not in built.stderr and "Stack Trace" not in built.stderr
     assert "Not executing" not in built.stderr
-    reasons = [line.strip() for line in built.stderr.splitlines() if line.startswith("  ") and ": collection" in line]
+    reasons = [
+        line.strip() for line in built.stderr.splitlines() if line.startswith("  ") and ": collection" in line
+    ]
     assert len(reasons) == 2, built.stderr[-3000:]
     assert reasons[0].startswith("source_documents: collection 'empty': no usable documents: the folder ")
     assert reasons[1].startswith(

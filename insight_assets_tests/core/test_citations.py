@@ -46,7 +46,11 @@ def test_numbered_references_are_cut_at_their_numbers_and_lose_page_numbers():
     assert references[1].text == (
         "Sepp Hochreiter and Jürgen Schmidhuber. Long short-term memory. Neural computation, 9(8):1735– 1780, 1997."
     )
-    assert [(r.first_author, r.year) for r in references] == [("socher", 2013), ("hochreiter", 1997), ("le", 2014)]
+    assert [(r.first_author, r.year) for r in references] == [
+        ("socher", 2013),
+        ("hochreiter", 1997),
+        ("le", 2014),
+    ]
 
 
 def test_author_year_references_are_cut_where_an_author_list_starts():
@@ -75,9 +79,13 @@ def test_folding_ignores_case_accents_spacing_and_hyphens():
 
 
 def test_title_similarity_is_one_for_a_verbatim_title_and_low_for_scattered_letters():
-    reference = fold("Quoc V Le and Tomas Mikolov. Distributed representations of sentences and documents. ICML")
+    reference = fold(
+        "Quoc V Le and Tomas Mikolov. Distributed representations of sentences and documents. ICML"
+    )
     assert title_similarity(fold("Distributed Representations of Sentences and Documents"), reference) == 1.0
-    dropped = title_similarity(fold("Distributed Representations of Words and Sentences and Documents"), reference)
+    dropped = title_similarity(
+        fold("Distributed Representations of Words and Sentences and Documents"), reference
+    )
     assert 0.85 < dropped < 1.0
     assert title_similarity(fold("Deep Residual Learning for Image Recognition"), reference) < 0.5
 
@@ -90,7 +98,9 @@ PARAGRAPH_VECTORS = Paper(
     "Many machine learning algorithms require the input to be represented as a fixed-length feature vector "
     "(Harris, 1954; Bengio et al., 2006).",
 )
-LSTM = Paper("lstm", "Long Short-Term Memory", "Long Short-Term Memory\nSepp Hochreiter\nJürgen Schmidhuber\n")
+LSTM = Paper(
+    "lstm", "Long Short-Term Memory", "Long Short-Term Memory\nSepp Hochreiter\nJürgen Schmidhuber\n"
+)
 
 
 def test_a_reference_matches_the_paper_whose_title_it_holds():
@@ -105,11 +115,20 @@ def test_a_reference_matches_the_paper_whose_title_it_holds():
     ("reference", "reason"),
     [
         # Another author's paper sharing the title's words.
-        ("[1] Andriy Mnih. Distributed representations of sentences and documents, revisited. 2014.", "first author 'mnih'"),
+        (
+            "[1] Andriy Mnih. Distributed representations of sentences and documents, revisited. 2014.",
+            "first author 'mnih'",
+        ),
         # Before a year the paper's first page names (its publication line's 2014).
-        ("[1] Quoc Le. Distributed representations of sentences and documents. Tech report, 2001.", "year 2001 is before 2014"),
+        (
+            "[1] Quoc Le. Distributed representations of sentences and documents. Tech report, 2001.",
+            "year 2001 is before 2014",
+        ),
         # After its publication line (2014), beyond the tolerance of one year.
-        ("[1] Quoc Le. Distributed representations of sentences and documents. Journal, 2019.", "year 2019 is after"),
+        (
+            "[1] Quoc Le. Distributed representations of sentences and documents. Journal, 2019.",
+            "year 2019 is after",
+        ),
     ],
 )
 def test_author_and_year_checks_reject_a_title_match(reference, reason):
@@ -118,16 +137,26 @@ def test_author_and_year_checks_reject_a_title_match(reference, reason):
 
 
 def test_unknown_facts_do_not_reject_and_a_paper_never_cites_itself():
-    (match,) = match_references("x", split_references("[1] Long short-term memory, a tutorial reprint."), [LSTM])
+    (match,) = match_references(
+        "x", split_references("[1] Long short-term memory, a tutorial reprint."), [LSTM]
+    )
     assert match.cited_doc_id == "lstm"  # no author, no year: only the title decides
-    (itself,) = match_references("lstm", split_references("[1] S. Hochreiter. Long short-term memory. 1997."), [LSTM])
+    (itself,) = match_references(
+        "lstm", split_references("[1] S. Hochreiter. Long short-term memory. 1997."), [LSTM]
+    )
     assert itself.cited_doc_id is None
 
 
 def test_thresholds_are_settings():
-    reference = split_references("[1] Quoc Le. Distributed representations of phrases and documents. ICML, 2014.")
-    loose = match_references("citing", reference, [PARAGRAPH_VECTORS], MatchSettings(min_title_similarity=0.8))
-    strict = match_references("citing", reference, [PARAGRAPH_VECTORS], MatchSettings(min_title_similarity=0.99))
+    reference = split_references(
+        "[1] Quoc Le. Distributed representations of phrases and documents. ICML, 2014."
+    )
+    loose = match_references(
+        "citing", reference, [PARAGRAPH_VECTORS], MatchSettings(min_title_similarity=0.8)
+    )
+    strict = match_references(
+        "citing", reference, [PARAGRAPH_VECTORS], MatchSettings(min_title_similarity=0.99)
+    )
     assert loose[0].cited_doc_id == "pv" and strict[0].cited_doc_id is None
     with pytest.raises(ValueError, match="min_title_similarity"):
         MatchSettings(min_title_similarity=0)
@@ -137,7 +166,9 @@ def test_the_graph_has_one_edge_per_pair_and_counts_co_citations():
     cites_both = "".join(
         f"[{n}] Quoc Le. Distributed representations of sentences and documents. 2014.\n" for n in (1, 2)
     )
-    cites_both += "[3] Sepp Hochreiter. Long short-term memory. 1997.\n[4] Someone Else. Unrelated work. 2010."
+    cites_both += (
+        "[3] Sepp Hochreiter. Long short-term memory. 1997.\n[4] Someone Else. Unrelated work. 2010."
+    )
     documents = [
         CitingDocument("a", "Paper A about things", "Paper A\nAnne Author\n", cites_both),
         CitingDocument("b", "Paper B about other things", "Paper B\nBob Author\n", cites_both),

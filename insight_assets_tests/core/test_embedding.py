@@ -36,7 +36,9 @@ def test_long_text_is_embedded_over_all_its_windows_not_truncated(local):
     assert len(windows) >= 4
     # Sentence-aware windows of at most 150 tokens, each within the model's word-piece limit.
     assert all(text.endswith(".") and count_tokens(text) <= 150 for text, _ in windows)
-    assert all(len(local.model.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 254 for text, _ in windows)
+    assert all(
+        len(local.model.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 254 for text, _ in windows
+    )
     assert windows[0][0].startswith("Citation-informed") and windows[-1][0].endswith("neutrons.")
     assert any("Quantum" in text for text, _ in windows[: len(windows) // 2 + 2])
 
@@ -52,7 +54,9 @@ def test_a_window_too_dense_for_the_model_is_split_at_word_pieces(local):
     formula = " ".join(f"x{i}^{{2}}+y{i}" for i in range(60))  # few cl100k tokens, many word pieces
     windows = local.windows(formula)
     assert len(windows) >= 2
-    assert all(len(local.model.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 254 for text, _ in windows)
+    assert all(
+        len(local.model.tokenizer(text, add_special_tokens=False)["input_ids"]) <= 254 for text, _ in windows
+    )
 
 
 def test_auto_precision_follows_the_cpu(tmp_path):
@@ -81,7 +85,9 @@ def test_variant_names_model_and_method(local):
 
 def test_hashing_embedder_is_deterministic_and_lexical():
     embedder = HashingEmbedder()
-    a, b, c = embedder.embed(["graph neural networks", "neural networks on graphs", "protein folding kinetics"])
+    a, b, c = embedder.embed(
+        ["graph neural networks", "neural networks on graphs", "protein folding kinetics"]
+    )
     assert np.allclose(embedder.embed(["graph neural networks"])[0], a)
     assert np.dot(a, b) > np.dot(a, c)
     assert np.isclose(np.linalg.norm(a), 1.0)

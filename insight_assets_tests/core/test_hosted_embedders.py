@@ -38,20 +38,26 @@ def test_openai_compatible_embedder_batches_orders_and_normalises(server):
 
 
 def test_openai_embedder_sends_the_key_it_was_given(server):
-    embedder = OpenAIEmbedder(model="text-embedding-3-small", api_key="sk-test-123", base_url=f"{server.url}/v1")
+    embedder = OpenAIEmbedder(
+        model="text-embedding-3-small", api_key="sk-test-123", base_url=f"{server.url}/v1"
+    )
     embedder.embed(TEXTS[:1])
     headers = {name.lower(): value for name, value in server.requests[0].headers.items()}
     assert headers["authorization"] == "Bearer sk-test-123"
 
 
 def test_gemini_embedder_uses_batch_embed_contents(server):
-    embedder = GeminiEmbedder(model="gemini-embedding-001", api_key="g-key", base_url=server.url, batch_size=3)
+    embedder = GeminiEmbedder(
+        model="gemini-embedding-001", api_key="g-key", base_url=server.url, batch_size=3
+    )
     vectors = embedder.embed(TEXTS)
     assert np.allclose(vectors, expected(TEXTS), atol=1e-6)
     assert [r.path.split("?")[0].rsplit("/", 1)[-1] for r in server.requests] == [
         "gemini-embedding-001:batchEmbedContents"
     ] * 2
-    assert {name.lower(): value for name, value in server.requests[0].headers.items()}["x-goog-api-key"] == "g-key"
+    assert {name.lower(): value for name, value in server.requests[0].headers.items()}[
+        "x-goog-api-key"
+    ] == "g-key"
     assert embedder.variant == "gemini:gemini-embedding-001"
 
 
@@ -79,14 +85,18 @@ def test_a_wrong_gemini_key_fails_with_a_clear_message(server):
 
 def test_a_batch_that_keeps_failing_is_recorded_and_the_others_are_embedded(server):
     server.poison_embeddings("number 2", Failure(500, "model crashed", headers={"retry-after-ms": "1"}))
-    embedder = OpenAIEmbedder(model="m", api_key="k", base_url=f"{server.url}/v1", batch_size=2, max_retries=2)
+    embedder = OpenAIEmbedder(
+        model="m", api_key="k", base_url=f"{server.url}/v1", batch_size=2, max_retries=2
+    )
     outcome = embedder.embed_partial(TEXTS)
     # Batches [0, 1], [2, 3], [4]: the second holds "number 2" and fails on every retry.
     assert sorted(outcome.errors) == [2, 3]
     assert all("model crashed" in reason for reason in outcome.errors.values())
     assert outcome.vectors[2] is None and outcome.vectors[3] is None
     kept = [0, 1, 4]
-    assert np.allclose(np.stack([outcome.vectors[i] for i in kept]), expected([TEXTS[i] for i in kept]), atol=1e-6)
+    assert np.allclose(
+        np.stack([outcome.vectors[i] for i in kept]), expected([TEXTS[i] for i in kept]), atol=1e-6
+    )
     poisoned = [r for r in server.requests if "number 2" in " ".join(r.body["input"])]
     assert len(poisoned) == 3  # the first try and two retries
     with pytest.raises(EmbeddingError, match="model crashed"):

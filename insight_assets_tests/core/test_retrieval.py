@@ -89,7 +89,8 @@ def retriever(tmp_path_factory, embedder) -> Retriever:
         for doc_id, title, _ in DOCUMENTS
     ]
     warehouse.replace_partition(
-        COLLECTION, {"parsed_documents": pa.Table.from_pylist(documents), "chunks": pa.Table.from_pylist(rows)}
+        COLLECTION,
+        {"parsed_documents": pa.Table.from_pylist(documents), "chunks": pa.Table.from_pylist(rows)},
     )
     vectors.replace(COLLECTION, vectorize_chunks(COLLECTION, rows, embedder, None).table)
     vectors.build_text_index(COLLECTION)
@@ -193,7 +194,9 @@ def test_llm_rerank_asks_a_hosted_model_in_batches_and_sinks_a_failed_batch(retr
     with fake_openai_client(server, settings={"max_concurrency": 1}) as llm:
         reranked = rerank("query", candidates, top_n=12, reranker="llm", llm=llm)
     assert len(server.requests) == 2  # 10 passages per call
-    assert "[P10]" in server.requests[0].last_user_text() and "[P11]" not in server.requests[0].last_user_text()
+    assert (
+        "[P10]" in server.requests[0].last_user_text() and "[P11]" not in server.requests[0].last_user_text()
+    )
     assert reranked[0].chunk_id == candidates[6].chunk_id and reranked[0].score == 5.0
     # The second batch failed: its two passages rate -1, below every rated one, but are kept.
     assert [hit.chunk_id for hit in reranked[-2:]] == [hit.chunk_id for hit in candidates[10:]]

@@ -12,7 +12,10 @@ from insight_assets.core.stores import VectorStore, Warehouse
 
 def sources(collection: str, files: list[str]) -> pa.Table:
     return pa.Table.from_pylist(
-        [{"collection": collection, "file": f, "doc_id": f"id-{f}", "size_bytes": 1, "pages": 1} for f in files]
+        [
+            {"collection": collection, "file": f, "doc_id": f"id-{f}", "size_bytes": 1, "pages": 1}
+            for f in files
+        ]
     )
 
 
@@ -36,18 +39,25 @@ def test_a_failed_write_changes_nothing(tmp_path):
 
 def vectors(collection: str, profile: str, ids: list[str], variant: str = "v1") -> pa.Table:
     matrix = np.eye(4, dtype=np.float32)[: len(ids)]
-    return pa.table({
-        "collection": [collection] * len(ids), "profile": [profile] * len(ids), "chunk_id": ids,
-        "variant": [variant] * len(ids), "text": [f"chunk {chunk_id} about {profile}" for chunk_id in ids],
-        "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), 4),
-    })
+    return pa.table(
+        {
+            "collection": [collection] * len(ids),
+            "profile": [profile] * len(ids),
+            "chunk_id": ids,
+            "variant": [variant] * len(ids),
+            "text": [f"chunk {chunk_id} about {profile}" for chunk_id in ids],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), 4),
+        }
+    )
 
 
 def test_vector_tables_are_per_collection_and_text_search_filters(tmp_path):
     store = VectorStore(str(tmp_path / "lancedb"))
     store.replace("a", vectors("a", "xsum", ["x1", "x2", "x3"]))
     store.replace("b", vectors("b", "xsum", ["y1"]))
-    store.replace("a", pa.concat_tables([vectors("a", "xsum", ["x1", "x2"]), vectors("a", "insightgen", ["g1"], "v2")]))
+    store.replace(
+        "a", pa.concat_tables([vectors("a", "xsum", ["x1", "x2"]), vectors("a", "insightgen", ["g1"], "v2")])
+    )
     assert store.read("b", ["chunk_id"]).column("chunk_id").to_pylist() == ["y1"]
     assert sorted(store.read("a", ["chunk_id"]).column("chunk_id").to_pylist()) == ["g1", "x1", "x2"]
     assert store.read("nothing") is None

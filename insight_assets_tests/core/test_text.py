@@ -157,7 +157,9 @@ def test_spans_are_ordered_stripped_and_cover_all_text(text):
 def test_headings_glued_to_a_sentence_are_dropped_and_wrapped_sentences_kept():
     from insight_assets.core.text import drop_leading_heading, sentence_texts
 
-    assert drop_leading_heading("8\nConclusions and Future Work\nWe present SPECTER.") == "We present SPECTER."
+    assert (
+        drop_leading_heading("8\nConclusions and Future Work\nWe present SPECTER.") == "We present SPECTER."
+    )
     assert drop_leading_heading("7\nRelated work\nThe ACL Anthology Network.") == "The ACL Anthology Network."
     assert drop_leading_heading("2.2 Background: Pretrained Transformers\nModels grew.") == "Models grew."
     # A sentence wrapped after a short line is not a heading.

@@ -22,8 +22,16 @@ PARAGRAPH = (
 def rows_for(documents, profiles=("insightgen", "xsum")) -> list[dict]:
     chunks = chunk_documents(documents, [PROFILES[name] for name in profiles])
     return [
-        {"profile": c.profile, "chunk_id": c.chunk_id, "doc_id": c.doc_id, "text": c.text, "text_sha": c.text_sha,
-         "char_start": c.char_start, "char_end": c.char_end, "token_count": c.token_count}
+        {
+            "profile": c.profile,
+            "chunk_id": c.chunk_id,
+            "doc_id": c.doc_id,
+            "text": c.text,
+            "text_sha": c.text_sha,
+            "char_start": c.char_start,
+            "char_end": c.char_end,
+            "token_count": c.token_count,
+        }
         for c in chunks
     ]
 
@@ -55,12 +63,16 @@ def test_coarse_chunks_are_pooled_and_only_fine_texts_reach_the_model():
     fine = [r for r in rows if r["profile"] == "xsum"]
     assert outcome.pooled == sum(r["profile"] == "insightgen" for r in rows)
     assert outcome.embedded == len({r["text_sha"] for r in fine})
-    assert outcome.words_embedded == sum(len(t.split()) for t in {r["text_sha"]: r["text"] for r in fine}.values())
+    assert outcome.words_embedded == sum(
+        len(t.split()) for t in {r["text_sha"]: r["text"] for r in fine}.values()
+    )
     assert set(outcome.table.column("pooled_from").to_pylist()) == {"xsum", ""}
 
     # A pooled vector is the token-weighted mean of the fine vectors inside its span.
     first = next(r for r in rows if r["profile"] == "insightgen")
-    inside = [r for r in fine if first["char_start"] <= r["char_start"] and r["char_end"] <= first["char_end"]]
+    inside = [
+        r for r in fine if first["char_start"] <= r["char_start"] and r["char_end"] <= first["char_end"]
+    ]
     expected = np.sum([r["token_count"] * embedder.embed([r["text"]])[0] for r in inside], axis=0)
     expected /= np.linalg.norm(expected)
     assert np.allclose(vectors_by_profile(outcome)["insightgen"][0], expected, atol=1e-5)

@@ -79,7 +79,9 @@ def test_nightly_schedule_requests_every_collection_that_has_a_folder(instance, 
     at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.UTC)
 
     def evaluate():
-        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=at, resources={"storage": storage})
+        context = dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=at, resources={"storage": storage}
+        )
         return nightly_reingest(context)
 
     assert isinstance(evaluate(), dg.SkipReason)
@@ -119,7 +121,11 @@ def test_definitions_load_with_the_main_job_sensor_and_schedule():
 def test_dagster_cli_validates_the_code_location():
     completed = subprocess.run(
         [sys.executable, "-m", "dagster", "definitions", "validate", "-m", "insight_assets.definitions"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
@@ -139,14 +145,33 @@ def test_shell_backfill_over_several_collections_with_dagster_asset_materialize(
 
     hashing = '{"resources": {"embedder": {"config": {"provider": "hashing"}}}}'
     completed = subprocess.run(
-        [sys.executable, "-m", "dagster", "asset", "materialize", "-m", "insight_assets.definitions",
-         "--select", "*", "--partition-range", "a-papers...b-papers", "--config-json", hashing],
-        cwd=project, env={**os.environ, "DAGSTER_HOME": str(home)},
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "dagster",
+            "asset",
+            "materialize",
+            "-m",
+            "insight_assets.definitions",
+            "--select",
+            "*",
+            "--partition-range",
+            "a-papers...b-papers",
+            "--config-json",
+            hashing,
+        ],
+        cwd=project,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     warehouse = Warehouse(project / "data" / "warehouse.duckdb")
-    rows = warehouse.rows("SELECT collection, count(*) AS n FROM chunks GROUP BY collection ORDER BY collection")
+    rows = warehouse.rows(
+        "SELECT collection, count(*) AS n FROM chunks GROUP BY collection ORDER BY collection"
+    )
     assert [row["collection"] for row in rows] == ["a-papers", "b-papers"]
     assert rows[0]["n"] == rows[1]["n"] > 0
 

@@ -24,7 +24,9 @@ def test_garbled_and_nearly_empty_pdfs_are_not_papers(instance, storage, hashing
     folder = Path(storage.collections_root) / "unseen"
     folder.mkdir()
     make.write_pdf(folder / "broken-font.pdf", make.english_pages(12), remap=make.caesar)
-    make.write_pdf(folder / "poor-ocr.pdf", [make.ocr_noise(p, 0.4) for p in make.english_pages(5)], scanned=True)
+    make.write_pdf(
+        folder / "poor-ocr.pdf", [make.ocr_noise(p, 0.4) for p in make.english_pages(5)], scanned=True
+    )
     make.write_damaged_stream(folder / "damaged.pdf", "Result", make.english_text()[:3000])
     make.write_pdf(folder / "mixed.pdf", make.english_pages(8), remap=make.symbols, remap_pages=[3, 6])
     (folder / "good.pdf").write_bytes(DEMO_PDF.read_bytes())
@@ -32,14 +34,18 @@ def test_garbled_and_nearly_empty_pdfs_are_not_papers(instance, storage, hashing
     result = materialize_collection(instance, storage, hashing_embedder, "unseen")
     assert result.success
 
-    problems = {(row["file"], row["kind"], row["severity"]) for row in rows(storage, "SELECT * FROM parse_problems")}
+    problems = {
+        (row["file"], row["kind"], row["severity"]) for row in rows(storage, "SELECT * FROM parse_problems")
+    }
     assert problems == {
         ("broken-font.pdf", "garbled", "error"),
         ("damaged.pdf", "corrupted", "error"),
         ("poor-ocr.pdf", "poor_text", "warning"),
         ("mixed.pdf", "garbled_pages", "warning"),
     }
-    verdicts = {row["file"]: row["verdict"] for row in rows(storage, "SELECT file, verdict FROM text_quality")}
+    verdicts = {
+        row["file"]: row["verdict"] for row in rows(storage, "SELECT file, verdict FROM text_quality")
+    }
     assert verdicts == {
         "broken-font.pdf": "unusable",
         "damaged.pdf": "unusable",
@@ -63,7 +69,11 @@ def test_garbled_and_nearly_empty_pdfs_are_not_papers(instance, storage, hashing
            WHERE d.file = 'mixed.pdf' AND p.text = '' ORDER BY p.page""",
     )
     assert [row["page"] for row in dropped] == [3, 6]
-    assert not any("\ue000" <= ch <= "\uf8ff" or "\u2700" <= ch <= "\u27bf" for text in chunked["mixed.pdf"] for ch in text)
+    assert not any(
+        "\ue000" <= ch <= "\uf8ff" or "\u2700" <= ch <= "\u27bf"
+        for text in chunked["mixed.pdf"]
+        for ch in text
+    )
     warning = rows(storage, "SELECT message FROM parse_problems WHERE kind = 'garbled_pages'")[0]["message"]
     assert "2 of 8 pages are garbled and were left out: pages 3, 6" in warning
     parsed = metadata(result, "parsed_documents")
@@ -123,11 +133,19 @@ def test_a_folder_of_unusable_files_fails_parsing_with_each_reason(instance, sto
 def test_a_theme_graph_with_nothing_to_cluster_says_so(instance, storage, hashing_embedder):
     folder = Path(storage.collections_root) / "xsum-only"
     folder.mkdir()
-    (folder / "good.pdf").write_bytes(min(DEMO_COLLECTION.glob("*.pdf"), key=lambda p: p.stat().st_size).read_bytes())
+    (folder / "good.pdf").write_bytes(
+        min(DEMO_COLLECTION.glob("*.pdf"), key=lambda p: p.stat().st_size).read_bytes()
+    )
     config = {"ops": {"chunks": {"config": {"profiles": ["xsum"]}}}}
     assets = [*dg.load_assets_from_modules([ingestion]), themes.theme_graph]
     result = materialize_collection(
-        instance, storage, hashing_embedder, "xsum-only", assets=assets, run_config=config, raise_on_error=False
+        instance,
+        storage,
+        hashing_embedder,
+        "xsum-only",
+        assets=assets,
+        run_config=config,
+        raise_on_error=False,
     )
     step, message = failure(result)
     assert step == "theme_graph"

@@ -35,7 +35,9 @@ def test_citations_link_the_papers_that_cite_each_other(instance, storage, hashi
 
     stem = {
         row["doc_id"]: row["file"].removesuffix(".pdf")
-        for row in storage.warehouse.rows("SELECT doc_id, file FROM parsed_documents WHERE collection = 'emb'")
+        for row in storage.warehouse.rows(
+            "SELECT doc_id, file FROM parsed_documents WHERE collection = 'emb'"
+        )
     }
     edges = {
         (stem[row["citing_doc_id"]], stem[row["cited_doc_id"]])
@@ -60,7 +62,9 @@ def test_citations_link_the_papers_that_cite_each_other(instance, storage, hashi
     assert report["references"] == len(references) and report["papers"] == len(pdfs)
     assert report["graph"].startswith("![citation graph](data:image/png;base64,")
     # Co-citation is a view on the edges: word2vec's two papers are cited together by several others.
-    pairs = storage.warehouse.rows("SELECT doc_a, doc_b, co_cited_by FROM co_citations WHERE collection = 'emb'")
+    pairs = storage.warehouse.rows(
+        "SELECT doc_a, doc_b, co_cited_by FROM co_citations WHERE collection = 'emb'"
+    )
     word2vec = {"efficient-estimation-of-word-representations-in-vector-space",
                 "distributed-representations-of-words-and-phrases-and-their-compositionality"}  # fmt: skip
     (together,) = [row for row in pairs if {stem[row["doc_a"]], stem[row["doc_b"]]} == word2vec]
@@ -77,7 +81,8 @@ def test_a_collection_without_readable_references_says_so(instance, storage, has
     )
     assert failure(result) == (
         "citations",
-        ("collection 'one': no references to match: none of its 1 parsed documents has a references section "
-        "that could be read (a heading such as 'References' or 'Bibliography')."),
+        (
+            "collection 'one': no references to match: none of its 1 parsed documents has a references section "
+            "that could be read (a heading such as 'References' or 'Bibliography')."
+        ),
     )
-

@@ -61,7 +61,9 @@ def build_and_kill(arguments: dict, done_enough: Callable[[], bool], timeout_s: 
     try:
         while not done_enough():
             if worker.poll() is not None:
-                pytest.fail(f"the build ended (exit {worker.returncode}) before it was killed: {worker.stderr.read()[-2000:]}")
+                pytest.fail(
+                    f"the build ended (exit {worker.returncode}) before it was killed: {worker.stderr.read()[-2000:]}"
+                )
             if time.monotonic() > deadline:
                 pytest.fail("the build never reached the point where it was to be killed")
             time.sleep(0.005)
@@ -101,7 +103,14 @@ def vector_snapshot(storage: StorageResource) -> list[tuple]:
     if table is None:
         return []
     return sorted(
-        (row["profile"], row["chunk_id"], row["text_sha"], row["variant"], row["pooled_from"], tuple(row["vector"]))
+        (
+            row["profile"],
+            row["chunk_id"],
+            row["text_sha"],
+            row["variant"],
+            row["pooled_from"],
+            tuple(row["vector"]),
+        )
         for row in table.to_pylist()
     )
 
@@ -111,7 +120,8 @@ def assert_no_duplicates(storage: StorageResource) -> None:
         for table in SCHEMA:
             total = db.rows(f"SELECT count(*) AS n FROM {table} WHERE collection = ?", [COLLECTION])[0]["n"]
             distinct = db.rows(
-                f"SELECT count(*) AS n FROM (SELECT DISTINCT * FROM {table} WHERE collection = ?)", [COLLECTION]
+                f"SELECT count(*) AS n FROM (SELECT DISTINCT * FROM {table} WHERE collection = ?)",
+                [COLLECTION],
             )[0]["n"]
             assert total == distinct, f"{table} has duplicate rows"
     keys = [(profile, chunk_id) for profile, chunk_id, *_ in vector_snapshot(storage)]
@@ -126,7 +136,12 @@ def built(storage: StorageResource) -> dict[str, str]:
 def test_a_build_killed_while_embedding_resumes_to_the_same_tables(tmp_path):
     server = FakeModelServer().start()
     server.default = Reply("", delay_s=0.15)  # every embedding request answered, slowly
-    embedder = {"provider": "openai-compatible", "model": "nomic-embed-text", "base_url": f"{server.url}/v1", "batch_size": 8}
+    embedder = {
+        "provider": "openai-compatible",
+        "model": "nomic-embed-text",
+        "base_url": f"{server.url}/v1",
+        "batch_size": 8,
+    }
     storage = make_storage(tmp_path / "resumed")
     try:
         with dg.instance_for_test() as instance:
@@ -139,14 +154,18 @@ def test_a_build_killed_while_embedding_resumes_to_the_same_tables(tmp_path):
             add_collection(storage, COLLECTION, PDFS[1:2])
             sent = len(server.requests)
             build_and_kill(
-                worker_arguments(storage, embedder, None, [asset.key.to_user_string() for asset in INGESTION_ASSETS]),
+                worker_arguments(
+                    storage, embedder, None, [asset.key.to_user_string() for asset in INGESTION_ASSETS]
+                ),
                 lambda: len(server.requests) >= sent + 3,
             )
 
             # Nothing half-written: the vector table is still the whole earlier one, the steps before
             # finished their writes, and the interrupted step left no build record of its own.
             assert vector_snapshot(storage) == vectors_before
-            assert storage.vectors.db.open_table(storage.vectors.table_name(COLLECTION)).version == table_version
+            assert (
+                storage.vectors.db.open_table(storage.vectors.table_name(COLLECTION)).version == table_version
+            )
             assert built(storage)["chunk_embeddings"] == embedded_by == first.run_id
             assert storage.warehouse.rows("SELECT count(*) AS n FROM parsed_documents")[0]["n"] == 2
             assert_no_duplicates(storage)
@@ -200,14 +219,18 @@ def test_a_build_killed_while_calling_a_model_pays_only_for_the_rest(tmp_path, h
             materialize_collection(instance, storage, hashing_embedder, COLLECTION)  # ingestion
             cache = ResponseCache.in_data_dir(data_dir)
             build_and_kill(
-                worker_arguments(storage, {"provider": "hashing"}, hosted(server, data_dir), ["compressed_documents"]),
+                worker_arguments(
+                    storage, {"provider": "hashing"}, hosted(server, data_dir), ["compressed_documents"]
+                ),
                 lambda: len(cache) >= 2,  # two answers bought and cached, the third under way
             )
             cached = len(cache)
             asked_before_kill = [request.last_user_text() for request in server.requests]
             assert 2 <= cached < len(papers)
             # Nothing half-written: the step writes its rows only when every paper is done.
-            assert not storage.warehouse.rows("SELECT 1 FROM compressed_documents WHERE collection = ?", [COLLECTION])
+            assert not storage.warehouse.rows(
+                "SELECT 1 FROM compressed_documents WHERE collection = ?", [COLLECTION]
+            )
             assert "compressed_documents" not in built(storage)
 
             server.requests.clear()
@@ -221,7 +244,11 @@ def test_a_build_killed_while_calling_a_model_pays_only_for_the_rest(tmp_path, h
             )
         assert_no_duplicates(storage)
         # The ledger: the answers bought before the kill came from the cache, the rest from the provider.
-        rows = [row for row in CallLedger.in_data_dir(data_dir).rows(asset="compressed_documents") if row.run_id == resumed.run_id]
+        rows = [
+            row
+            for row in CallLedger.in_data_dir(data_dir).rows(asset="compressed_documents")
+            if row.run_id == resumed.run_id
+        ]
         assert sum(row.cache_hit for row in rows) == cached
         assert sum(not row.cache_hit for row in rows) == len(papers) - cached == len(server.requests)
         asked_again = {request.last_user_text() for request in server.requests}
@@ -243,15 +270,23 @@ def test_a_build_killed_while_calling_a_model_pays_only_for_the_rest(tmp_path, h
     assert warehouse_snapshot(storage) == warehouse_snapshot(reference)
 
 
-def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tables(tmp_path, hashing_embedder):
-    chain = [asset.key.to_user_string() for asset in ALL_ASSETS if asset.key.to_user_string() not in ("judge_scores", "method_report")]
+def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tables(
+    tmp_path, hashing_embedder
+):
+    chain = [
+        asset.key.to_user_string()
+        for asset in ALL_ASSETS
+        if asset.key.to_user_string() not in ("judge_scores", "method_report")
+    ]
     upstream = [name for name in chain if name != "insights"]
 
     reference = make_storage(tmp_path / "reference")
     with dg.instance_for_test() as instance:
         add_collection(reference, COLLECTION, PDFS[:2])
         llm = LLMResource(data_dir=str(tmp_path / "reference" / "data"))
-        materialize_collection(instance, reference, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*chain))
+        materialize_collection(
+            instance, reference, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*chain)
+        )
     calls_in_full = len(CallLedger.in_data_dir(tmp_path / "reference" / "data").rows(asset="insights"))
 
     storage, data_dir = make_storage(tmp_path / "resumed"), tmp_path / "resumed" / "data"
@@ -259,7 +294,9 @@ def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tabl
     with dg.instance_for_test() as instance:
         add_collection(storage, COLLECTION, PDFS[:2])
         llm = LLMResource(data_dir=str(data_dir))
-        materialize_collection(instance, storage, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*upstream))
+        materialize_collection(
+            instance, storage, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*upstream)
+        )
         build_and_kill(
             worker_arguments(storage, {"provider": "hashing"}, {"data_dir": str(data_dir)}, ["insights"]),
             lambda: len(ledger.rows(asset="insights")) >= 3,
@@ -269,7 +306,9 @@ def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tabl
         assert "insights" not in built(storage)
         assert_no_duplicates(storage)
 
-        resumed = materialize_collection(instance, storage, hashing_embedder, COLLECTION, llm=llm, assets=assets_named("insights"))
+        resumed = materialize_collection(
+            instance, storage, hashing_embedder, COLLECTION, llm=llm, assets=assets_named("insights")
+        )
         assert resumed.success
     assert_no_duplicates(storage)
     assert warehouse_snapshot(storage) == warehouse_snapshot(reference)

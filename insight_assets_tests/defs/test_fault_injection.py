@@ -25,7 +25,13 @@ CHAIN = [asset for asset in ALL_ASSETS if not set(asset.group_names_by_key.value
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 TIMEOUT_S = 1.0
-MODEL_CALLING = ("compressed_documents", "generated_questions", "generated_answers", "insights", "judge_scores")
+MODEL_CALLING = (
+    "compressed_documents",
+    "generated_questions",
+    "generated_answers",
+    "insights",
+    "judge_scores",
+)
 # With this seed, some items fail for good (a malformed reply, then a malformed repair): the rerun
 # has something to pay for.
 SEED = 3
@@ -80,7 +86,10 @@ def test_the_chain_completes_with_one_call_in_five_failing_and_a_rerun_pays_only
         # Items that got no valid answer are failed items with their reason; the rest went on.
         failures = failed_items(storage)
         assert failures, "with this seed some items fail for good"
-        assert all(item["error"] and ("invalid output" in item["error"] or "intent" in item["error"]) for item in failures)
+        assert all(
+            item["error"] and ("invalid output" in item["error"] or "intent" in item["error"])
+            for item in failures
+        )
         reported = sum(metadata(first, asset).get("llm_failed_items", 0) for asset in MODEL_CALLING)
         assert reported > 0
         assert metadata(first, "generated_answers")["dagster/row_count"] > 0
@@ -109,4 +118,6 @@ def test_the_chain_completes_with_one_call_in_five_failing_and_a_rerun_pays_only
         report = metadata(second, asset)
         assert report["llm_failed_items"] == 0
         assert report["llm_provider_calls"] <= report["llm_calls"]
-    assert sum(metadata(second, asset)["llm_provider_calls"] for asset in MODEL_CALLING) == len(server.requests)
+    assert sum(metadata(second, asset)["llm_provider_calls"] for asset in MODEL_CALLING) == len(
+        server.requests
+    )

@@ -18,7 +18,9 @@ DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 
 
 def count(storage: StorageResource, table: str, collection: str) -> int:
-    return storage.warehouse.rows(f"SELECT count(*) AS n FROM {table} WHERE collection = ?", [collection])[0]["n"]
+    return storage.warehouse.rows(f"SELECT count(*) AS n FROM {table} WHERE collection = ?", [collection])[0][
+        "n"
+    ]
 
 
 def profile_count(storage: StorageResource, collection: str, profile: str) -> int:
@@ -45,12 +47,18 @@ def test_demo_collection_builds_documents_chunks_and_vectors(instance, storage, 
     parsed = metadata(result, "parsed_documents")
     assert parsed["dagster/row_count"] == 5
     assert parsed["files_with_errors"] == 0
-    titles = [row["title"] for row in storage.warehouse.rows("SELECT title FROM parsed_documents WHERE collection='demo'")]
+    titles = [
+        row["title"]
+        for row in storage.warehouse.rows("SELECT title FROM parsed_documents WHERE collection='demo'")
+    ]
     assert any("SPECTER" in title for title in titles)
 
-    profiles = {row["profile"]: row for row in storage.warehouse.rows(
-        "SELECT profile, count(*) AS n, max(token_count) AS biggest FROM chunks WHERE collection='demo' GROUP BY profile"
-    )}
+    profiles = {
+        row["profile"]: row
+        for row in storage.warehouse.rows(
+            "SELECT profile, count(*) AS n, max(token_count) AS biggest FROM chunks WHERE collection='demo' GROUP BY profile"
+        )
+    }
     assert set(profiles) == {"insightgen", "xsum"}
     assert profiles["insightgen"]["biggest"] <= 2000 and profiles["xsum"]["biggest"] <= 150
     assert profiles["xsum"]["n"] > 5 * profiles["insightgen"]["n"]
@@ -69,7 +77,9 @@ def test_broken_pdfs_become_problem_rows_and_the_rest_goes_on(instance, storage,
     result = materialize_collection(instance, storage, hashing_embedder, "mixed")
     assert result.success
 
-    problems = storage.warehouse.rows("SELECT file, kind, severity, message FROM parse_problems WHERE collection='mixed'")
+    problems = storage.warehouse.rows(
+        "SELECT file, kind, severity, message FROM parse_problems WHERE collection='mixed'"
+    )
     errors = {row["file"]: row["kind"] for row in problems if row["severity"] == "error"}
     assert errors["not-a-pdf_qpdf-bad1.pdf"] == "not_a_pdf"
     assert errors["encrypted-user-password_unstructured.pdf"] == "encrypted"
@@ -78,7 +88,10 @@ def test_broken_pdfs_become_problem_rows_and_the_rest_goes_on(instance, storage,
     assert "truncated-derived_1706.03762_first-half-bytes.pdf" in errors
     assert all(row["message"] for row in problems)
 
-    documents = {row["file"] for row in storage.warehouse.rows("SELECT file FROM parsed_documents WHERE collection='mixed'")}
+    documents = {
+        row["file"]
+        for row in storage.warehouse.rows("SELECT file FROM parsed_documents WHERE collection='mixed'")
+    }
     assert DEMO_PDFS[0].name in documents
     assert "huge-page-count_619-pages_unstructured-DA.pdf" in documents
     assert not documents & set(errors)
@@ -100,9 +113,13 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     # The chunk text is under a full-text index, built with the table.
     assert metadata(first, "chunk_embeddings")["text_index"] == "rebuilt"
     assert storage.vectors.has_text_index("inc")
-    some_chunk = storage.warehouse.rows("SELECT chunk_id, text FROM chunks WHERE collection = 'inc' LIMIT 1")[0]
+    some_chunk = storage.warehouse.rows("SELECT chunk_id, text FROM chunks WHERE collection = 'inc' LIMIT 1")[
+        0
+    ]
     rare_words = " ".join(sorted(set(some_chunk["text"].split()), key=len)[-3:])
-    assert some_chunk["chunk_id"] in [hit for hit, _ in storage.vectors.text_search("inc", rare_words, "true", 50)]
+    assert some_chunk["chunk_id"] in [
+        hit for hit, _ in storage.vectors.text_search("inc", rare_words, "true", 50)
+    ]
 
     vectors_version = storage.vectors.db.open_table(storage.vectors.table_name("inc")).version
     unchanged = materialize_collection(instance, storage, hashing_embedder, "inc")
@@ -121,32 +138,55 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     assert metadata(added, "chunks")["rechunked"] is True
     assert metadata(added, "parsed_documents")["documents_parsed"] == 1
     assert metadata(added, "parsed_documents")["documents_reused"] == 2
-    new_doc = storage.warehouse.rows("SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[2].name])[0]["doc_id"]
+    new_doc = storage.warehouse.rows(
+        "SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[2].name]
+    )[0]["doc_id"]
     new_chunks = storage.warehouse.rows(
         "SELECT count(*) AS n FROM chunks WHERE collection='inc' AND doc_id=? AND profile='xsum'", [new_doc]
     )[0]["n"]
     assert metadata(added, "chunk_embeddings")["chunks_embedded"] == new_chunks
 
     (folder / DEMO_PDFS[0].name).unlink()
-    removed_doc = storage.warehouse.rows("SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[0].name])[0]["doc_id"]
+    removed_doc = storage.warehouse.rows(
+        "SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[0].name]
+    )[0]["doc_id"]
     materialize_collection(instance, storage, hashing_embedder, "inc")
     for table in ("source_documents", "parsed_documents", "parsed_pages", "chunks"):
-        assert not storage.warehouse.rows(f"SELECT 1 FROM {table} WHERE collection='inc' AND doc_id=?", [removed_doc])
+        assert not storage.warehouse.rows(
+            f"SELECT 1 FROM {table} WHERE collection='inc' AND doc_id=?", [removed_doc]
+        )
     doc_ids = set(storage.vectors.read("inc", ["doc_id"]).column("doc_id").to_pylist())
     assert removed_doc not in doc_ids and new_doc in doc_ids
 
     before = chunk_keys(storage, "inc")
-    shas_before = {row["text_sha"] for row in storage.warehouse.rows("SELECT text_sha FROM chunks WHERE collection='inc'")}
+    shas_before = {
+        row["text_sha"]
+        for row in storage.warehouse.rows("SELECT text_sha FROM chunks WHERE collection='inc'")
+    }
     rechunked = materialize_collection(
-        instance, storage, hashing_embedder, "inc", run_config={"ops": {"chunks": {"config": {"xsum_target_tokens": 120}}}}
+        instance,
+        storage,
+        hashing_embedder,
+        "inc",
+        run_config={"ops": {"chunks": {"config": {"xsum_target_tokens": 120}}}},
     )
     after = chunk_keys(storage, "inc")
-    assert {key for key in after if key[0] == "insightgen"} == {key for key in before if key[0] == "insightgen"}
+    assert {key for key in after if key[0] == "insightgen"} == {
+        key for key in before if key[0] == "insightgen"
+    }
     assert {key for key in after if key[0] == "xsum"} != {key for key in before if key[0] == "xsum"}
     # Only texts never embedded before are embedded: unchanged chunks keep their vectors.
-    new_texts = {row["text_sha"] for row in storage.warehouse.rows("SELECT text_sha FROM chunks WHERE collection='inc'")} - shas_before
+    new_texts = {
+        row["text_sha"]
+        for row in storage.warehouse.rows("SELECT text_sha FROM chunks WHERE collection='inc'")
+    } - shas_before
     assert metadata(rechunked, "chunk_embeddings")["chunks_embedded"] == len(new_texts) > 0
-    assert storage.warehouse.rows("SELECT max(token_count) AS m FROM chunks WHERE collection='inc' AND profile='xsum'")[0]["m"] <= 120
+    assert (
+        storage.warehouse.rows(
+            "SELECT max(token_count) AS m FROM chunks WHERE collection='inc' AND profile='xsum'"
+        )[0]["m"]
+        <= 120
+    )
     assert vector_keys(storage, "inc") == after
 
 
@@ -160,8 +200,11 @@ def _materialize_in_subprocess(storage_fields: dict, collection: str) -> int:
 def test_two_collections_built_at_once_keep_each_others_rows(storage, tmp_path):
     add_collection(storage, "left", DEMO_PDFS[:2])
     add_collection(storage, "right", DEMO_PDFS[2:4])
-    fields = {"collections_root": storage.collections_root, "warehouse_path": storage.warehouse_path,
-              "lancedb_uri": storage.lancedb_uri}
+    fields = {
+        "collections_root": storage.collections_root,
+        "warehouse_path": storage.warehouse_path,
+        "lancedb_uri": storage.lancedb_uri,
+    }
     # Separate processes, as Dagster's multiprocess executor runs them; spawned, because LanceDB's
     # runtime does not survive a fork.
     spawn = multiprocessing.get_context("spawn")
@@ -169,7 +212,9 @@ def test_two_collections_built_at_once_keep_each_others_rows(storage, tmp_path):
         left, right = pool.map(_materialize_in_subprocess, [fields, fields], ["left", "right"])
     assert left > 0 and right > 0
     assert count(storage, "chunks", "left") == left and count(storage, "chunks", "right") == right
-    assert count(storage, "parsed_documents", "left") == 2 and count(storage, "parsed_documents", "right") == 2
+    assert (
+        count(storage, "parsed_documents", "left") == 2 and count(storage, "parsed_documents", "right") == 2
+    )
     assert vector_keys(storage, "left") == chunk_keys(storage, "left")
     assert vector_keys(storage, "right") == chunk_keys(storage, "right")
 
@@ -204,7 +249,9 @@ def test_preview_lists_every_file_with_pages_chunks_and_problems(instance, stora
 def test_an_invalid_chunk_size_fails_with_the_reason(instance, storage, hashing_embedder):
     add_collection(storage, "cfg", DEMO_PDFS[:1])
     config = {"ops": {"chunks": {"config": {"xsum_target_tokens": 30, "xsum_overlap_tokens": 20}}}}
-    result = materialize_collection(instance, storage, hashing_embedder, "cfg", run_config=config, raise_on_error=False)
+    result = materialize_collection(
+        instance, storage, hashing_embedder, "cfg", run_config=config, raise_on_error=False
+    )
     failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
     assert failure.step_key == "chunks"
     assert "Invalid chunking config" in failure.step_failure_data.user_failure_data.description
@@ -243,7 +290,9 @@ def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retri
     try:
         add_collection(storage, "flaky", DEMO_PDFS[:1])
         first = materialize_collection(instance, storage, embedder, "flaky")
-        failed_batches = [r.body["input"] for r in server.requests if any("hard negative" in t for t in r.body["input"])]
+        failed_batches = [
+            r.body["input"] for r in server.requests if any("hard negative" in t for t in r.body["input"])
+        ]
         failed_texts = {text for batch in failed_batches for text in batch}
 
         assert first.success
@@ -251,15 +300,25 @@ def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retri
         errors = storage.warehouse.rows(
             "SELECT profile, chunk_id, text_sha, error FROM embedding_errors WHERE collection = 'flaky'"
         )
-        chunks = storage.warehouse.rows("SELECT profile, chunk_id, text FROM chunks WHERE collection = 'flaky'")
-        xsum_failed = {row["chunk_id"] for row in chunks if row["profile"] == "xsum" and row["text"] in failed_texts}
+        chunks = storage.warehouse.rows(
+            "SELECT profile, chunk_id, text FROM chunks WHERE collection = 'flaky'"
+        )
+        xsum_failed = {
+            row["chunk_id"] for row in chunks if row["profile"] == "xsum" and row["text"] in failed_texts
+        }
         assert {row["chunk_id"] for row in errors if row["profile"] == "xsum"} == xsum_failed
         assert all("model crashed" in row["error"] for row in errors)
         # An insightgen chunk pooled from a failed xsum chunk has no vector either, and says why.
-        assert all(row["error"].startswith("pooled from xsum chunk") for row in errors if row["profile"] == "insightgen")
+        assert all(
+            row["error"].startswith("pooled from xsum chunk")
+            for row in errors
+            if row["profile"] == "insightgen"
+        )
         assert report["chunks_failed"] == len(errors) > 0
         # Everything else is embedded and stored.
-        assert vector_keys(storage, "flaky") == chunk_keys(storage, "flaky") - {(r["profile"], r["chunk_id"]) for r in errors}
+        assert vector_keys(storage, "flaky") == chunk_keys(storage, "flaky") - {
+            (r["profile"], r["chunk_id"]) for r in errors
+        }
         evaluation = check(first, "embedding_per_chunk")
         assert not evaluation.passed and evaluation.metadata["chunks_failed"].value == len(errors)
 
@@ -290,4 +349,7 @@ def test_an_embedding_service_that_fails_every_batch_fails_the_step(instance, st
     failure = next(event for event in result.all_events if event.event_type_value == "STEP_FAILURE")
     assert failure.step_key == "chunk_embeddings"
     description = failure.step_failure_data.user_failure_data.description
-    assert description.startswith("collection 'down': no chunk could be embedded: all ") and "overloaded" in description
+    assert (
+        description.startswith("collection 'down': no chunk could be embedded: all ")
+        and "overloaded" in description
+    )

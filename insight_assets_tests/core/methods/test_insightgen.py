@@ -184,7 +184,9 @@ def test_keyphrases_are_nominal_runs_and_honour_exclusions():
     sentence = "However, four-bit quantization degrades accuracy on reasoning benchmarks by up to 6%."
 
     assert rake_keyphrases(sentence, limit=3) == ["four-bit quantization", "reasoning benchmarks", "accuracy"]
-    assert rake_keyphrases(sentence, limit=1, exclude={"four-bit", "quantization"}) == ["reasoning benchmarks"]
+    assert rake_keyphrases(sentence, limit=1, exclude={"four-bit", "quantization"}) == [
+        "reasoning benchmarks"
+    ]
 
 
 def test_offline_fails_clearly_without_usable_context():
