@@ -217,6 +217,8 @@ class FakeModelServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
+                if len(raw) < length:
+                    return  # the client went away mid-request (a killed build): nothing was asked
                 api = _api_of(self.path)
                 if api is None:
                     self._send(404, {"error": {"message": f"no such path {self.path}"}}, {})

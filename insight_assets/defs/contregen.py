@@ -22,13 +22,14 @@ from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    JudgeCallConfig,
     ModelCallConfig,
     llm_metadata,
     model_client,
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.resources import EmbedderResource, LLMResource, ModelChoice, StorageResource
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.themes import theme_graph
 
 CONTREGEN_GROUP = asset_settings("contregen")
@@ -368,19 +369,10 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
 # -- scores and report ----------------------------------------------------------------------------
 
 
-class ScoresConfig(ModelCallConfig):
+class ScoresConfig(JudgeCallConfig):
     """The judge may be another model than the generator's."""
 
     TASKS = JUDGE_TASKS
-
-    judge_provider: str | None = Field(
-        default=None, description="Judge provider; unset: the `llm` resource's."
-    )
-    judge_model: str | None = Field(default=None, description="Judge model; unset: the provider's default.")
-    judge_base_url: str | None = Field(default=None, description="Judge server (openai-compatible).")
-    judge_api_key_env: str | None = Field(
-        default=None, description="Environment variable of the judge's key."
-    )
 
 
 @dg.asset(
@@ -430,9 +422,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     collection_size = warehouse.rows(
         "SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection]
     )[0]["n"]
-    choice = ModelChoice(
-        config.judge_provider, config.judge_model, config.judge_base_url, config.judge_api_key_env
-    )
+    choice = config.judge_choice()
     client = model_client(context, llm, config, collection, model_choice=choice)
     with model_errors_as_failures(client, collection):
         scored = scores.score_answers(client, questions, answers, chunk_docs, references)

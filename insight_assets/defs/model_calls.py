@@ -45,6 +45,22 @@ class ModelCallConfig(dg.Config):
         return {task.name: params for task in self.TASKS}
 
 
+class JudgeCallConfig(ModelCallConfig):
+    """A judging asset's config: the judge may be another model than the generator's."""
+
+    judge_provider: str | None = Field(
+        default=None, description="Judge provider; unset: the `llm` resource's."
+    )
+    judge_model: str | None = Field(default=None, description="Judge model; unset: the provider's default.")
+    judge_base_url: str | None = Field(default=None, description="Judge server (openai-compatible).")
+    judge_api_key_env: str | None = Field(
+        default=None, description="Environment variable of the judge's key."
+    )
+
+    def judge_choice(self) -> ModelChoice:
+        return ModelChoice(self.judge_provider, self.judge_model, self.judge_base_url, self.judge_api_key_env)
+
+
 def model_client(
     context: dg.AssetExecutionContext,
     llm: LLMResource,

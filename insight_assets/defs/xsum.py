@@ -21,13 +21,14 @@ from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    JudgeCallConfig,
     ModelCallConfig,
     llm_metadata,
     model_client,
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
-from insight_assets.defs.resources import EmbedderResource, LLMResource, ModelChoice, StorageResource
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.themes import theme_graph
 
 XSUM_GROUP = asset_settings("xsum")
@@ -483,20 +484,11 @@ def _summary_table(collection, records, writers) -> pa.Table:
 # -- scores and report ------------------------------------------------------------------------
 
 
-class XSumScoresConfig(ModelCallConfig):
+class XSumScoresConfig(JudgeCallConfig):
     """§4.2's metrics; the judge may be another model than the generator's (the paper judged with
     Phi-3 what GPT-4o-mini wrote, §4.3)."""
 
     TASKS = xsum.tasks.JUDGE_TASKS
-
-    judge_provider: str | None = Field(
-        default=None, description="Judge provider; unset: the `llm` resource's."
-    )
-    judge_model: str | None = Field(default=None, description="Judge model; unset: the provider's default.")
-    judge_base_url: str | None = Field(default=None, description="Judge server (openai-compatible).")
-    judge_api_key_env: str | None = Field(
-        default=None, description="Environment variable of the judge's key."
-    )
 
 
 @dg.asset(kinds={"duckdb"}, deps=[xsum_summaries], code_version="1", pool=LLM_POOL, **XSUM_GROUP)
@@ -536,9 +528,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         raise nothing_to_do(collection, "no summaries to score: `xsum_summaries` wrote none.")
     sources = load_sources(warehouse, collection, xsum.PROFILE)
     abstracts = {p.doc_id: p.abstract for p in load.load_papers(warehouse, collection)}
-    choice = ModelChoice(
-        config.judge_provider, config.judge_model, config.judge_base_url, config.judge_api_key_env
-    )
+    choice = config.judge_choice()
     client = model_client(context, llm, config, collection, model_choice=choice)
     with model_errors_as_failures(client, collection):
         scored = scores.score_summaries(
