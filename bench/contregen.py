@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bench.common import collections, print_table, ratio, summary
 from bench.pipeline import QUIET, link_collection, temp_storage
+from insight_assets.core.clustering import theme_labels
 from insight_assets.core.curation import load_questions
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import contregen
@@ -76,10 +77,7 @@ def without_titles(question: str) -> str:
 
 def _measure(warehouse, vectors, embedder, collection, questions, mode) -> tuple[list[dict], float]:
     retriever = Retriever.open(warehouse, vectors, collection, embedder, contregen.PROFILE)
-    themes_ = [
-        r["label"]
-        for r in warehouse.rows("SELECT label FROM theme_clusters WHERE collection = ?", [collection])
-    ]
+    themes_ = theme_labels(warehouse, collection)
     settings = contregen.ContregenSettings(retrieval_mode=mode)
     client = LLMClient(LLMSettings())
     started = time.perf_counter()

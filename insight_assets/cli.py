@@ -502,6 +502,7 @@ def _new_summary(storage, collection: str, topic: str, names: list[str] | None) 
 
 def ask_contregen(collection: str, question: str) -> int:
     """ConTReGen for one question: the tree, its synthesis into a cited answer, the tree shown."""
+    from insight_assets.core.clustering import theme_labels
     from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import contregen
@@ -525,12 +526,7 @@ def ask_contregen(collection: str, question: str) -> int:
             file=sys.stderr,
         )
         return 1
-    themes = [
-        row["label"]
-        for row in storage.warehouse.rows(
-            "SELECT label FROM theme_clusters WHERE collection = ?", [collection]
-        )
-    ]
+    themes = theme_labels(storage.warehouse, collection)
     asked = contregen.TreeQuestion("cli", question, source="cli")
     with _environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
         try:

@@ -243,6 +243,14 @@ class ThemeGraph:
         )
 
 
+def theme_labels(warehouse, collection: str) -> list[str]:
+    """The labels of ``collection``'s stored theme clusters (none before `theme_graph` ran)."""
+    rows = warehouse.rows(
+        "SELECT label FROM theme_clusters WHERE collection = ? ORDER BY cluster", [collection]
+    )
+    return [row["label"] for row in rows]
+
+
 def build_theme_graph(
     chunk_ids: Sequence[str],
     vectors: np.ndarray,

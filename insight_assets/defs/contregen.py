@@ -9,17 +9,22 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
-from insight_assets.core.index import IndexMissing
+from insight_assets.core.clustering import theme_labels
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
 from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT
 from insight_assets.core.methods.contregen.tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
-from insight_assets.core.retrieval import Retriever
 from insight_assets.core.retrieval.citing import load_sources, render_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.defs.curation import generated_answers, generated_questions
 from insight_assets.defs.ingestion import chunk_embeddings
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+    open_retriever,
+)
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     JudgeCallConfig,
@@ -34,15 +39,6 @@ from insight_assets.defs.themes import theme_graph
 
 CONTREGEN_GROUP = asset_settings("contregen")
 QUESTION_SOURCES = ("all", curation.GENERATED, curation.USER)
-
-
-def _open_retriever(storage: StorageResource, embedder: EmbedderResource, collection: str) -> Retriever:
-    try:
-        return Retriever.open(
-            storage.warehouse, storage.vectors, collection, embedder.get_embedder(), contregen.PROFILE
-        )
-    except IndexMissing as error:
-        raise nothing_to_do(collection, str(error)) from error
 
 
 class RetrievalConfig(ModelCallConfig):
@@ -142,11 +138,8 @@ def _trees(context, config, settings, storage, llm, embedder, collection) -> Col
         raise nothing_to_do(
             collection, f"no {config.questions} question: `generated_questions` holds none to explore."
         )
-    retriever = _open_retriever(storage, embedder, collection)
-    themes = [
-        row["label"]
-        for row in warehouse.rows("SELECT label FROM theme_clusters WHERE collection = ?", [collection])
-    ]
+    retriever = open_retriever(storage, embedder, collection, contregen.PROFILE)
+    themes = theme_labels(warehouse, collection)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         trees, _ = contregen.grow_trees(client, retriever, questions, settings, themes)
@@ -279,7 +272,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     trees = load_trees(warehouse, collection)
     if not trees:
         raise nothing_to_do(collection, "no trees: `contregen_trees` stored none.")
-    retriever = _open_retriever(storage, embedder, collection)
+    retriever = open_retriever(storage, embedder, collection, contregen.PROFILE)
     sources = load_sources(warehouse, collection, contregen.PROFILE)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
@@ -405,13 +398,8 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     if not answers or not trees:
         raise nothing_to_do(collection, "no answers to score: `contregen_answers` stored none.")
     questions = [tree.question for tree in trees]
-    chunk_docs = {
-        row["chunk_id"]: row["doc_id"]
-        for row in warehouse.rows(
-            "SELECT chunk_id, doc_id FROM chunks WHERE collection = ? AND profile = ?",
-            [collection, contregen.PROFILE],
-        )
-    }
+    sources = load_sources(warehouse, collection, contregen.PROFILE)
+    chunk_docs = {chunk_id: source.doc_id for chunk_id, source in sources.items()}
     references = {
         row["question_id"]: row["answer"]
         for row in warehouse.rows(
@@ -463,7 +451,6 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     ]
     example = max(trees, key=lambda tree: len(tree.nodes))
     by_key = {(a.question_id, a.method): a for a in answers}
-    sources = load_sources(warehouse, collection, contregen.PROFILE)
     examples = [
         {
             "method": method,

@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core import curation, ingest
+from insight_assets.core.clustering import theme_labels
 from insight_assets.core.curation import QAPair
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.judge import judge_questions, judged_questions
@@ -146,12 +147,7 @@ def _contregen_trees(config: TreesConfig, run: DryRun) -> None:
         for q in run.questions
         if config.questions == "all" or q.source == config.questions
     ][: config.max_questions]
-    themes = [
-        row["label"]
-        for row in run.storage.warehouse.rows(
-            "SELECT label FROM theme_clusters WHERE collection = ?", [run.collection]
-        )
-    ]
+    themes = theme_labels(run.storage.warehouse, run.collection)
     run.trees, run.sources = contregen.grow_trees(run.client, run.retriever, asked, config.settings(), themes)
 
 

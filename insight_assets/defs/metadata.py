@@ -8,8 +8,10 @@ from typing import Any
 
 import dagster as dg
 
+from insight_assets.core.index import IndexMissing
 from insight_assets.core.markdown import markdown_table as core_markdown_table
-from insight_assets.defs.resources import StorageResource
+from insight_assets.core.retrieval import Retriever
+from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 MAX_PREVIEW_ROWS = 50
 
@@ -23,6 +25,19 @@ def nothing_to_do(collection: str, what: str) -> dg.Failure:
     """The failure of a step that found no input: it says what is missing rather than reporting an
     empty success. Raise it: ``raise nothing_to_do(collection, "no question-answer pairs ...")``."""
     return dg.Failure(description=f"collection {collection!r}: {what}")
+
+
+def open_retriever(
+    storage: StorageResource, embedder: EmbedderResource, collection: str, profile: str
+) -> Retriever:
+    """The collection's ``profile`` retriever; a collection without those vectors is a step with
+    nothing to do, said as such."""
+    try:
+        return Retriever.open(
+            storage.warehouse, storage.vectors, collection, embedder.get_embedder(), profile
+        )
+    except IndexMissing as error:
+        raise nothing_to_do(collection, str(error)) from error
 
 
 @dataclass

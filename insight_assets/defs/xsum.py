@@ -8,17 +8,21 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
-from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
-from insight_assets.core.retrieval import Retriever
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+    open_retriever,
+)
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     JudgeCallConfig,
@@ -181,12 +185,7 @@ def xsum_answers(
 def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
     folder = existing_collection_folder(storage.collections_root, collection)
-    try:
-        retriever = Retriever.open(
-            warehouse, storage.vectors, collection, embedder.get_embedder(), xsum.PROFILE
-        )
-    except IndexMissing as error:
-        raise nothing_to_do(collection, str(error)) from error
+    retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
     targets, problems = load.build_targets(
         warehouse,
         collection,
@@ -385,12 +384,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     with model_errors_as_failures(client, collection):
         records = xsum.write_summaries(client, targets, answers, questions, sources)
         if config.baselines:
-            try:
-                retriever = Retriever.open(
-                    warehouse, storage.vectors, collection, embedder.get_embedder(), xsum.PROFILE
-                )
-            except IndexMissing as error:
-                raise nothing_to_do(collection, str(error)) from error
+            retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
             records += xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources)
             records += xsum.abstracts_summaries(client, targets, papers, load.first_chunks(sources), sources)
     writers = {

@@ -98,6 +98,11 @@ def unknown_citations(text: str, known: set[str]) -> list[str]:
     return [f"the text cites {', '.join(unknown)}, which are not among the sources; cite only {allowed}"]
 
 
+def strip_citations(text: str) -> str:
+    """``text`` without its citations, alias ("[S2]") or stored ("[chunk id]"), spaces tidied."""
+    return " ".join(ALIAS_CITATION.sub(" ", CHUNK_CITATION.sub(" ", text)).split())
+
+
 def cited_sentences(texts: Sequence[str]) -> list[tuple[str, str]]:
     """(sentence without its citations, the alias citation it carried) for every sentence of
     ``texts``; a sentence without its own citation takes the next one's (answers cite at a

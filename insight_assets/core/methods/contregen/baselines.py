@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...llm import LLMClient
+from ...llm.client import FINISHED
 from ...llm.client import TRUNCATED as CUT_OFF
-from ...retrieval import Retriever
-from ...retrieval.citing import CHUNK_CITATION, Source, chunk_citations, cited_chunks
+from ...retrieval import Hit, Retriever
+from ...retrieval.citing import Source, chunk_citations, cited_chunks, strip_citations
 from .schemas import (
     CONTREGEN,
     FAILED,
@@ -34,17 +35,17 @@ from .schemas import (
     Usage,
 )
 from .tasks import CONTREGEN_ANSWER
-from .tree import spend, synthesis_inputs
+from .tree import search_each, spend, synthesis_inputs
 
 
 def tree_answer(tree: Tree) -> Answer:
     """ConTReGen's answer: the root's synthesis; its retrieval, every passage the tree retrieved."""
     root = tree.root
-    status = root.summary_status or FAILED
+    status = root.summary_status or FAILED  # written or truncated with a text; failed or no_input without
     return Answer(
         question_id=tree.question.question_id,
         method=CONTREGEN,
-        status=status if root.summary else (NO_INPUT if status == NO_INPUT else FAILED),
+        status=status,
         text=root.summary,
         cited=tuple(cited_chunks(root.summary)),
         retrieved=tuple(tree.retrieved()),
@@ -53,20 +54,12 @@ def tree_answer(tree: Tree) -> Answer:
         input_tokens=tree.usage.input_tokens,
         output_tokens=tree.usage.output_tokens,
         error=root.error if not root.summary else None,
-        finish_reason="length" if status == TRUNCATED else ("stop" if root.summary else None),
+        finish_reason={WRITTEN: FINISHED, TRUNCATED: CUT_OFF}.get(status),
     )
 
 
-def _search(
-    retriever: Retriever, texts: Sequence[str], ks: Sequence[int], mode: str, sources
-) -> list[list[str]]:
-    vectors = retriever.embed(list(texts)) if mode != "lexical" else [None] * len(texts)
-    found = []
-    for text, k, vector in zip(texts, ks, vectors, strict=True):
-        hits = retriever.search(text, k, mode, query_vector=vector)
-        sources.update((hit.chunk_id, Source.of(hit)) for hit in hits)
-        found.append([hit.chunk_id for hit in hits])
-    return found
+def _chunk_ids(found: Sequence[Sequence[Hit]]) -> list[list[str]]:
+    return [[hit.chunk_id for hit in hits] for hits in found]
 
 
 def _written(item, ids: Mapping[str, str]) -> tuple[str, str]:
@@ -84,7 +77,9 @@ def one_retrieval(
     sources: dict[str, Source],
 ) -> list[Answer]:
     """RetGen (every k the same) or budget-matched RetGen (k per question): retrieve, answer."""
-    found = _search(retriever, [q.question for q in questions], ks, settings.retrieval_mode, sources)
+    found = _chunk_ids(
+        search_each(retriever, [q.question for q in questions], ks, settings.retrieval_mode, sources)
+    )
     prepared = [
         synthesis_inputs(None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens)
         for q, ids in zip(questions, found, strict=True)
@@ -121,10 +116,6 @@ def one_retrieval(
     return answers
 
 
-def _plain(text: str) -> str:
-    return " ".join(CHUNK_CITATION.sub(" ", text).split())
-
-
 def iterative(
     client: LLMClient,
     retriever: Retriever,
@@ -141,7 +132,9 @@ def iterative(
     latest: list[tuple[str, str, str | None] | None] = [None] * count  # text, status, finish reason
     errors: list[str | None] = [None] * count
     for _ in range(settings.iterations):
-        found = _search(retriever, queries, [settings.top_k] * count, settings.retrieval_mode, sources)
+        found = _chunk_ids(
+            search_each(retriever, queries, [settings.top_k] * count, settings.retrieval_mode, sources)
+        )
         prepared = [
             synthesis_inputs(
                 None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens
@@ -161,7 +154,7 @@ def iterative(
                 continue
             text, status = _written(item, ids)
             latest[i] = (text, status, item.finish_reason)
-            queries[i] = f"{_plain(text)} {questions[i].question}"
+            queries[i] = f"{strip_citations(text)} {questions[i].question}"
     answers = []
     for question, chunks, usage, last, error in zip(
         questions, retrieved, usages, latest, errors, strict=True

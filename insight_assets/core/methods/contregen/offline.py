@@ -22,7 +22,7 @@ from typing import Any
 
 from ...extractive import STOPWORDS, rank_sentences, terms, tfidf, whole_sentences
 from ...keyphrases import rake_keyphrases
-from ...retrieval.citing import ALIAS_CITATION, CHUNK_CITATION, cited_sentences
+from ...retrieval.citing import cited_sentences, strip_citations
 from ...text import sentence_texts
 from .schemas import (
     AnswerJudgement,
@@ -194,12 +194,8 @@ def answer_offline(
     return _digest(query, passages, findings, words)
 
 
-def _plain(text: str) -> str:
-    return " ".join(ALIAS_CITATION.sub(" ", CHUNK_CITATION.sub(" ", text)).split())
-
-
 def judge_answer_offline(question: str, answer: str, reference: str) -> AnswerJudgement:
-    plain = _plain(answer)
+    plain = strip_citations(answer)
     sentences = sentence_texts(plain) or [plain]
     vectors, query = tfidf(sentences, [question])
     cosines = vectors @ query[0] if query[0].any() else vectors[:, 0] * 0

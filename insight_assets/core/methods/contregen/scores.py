@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...llm import LLMClient
-from ...retrieval.citing import CHUNK_CITATION
+from ...retrieval.citing import strip_citations
 from .schemas import METHODS, Answer, TreeQuestion
 from .tasks import CONTREGEN_JUDGE_ANSWER
 
@@ -59,10 +59,6 @@ def recall(chunk_ids: Sequence[str], chunk_docs: Mapping[str, str], gold: Sequen
     return len(found & set(gold)) / len(set(gold))
 
 
-def plain_text(text: str) -> str:
-    return " ".join(CHUNK_CITATION.sub(" ", text).split())
-
-
 def score_answers(
     client: LLMClient,
     questions: Sequence[TreeQuestion],
@@ -78,7 +74,7 @@ def score_answers(
         [
             {
                 "question": by_id[a.question_id].question,
-                "answer": plain_text(a.text),
+                "answer": strip_citations(a.text),
                 "reference": references.get(a.question_id, ""),
             }
             for a in judged

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...llm import LLMClient, Task
 from ...llm.client import TRUNCATED as CUT_OFF
-from ...retrieval import Retriever
+from ...retrieval import Hit, Retriever
 from ...retrieval.citing import Source, aliased, chunk_citations, passage
 from ...text import count_tokens, cut_to_tokens, sentence_texts
 from ...vectors import normalize_rows
@@ -93,6 +93,26 @@ def _node_passages(node: TreeNode, sources: Mapping[str, Source]) -> list[dict[s
     return [passage(i, sources[p.chunk_id]) for i, p in enumerate(node.relevant_passages)]
 
 
+def search_each(
+    retriever: Retriever,
+    texts: Sequence[str],
+    ks: Sequence[int],
+    mode: str,
+    sources: dict[str, Source],
+    vectors: Sequence[np.ndarray] | None = None,
+) -> list[list[Hit]]:
+    """The ``ks[i]`` best chunks for each ``texts[i]`` (embedded in one batch unless ``vectors``
+    are given); every hit is added to ``sources``."""
+    if vectors is None:
+        vectors = retriever.embed(list(texts)) if texts and mode != "lexical" else [None] * len(texts)
+    found = []
+    for text, k, vector in zip(texts, ks, vectors, strict=True):
+        hits = retriever.search(text, k, mode, query_vector=vector)
+        sources.update((hit.chunk_id, Source.of(hit)) for hit in hits)
+        found.append(hits)
+    return found
+
+
 def explore(
     client: LLMClient,
     retriever: Retriever,
@@ -110,16 +130,9 @@ def explore(
     sources: dict[str, Source] = {}
 
     def retrieve(texts: list[str], vectors: Sequence[np.ndarray] | None = None) -> list[list[TreePassage]]:
-        found = (
-            [
-                retriever.search(text, settings.top_k, settings.retrieval_mode, query_vector=vector)
-                for text, vector in zip(texts, vectors, strict=True)
-            ]
-            if vectors is not None
-            else retriever.search_many(texts, settings.top_k, settings.retrieval_mode)
+        found = search_each(
+            retriever, texts, [settings.top_k] * len(texts), settings.retrieval_mode, sources, vectors
         )
-        for hits in found:
-            sources.update((hit.chunk_id, Source.of(hit)) for hit in hits)
         return [[TreePassage(h.chunk_id, h.doc_id, h.score) for h in hits] for hits in found]
 
     roots = retrieve([q.question for q in questions], list(query_vectors))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...llm import LLMClient
-from ...retrieval.citing import CHUNK_CITATION
+from ...retrieval.citing import strip_citations
 from ...text import sentence_texts
 from ...vectors import normalize_rows
 from .schemas import SummaryRecord, SummaryTarget
@@ -46,7 +46,7 @@ SCORE_COLUMNS = (
 
 def plain_text(text: str) -> str:
     """``text`` without citation markers: ours ("[chunk ids]") and the reference's."""
-    return " ".join(_REFERENCE_MARKERS.sub(" ", CHUNK_CITATION.sub(" ", text)).split())
+    return strip_citations(_REFERENCE_MARKERS.sub(" ", text))
 
 
 def rouge_recall(reference: str, summary: str) -> dict[str, float]:
