@@ -91,22 +91,20 @@ def load_index(
         raise IndexMissing(
             f"no {profile} chunks (`chunks` holds none of that profile: build it with the {profile} profile)"
         )
-    table = vectors.read(collection, ["profile", "chunk_id", "variant", "vector"])
-    found: dict[str, np.ndarray] = {}
-    if table is not None:
-        # Filtered and converted in Arrow: a Python list per vector would cost seconds at 20,000 chunks.
-        mine = table.filter(pc.and_(pc.equal(table["profile"], profile), pc.equal(table["variant"], variant)))
-        matrix = (
-            np.stack(mine["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
-            if mine.num_rows
-            else []
-        )
-        found = dict(zip(mine["chunk_id"].to_pylist(), matrix, strict=True))
+    found = read_vectors(vectors, collection, profile, variant)
+    return index_from_rows(rows, found, profile, variant, "chunk_embeddings")
+
+
+def index_from_rows(
+    rows: list[dict], found: dict[str, np.ndarray], profile: str, variant: str, built_by: str
+) -> CollectionIndex:
+    """An index of searchable units: ``rows`` (chunk_id, doc_id, chunk_index, text, token_count,
+    page_start, page_end, title), in collection order, that have a vector in ``found``. Any unit a
+    method searches (a chunk, a triple, a sentence) is read through this."""
     kept = [row for row in rows if row["chunk_id"] in found]
     if not kept:
         raise IndexMissing(
-            f"no {profile} vectors of the embedder {variant!r}; materialize `chunk_embeddings` with this "
-            "embedder first"
+            f"no {profile} vectors of the embedder {variant!r}; materialize `{built_by}` with this embedder first"
         )
     chunks = [
         ChunkRecord(
@@ -135,6 +133,19 @@ def load_index(
         source_labels=labels,
         titles={row["doc_id"]: row["title"] for row in kept},
     )
+
+
+def read_vectors(vectors: VectorStore, collection: str, profile: str, variant: str) -> dict[str, np.ndarray]:
+    """The stored vectors of ``profile`` made by the embedder ``variant``, by unit (chunk) id."""
+    table = vectors.read(collection, ["profile", "chunk_id", "variant", "vector"])
+    if table is None:
+        return {}
+    # Filtered and converted in Arrow: a Python list per vector would cost seconds at 20,000 chunks.
+    mine = table.filter(pc.and_(pc.equal(table["profile"], profile), pc.equal(table["variant"], variant)))
+    if not mine.num_rows:
+        return {}
+    matrix = np.stack(mine["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
+    return dict(zip(mine["chunk_id"].to_pylist(), matrix, strict=True))
 
 
 def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:

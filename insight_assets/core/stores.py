@@ -147,6 +147,33 @@ SCHEMA = {
         recall_used DOUBLE, docs_retrieved INTEGER, passages_retrieved INTEGER, coverage DOUBLE,
         relevance DOUBLE, calls INTEGER, input_tokens BIGINT, output_tokens BIGINT, judge VARCHAR,
         errors VARCHAR[]""",
+    # Insight-RAG (methods/insight_rag/): triples and sentences (their vectors are in LanceDB), the
+    # benchmark with every triple's fate, the identified insights, the answers and their scores.
+    "knowledge_triples": """
+        collection VARCHAR, triple_id VARCHAR, doc_id VARCHAR, chunk_id VARCHAR, subject VARCHAR,
+        relation VARCHAR, object VARCHAR, relation_text VARCHAR, sentence VARCHAR, mentions INTEGER,
+        extractor VARCHAR""",
+    "insight_rag_sentences": """
+        collection VARCHAR, sentence_id VARCHAR, doc_id VARCHAR, chunk_id VARCHAR, position INTEGER,
+        sentence VARCHAR""",
+    "insight_rag_benchmark": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, question VARCHAR, subject VARCHAR,
+        relation VARCHAR, relation_text VARCHAR, gold_answers VARCHAR[], gold_doc_ids VARCHAR[],
+        triple_ids VARCHAR[], evidence VARCHAR[], paper_a VARCHAR, paper_b VARCHAR, writer VARCHAR""",
+    "insight_rag_triple_fates": """
+        collection VARCHAR, triple_id VARCHAR, fate VARCHAR, item_id VARCHAR, reason VARCHAR""",
+    "insight_rag_insights": """
+        collection VARCHAR, item_id VARCHAR, status VARCHAR, insights VARCHAR[], multi_answer BOOLEAN[],
+        error VARCHAR, writer VARCHAR""",
+    "insight_rag_answers": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
+        answer VARCHAR, rendered VARCHAR, context_tokens INTEGER, insights VARCHAR[],
+        passage_chunk_ids VARCHAR[], cited_chunk_ids VARCHAR[], ranked_ids VARCHAR[],
+        ranked_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
+    "insight_rag_scores": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
+        exact_match DOUBLE, f1 DOUBLE, context_tokens INTEGER, doc_hits50 DOUBLE, doc_mrr DOUBLE,
+        unit_hits50 DOUBLE, unit_mrr DOUBLE""",
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,
@@ -297,15 +324,17 @@ _TABLE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class VectorStore:
-    """LanceDB tables of chunk vectors, one table per collection.
+    """LanceDB tables of vectors, one table per collection: the chunks' by default, or another
+    ``kind`` of searchable unit (Insight-RAG's triples and sentences).
 
     A table per collection keeps partitions physically apart: two collections written at once never
     contend for one table's commits. Rows still carry ``collection``, ``profile`` and ``chunk_id``
-    (their key) and the embedder ``variant`` that made the vector.
+    (their key: a chunk's id, or a unit's) and the embedder ``variant`` that made the vector.
     """
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str, kind: str = "chunk_embeddings"):
         self.uri = uri
+        self.kind = kind
 
     @functools.cached_property
     def db(self):
@@ -315,9 +344,8 @@ class VectorStore:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
         return lancedb.connect(self.uri)
 
-    @staticmethod
-    def table_name(collection: str) -> str:
-        return "chunk_embeddings__" + _TABLE_NAME.sub("_", collection)
+    def table_name(self, collection: str) -> str:
+        return f"{self.kind}__" + _TABLE_NAME.sub("_", collection)
 
     def _open(self, collection: str):
         try:
@@ -351,7 +379,7 @@ class VectorStore:
 
         table = self._open(collection)
         if table is None:
-            raise StoreError(f"no vector table for collection {collection!r} to index")
+            raise StoreError(f"no {self.kind} table for collection {collection!r} to index")
         table.create_index("text", config=FTS(), replace=True)
 
     def text_search(self, collection: str, query: str, where: str, k: int) -> list[tuple[str, float]]:

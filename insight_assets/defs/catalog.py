@@ -2,8 +2,18 @@
 
 import dagster as dg
 
-from insight_assets.defs import citations, contregen, curation, evaluation, ingestion, insights, themes, xsum
+from insight_assets.defs import (
+    citations,
+    contregen,
+    curation,
+    evaluation,
+    ingestion,
+    insight_rag,
+    insights,
+    themes,
+    xsum,
+)
 
-ASSET_MODULES = (ingestion, citations, curation, themes, insights, evaluation, xsum, contregen)
+ASSET_MODULES = (ingestion, citations, curation, themes, insights, evaluation, xsum, contregen, insight_rag)
 ALL_ASSETS = dg.load_assets_from_modules(ASSET_MODULES)
 INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])

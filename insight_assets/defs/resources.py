@@ -46,6 +46,11 @@ class StorageResource(dg.ConfigurableResource):
     def vectors(self) -> VectorStore:
         return VectorStore(self.lancedb_uri)
 
+    @property
+    def insight_vectors(self) -> VectorStore:
+        """Insight-RAG's searchable triples and sentences (``knowledge_triples``)."""
+        return VectorStore(self.lancedb_uri, kind="insight_rag_index")
+
 
 class EmbedderResource(dg.ConfigurableResource):
     """The embedding model: the bundled all-MiniLM-L6-v2 by default.

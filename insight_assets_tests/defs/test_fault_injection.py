@@ -20,7 +20,7 @@ from insight_assets_tests.toy_model import FAULT_KINDS, FaultyModel, first_promp
 
 # The curation and insight chain, the prompts the toy model knows (XSum's and ConTReGen's are
 # tested on their own).
-OWN_TESTS = {"xsum", "contregen"}
+OWN_TESTS = {"xsum", "contregen", "insight_rag"}
 CHAIN = [asset for asset in ALL_ASSETS if not set(asset.group_names_by_key.values()) & OWN_TESTS]
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))

@@ -3,7 +3,8 @@
 Models wrap JSON in prose ("Here is the JSON: ...") or in code fences, so the reply is tried whole,
 then fenced blocks, then every place where a JSON object or array starts. The first object found
 is validated against the task's schema and its own checks; the problems are described in a form
-that can be shown to the model in the repair call.
+that can be shown to the model in the repair call. A task whose schema is a list (a pydantic
+``RootModel`` of a list) is answered by the first JSON array instead.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -27,11 +28,13 @@ class OutputProblem(ValueError):
     """The reply cannot be used; ``str(error)`` is written to be shown to the model."""
 
 
-def extract_json(text: str) -> Any:
-    """The JSON value in ``text``: preferably an object, else an array."""
+def extract_json(text: str, want: type = dict) -> Any:
+    """The JSON value in ``text``: preferably an object (``want=dict``) or an array (``want=list``),
+    else the other kind."""
     stripped = text.strip()
+    noun = "array" if want is list else "object"
     if not stripped:
-        raise OutputProblem("the reply was empty; it must be a JSON object")
+        raise OutputProblem(f"the reply was empty; it must be a JSON {noun}")
     candidates: list[Any] = []
     try:
         candidates.append(json.loads(stripped))
@@ -42,23 +45,23 @@ def extract_json(text: str) -> Any:
             candidates.append(json.loads(block))
         except json.JSONDecodeError:
             continue
-    for found in (value for value in candidates if isinstance(value, dict)):
+    for found in (value for value in candidates if isinstance(value, want)):
         return found
     decoder = json.JSONDecoder()
     starts = [index for index, char in enumerate(text) if char in "{["][:_MAX_START_POSITIONS]
-    arrays: list[Any] = [value for value in candidates if isinstance(value, list)]
+    others: list[Any] = [value for value in candidates if isinstance(value, dict | list)]
     for start in starts:
         try:
             value, _ = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
             continue
-        if isinstance(value, dict):
+        if isinstance(value, want):
             return value
-        if isinstance(value, list):
-            arrays.append(value)
-    if arrays:
-        return arrays[0]
-    raise OutputProblem("the reply contains no valid JSON object; reply with one JSON object only")
+        if isinstance(value, dict | list):
+            others.append(value)
+    if others:
+        return others[0]
+    raise OutputProblem(f"the reply contains no valid JSON {noun}; reply with one JSON {noun} only")
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -76,7 +79,15 @@ def parse_output(
     inputs: Mapping[str, Any] | None = None,
 ) -> T:
     """Extract, validate and check a reply; raises ``OutputProblem`` describing every problem."""
-    return validate_value(extract_json(text), model, check, inputs)
+    return validate_value(extract_json(text, list if _is_list_model(model) else dict), model, check, inputs)
+
+
+def _is_list_model(model: type[BaseModel]) -> bool:
+    return (
+        issubclass(model, RootModel)
+        and model.model_fields["root"].annotation is not None
+        and getattr(model.model_fields["root"].annotation, "__origin__", None) is list
+    )
 
 
 def validate_value(

@@ -1,0 +1,198 @@
+"""The insight retriever (§2), as an interface with three modes, over a collection's triples and
+sentences indexed like chunks (vectors in LanceDB, BM25 on their text, the shared ``Retriever``).
+
+The paper's retriever is Llama-3.2 3B continually pre-trained with LoRA on the papers and their
+triples; it completes an identified fragment from what it memorised. That needs model weights, a
+GPU and hours of training per collection (Appendix B: 8 A100s, ~7 hours), so it is not built. The
+modes stand in for it:
+
+- ``index`` (default): hybrid search of the triples with the fragment; each of the top triples is
+  an insight, shown with the sentence it was read in and cited by its chunk. On a benchmark built
+  from the same triples this is close to circular: a triple that is found *is* the gold answer.
+- ``sentences``: the same search over the collection's sentences, no triples; the insight is the
+  fragment completed by the text of the best sentences that continues it (within the paper's 100
+  tokens).
+- ``llm``: the configured model completes the fragment given the top triples as context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ...index import index_from_rows, read_vectors
+from ...llm import LLMClient
+from ...retrieval import Hit, Retriever
+from ...stores import VectorStore, Warehouse
+from ...text import count_tokens, cut_to_tokens
+from .offline import ABSTAIN, continuation
+from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, SENTENCES
+from .tasks import INSIGHT_RAG_COMPLETE
+from .triples import Triple
+
+TRIPLES = "triples"
+UNIT_PROFILES = (TRIPLES, SENTENCES)
+# The LLM mode's context: the top triples of the fragment's search.
+LLM_FACTS = 10
+
+
+@dataclass(frozen=True)
+class Sentence:
+    sentence_id: str
+    doc_id: str
+    chunk_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RetrievedInsight:
+    """What the retriever returns for one fragment: the text the generator sees, and its source."""
+
+    fragment: str
+    text: str
+    chunk_id: str
+    doc_id: str
+    score: float
+
+
+def triple_search_text(triple: Triple) -> str:
+    """What a triple is found by: the triple, then its sentence (BM25 reads both)."""
+    return f"{triple.text}. {triple.sentence}"
+
+
+def index_table(
+    collection: str,
+    variant: str,
+    triples: Sequence[Triple],
+    sentences: Sequence[Sentence],
+    vectors,
+) -> pa.Table:
+    """LanceDB rows for the triples and sentences (``vectors``: one per triple, then per sentence).
+    A triple's vector embeds the triple alone; its text for BM25 holds its sentence too."""
+    units = [(TRIPLES, t.triple_id, t.doc_id, triple_search_text(t)) for t in triples] + [
+        (SENTENCES, s.sentence_id, s.doc_id, s.text) for s in sentences
+    ]
+    return pa.table(
+        {
+            "collection": [collection] * len(units),
+            "profile": [unit[0] for unit in units],
+            "chunk_id": [unit[1] for unit in units],
+            "doc_id": [unit[2] for unit in units],
+            "text": [unit[3] for unit in units],
+            "variant": [variant] * len(units),
+            "vector": pa.array(
+                [list(map(float, row)) for row in vectors], pa.list_(pa.float32(), len(vectors[0]))
+            ),
+        }
+    )
+
+
+def embedding_texts(triples: Sequence[Triple], sentences: Sequence[Sentence]) -> list[str]:
+    return [t.text for t in triples] + [s.text for s in sentences]
+
+
+def open_units(
+    warehouse: Warehouse, store: VectorStore, collection: str, embedder, profile: str
+) -> Retriever:
+    """A retriever over the collection's triples or sentences (raises ``IndexMissing``)."""
+    if profile == TRIPLES:
+        sql = """SELECT t.triple_id AS chunk_id, t.doc_id, t.subject || ' ' || t.relation_text || ' ' || t.object
+                        || '. ' || t.sentence AS text, c.chunk_index, c.page_start, c.page_end,
+                        coalesce(nullif(d.title, ''), d.file) AS title
+                 FROM knowledge_triples t JOIN chunks c USING (collection, chunk_id)
+                 JOIN parsed_documents d ON d.collection = t.collection AND d.doc_id = t.doc_id
+                 WHERE t.collection = ? ORDER BY d.file, c.chunk_index, t.triple_id"""
+    else:
+        sql = """SELECT s.sentence_id AS chunk_id, s.doc_id, s.sentence AS text, c.chunk_index, c.page_start,
+                        c.page_end, coalesce(nullif(d.title, ''), d.file) AS title
+                 FROM insight_rag_sentences s JOIN chunks c USING (collection, chunk_id)
+                 JOIN parsed_documents d ON d.collection = s.collection AND d.doc_id = s.doc_id
+                 WHERE s.collection = ? ORDER BY d.file, c.chunk_index, s.position"""
+    rows = [{**row, "token_count": count_tokens(row["text"])} for row in warehouse.rows(sql, [collection])]
+    found = read_vectors(store, collection, profile, embedder.variant)
+    index = index_from_rows(rows, found, profile, embedder.variant, "knowledge_triples")
+    return Retriever(collection, index, store, embedder.embed, embedder.variant)
+
+
+class InsightRetriever:
+    """Completes identified fragments from a collection, in one of ``RETRIEVER_MODES``.
+
+    ``chunk_of`` maps a triple's or sentence's id to its chunk (the citable source);
+    ``statements`` maps a triple's id to the triple as a statement ("x uses y").
+    """
+
+    def __init__(
+        self,
+        triples: Retriever,
+        sentences: Retriever,
+        chunk_of: dict[str, str],
+        statements: dict[str, str],
+        search_mode: str = "hybrid",
+    ):
+        self.units = {TRIPLES: triples, SENTENCES: sentences}
+        self.chunk_of = chunk_of
+        self.statements = statements
+        self.search_mode = search_mode
+
+    def ranked(
+        self, fragments: Sequence[str], profile: str, depth: int, exclude: Sequence[str] = ()
+    ) -> list[list[Hit]]:
+        return self.units[profile].search_many(list(fragments), depth, self.search_mode, exclude=exclude)
+
+    def retrieve(
+        self,
+        client: LLMClient,
+        mode: str,
+        fragments: Sequence[str],
+        multi: Sequence[bool],
+        counts: Sequence[int],
+        hits: Sequence[list[Hit]],
+    ) -> list[list[RetrievedInsight]]:
+        """The insights for each fragment: ``counts[i]`` of them from ``hits[i]`` (the fragment's
+        ranked triples, or sentences in ``sentences`` mode)."""
+        if mode == INDEX:
+            return [
+                [self._insight(fragment, hit, self._triple_insight(hit)) for hit in found[:count]]
+                for fragment, found, count in zip(fragments, hits, counts, strict=True)
+            ]
+        if mode == SENTENCES:
+            return [
+                [
+                    self._insight(
+                        fragment, hit, cut_to_tokens(continuation(fragment, hit.text), INSIGHT_MAX_TOKENS)
+                    )
+                    for hit in found[:count]
+                ]
+                for fragment, found, count in zip(fragments, hits, counts, strict=True)
+            ]
+        if mode == LLM:
+            batch = client.run_many(
+                INSIGHT_RAG_COMPLETE,
+                [
+                    {
+                        "fragment": fragment,
+                        "multi": is_multi,
+                        "facts": [hit.text for hit in found[:LLM_FACTS]],
+                    }
+                    for fragment, is_multi, found in zip(fragments, multi, hits, strict=True)
+                ],
+            )
+            results = []
+            for fragment, found, item in zip(fragments, hits, batch.items, strict=True):
+                if not item.ok or not found or item.value.text.strip() == ABSTAIN:
+                    results.append([])
+                    continue
+                results.append([self._insight(fragment, found[0], f"{fragment} {item.value.text.strip()}")])
+            return results
+        raise ValueError(f"unknown retriever mode {mode!r}")
+
+    def _insight(self, fragment: str, hit: Hit, text: str) -> RetrievedInsight:
+        return RetrievedInsight(fragment, text, self.chunk_of[hit.chunk_id], hit.doc_id, hit.score)
+
+    def _triple_insight(self, hit: Hit) -> str:
+        """A triple's insight: the triple, then the sentence it was read in (within 100 tokens)."""
+        statement = self.statements[hit.chunk_id]
+        sentence = hit.text[len(statement) + 2 :]
+        return cut_to_tokens(f"{statement} (\u201c{sentence}\u201d)", INSIGHT_MAX_TOKENS)

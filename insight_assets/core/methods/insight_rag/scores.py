@@ -1,0 +1,131 @@
+"""Insight-RAG's measures (§4, §5.4): exact match (the gold appears in the answer), token F1,
+both averaged over the gold answers of a multi-document question, accuracy on matching, Hits@50
+and MRR of the gold documents in a method's retrieval ranking (averaged over a multi-document
+question's papers, the paper's A-Hits and A-MRR), and the same of the gold unit (the chunk holding
+the evidence sentence, the gold triple, the evidence sentence) since a collection of 20 papers
+makes document Hits@50 trivially 1.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from ...retrieval.citing import strip_citations
+from .benchmark import BenchmarkItem
+from .pipeline import MethodAnswer
+from .schemas import FAILED, MATCHING, RANK_DEPTH
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = str.maketrans({char: " " for char in string.punctuation})
+
+
+def normalise_answer(text: str) -> str:
+    """SQuAD's normalisation: lower case, punctuation and articles removed, whitespace collapsed."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+
+
+def exact_match(response: str, gold: str) -> float:
+    """1.0 when the normalised gold appears in the normalised response on word boundaries."""
+    needle = normalise_answer(gold)
+    return float(bool(needle) and f" {needle} " in f" {normalise_answer(response)} ")
+
+
+def token_f1(response: str, gold: str) -> float:
+    predicted, wanted = normalise_answer(response).split(), normalise_answer(gold).split()
+    common = sum((Counter(predicted) & Counter(wanted)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(wanted)
+    return 2 * precision * recall / (precision + recall)
+
+
+def averaged(metric, response: str, golds: Sequence[str]) -> float:
+    """``metric`` averaged over the gold answers (one gold: the metric itself)."""
+    return sum(metric(response, gold) for gold in golds) / len(golds) if golds else 0.0
+
+
+def hits_at(ranked: Sequence[str], gold: str, k: int = RANK_DEPTH) -> float:
+    return float(gold in ranked[:k])
+
+
+def reciprocal_rank(ranked: Sequence[str], gold: str) -> float:
+    """1 / the rank of the first occurrence of ``gold`` (0 when absent)."""
+    for rank, found in enumerate(ranked, start=1):
+        if found == gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def retrieval_scores(ranked: Sequence[str], golds: Sequence[str]) -> tuple[float, float]:
+    """(Hits@50, MRR) averaged over ``golds``; any of them counts for a unit (one fact, several copies)."""
+    if not golds:
+        return 0.0, 0.0
+    return (
+        sum(hits_at(ranked, gold) for gold in golds) / len(golds),
+        sum(reciprocal_rank(ranked, gold) for gold in golds) / len(golds),
+    )
+
+
+def unit_scores(ranked: Sequence[str], golds: set[str]) -> tuple[float, float]:
+    """(Hits@50, reciprocal rank) of the best-ranked of ``golds`` (interchangeable units)."""
+    for rank, found in enumerate(ranked[:RANK_DEPTH], start=1):
+        if found in golds:
+            return 1.0, 1.0 / rank
+    return 0.0, 0.0
+
+
+def score_answer(answer: MethodAnswer, item: BenchmarkItem, gold_units: set[str]) -> dict:
+    text = strip_citations(answer.answer)
+    if item.kind == MATCHING:
+        em = f1 = float(answer.status != FAILED and text.strip().lower() == item.gold_answers[0].lower())
+    else:
+        em, f1 = averaged(exact_match, text, item.gold_answers), averaged(token_f1, text, item.gold_answers)
+    ranked = bool(answer.ranked_ids) and item.kind != MATCHING  # a pair's own papers are never retrieved
+    hits, mrr = retrieval_scores(answer.ranked_doc_ids, item.gold_doc_ids)
+    unit_hits, unit_rr = unit_scores(answer.ranked_ids, gold_units)
+    return {
+        "item_id": item.item_id,
+        "kind": item.kind,
+        "method": answer.method,
+        "status": answer.status,
+        "exact_match": em,
+        "f1": f1,
+        "context_tokens": answer.context_tokens,
+        "doc_hits50": hits if ranked else None,
+        "doc_mrr": mrr if ranked else None,
+        "unit_hits50": unit_hits if ranked else None,
+        "unit_mrr": unit_rr if ranked else None,
+    }
+
+
+def _mean(values) -> float | None:
+    kept = [v for v in values if v is not None]
+    return round(sum(kept) / len(kept), 3) if kept else None
+
+
+def method_table(scored: Sequence[Mapping], agreement: Mapping[str, float]) -> list[dict]:
+    """One row per (kind, method): items, failures, EM (accuracy for matching), F1, context tokens,
+    retrieval Hits@50 and MRR, and the identifier's agreement for Insight-RAG rows."""
+    rows = []
+    for kind, method in dict.fromkeys((s["kind"], s["method"]) for s in scored):
+        mine = [s for s in scored if s["kind"] == kind and s["method"] == method]
+        rows.append(
+            {
+                "kind": kind,
+                "method": method,
+                "items": len(mine),
+                "failed": sum(s["status"] == FAILED for s in mine),
+                "exact_match": _mean(s["exact_match"] for s in mine),
+                "f1": _mean(s["f1"] for s in mine),
+                "context_tokens": _mean(s["context_tokens"] for s in mine),
+                "doc_hits50": _mean(s["doc_hits50"] for s in mine),
+                "doc_mrr": _mean(s["doc_mrr"] for s in mine),
+                "unit_hits50": _mean(s["unit_hits50"] for s in mine),
+                "unit_mrr": _mean(s["unit_mrr"] for s in mine),
+                "identifier_agreement": agreement.get(kind) if method.startswith("insight") else None,
+            }
+        )
+    return rows

@@ -1,0 +1,692 @@
+"""Insight-RAG's assets: the collection's knowledge triples (and its searchable triples and
+sentences), the benchmark built from them and the citation graph, the answers of Insight-RAG and
+its baselines, and their scores with the report."""
+
+import base64
+import hashlib
+import statistics
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core.embedding import one_torch_thread
+from insight_assets.core.extractive import is_whole_sentence
+from insight_assets.core.index import IndexMissing
+from insight_assets.core.ingest import load_documents
+from insight_assets.core.methods import insight_rag
+from insight_assets.core.methods.insight_rag import report, retriever, scores
+from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, contains, normalised_text
+from insight_assets.core.methods.insight_rag.pipeline import paper_text
+from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
+from insight_assets.core.methods.insight_rag.tasks import (
+    ANSWER_TASKS,
+    BENCHMARK_TASKS,
+    INSIGHT_RAG_ANSWER,
+    INSIGHT_RAG_QUESTION,
+    INSIGHT_RAG_TRIPLES,
+    TRIPLE_TASKS,
+)
+from insight_assets.core.methods.insight_rag.triples import from_extracted
+from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
+from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.core.text import sentence_texts
+from insight_assets.core.vectors import normalize_rows
+from insight_assets.defs.citations import citations
+from insight_assets.defs.ingestion import chunk_embeddings
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+    open_retriever,
+)
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+)
+from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+
+INSIGHT_RAG_GROUP = asset_settings("insight_rag")
+
+
+# -- triples ---------------------------------------------------------------------------------------
+
+
+class TriplesConfig(ModelCallConfig):
+    """§3, Figure 2 step 1: triples of every ``xsum`` chunk's whole sentences."""
+
+    TASKS = TRIPLE_TASKS
+
+
+@dg.asset(
+    kinds={"duckdb", "lancedb"}, deps=[chunk_embeddings], code_version="1", pool=LLM_POOL, **INSIGHT_RAG_GROUP
+)
+def knowledge_triples(
+    context: dg.AssetExecutionContext,
+    config: TriplesConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """(subject, relation, object) triples of every ``xsum`` chunk, each with its chunk and sentence,
+    normalised (case, whitespace, lemmatised relation) and deduplicated per paper; offline by a
+    rule-based extractor. The triples and the collection's sentences are embedded into LanceDB
+    (their own table) for the insight retriever."""
+    return materialize_each(
+        context, storage, lambda collection: _triples(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    rows = warehouse.rows(
+        """SELECT c.doc_id, c.chunk_id, c.text FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
+        [collection, insight_rag.PROFILE],
+    )
+    if not rows:
+        raise nothing_to_do(collection, f"no {insight_rag.PROFILE} chunks to read triples from.")
+    sentences: list[insight_rag.Sentence] = []
+    per_chunk: list[tuple[dict, list[str]]] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        fresh = [
+            s for s in sentence_texts(row["text"]) if is_whole_sentence(s) and (row["doc_id"], s) not in seen
+        ]
+        for s in fresh:
+            seen.add((row["doc_id"], s))
+            sentence_id = hashlib.sha256(f"{row['doc_id']}\x1f{s}".encode()).hexdigest()[:24]
+            sentences.append(insight_rag.Sentence(sentence_id, row["doc_id"], row["chunk_id"], s))
+        if fresh:
+            per_chunk.append((row, fresh))
+    if not sentences:
+        raise nothing_to_do(collection, "no whole sentence in its chunks to read triples from.")
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        batch = client.run_many(INSIGHT_RAG_TRIPLES, [{"sentences": fresh} for _, fresh in per_chunk])
+    extracted = [
+        triple
+        for (row, fresh), item in zip(per_chunk, batch.items, strict=True)
+        if item.ok
+        for triple in from_extracted(row["doc_id"], row["chunk_id"], fresh, item.value.triples)
+    ]
+    triples = insight_rag.triples.deduplicate(extracted)
+    if not triples:
+        raise nothing_to_do(collection, "the extractor found no triple in its sentences.")
+    writer = client.writer_label(INSIGHT_RAG_TRIPLES)
+    extractor = insight_rag.EXTRACTOR if writer.startswith("offline") else writer
+    model = embedder.get_embedder()
+    with one_torch_thread():
+        vectors = model.embed(retriever.embedding_texts(triples, sentences))
+    storage.insight_vectors.replace(
+        collection,
+        retriever.index_table(collection, model.variant, triples, sentences, normalize_rows(vectors)),
+    )
+    storage.insight_vectors.build_text_index(collection)
+    warehouse.replace_partition(
+        collection,
+        {
+            "knowledge_triples": pa.Table.from_pylist(
+                [
+                    {"collection": collection, "triple_id": t.triple_id, **t.__dict__, "extractor": extractor}
+                    for t in triples
+                ]
+            ),
+            "insight_rag_sentences": pa.Table.from_pylist(
+                [
+                    {"collection": collection, "position": n, **s.__dict__, "sentence": s.text}
+                    for n, s in enumerate(sentences)
+                ],
+            ).drop_columns(["text"]),
+        },
+    )
+    failed = [item for item in batch.items if not item.ok]
+    sample = [
+        {"subject": t.subject, "relation": t.relation, "object": t.object, "sentence": t.sentence[:160]}
+        for t in triples[:: max(1, len(triples) // 15)][:15]
+    ]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(triples),
+            "sentences": len(sentences),
+            "chunks_read": len(per_chunk),
+            "chunks_failed": len(failed),
+            "failures": "; ".join(sorted({item.error or item.status for item in failed})[:5]) or "none",
+            "extractor": extractor,
+            "sample": dg.MetadataValue.md(
+                markdown_table(sample, ["subject", "relation", "object", "sentence"])
+            ),
+            **llm_metadata(client),
+        }
+    )
+
+
+def load_triples(warehouse, collection: str) -> list[insight_rag.Triple]:
+    fields = insight_rag.Triple.__dataclass_fields__
+    return [
+        insight_rag.Triple(**{k: row[k] for k in fields})
+        for row in warehouse.rows(
+            "SELECT * FROM knowledge_triples WHERE collection = ? ORDER BY doc_id, chunk_id, triple_id",
+            [collection],
+        )
+    ]
+
+
+# -- benchmark ---------------------------------------------------------------------------------
+
+
+class BenchmarkConfig(ModelCallConfig):
+    """§3's rules; the issue's sizes (up to 200 buried, 100 multi-document, 100 matching)."""
+
+    TASKS = BENCHMARK_TASKS
+
+    max_buried: int = Field(
+        default=insight_rag.schemas.MAX_BURIED, ge=0, description="Buried questions, at most."
+    )
+    max_multi: int = Field(
+        default=insight_rag.schemas.MAX_MULTI, ge=0, description="Multi-document questions."
+    )
+    max_matching: int = Field(
+        default=insight_rag.schemas.MAX_MATCHING, ge=0, description="Matching pairs (1:1)."
+    )
+    seed: int = Field(default=insight_rag.schemas.SEED, description="Sampling seed.")
+    vague_share: float = Field(
+        default=insight_rag.schemas.VAGUE_DOCUMENT_SHARE,
+        description="A subject whose every word is in this share of the papers is too vague to ask about.",
+    )
+
+    def settings(self) -> insight_rag.BenchmarkSettings:
+        try:
+            return insight_rag.BenchmarkSettings(
+                self.max_buried, self.max_multi, self.max_matching, self.seed, self.vague_share
+            )
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid insight_rag_benchmark config: {error}") from error
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[knowledge_triples, citations],
+    code_version="1",
+    pool=LLM_POOL,
+    **INSIGHT_RAG_GROUP,
+)
+def insight_rag_benchmark(
+    context: dg.AssetExecutionContext, config: BenchmarkConfig, storage: StorageResource, llm: LLMResource
+) -> dg.MaterializeResult:
+    """Deeply buried and multi-document questions from the collection's triples (phrased by a task
+    asking about the object; offline: templates) and citation-recommendation pairs from its
+    citation graph, with gold answers and documents. Every triple's fate is kept: the item it became
+    or why it was dropped."""
+    settings = config.settings()
+    return materialize_each(
+        context, storage, lambda collection: _benchmark(context, config, settings, storage, llm, collection)
+    )
+
+
+def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    triples = load_triples(warehouse, collection)
+    if not triples:
+        raise nothing_to_do(collection, "no triples: `knowledge_triples` stored none.")
+    documents = load_documents(warehouse, collection)
+    bodies = {d.doc_id: d.text[: d.body_end] for d in documents}
+    links = [
+        (row["citing_doc_id"], row["cited_doc_id"])
+        for row in warehouse.rows(
+            "SELECT citing_doc_id, cited_doc_id FROM citations WHERE collection = ?", [collection]
+        )
+    ]
+    benchmark = insight_rag.build_benchmark(triples, bodies, links, settings)
+    questions = [item for item in benchmark.items if item.kind != MATCHING]
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        batch = client.run_many(
+            INSIGHT_RAG_QUESTION,
+            [
+                {
+                    "subject": item.subject,
+                    "relation_text": item.relation_text,
+                    "multi": item.kind == MULTI,
+                    "objects": list(item.gold_answers),
+                }
+                for item in questions
+            ],
+        )
+    by_triple = {t.triple_id: t for t in triples}
+    items = []
+    for item, result in zip(questions, batch.items, strict=True):
+        reason = None
+        if not result.ok:
+            reason = f"question phrasing failed: {result.error or result.status}"
+        elif any(contains(result.value.question, gold) for gold in item.gold_answers):
+            reason = "the question contains its gold answer"
+        if reason:
+            for triple_id in item.triple_ids:
+                benchmark.drop(by_triple[triple_id], reason)
+            continue
+        items.append(BenchmarkItem(**{**item.__dict__, "question": result.value.question.strip()}))
+    items += [item for item in benchmark.items if item.kind == MATCHING]
+    if not items:
+        raise nothing_to_do(
+            collection,
+            f"no benchmark item: every triple was dropped ({benchmark.dropped_reasons()}) and no citation pair.",
+        )
+    writer = client.writer_label(INSIGHT_RAG_QUESTION)
+    warehouse.replace_partition(
+        collection,
+        {
+            "insight_rag_benchmark": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        **{k: v for k, v in item.__dict__.items() if k not in ("status", "error")},
+                        "writer": writer,
+                    }
+                    for item in items
+                ]
+            ),
+            "insight_rag_triple_fates": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        "triple_id": triple_id,
+                        "fate": fate,
+                        "item_id": item_id,
+                        "reason": reason,
+                    }
+                    for triple_id, (fate, item_id, reason) in benchmark.fates.items()
+                ]
+            ),
+        },
+    )
+    counts = {kind: sum(item.kind == kind for item in items) for kind in insight_rag.schemas.KINDS}
+    sample = [
+        {
+            "kind": item.kind,
+            "question": item.question or f"{item.paper_a[:8]} vs {item.paper_b[:8]}",
+            "gold": "; ".join(item.gold_answers),
+        }
+        for kind in insight_rag.schemas.KINDS
+        for item in [i for i in items if i.kind == kind][:4]
+    ]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(items),
+            "items": dg.MetadataValue.json(counts),
+            "dropped_triples": dg.MetadataValue.json(benchmark.dropped_reasons()),
+            "sample": dg.MetadataValue.md(markdown_table(sample, ["kind", "question", "gold"])),
+            "rules": "buried: one object in the collection, subject and object once in the paper's full text "
+            "(the paper: once in the abstract)",
+            "writer": writer,
+            **llm_metadata(client),
+        }
+    )
+
+
+def load_benchmark(warehouse, collection: str) -> list[BenchmarkItem]:
+    fields = BenchmarkItem.__dataclass_fields__
+    return [
+        BenchmarkItem(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields})
+        for row in warehouse.rows(
+            "SELECT * FROM insight_rag_benchmark WHERE collection = ? ORDER BY kind, item_id", [collection]
+        )
+    ]
+
+
+# -- answers ---------------------------------------------------------------------------------------
+
+
+class AnswersConfig(ModelCallConfig):
+    """§2 and §5: Insight-RAG with each retriever mode, RAG with k = 1, 3, 5, 10 chunks, no context."""
+
+    TASKS = ANSWER_TASKS
+
+    retriever_modes: list[str] = Field(
+        default=list(insight_rag.schemas.DEFAULT_RETRIEVER_MODES),
+        description=f"Insight-retriever modes to answer with: some of {', '.join(RETRIEVER_MODES)}.",
+    )
+    rag_ks: list[int] = Field(default=list(insight_rag.schemas.RAG_KS), description="RAG's chunk counts.")
+    rag_mode: str = Field(default="dense", description=f"RAG's retrieval: {', '.join(RETRIEVAL_MODES)}.")
+    insight_search_mode: str = Field(
+        default="hybrid", description="How the retriever searches triples and sentences."
+    )
+    max_items: int | None = Field(
+        default=None, ge=1, description="Only the first N items per kind (cost control)."
+    )
+
+    def settings(self) -> insight_rag.AnswerSettings:
+        try:
+            return insight_rag.AnswerSettings(
+                tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
+            )
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid insight_rag_answers config: {error}") from error
+
+
+def open_setup(storage, embedder, collection: str, settings: insight_rag.AnswerSettings) -> insight_rag.Setup:
+    """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule."""
+    warehouse = storage.warehouse
+    chunks = open_retriever(storage, embedder, collection, insight_rag.PROFILE)
+    model = embedder.get_embedder()
+    try:
+        units = {
+            profile: retriever.open_units(warehouse, storage.insight_vectors, collection, model, profile)
+            for profile in retriever.UNIT_PROFILES
+        }
+    except IndexMissing as error:
+        raise nothing_to_do(collection, str(error)) from error
+    chunk_of = {
+        row["id"]: row["chunk_id"]
+        for row in warehouse.rows(
+            """SELECT triple_id AS id, chunk_id FROM knowledge_triples WHERE collection = ?
+               UNION ALL SELECT sentence_id, chunk_id FROM insight_rag_sentences WHERE collection = ?""",
+            [collection, collection],
+        )
+    }
+    statements = {t.triple_id: t.text for t in load_triples(warehouse, collection)}
+    documents = load_documents(warehouse, collection)
+    papers = {d.doc_id: paper_text(d.title, d.abstract, d.text[: d.body_end]) for d in documents}
+    centres = {}
+    for doc_id in papers:
+        rows = [n for n, chunk in enumerate(chunks.index.chunks) if chunk.doc_id == doc_id]
+        if rows:
+            centres[doc_id] = normalize_rows(chunks.index.vectors[rows].mean(axis=0))
+
+    def similarity(a: str, b: str) -> float:
+        return float(centres[a] @ centres[b]) if a in centres and b in centres else 0.0
+
+    ids = sorted(centres)
+    pairs = [similarity(a, b) for n, a in enumerate(ids) for b in ids[n + 1 :]]
+    return insight_rag.Setup(
+        chunks=chunks,
+        insights=insight_rag.InsightRetriever(
+            units[retriever.TRIPLES],
+            units[retriever.SENTENCES],
+            chunk_of,
+            statements,
+            settings.insight_search_mode,
+        ),
+        sources=load_sources(warehouse, collection, insight_rag.PROFILE),
+        modes=settings.retriever_modes,
+        rag_ks=settings.rag_ks,
+        rag_mode=settings.rag_mode,
+        papers=papers,
+        similarity=similarity,
+        threshold=statistics.median(pairs) if pairs else 0.0,
+    )
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[insight_rag_benchmark],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "answers_cite_given_passages",
+            asset="insight_rag_answers",
+            description="Every citation of every answer is a passage (insight or chunk) its method was given.",
+        )
+    ],
+    **INSIGHT_RAG_GROUP,
+)
+def insight_rag_answers(
+    context: dg.AssetExecutionContext,
+    config: AnswersConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """The identified insights of every benchmark item, and the answers of Insight-RAG (each
+    retriever mode), RAG with k chunks and no retrieval, with their contexts' sizes and the
+    retrieval rankings they came from."""
+    settings = config.settings()
+    return materialize_each(
+        context,
+        storage,
+        lambda collection: _answers(context, config, settings, storage, llm, embedder, collection),
+    )
+
+
+def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    items = load_benchmark(warehouse, collection)
+    if config.max_items is not None:
+        items = [
+            i
+            for kind in insight_rag.schemas.KINDS
+            for i in [x for x in items if x.kind == kind][: config.max_items]
+        ]
+    if not items:
+        raise nothing_to_do(collection, "no benchmark items: `insight_rag_benchmark` stored none.")
+    setup = open_setup(storage, embedder, collection, settings)
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        identified = insight_rag.identify(client, items, setup)
+        answers = insight_rag.answer(client, items, identified, setup)
+    writer = client.writer_label(INSIGHT_RAG_ANSWER)
+    warehouse.replace_partition(
+        collection,
+        {
+            "insight_rag_insights": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        "item_id": i.item_id,
+                        "status": i.status,
+                        "insights": [x.insight for x in i.insights],
+                        "multi_answer": [x.multi_answer for x in i.insights],
+                        "error": i.error,
+                        "writer": client.writer_label(insight_rag.tasks.INSIGHT_RAG_IDENTIFY),
+                    }
+                    for i in identified
+                ]
+            ),
+            "insight_rag_answers": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        **{k: list(v) if isinstance(v, tuple) else v for k, v in a.__dict__.items()},
+                        "rendered": render_citations(a.answer, setup.sources) if a.answer else None,
+                        "writer": writer,
+                    }
+                    for a in answers
+                ]
+            ),
+        },
+    )
+    problems = [
+        f"{a.method} on {a.item_id}: cites {cid[:12]}, not given"
+        for a in answers
+        for cid in a.cited_chunk_ids
+        if cid not in set(a.passage_chunk_ids)
+    ]
+    statuses = {s: sum(i.status == s for i in identified) for s in {i.status for i in identified}}
+    questions = {i.item_id: i.question for i in items}
+    failed = [a for a in answers if a.status == FAILED]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(answers),
+            "items": len(items),
+            "identifier": dg.MetadataValue.json(statuses),
+            "methods": ", ".join(dict.fromkeys(a.method for a in answers)),
+            "mean_context_tokens": dg.MetadataValue.json(
+                {
+                    method: round(
+                        float(np.mean([a.context_tokens for a in answers if a.method == method])), 1
+                    )
+                    for method in dict.fromkeys(a.method for a in answers)
+                }
+            ),
+            "failures": dg.MetadataValue.md(
+                markdown_table(
+                    [
+                        {"method": a.method, "item": questions[a.item_id] or a.item_id, "error": a.error}
+                        for a in failed[:20]
+                    ],
+                    ["method", "item", "error"],
+                    empty="None.",
+                )
+            ),
+            "writer": writer,
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="answers_cite_given_passages",
+                passed=not problems,
+                metadata={"problems": "; ".join(problems[:10]) or "none"},
+            )
+        ],
+    )
+
+
+# -- scores and report -------------------------------------------------------------------------
+
+
+@dg.asset(kinds={"duckdb"}, deps=[insight_rag_answers], code_version="1", **INSIGHT_RAG_GROUP)
+def insight_rag_scores(
+    context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
+    """Exact match and token F1 per question kind and method (accuracy for matching), Hits@50 and
+    MRR of the gold documents and gold units in each retrieval ranking, context tokens, and the
+    identifier's agreement with the gold (subject + relation) by embedding cosine. Table, chart and
+    data/reports/<collection>/insight_rag_report.md."""
+    return materialize_each(context, storage, lambda collection: _scores(storage, embedder, collection))
+
+
+def _gold_units(item: BenchmarkItem, sources, sentence_ids: dict[tuple[str, str], str]) -> set[str]:
+    """The units that hold an item's evidence: its triples, its sentences, the chunks holding them."""
+    evidence = [normalised_text(sentence) for sentence in item.evidence]
+    chunks = {
+        chunk_id
+        for chunk_id, source in sources.items()
+        if source.doc_id in item.gold_doc_ids and any(e in normalised_text(source.text) for e in evidence)
+    }
+    sentences = {
+        sentence_ids[(doc, s)] for doc in item.gold_doc_ids for s in item.evidence if (doc, s) in sentence_ids
+    }
+    return set(item.triple_ids) | sentences | chunks
+
+
+def _scores(storage, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    items = {item.item_id: item for item in load_benchmark(warehouse, collection)}
+    rows = warehouse.rows("SELECT * FROM insight_rag_answers WHERE collection = ?", [collection])
+    if not rows or not items:
+        raise nothing_to_do(collection, "no answers to score: `insight_rag_answers` stored none.")
+    answers = [
+        insight_rag.MethodAnswer(
+            **{
+                k: tuple(v) if isinstance(v, list) else v
+                for k, v in row.items()
+                if k in insight_rag.MethodAnswer.__dataclass_fields__
+            }
+        )
+        for row in rows
+    ]
+    sources = load_sources(warehouse, collection, insight_rag.PROFILE)
+    sentence_ids = {
+        (row["doc_id"], row["sentence"]): row["sentence_id"]
+        for row in warehouse.rows(
+            "SELECT doc_id, sentence, sentence_id FROM insight_rag_sentences WHERE collection = ?",
+            [collection],
+        )
+    }
+    units = {
+        item_id: _gold_units(item, sources, sentence_ids)
+        for item_id, item in items.items()
+        if item.kind != MATCHING
+    }
+    scored = [
+        score
+        for a in answers
+        if a.item_id in items
+        for score in [scores.score_answer(a, items[a.item_id], units.get(a.item_id, set()))]
+    ]
+    agreement = _agreement(warehouse, embedder, collection, items)
+    table = scores.method_table(scored, agreement)
+    warehouse.replace_partition(
+        collection,
+        {"insight_rag_scores": pa.Table.from_pylist([{"collection": collection, **s} for s in scored])},
+    )
+    chart = report.render_chart(table)
+    by_key = {(a.item_id, a.method): a for a in answers}
+    examples = []
+    for kind in (insight_rag.schemas.BURIED, MULTI):
+        item = next((i for i in items.values() if i.kind == kind), None)
+        if item:
+            examples.append(
+                {
+                    "question": item.question,
+                    "gold": "; ".join(item.gold_answers),
+                    "answers": [
+                        (a.method, strip_citations(a.answer) or f"({a.status}: {a.error})")
+                        for (item_id, _), a in by_key.items()
+                        if item_id == item.item_id
+                    ],
+                }
+            )
+    offline = any(row["writer"].startswith("offline") for row in rows)
+    notes = [
+        f"generator: {rows[0]['writer']}"
+        + (
+            " — a rule-based reader (triples of the context matched to the question's fragment), not a model"
+            if offline
+            else ""
+        ),
+        "exact_match: the gold appears in the answer (§4), averaged over a multi-document question's gold answers; f1: SQuAD token F1, averaged the same way",
+        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection under 50 papers doc_hits50 is 1 by construction",
+        "unit_hits50 / unit_mrr: the gold unit in the ranking — the chunk holding the evidence sentence (RAG), the gold triple (index, llm), the evidence sentence (sentences)",
+        "index mode searches the very triples the benchmark was built from: a found triple is the gold answer, so its scores are close to circular; sentences mode searches no triple",
+        "identifier_agreement: mean cosine (our embedder) between the identified fragment and the gold subject + relation — an embedding similarity, not the paper's GPT-4o-mini 0/0.5/1 judge",
+        "matching offline: the papers' similarity above the collection's median pair; the rule reads no context, so every matching method answers alike offline",
+        "buried questions: subject and object each once in the paper's full text (the paper: its abstract)",
+        "not built: the paper's parametric retriever (Llama-3.2 3B continually pre-trained with LoRA: weights, a GPU, hours per collection) and Self-RAG",
+    ]
+    folder = Path(storage.reports_dir) / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / report.CHART_FILE).write_bytes(chart)
+    markdown_path = folder / "insight_rag_report.md"
+    markdown_path.write_text(report.render_report(collection, table, examples, notes), encoding="utf-8")
+    encoded = base64.b64encode(chart).decode("ascii")
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(scored),
+            "scores": dg.MetadataValue.md(markdown_table(table, report.TABLE_COLUMNS)),
+            "chart": dg.MetadataValue.md(f"![exact match per method](data:image/png;base64,{encoded})"),
+            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+        }
+    )
+
+
+def _agreement(warehouse, embedder, collection: str, items: dict[str, BenchmarkItem]) -> dict[str, float]:
+    """Per question kind: the mean cosine between each identified fragment and the gold fragment."""
+    rows = [
+        row
+        for row in warehouse.rows(
+            "SELECT item_id, insights FROM insight_rag_insights WHERE collection = ?", [collection]
+        )
+        if row["item_id"] in items and items[row["item_id"]].kind != MATCHING
+    ]
+    if not rows:
+        return {}
+    model = embedder.get_embedder()
+    texts = [" ".join(row["insights"]) or "-" for row in rows] + [
+        items[row["item_id"]].gold_fragment for row in rows
+    ]
+    with one_torch_thread():
+        vectors = normalize_rows(model.embed(texts))
+    cosines = (vectors[: len(rows)] * vectors[len(rows) :]).sum(axis=1)
+    by_kind: dict[str, list[float]] = {}
+    for row, cosine in zip(rows, cosines, strict=True):
+        by_kind.setdefault(items[row["item_id"]].kind, []).append(float(cosine) if row["insights"] else 0.0)
+    return {kind: round(float(np.mean(values)), 3) for kind, values in by_kind.items()}

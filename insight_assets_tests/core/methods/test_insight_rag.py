@@ -1,0 +1,304 @@
+"""Insight-RAG: triple normalisation, the benchmark's rules, the identifier (the paper's own
+examples, and a reply that is never valid JSON), the metrics, and a buried fact that Insight-RAG
+finds with a small context while RAG at k = 1 misses it."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+import pytest
+
+from insight_assets.core.embedding import HashingEmbedder
+from insight_assets.core.llm import LLMClient, LLMSettings
+from insight_assets.core.methods import insight_rag
+from insight_assets.core.methods.insight_rag import offline, retriever, scores
+from insight_assets.core.methods.insight_rag.benchmark import build_questions, matching_pairs
+from insight_assets.core.methods.insight_rag.schemas import BURIED, FAILED, MULTI, NO_INSIGHT, OK
+from insight_assets.core.methods.insight_rag.triples import (
+    Triple,
+    extract,
+    normalise_phrase,
+    normalise_relation,
+)
+from insight_assets.core.retrieval import Retriever
+from insight_assets.core.retrieval.citing import load_sources
+from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.core.vectorize import vectorize_chunks
+from insight_assets.core.vectors import normalize_rows
+from insight_assets_tests.core.conftest import fake_openai_client
+from insight_assets_tests.fake_model_server import Reply
+
+# -- triples ---------------------------------------------------------------------------------------
+
+
+def test_relations_are_lemmatised_without_auxiliaries_and_phrases_normalised():
+    assert normalise_relation(["was", "trained", "on"]) == "train on"
+    assert normalise_relation(["is", "trained", "on"]) == "train on"
+    assert normalise_relation(["trains", "on"]) == "train on"
+    assert normalise_relation(["does", "not", "use"]) == "not use"
+    assert normalise_relation(["is"]) == "be"
+    assert normalise_phrase("  The   Siamese\nNetworks, ") == "siamese networks"
+
+
+def test_triples_are_deduplicated_per_paper_and_a_repeated_sentence_counts_once():
+    sentence = "The Zorblax encoder uses quartz lattices."
+    found = extract(
+        [
+            ("d1", "c1", sentence),
+            ("d1", "c2", sentence),  # the same sentence in the overlap of the next chunk
+            ("d1", "c3", "Recently the zorblax   encoder used quartz lattices."),
+            ("d2", "c4", sentence),
+        ]
+    )
+    zorblax = [t for t in found.triples if t.subject == "zorblax encoder"]
+    assert {(t.doc_id, t.relation, t.object, t.mentions) for t in zorblax} == {
+        ("d1", "use", "quartz lattices", 2),
+        ("d2", "use", "quartz lattices", 1),
+    }
+    assert next(t for t in zorblax if t.doc_id == "d1").chunk_id == "c1"
+
+
+# -- the benchmark ---------------------------------------------------------------------------------
+
+
+def _triple(doc: str, subject: str, relation: str, obj: str) -> Triple:
+    return Triple(subject, relation, obj, relation + "s", doc, f"{doc}-c", f"{subject} {relation}s {obj}.")
+
+
+BODIES = {
+    "d1": "Intro. The zorblax encoder uses quartz lattices. The flumox parser needs amber tables. Flumox parser again.",
+    "d2": "The glimmer tagger reads slate tokens. Method. The common model handles data.",
+    "d3": "The glimmer tagger reads copper tokens. The common model handles data. Results.",
+    "d4": "The vexel ranker sorts pine lists and the vexel ranker sorts oak lists. The common model.",
+}
+TRIPLES = [
+    _triple("d1", "zorblax encoder", "use", "quartz lattices"),  # buried
+    _triple("d1", "flumox parser", "need", "amber tables"),  # subject twice in d1
+    _triple("d2", "glimmer tagger", "read", "slate tokens"),  # multi (d2, d3)
+    _triple("d3", "glimmer tagger", "read", "copper tokens"),
+    _triple("d4", "vexel ranker", "sort", "pine lists"),  # two objects, one paper
+    _triple("d4", "vexel ranker", "sort", "oak lists"),
+    _triple("d2", "common model", "handle", "data"),  # vague subject
+]
+
+
+def test_the_benchmark_rules_split_buried_and_multi_document_questions_with_reasons():
+    built = build_questions(TRIPLES, BODIES, max_buried=10, max_multi=10, seed=1, vague_share=0.75)
+    by_kind = {item.kind: item for item in built.items}
+    assert sorted(by_kind) == [BURIED, MULTI] and len(built.items) == 2
+    assert by_kind[BURIED].gold_answers == ("quartz lattices",) and by_kind[BURIED].gold_doc_ids == ("d1",)
+    assert by_kind[MULTI].gold_answers == ("copper tokens", "slate tokens")
+    assert by_kind[MULTI].gold_doc_ids == ("d2", "d3")
+    fates = {t.subject + "/" + t.object: built.fates[t.triple_id] for t in TRIPLES}
+    assert fates["flumox parser/amber tables"] == (
+        "dropped",
+        None,
+        "subject appears more than once in its paper: 2 times",
+    )
+    assert fates["vexel ranker/pine lists"][2].startswith("several objects from one paper")
+    assert fates["common model/data"][2].startswith("vague subject")
+    assert fates["zorblax encoder/quartz lattices"][0] == BURIED
+    for item in built.items:
+        question = offline.template_question(item.subject, item.relation_text, item.kind == MULTI)
+        assert question.endswith("?") and not any(g in question for g in item.gold_answers)
+
+
+def test_matching_pairs_are_balanced_and_negatives_have_no_link_either_way():
+    docs = [f"p{n}" for n in range(6)]
+    links = [("p0", "p1"), ("p2", "p1"), ("p3", "p4")]
+    pairs = matching_pairs(docs, links, max_pairs=100, seed=3)
+    positives = [p for p in pairs if p.gold_answers == ("Yes",)]
+    negatives = [p for p in pairs if p.gold_answers == ("No",)]
+    assert len(positives) == len(negatives) == 3
+    linked = {frozenset(link) for link in links}
+    assert {frozenset((p.paper_a, p.paper_b)) for p in positives} == linked
+    assert not {frozenset((p.paper_a, p.paper_b)) for p in negatives} & linked
+    assert pairs == matching_pairs(docs, links, max_pairs=100, seed=3)
+
+
+# -- the identifier --------------------------------------------------------------------------------
+
+APPENDIX_A1 = [
+    ("Where was Person X born in?", "Person X was born in", False),
+    ("What does pizza contain?", "Pizza contains", False),
+    ("What are the Cities in California?", "The cities in California are", True),
+]
+
+
+@pytest.mark.parametrize(("question", "fragment", "multi"), APPENDIX_A1)
+def test_the_offline_identifier_answers_the_papers_own_examples(question, fragment, multi):
+    found = offline.identify(question)
+    assert (found.insight.lower(), found.multi_answer) == (fragment.lower(), multi)
+
+
+def _items(*questions: str) -> list[insight_rag.BenchmarkItem]:
+    return [
+        insight_rag.BenchmarkItem(item_id=f"q{n}", kind=BURIED, question=q) for n, q in enumerate(questions)
+    ]
+
+
+def test_the_identifier_reads_the_public_codes_format_from_a_model(server):
+    server.script.extend(
+        [
+            Reply('[{"Insight": "Person X was born in", "Multi-answer": false}]'),
+            Reply('```json\n[{"insight": "The cities in California are", "multi_answer": true}]\n```'),
+            Reply("[{}]"),
+        ]
+    )
+    client = fake_openai_client(server, settings={"max_concurrency": 1})
+    setup = insight_rag.Setup(chunks=None, insights=None, sources={}, modes=(), rag_ks=())
+    found = insight_rag.identify(
+        client, _items("Where was Person X born in?", "What are the cities?", "Hm."), setup
+    )
+    assert [(i.status, [(x.insight, x.multi_answer) for x in i.insights]) for i in found] == [
+        (OK, [("Person X was born in", False)]),
+        (OK, [("The cities in California are", True)]),
+        (NO_INSIGHT, []),
+    ]
+
+
+def test_invalid_json_twice_is_a_failed_row_never_zero_insights(server):
+    server.default = Reply("Person X was born in, multi answer: false")
+    client = fake_openai_client(server)
+    setup = insight_rag.Setup(chunks=None, insights=None, sources={}, modes=(), rag_ks=())
+    (found,) = insight_rag.identify(client, _items("Where was Person X born in?"), setup)
+    assert found.status == FAILED and not found.insights
+    assert "JSON" in found.error
+    assert len(server.requests) == 2  # the call and one repair
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+
+def test_exact_match_f1_hits_and_mrr_on_known_strings():
+    assert scores.exact_match("It uses the Siamese networks [S1].", "siamese networks") == 1.0
+    assert scores.exact_match("siamese network", "siamese networks") == 0.0
+    assert scores.averaged(scores.exact_match, "slate tokens; oak", ["slate tokens", "copper tokens"]) == 0.5
+    assert scores.token_f1("the quartz lattices of ice", "quartz lattices") == pytest.approx(
+        2 * 0.5 * 1 / 1.5
+    )
+    assert scores.token_f1("nothing", "quartz") == 0.0
+    ranked = ["d3", "d1", "d3", "d2"]
+    assert scores.hits_at(ranked, "d2", 3) == 0.0 and scores.hits_at(ranked, "d2", 4) == 1.0
+    assert scores.reciprocal_rank(ranked, "d1") == 0.5 and scores.reciprocal_rank(ranked, "d9") == 0.0
+    assert scores.retrieval_scores(ranked, ["d1", "d2"]) == (1.0, pytest.approx((0.5 + 0.25) / 2))
+
+
+# -- a buried fact ---------------------------------------------------------------------------------
+
+COLLECTION = "buried"
+# The fact sits mid-document in a chunk about something else; the question asks it in other words
+# ("use" for "employs") while a distractor chunk repeats the question's words.
+CHUNKS = {
+    "d1": [
+        "The Zorblax protocol was designed in 2019 for sensor networks in remote valleys.",
+        (
+            "Calibration of the antennas took three weeks. The Zorblax protocol employs quartz lattices. "
+            "Field teams recorded humidity, wind speed and battery levels every hour during the winter."
+        ),
+        "Battery levels fell faster in cold weather, which shortened each deployment.",
+    ],
+    "d2": [
+        (
+            "What the Zorblax protocol uses and what Zorblax users use it for is asked often: Zorblax, "
+            "Zorblax protocol, use, uses, used."
+        ),
+        "Sourdough bread rises slowly because wild yeast ferments the flour.",
+    ],
+}
+
+
+def _collection(root) -> tuple[insight_rag.Setup, Warehouse]:
+    warehouse, vectors = Warehouse(root / "warehouse.duckdb"), VectorStore(str(root / "lancedb"))
+    rows = [
+        {
+            "collection": COLLECTION, "profile": "xsum", "chunk_id": hashlib.md5(f"{d}{n}".encode()).hexdigest(),
+            "doc_id": d, "chunk_index": n, "text": text, "char_start": 0, "char_end": len(text),
+            "page_start": n + 1, "page_end": n + 1, "token_count": len(text.split()),
+            "text_sha": hashlib.sha256(text.encode()).hexdigest(),
+        }
+        for d, texts in CHUNKS.items()
+        for n, text in enumerate(texts)
+    ]  # fmt: skip
+    embedder = HashingEmbedder()
+    sentences = [
+        insight_rag.Sentence(hashlib.md5(s.encode()).hexdigest(), row["doc_id"], row["chunk_id"], s)
+        for row in rows
+        for s in __import__("insight_assets.core.text", fromlist=["sentence_texts"]).sentence_texts(
+            row["text"]
+        )
+    ]
+    triples = extract((s.doc_id, s.chunk_id, s.text) for s in sentences).triples
+    warehouse.replace_partition(
+        COLLECTION,
+        {
+            "parsed_documents": pa.Table.from_pylist(
+                [
+                    {"collection": COLLECTION, "doc_id": d, "file": f"{d}.pdf", "title": f"Paper {d}"}
+                    for d in CHUNKS
+                ]
+            ),
+            "chunks": pa.Table.from_pylist(rows),
+            "knowledge_triples": pa.Table.from_pylist(
+                [{"collection": COLLECTION, "triple_id": t.triple_id, **t.__dict__} for t in triples]
+            ),
+            "insight_rag_sentences": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": COLLECTION,
+                        "sentence_id": s.sentence_id,
+                        "doc_id": s.doc_id,
+                        "chunk_id": s.chunk_id,
+                        "position": n,
+                        "sentence": s.text,
+                    }
+                    for n, s in enumerate(sentences)
+                ]
+            ),
+        },
+    )
+    vectors.replace(COLLECTION, vectorize_chunks(COLLECTION, rows, embedder, None).table)
+    vectors.build_text_index(COLLECTION)
+    units = VectorStore(str(root / "lancedb"), kind="insight_rag_index")
+    texts = retriever.embedding_texts(triples, sentences)
+    units.replace(
+        COLLECTION,
+        retriever.index_table(
+            COLLECTION, embedder.variant, triples, sentences, normalize_rows(embedder.embed(texts))
+        ),
+    )
+    units.build_text_index(COLLECTION)
+    opened = {
+        p: retriever.open_units(warehouse, units, COLLECTION, embedder, p) for p in retriever.UNIT_PROFILES
+    }
+    chunk_of = {t.triple_id: t.chunk_id for t in triples} | {s.sentence_id: s.chunk_id for s in sentences}
+    setup = insight_rag.Setup(
+        chunks=Retriever.open(warehouse, vectors, COLLECTION, embedder, "xsum"),
+        insights=insight_rag.InsightRetriever(
+            opened["triples"], opened["sentences"], chunk_of, {t.triple_id: t.text for t in triples}
+        ),
+        sources=load_sources(warehouse, COLLECTION, "xsum"),
+        modes=("index", "sentences"),
+        rag_ks=(1, 3),
+    )
+    return setup, warehouse
+
+
+def test_a_buried_fact_is_found_by_insight_rag_with_less_context_while_rag_at_1_misses_it(tmp_path):
+    setup, _ = _collection(tmp_path)
+    client = LLMClient(LLMSettings())
+    item = insight_rag.BenchmarkItem(
+        item_id="q",
+        kind=BURIED,
+        question="What does the Zorblax protocol use?",
+        gold_answers=("quartz lattices",),
+    )
+    identified = insight_rag.identify(client, [item], setup)
+    assert identified[0].insights[0].insight.lower() == "the zorblax protocol uses"
+    answers = {a.method: a for a in insight_rag.answer(client, [item], identified, setup)}
+    em = {m: scores.exact_match(a.answer, "quartz lattices") for m, a in answers.items()}
+    assert em["rag@1"] == 0.0 and em["insight-rag:index"] == 1.0
+    assert answers["insight-rag:index"].context_tokens < answers["rag@1"].context_tokens
+    assert answers["insight-rag:index"].cited_chunk_ids == (hashlib.md5(b"d11").hexdigest(),)
+    assert em["vanilla"] == 0.0
