@@ -1,9 +1,6 @@
 """ConTReGen's assets: the trees (top-down planning, retrieval and verification), the answers
 (bottom-up synthesis, and the baselines on the same questions), and their scores with the report."""
 
-import base64
-from pathlib import Path
-
 import dagster as dg
 import pyarrow as pa
 from pydantic import Field
@@ -24,6 +21,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
     open_retriever,
+    write_report,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -460,21 +458,21 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         if (example.question.question_id, method) in by_key
         and by_key[(example.question.question_id, method)].text
     ]
-    folder = Path(storage.reports_dir) / collection
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / report.CHART_FILE).write_bytes(chart)
-    markdown_path = folder / "contregen_report.md"
-    markdown_path.write_text(
-        report.render_report(collection, rows, example, examples, notes), encoding="utf-8"
+    written = write_report(
+        storage,
+        collection,
+        "contregen_report.md",
+        report.render_report(collection, rows, example, examples, notes),
+        report.CHART_FILE,
+        chart,
+        "recall per method",
     )
-    encoded = base64.b64encode(chart).decode("ascii")
     return CollectionReport(
         metadata={
             "dagster/row_count": len(scored),
             "scores": dg.MetadataValue.md(markdown_table(rows, report.TABLE_COLUMNS)),
-            "chart": dg.MetadataValue.md(f"![recall per method](data:image/png;base64,{encoded})"),
             "judge": judge,
-            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+            **written,
             **llm_metadata(client),
         }
     )

@@ -1,8 +1,6 @@
 """Judging the insight methods and reporting the comparison (InsightGen §5.3, Appendix D)."""
 
-import base64
 import dataclasses
-from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
@@ -23,7 +21,13 @@ from insight_assets.core.llm import RunSummary
 from insight_assets.core.report import render_method_report
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.insights import insights
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+    write_report,
+)
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     ModelCallConfig,
@@ -198,12 +202,15 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
         [collection, collection],
     )
     report = render_method_report(collection, mean_scores(rows), examples)
-    folder = Path(storage.reports_dir) / collection
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "method_scores.png").write_bytes(report.chart_png)
-    markdown_path = folder / "method_report.md"
-    markdown_path.write_text(report.markdown, encoding="utf-8")
-    chart = base64.b64encode(report.chart_png).decode("ascii")
+    written = write_report(
+        storage,
+        collection,
+        "method_report.md",
+        report.markdown,
+        "method_scores.png",
+        report.chart_png,
+        "mean scores per method",
+    )
     return CollectionReport(
         metadata={
             "dagster/row_count": len(report.ranking),
@@ -211,8 +218,7 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
                 markdown_table(report.ranking, ["rank", "method", "overall", "judge", "level"])
             ),
             "scores": dg.MetadataValue.md(report.scores_table),
-            "chart": dg.MetadataValue.md(f"![mean scores per method](data:image/png;base64,{chart})"),
             "examples": dg.MetadataValue.md(report.examples_markdown),
-            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+            **written,
         }
     )

@@ -2,10 +2,8 @@
 sentences), the benchmark built from them and the citation graph, the answers of Insight-RAG and
 its baselines, and their scores with the report."""
 
-import base64
 import hashlib
 import statistics
-from pathlib import Path
 
 import dagster as dg
 import numpy as np
@@ -42,6 +40,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
     open_retriever,
+    write_report,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -141,10 +140,17 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
             ),
             "insight_rag_sentences": pa.Table.from_pylist(
                 [
-                    {"collection": collection, "position": n, **s.__dict__, "sentence": s.text}
+                    {
+                        "collection": collection,
+                        "sentence_id": s.sentence_id,
+                        "doc_id": s.doc_id,
+                        "chunk_id": s.chunk_id,
+                        "position": n,
+                        "sentence": s.text,
+                    }
                     for n, s in enumerate(sentences)
-                ],
-            ).drop_columns(["text"]),
+                ]
+            ),
         },
     )
     failed = [item for item in batch.items if not item.ok]
@@ -652,18 +658,20 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         "buried questions: subject and object each once in the paper's full text (the paper: its abstract)",
         "not built: the paper's parametric retriever (Llama-3.2 3B continually pre-trained with LoRA: weights, a GPU, hours per collection) and Self-RAG",
     ]
-    folder = Path(storage.reports_dir) / collection
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / report.CHART_FILE).write_bytes(chart)
-    markdown_path = folder / "insight_rag_report.md"
-    markdown_path.write_text(report.render_report(collection, table, examples, notes), encoding="utf-8")
-    encoded = base64.b64encode(chart).decode("ascii")
+    written = write_report(
+        storage,
+        collection,
+        "insight_rag_report.md",
+        report.render_report(collection, table, examples, notes),
+        report.CHART_FILE,
+        chart,
+        "exact match per method",
+    )
     return CollectionReport(
         metadata={
             "dagster/row_count": len(scored),
             "scores": dg.MetadataValue.md(markdown_table(table, report.TABLE_COLUMNS)),
-            "chart": dg.MetadataValue.md(f"![exact match per method](data:image/png;base64,{encoded})"),
-            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+            **written,
         }
     )
 

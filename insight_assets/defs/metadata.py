@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -25,6 +27,29 @@ def nothing_to_do(collection: str, what: str) -> dg.Failure:
     """The failure of a step that found no input: it says what is missing rather than reporting an
     empty success. Raise it: ``raise nothing_to_do(collection, "no question-answer pairs ...")``."""
     return dg.Failure(description=f"collection {collection!r}: {what}")
+
+
+def write_report(
+    storage: StorageResource,
+    collection: str,
+    markdown_file: str,
+    markdown: str,
+    chart_file: str,
+    chart: bytes,
+    chart_caption: str,
+) -> dict[str, dg.MetadataValue]:
+    """Write a method's report and its chart under data/reports/<collection>/; the metadata that
+    shows the chart in the UI and links the report."""
+    folder = Path(storage.reports_dir) / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / chart_file).write_bytes(chart)
+    markdown_path = folder / markdown_file
+    markdown_path.write_text(markdown, encoding="utf-8")
+    encoded = base64.b64encode(chart).decode("ascii")
+    return {
+        "chart": dg.MetadataValue.md(f"![{chart_caption}](data:image/png;base64,{encoded})"),
+        "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+    }
 
 
 def open_retriever(

@@ -1,7 +1,6 @@
 """XSum's assets: questions per paper, answers per target, summaries (XSum and its two baselines),
 and their scores with the report."""
 
-import base64
 from pathlib import Path
 
 import dagster as dg
@@ -22,6 +21,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
     open_retriever,
+    write_report,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -576,12 +576,15 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         "semantic_recall: each reference sentence's best cosine with a summary sentence (the embedder, not BERTScore)",
         "ref_*: the papers a summary cites against the target's papers",
     ]
-    folder = Path(storage.reports_dir) / collection
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / report.CHART_FILE).write_bytes(chart)
-    markdown_path = folder / "xsum_report.md"
-    markdown_path.write_text(report.render_report(collection, tables, examples, notes), encoding="utf-8")
-    encoded = base64.b64encode(chart).decode("ascii")
+    written = write_report(
+        storage,
+        collection,
+        "xsum_report.md",
+        report.render_report(collection, tables, examples, notes),
+        report.CHART_FILE,
+        chart,
+        "mean scores per method",
+    )
     columns = ["method", "targets", *scores.SCORE_COLUMNS]
     return CollectionReport(
         metadata={
@@ -591,9 +594,8 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
                 f"scores_vs_{kind}": dg.MetadataValue.md(markdown_table(rows, columns))
                 for kind, rows in tables.items()
             },
-            "chart": dg.MetadataValue.md(f"![mean scores per method](data:image/png;base64,{encoded})"),
             "judge": judge,
-            "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
+            **written,
             **llm_metadata(client),
         }
     )

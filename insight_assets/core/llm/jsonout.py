@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_origin
 
 from pydantic import BaseModel, RootModel, ValidationError
 
@@ -83,11 +83,7 @@ def parse_output(
 
 
 def _is_list_model(model: type[BaseModel]) -> bool:
-    return (
-        issubclass(model, RootModel)
-        and model.model_fields["root"].annotation is not None
-        and getattr(model.model_fields["root"].annotation, "__origin__", None) is list
-    )
+    return issubclass(model, RootModel) and get_origin(model.model_fields["root"].annotation) is list
 
 
 def validate_value(

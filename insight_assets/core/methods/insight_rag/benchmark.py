@@ -129,7 +129,7 @@ def build_questions(
             benchmark.drop(triple, "the object is inside the subject or relation")
         else:
             pairs[(triple.subject, triple.relation)].append(triple)
-    buried: list[tuple[BenchmarkItem, Triple]] = []
+    buried: list[tuple[BenchmarkItem, list[Triple]]] = []
     multi: list[tuple[BenchmarkItem, list[Triple]]] = []
     for (subject, relation), group in sorted(pairs.items()):
         objects = sorted({t.object for t in group})
@@ -141,7 +141,7 @@ def build_questions(
                 for t in group:
                     benchmark.drop(t, reason)
                 continue
-            buried.append((_question_item(BURIED, [triple]), triple))
+            buried.append((_question_item(BURIED, [triple]), [triple]))
         elif len(papers) >= 2:
             multi.append((_question_item(MULTI, group), group))
         else:
@@ -155,10 +155,10 @@ def build_questions(
         rng.shuffle(chosen)
         for item, group in chosen[:limit]:
             benchmark.items.append(item)
-            for t in group if isinstance(group, list) else [group]:
+            for t in group:
                 benchmark.keep(t, item)
         for _, group in chosen[limit:]:
-            for t in group if isinstance(group, list) else [group]:
+            for t in group:
                 benchmark.drop(t, f"over the size limit: {limit} {name} questions sampled")
     return benchmark
 

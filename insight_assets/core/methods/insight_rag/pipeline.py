@@ -218,51 +218,48 @@ def _record(context: _Context, status: str, text: str, shown, ids, error: str | 
     )
 
 
-def _generate(client: LLMClient, contexts: Sequence[_Context], setup: Setup) -> list[MethodAnswer]:
+def _run(
+    client: LLMClient,
+    task,
+    contexts: Sequence[_Context],
+    setup: Setup,
+    inputs: Callable[[_Context, list[dict[str, str]]], dict],
+    reply: Callable,
+) -> list[MethodAnswer]:
+    """``task`` on every context not skipped (``inputs`` of the context and its passages as shown,
+    ``reply`` the answer's text), recorded; a skipped context is a failed row with its reason."""
     ready = [c for c in contexts if c.skip is None]
     prepared = [_passages(c, setup) for c in ready]
-    batch = client.run_many(
-        INSIGHT_RAG_ANSWER,
-        [
-            {"question": c.item.question, "passages": shown}
-            for c, (shown, _) in zip(ready, prepared, strict=True)
-        ],
-    )
+    batch = client.run_many(task, [inputs(c, shown) for c, (shown, _) in zip(ready, prepared, strict=True)])
     answers = [
-        _record(
-            c, OK if r.ok else FAILED, r.value.answer if r.ok else "", shown, ids, None if r.ok else r.error
-        )
+        _record(c, OK, reply(r.value), shown, ids, None)
+        if r.ok
+        else _record(c, FAILED, "", shown, ids, r.error)
         for c, (shown, ids), r in zip(ready, prepared, batch.items, strict=True)
     ]
     return answers + [_record(c, FAILED, "", [], {}, c.skip) for c in contexts if c.skip is not None]
 
 
+def _generate(client: LLMClient, contexts: Sequence[_Context], setup: Setup) -> list[MethodAnswer]:
+    return _run(
+        client,
+        INSIGHT_RAG_ANSWER,
+        contexts,
+        setup,
+        lambda c, shown: {"question": c.item.question, "passages": shown},
+        lambda value: value.answer,
+    )
+
+
 def _decide(client: LLMClient, contexts: Sequence[_Context], setup: Setup) -> list[MethodAnswer]:
-    ready = [c for c in contexts if c.skip is None]
-    inputs = []
-    for c in ready:
+    def inputs(c: _Context, _shown) -> dict:
         a, b = c.item.paper_a, c.item.paper_b
-        inputs.append(
-            {
-                "paper_a": setup.papers[a],
-                "paper_b": setup.papers[b],
-                "insights": [p.text for p in c.passages],
-                "similarity": setup.similarity(a, b) if setup.similarity else 0.0,
-                "threshold": setup.threshold,
-            }
-        )
-    batch = client.run_many(INSIGHT_RAG_MATCH, inputs)
-    answers = []
-    for c, r in zip(ready, batch.items, strict=True):
-        shown, ids = _passages(c, setup)
-        answers.append(
-            _record(
-                c,
-                OK if r.ok else FAILED,
-                r.value.answer if r.ok else "",
-                shown,
-                ids,
-                None if r.ok else r.error,
-            )
-        )
-    return answers + [_record(c, FAILED, "", [], {}, c.skip) for c in contexts if c.skip is not None]
+        return {
+            "paper_a": setup.papers[a],
+            "paper_b": setup.papers[b],
+            "insights": [p.text for p in c.passages],
+            "similarity": setup.similarity(a, b) if setup.similarity else 0.0,
+            "threshold": setup.threshold,
+        }
+
+    return _run(client, INSIGHT_RAG_MATCH, contexts, setup, inputs, lambda value: value.answer)

@@ -136,11 +136,6 @@ class InsightRetriever:
         self.statements = statements
         self.search_mode = search_mode
 
-    def ranked(
-        self, fragments: Sequence[str], profile: str, depth: int, exclude: Sequence[str] = ()
-    ) -> list[list[Hit]]:
-        return self.units[profile].search_many(list(fragments), depth, self.search_mode, exclude=exclude)
-
     def retrieve(
         self,
         client: LLMClient,
