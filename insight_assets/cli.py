@@ -16,12 +16,14 @@ from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # The methods `ask` can run; each method package adds itself here with its entry function.
-ASK_METHODS = ("insightgen", "xsum", "contregen")
+ASK_METHODS = ("insightgen", "xsum", "contregen", "insight-rag")
 # Papers a topic's summary reads when none are named: those holding its best-matching chunks.
 TOPIC_PAPERS = 5
 # core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
 SEARCH_MODES = ("dense", "lexical", "hybrid")
 SEARCH_RERANKERS = ("late-interaction", "llm", "none")
+# insight_rag's RETRIEVER_MODES, the first its default, spelled out for the same reason.
+INSIGHT_RETRIEVERS = ("index", "sentences", "llm")
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 # Console-log records left out of the terminal: stack traces, and the steps skipped because an
@@ -549,6 +551,64 @@ def ask_contregen(collection: str, question: str) -> int:
     return 0
 
 
+def ask_insight_rag(collection: str, question: str, mode: str) -> int:
+    """Insight-RAG for one question: the identified insights, what the retriever returned for each
+    (with sources), and the answer generated from them."""
+    import dagster as dg
+
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.methods import insight_rag
+    from insight_assets.core.methods.insight_rag.schemas import BURIED, OK
+    from insight_assets.core.retrieval.citing import render_citations
+    from insight_assets.defs.insight_rag import open_setup
+    from insight_assets.defs.resources import EmbedderResource
+
+    storage = _storage()
+    problem = _known_collection(storage, collection) or _missing_key()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    try:
+        settings = insight_rag.AnswerSettings(retriever_modes=(mode,))
+        setup = open_setup(storage, EmbedderResource(), collection, settings)
+    except dg.Failure as error:
+        print(
+            f"{error.description} (insight-assets build --collection {collection} builds it).",
+            file=sys.stderr,
+        )
+        return 1
+    asked = insight_rag.BenchmarkItem(item_id="cli", kind=BURIED, question=question)
+    with _environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
+        try:
+            (identified,) = insight_rag.identify(client, [asked], setup)
+            if identified.status != OK:
+                reason = identified.error or "it found no fragment to complete"
+                print(f"The insight identifier gave nothing to retrieve: {reason}", file=sys.stderr)
+                return 1
+            (answered,) = insight_rag.answer(client, [asked], [identified], setup, baselines=False)
+        except LLMError as error:
+            print(f"Cannot answer: {error}", file=sys.stderr)
+            return 1
+        print(f"Question: {question}\n\nIdentified insights ({client.provider_label}):")
+        for found in identified.insights:
+            print(f"- {found.insight} … ({'several answers' if found.multi_answer else 'one answer'})")
+        print(f"\nRetrieved insights ({mode} retriever):")
+        for number, (text, chunk_id) in enumerate(
+            zip(answered.insights, answered.passage_chunk_ids, strict=True), start=1
+        ):
+            source = setup.sources.get(chunk_id)
+            print(f"{number}. {text}\n   Source: {source.label if source else chunk_id}")
+        if not answered.insights:
+            print("(none)")
+        if answered.status != OK:
+            print(f"\nNo answer: {answered.error}", file=sys.stderr)
+            return 1
+        print(f"\nAnswer ({client.provider_label}):\n{render_citations(answered.answer, setup.sources)}")
+        calls = client.summary()
+        print(f"\n{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
+    return 0
+
+
 def _generated_answer(
     client, storage, index, collection: str, question: str, embed
 ) -> tuple[str, tuple[str, ...]]:
@@ -617,6 +677,12 @@ def main(argv: list[str] | None = None) -> int:
         default=ASK_METHODS[0],
         help="the method that answers (default: %(default)s)",
     )
+    ask_parser.add_argument(
+        "--retriever",
+        choices=INSIGHT_RETRIEVERS,
+        default=INSIGHT_RETRIEVERS[0],
+        help="insight-rag's insight retriever (default: %(default)s)",
+    )
     search_parser = commands.add_parser(
         "search", help="the chunks of a built collection that best match a query, with papers and pages"
     )
@@ -668,6 +734,8 @@ def main(argv: list[str] | None = None) -> int:
             return summarize(args.collection, args.question, None)
         if args.method == "contregen":
             return ask_contregen(args.collection, args.question)
+        if args.method == "insight-rag":
+            return ask_insight_rag(args.collection, args.question, args.retriever)
         return ask(args.collection, args.question, args.answer)
     if args.command == "summarize":
         return summarize(args.collection, args.topic, args.papers)

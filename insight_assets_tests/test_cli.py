@@ -90,6 +90,27 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert "Tree (sub-questions" in tree.stdout and "- How are citation contexts used?  (root)" in tree.stdout
     assert "    · " in tree.stdout and "model calls" in tree.stdout  # a kept node's sources
 
+    # Asked in other words than the paper's "Our approach to address both entity and relation
+    # coverage is based on distant supervision".
+    for retriever in ("index", "sentences"):
+        insight = run_cli(
+            tmp_path,
+            "ask",
+            "-c",
+            "tiny",
+            "--method",
+            "insight-rag",
+            "--retriever",
+            retriever,
+            "What is the approach to entity and relation coverage based on?",
+        )
+        assert insight.returncode == 0, insight.stderr[-3000:]
+        shown = insight.stdout
+        assert "Identified insights (offline (extractive)):\n- " in shown and "based on …" in shown
+        assert f"Retrieved insights ({retriever} retriever):\n1. " in shown and "   Source: " in shown
+        answer = shown.split("Answer (offline (extractive)):\n")[1]
+        assert answer.startswith("distant supervision (") and ", p. " in answer
+
     given = run_cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
     assert given.returncode == 0, given.stderr[-3000:]
     assert "Answer (given):\nCitations credit prior work." in given.stdout
@@ -104,11 +125,13 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     )
 
 
-def test_search_offers_the_retrieval_layers_modes_and_rerankers():
+def test_search_and_ask_offer_the_modes_their_packages_define():
     from insight_assets import cli
+    from insight_assets.core.methods.insight_rag.schemas import INDEX, RETRIEVER_MODES
     from insight_assets.core.retrieval import RERANKERS, RETRIEVAL_MODES
 
     assert (cli.SEARCH_MODES, cli.SEARCH_RERANKERS) == (RETRIEVAL_MODES, RERANKERS)
+    assert set(cli.INSIGHT_RETRIEVERS) == set(RETRIEVER_MODES) and cli.INSIGHT_RETRIEVERS[0] == INDEX
 
 
 def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):

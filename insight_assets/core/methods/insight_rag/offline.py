@@ -202,14 +202,14 @@ def complete_offline(fragment: str, multi: bool, facts: Sequence[str] = ()) -> C
     return Completion(text="; ".join(obj for obj, _ in found) if found else ABSTAIN)
 
 
-def continuation(fragment: str, sentence: str) -> str:
-    """The text of ``sentence`` that continues ``fragment``: from the matching triple's object on,
-    or the whole sentence when none matches."""
+def completion(fragment: str, sentence: str) -> str:
+    """``fragment`` completed from ``sentence``: the fragment, then the sentence's text from the
+    object of the triple that matches the fragment on; the whole sentence when none matches."""
     found = read(fragment, [sentence])
     if found:
         at = sentence.lower().find(found[0][0].split()[0])
         if at >= 0:
-            return sentence[at:]
+            return f"{fragment.strip()} {sentence[at:]}"
     return sentence
 
 

@@ -120,12 +120,18 @@ def identify(client: LLMClient, items: Sequence[BenchmarkItem], setup: Setup) ->
 
 
 def answer(
-    client: LLMClient, items: Sequence[BenchmarkItem], identified: Sequence[Identification], setup: Setup
+    client: LLMClient,
+    items: Sequence[BenchmarkItem],
+    identified: Sequence[Identification],
+    setup: Setup,
+    baselines: bool = True,
 ) -> list[MethodAnswer]:
-    """Every method's answer to every item (questions and matching pairs)."""
+    """Every method's answer to every item (questions and matching pairs); only Insight-RAG's
+    (each of ``setup.modes``) without ``baselines``."""
     by_item = {i.item_id: i for i in identified}
-    contexts = _rag_contexts(items, setup) + _insight_contexts(client, items, by_item, setup)
-    contexts += [_Context(item, VANILLA, [], []) for item in items]
+    contexts = _insight_contexts(client, items, by_item, setup)
+    if baselines:
+        contexts += _rag_contexts(items, setup) + [_Context(item, VANILLA, [], []) for item in items]
     questions = [c for c in contexts if c.item.kind != MATCHING]
     pairs = [c for c in contexts if c.item.kind == MATCHING]
     return _generate(client, questions, setup) + _decide(client, pairs, setup)

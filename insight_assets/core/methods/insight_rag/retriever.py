@@ -27,7 +27,7 @@ from ...llm import LLMClient
 from ...retrieval import Hit, Retriever
 from ...stores import VectorStore, Warehouse
 from ...text import count_tokens, cut_to_tokens
-from .offline import ABSTAIN, continuation
+from .offline import ABSTAIN, completion
 from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, SENTENCES
 from .tasks import INSIGHT_RAG_COMPLETE
 from .triples import Triple
@@ -156,7 +156,7 @@ class InsightRetriever:
             return [
                 [
                     self._insight(
-                        fragment, hit, cut_to_tokens(continuation(fragment, hit.text), INSIGHT_MAX_TOKENS)
+                        fragment, hit, cut_to_tokens(completion(fragment, hit.text), INSIGHT_MAX_TOKENS)
                     )
                     for hit in found[:count]
                 ]
