@@ -69,6 +69,10 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
         "generate_insights@v1",
         "judge_insight_set@v1",
         "judge_single_insights@v1",
+        "insight_rag_triples@v1",
+        "insight_rag_question@v1",
+        "insight_rag_identify@v1",
+        "insight_rag_answer@v1",
         "total",
     } <= set(rows)
     total_cost = float(rows["total"][8])

@@ -20,9 +20,11 @@ from insight_assets.core.curation import QAPair
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.judge import judge_questions, judged_questions
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.methods import contregen, insightgen
+from insight_assets.core.methods import contregen, insight_rag, insightgen
 from insight_assets.core.methods.contregen import scores as contregen_scores
+from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
 from insight_assets.core.retrieval import Retriever
+from insight_assets.defs import insight_rag as insight_rag_assets
 from insight_assets.defs.contregen import AnswersConfig, ScoresConfig, TreesConfig
 from insight_assets.defs.curation import AnswerConfig, CompressionConfig, QuestionConfig
 from insight_assets.defs.evaluation import JudgeConfig
@@ -62,6 +64,8 @@ class DryRun:
     trees: list[contregen.Tree] = field(default_factory=list)
     sources: dict = field(default_factory=dict)
     answers: list[contregen.Answer] = field(default_factory=list)
+    triples: list[insight_rag.Triple] = field(default_factory=list)
+    benchmark: list[insight_rag.BenchmarkItem] = field(default_factory=list)
 
     @property
     def embed(self):
@@ -164,6 +168,33 @@ def _contregen_scores(config: ScoresConfig, run: DryRun) -> None:
     contregen_scores.score_answers(run.client, questions, run.answers, {}, references)
 
 
+def _insight_rag_triples(config: insight_rag_assets.TriplesConfig, run: DryRun) -> None:
+    chunks = insight_rag_assets.triple_chunks(run.storage.warehouse, run.collection)
+    run.triples = read_triples(run.client, chunks).triples
+
+
+def _insight_rag_benchmark(config: insight_rag_assets.BenchmarkConfig, run: DryRun) -> None:
+    if run.triples:
+        benchmark = insight_rag_assets.unphrased_benchmark(
+            run.storage.warehouse, run.collection, run.triples, config.settings()
+        )
+        run.benchmark = phrase_questions(run.client, benchmark, run.triples)
+
+
+def _insight_rag_answers(config: insight_rag_assets.AnswersConfig, run: DryRun) -> None:
+    """Priced once the collection's triples are indexed (``knowledge_triples`` built); the dry
+    run's own triples have no vectors to search."""
+    items = config.selected(run.benchmark)
+    if not items:
+        return
+    try:
+        setup = insight_rag_assets.open_setup(run.storage, run.embedder, run.collection, config.settings())
+    except dg.Failure:
+        return
+    identified = insight_rag.identify(run.client, items, setup)
+    insight_rag.answer(run.client, items, identified, setup)
+
+
 # The model-calling assets in build order, each priced on the offline answers of those before it.
 ESTIMATE_STEPS = (
     EstimateStep(CompressionConfig, _compress),
@@ -174,6 +205,9 @@ ESTIMATE_STEPS = (
     EstimateStep(TreesConfig, _contregen_trees),
     EstimateStep(AnswersConfig, _contregen_answers),
     EstimateStep(ScoresConfig, _contregen_scores),
+    EstimateStep(insight_rag_assets.TriplesConfig, _insight_rag_triples),
+    EstimateStep(insight_rag_assets.BenchmarkConfig, _insight_rag_benchmark),
+    EstimateStep(insight_rag_assets.AnswersConfig, _insight_rag_answers),
 )
 
 
@@ -184,7 +218,8 @@ def estimate_collection(
     (one judge, the configured model).
 
     Needs the collection's parsed documents in the warehouse; `insights`, `judge_scores` and
-    ConTReGen's assets are priced too once the collection has chunk vectors and a theme graph.
+    ConTReGen's assets are priced too once the collection has chunk vectors and a theme graph,
+    Insight-RAG's triples and benchmark once it has chunks, its answers once its triples are indexed.
     """
     configs = [step.config() for step in ESTIMATE_STEPS]
     overrides = {name: params for config in configs for name, params in config.task_overrides().items()}

@@ -2,7 +2,6 @@
 sentences), the benchmark built from them and the citation graph, the answers of Insight-RAG and
 its baselines, and their scores with the report."""
 
-import hashlib
 import statistics
 
 import dagster as dg
@@ -11,12 +10,12 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.embedding import one_torch_thread
-from insight_assets.core.extractive import is_whole_sentence
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import report, retriever, scores
-from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, contains, normalised_text
+from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, normalised_text
+from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
 from insight_assets.core.methods.insight_rag.pipeline import paper_text
 from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
 from insight_assets.core.methods.insight_rag.tasks import (
@@ -27,10 +26,8 @@ from insight_assets.core.methods.insight_rag.tasks import (
     INSIGHT_RAG_TRIPLES,
     TRIPLE_TASKS,
 )
-from insight_assets.core.methods.insight_rag.triples import from_extracted
 from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
-from insight_assets.core.text import sentence_texts
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings
@@ -83,40 +80,26 @@ def knowledge_triples(
     )
 
 
-def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    rows = warehouse.rows(
+def triple_chunks(warehouse, collection: str) -> list[dict]:
+    """The chunks triples are read from, in reading order."""
+    return warehouse.rows(
         """SELECT c.doc_id, c.chunk_id, c.text FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
            WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
         [collection, insight_rag.PROFILE],
     )
+
+
+def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    rows = triple_chunks(warehouse, collection)
     if not rows:
         raise nothing_to_do(collection, f"no {insight_rag.PROFILE} chunks to read triples from.")
-    sentences: list[insight_rag.Sentence] = []
-    per_chunk: list[tuple[dict, list[str]]] = []
-    seen: set[tuple[str, str]] = set()
-    for row in rows:
-        fresh = [
-            s for s in sentence_texts(row["text"]) if is_whole_sentence(s) and (row["doc_id"], s) not in seen
-        ]
-        for s in fresh:
-            seen.add((row["doc_id"], s))
-            sentence_id = hashlib.sha256(f"{row['doc_id']}\x1f{s}".encode()).hexdigest()[:24]
-            sentences.append(insight_rag.Sentence(sentence_id, row["doc_id"], row["chunk_id"], s))
-        if fresh:
-            per_chunk.append((row, fresh))
-    if not sentences:
-        raise nothing_to_do(collection, "no whole sentence in its chunks to read triples from.")
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        batch = client.run_many(INSIGHT_RAG_TRIPLES, [{"sentences": fresh} for _, fresh in per_chunk])
-    extracted = [
-        triple
-        for (row, fresh), item in zip(per_chunk, batch.items, strict=True)
-        if item.ok
-        for triple in from_extracted(row["doc_id"], row["chunk_id"], fresh, item.value.triples)
-    ]
-    triples = insight_rag.triples.deduplicate(extracted)
+        read = read_triples(client, rows)
+    if not read.sentences:
+        raise nothing_to_do(collection, "no whole sentence in its chunks to read triples from.")
+    triples, sentences = read.triples, read.sentences
     if not triples:
         raise nothing_to_do(collection, "the extractor found no triple in its sentences.")
     writer = client.writer_label(INSIGHT_RAG_TRIPLES)
@@ -153,7 +136,6 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
             ),
         },
     )
-    failed = [item for item in batch.items if not item.ok]
     sample = [
         {"subject": t.subject, "relation": t.relation, "object": t.object, "sentence": t.sentence[:160]}
         for t in triples[:: max(1, len(triples) // 15)][:15]
@@ -162,9 +144,9 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
         metadata={
             "dagster/row_count": len(triples),
             "sentences": len(sentences),
-            "chunks_read": len(per_chunk),
-            "chunks_failed": len(failed),
-            "failures": "; ".join(sorted({item.error or item.status for item in failed})[:5]) or "none",
+            "chunks_read": read.chunks_read,
+            "chunks_failed": len(read.failed),
+            "failures": "; ".join(sorted({item.error or item.status for item in read.failed})[:5]) or "none",
             "extractor": extractor,
             "sample": dg.MetadataValue.md(
                 markdown_table(sample, ["subject", "relation", "object", "sentence"])
@@ -237,49 +219,30 @@ def insight_rag_benchmark(
     )
 
 
-def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    triples = load_triples(warehouse, collection)
-    if not triples:
-        raise nothing_to_do(collection, "no triples: `knowledge_triples` stored none.")
-    documents = load_documents(warehouse, collection)
-    bodies = {d.doc_id: d.text[: d.body_end] for d in documents}
+def unphrased_benchmark(
+    warehouse, collection: str, triples: list[insight_rag.Triple], settings: insight_rag.BenchmarkSettings
+) -> insight_rag.Benchmark:
+    """The benchmark's items from ``triples``, the papers' full texts and the citation graph, its
+    questions not yet phrased."""
+    bodies = {d.doc_id: d.text[: d.body_end] for d in load_documents(warehouse, collection)}
     links = [
         (row["citing_doc_id"], row["cited_doc_id"])
         for row in warehouse.rows(
             "SELECT citing_doc_id, cited_doc_id FROM citations WHERE collection = ?", [collection]
         )
     ]
-    benchmark = insight_rag.build_benchmark(triples, bodies, links, settings)
-    questions = [item for item in benchmark.items if item.kind != MATCHING]
+    return insight_rag.build_benchmark(triples, bodies, links, settings)
+
+
+def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    triples = load_triples(warehouse, collection)
+    if not triples:
+        raise nothing_to_do(collection, "no triples: `knowledge_triples` stored none.")
+    benchmark = unphrased_benchmark(warehouse, collection, triples, settings)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        batch = client.run_many(
-            INSIGHT_RAG_QUESTION,
-            [
-                {
-                    "subject": item.subject,
-                    "relation_text": item.relation_text,
-                    "multi": item.kind == MULTI,
-                    "objects": list(item.gold_answers),
-                }
-                for item in questions
-            ],
-        )
-    by_triple = {t.triple_id: t for t in triples}
-    items = []
-    for item, result in zip(questions, batch.items, strict=True):
-        reason = None
-        if not result.ok:
-            reason = f"question phrasing failed: {result.error or result.status}"
-        elif any(contains(result.value.question, gold) for gold in item.gold_answers):
-            reason = "the question contains its gold answer"
-        if reason:
-            for triple_id in item.triple_ids:
-                benchmark.drop(by_triple[triple_id], reason)
-            continue
-        items.append(BenchmarkItem(**{**item.__dict__, "question": result.value.question.strip()}))
-    items += [item for item in benchmark.items if item.kind == MATCHING]
+        items = phrase_questions(client, benchmark, triples)
     if not items:
         raise nothing_to_do(
             collection,
@@ -368,6 +331,16 @@ class AnswersConfig(ModelCallConfig):
         default=None, ge=1, description="Only the first N items per kind (cost control)."
     )
 
+    def selected(self, items: list[BenchmarkItem]) -> list[BenchmarkItem]:
+        """The items to answer: all, or the first ``max_items`` of each kind."""
+        if self.max_items is None:
+            return items
+        return [
+            item
+            for kind in insight_rag.schemas.KINDS
+            for item in [i for i in items if i.kind == kind][: self.max_items]
+        ]
+
     def settings(self) -> insight_rag.AnswerSettings:
         try:
             return insight_rag.AnswerSettings(
@@ -397,7 +370,7 @@ def open_setup(storage, embedder, collection: str, settings: insight_rag.AnswerS
             [collection, collection],
         )
     }
-    statements = {t.triple_id: t.text for t in load_triples(warehouse, collection)}
+    triples = {t.triple_id: t for t in load_triples(warehouse, collection)}
     documents = load_documents(warehouse, collection)
     papers = {d.doc_id: paper_text(d.title, d.abstract, d.text[: d.body_end]) for d in documents}
     centres = {}
@@ -417,7 +390,7 @@ def open_setup(storage, embedder, collection: str, settings: insight_rag.AnswerS
             units[retriever.TRIPLES],
             units[retriever.SENTENCES],
             chunk_of,
-            statements,
+            triples,
             settings.insight_search_mode,
         ),
         sources=load_sources(warehouse, collection, insight_rag.PROFILE),
@@ -464,13 +437,7 @@ def insight_rag_answers(
 
 def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    items = load_benchmark(warehouse, collection)
-    if config.max_items is not None:
-        items = [
-            i
-            for kind in insight_rag.schemas.KINDS
-            for i in [x for x in items if x.kind == kind][: config.max_items]
-        ]
+    items = config.selected(load_benchmark(warehouse, collection))
     if not items:
         raise nothing_to_do(collection, "no benchmark items: `insight_rag_benchmark` stored none.")
     setup = open_setup(storage, embedder, collection, settings)

@@ -18,6 +18,7 @@ from insight_assets.core.methods.insight_rag.schemas import BURIED, FAILED, MULT
 from insight_assets.core.methods.insight_rag.triples import (
     Triple,
     extract,
+    from_extracted,
     normalise_phrase,
     normalise_relation,
 )
@@ -57,6 +58,28 @@ def test_triples_are_deduplicated_per_paper_and_a_repeated_sentence_counts_once(
         ("d2", "use", "quartz lattices", 1),
     }
     assert next(t for t in zorblax if t.doc_id == "d1").chunk_id == "c1"
+
+
+def test_a_models_triples_are_normalised_and_wordless_relations_or_pronoun_subjects_left_out():
+    from insight_assets.core.methods.insight_rag.schemas import ExtractedTriple
+
+    sentences = ["The Zorblax encoder was trained on quartz lattices.", "We set d = 300 (see Eq. 2)."]
+    replied = [
+        ExtractedTriple(
+            subject="The Zorblax  encoder", relation="was trained on", object="quartz lattices", sentence=1
+        ),
+        ExtractedTriple(subject="d", relation="=", object="300", sentence=2),
+        ExtractedTriple(subject="d", relation="not", object="300", sentence=2),
+        ExtractedTriple(subject="we", relation="set", object="d", sentence=2),
+    ]
+    (found,) = from_extracted("d1", "c1", sentences, replied)
+    assert (found.subject, found.relation, found.relation_text, found.object) == (
+        "zorblax encoder",
+        "train on",
+        "was trained on",
+        "quartz lattices",
+    )
+    assert found.sentence == sentences[0] and found.chunk_id == "c1"
 
 
 # -- the benchmark ---------------------------------------------------------------------------------
@@ -130,6 +153,23 @@ APPENDIX_A1 = [
 def test_the_offline_identifier_answers_the_papers_own_examples(question, fragment, multi):
     found = offline.identify(question)
     assert (found.insight.lower(), found.multi_answer) == (fragment.lower(), multi)
+
+
+def test_offline_completions_continue_the_fragment_from_a_sentence_or_a_listed_fact():
+    sentence = "Given the difficulty, many existing systems employ a large amount of feature engineering."
+    completed = offline.completion("Many existing systems employ", sentence)
+    assert completed == "Many existing systems employ large amount of feature engineering."
+    assert offline.read("Many existing systems employ", [completed]) == [
+        ("large amount of feature engineering", 0)
+    ]
+    assert offline.completion("The glimmer tagger reads", sentence) == sentence  # nothing continues it
+
+    facts = [
+        "glimmer tagger | reads | slate tokens (\u201cThe glimmer tagger reads slate tokens.\u201d)",
+        "zorblax encoder | uses | quartz lattices (\u201cThe Zorblax encoder uses quartz lattices.\u201d)",
+    ]
+    assert offline.complete_offline("The zorblax encoder uses", False, facts).text == "quartz lattices"
+    assert offline.complete_offline("The flumox parser needs", False, facts).text == offline.ABSTAIN
 
 
 def _items(*questions: str) -> list[insight_rag.BenchmarkItem]:
@@ -276,7 +316,7 @@ def _collection(root) -> tuple[insight_rag.Setup, Warehouse]:
     setup = insight_rag.Setup(
         chunks=Retriever.open(warehouse, vectors, COLLECTION, embedder, "xsum"),
         insights=insight_rag.InsightRetriever(
-            opened["triples"], opened["sentences"], chunk_of, {t.triple_id: t.text for t in triples}
+            opened["triples"], opened["sentences"], chunk_of, {t.triple_id: t for t in triples}
         ),
         sources=load_sources(warehouse, COLLECTION, "xsum"),
         modes=("index", "sentences"),

@@ -9,6 +9,8 @@
   and returns the object of those whose subject and relation best match the question's fragment
   (at least half its content words); it abstains otherwise. The same reader serves every method,
   so offline differences between methods come from what they retrieve, not how they read.
+- The ``llm`` retriever's completion: the object of the listed fact whose subject and relation
+  match the fragment best, by the same rule.
 - Matching says "Yes" when the two papers are more similar than the collection's median pair; it
   cannot use a context, so offline every matching method gets the same answers.
 """
@@ -167,18 +169,29 @@ def read(fragment: str, context: Sequence[str], multi: bool = False) -> list[tup
     """(object, index of the context text it was read in) for the context's triples whose subject
     and relation best match ``fragment`` (every match when ``multi``), best first; empty when none
     matches enough."""
-    wanted = content(fragment)
-    if not wanted:
-        return []
-    scored = []
+    candidates = []
     for index, text in enumerate(context):
         found = Extraction()
         for sentence in sentence_texts(text) or [text]:
             sentence_triples(sentence, "", "", found)
-        for triple in found.triples:
-            share = len(wanted & content(f"{triple.subject} {triple.relation}")) / len(wanted)
-            if share >= MATCH_SHARE:
-                scored.append((-share, len(scored), triple.object, index))
+        candidates += [(f"{t.subject} {t.relation}", t.object, index) for t in found.triples]
+    return _best_objects(fragment, candidates, multi)
+
+
+def _best_objects(
+    fragment: str, candidates: Sequence[tuple[str, str, int]], multi: bool
+) -> list[tuple[str, int]]:
+    """The objects of the (subject and relation, object, index) candidates that match at least
+    ``MATCH_SHARE`` of the fragment's content words, best first: the best one, or every one when
+    ``multi``."""
+    wanted = content(fragment)
+    if not wanted:
+        return []
+    scored = []
+    for head, obj, index in candidates:
+        share = len(wanted & content(head)) / len(wanted)
+        if share >= MATCH_SHARE:
+            scored.append((-share, len(scored), obj, index))
     scored.sort()
     if not multi:
         scored = scored[:1]
@@ -198,7 +211,13 @@ def answer_offline(question: str, passages: Sequence[Mapping[str, str]] = ()) ->
 
 
 def complete_offline(fragment: str, multi: bool, facts: Sequence[str] = ()) -> Completion:
-    found = read(fragment, facts, multi)
+    """The object of the facts ("subject | relation | object (sentence)") whose subject and
+    relation best match the fragment."""
+    parts = [fact.split(" | ", 2) for fact in facts]
+    candidates = [
+        (f"{p[0]} {p[1]}", p[2].split(" (\u201c")[0], n) for n, p in enumerate(parts) if len(p) == 3
+    ]
+    found = _best_objects(fragment, candidates, multi)
     return Completion(text="; ".join(obj for obj, _ in found) if found else ABSTAIN)
 
 

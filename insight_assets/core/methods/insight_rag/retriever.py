@@ -119,8 +119,8 @@ def open_units(
 class InsightRetriever:
     """Completes identified fragments from a collection, in one of ``RETRIEVER_MODES``.
 
-    ``chunk_of`` maps a triple's or sentence's id to its chunk (the citable source);
-    ``statements`` maps a triple's id to the triple as a statement ("x uses y").
+    ``chunk_of`` maps a triple's or sentence's id to its chunk (the citable source); ``triples``
+    maps a triple's id to the triple.
     """
 
     def __init__(
@@ -128,12 +128,12 @@ class InsightRetriever:
         triples: Retriever,
         sentences: Retriever,
         chunk_of: dict[str, str],
-        statements: dict[str, str],
+        triples_by_id: dict[str, Triple],
         search_mode: str = "hybrid",
     ):
         self.units = {TRIPLES: triples, SENTENCES: sentences}
         self.chunk_of = chunk_of
-        self.statements = statements
+        self.triples = triples_by_id
         self.search_mode = search_mode
 
     def retrieve(
@@ -169,7 +169,7 @@ class InsightRetriever:
                     {
                         "fragment": fragment,
                         "multi": is_multi,
-                        "facts": [hit.text for hit in found[:LLM_FACTS]],
+                        "facts": [self._fact(hit) for hit in found[:LLM_FACTS]],
                     }
                     for fragment, is_multi, found in zip(fragments, multi, hits, strict=True)
                 ],
@@ -188,6 +188,10 @@ class InsightRetriever:
 
     def _triple_insight(self, hit: Hit) -> str:
         """A triple's insight: the triple, then the sentence it was read in (within 100 tokens)."""
-        statement = self.statements[hit.chunk_id]
-        sentence = hit.text[len(statement) + 2 :]
-        return cut_to_tokens(f"{statement} (\u201c{sentence}\u201d)", INSIGHT_MAX_TOKENS)
+        found = self.triples[hit.chunk_id]
+        return cut_to_tokens(f"{found.text} (\u201c{found.sentence}\u201d)", INSIGHT_MAX_TOKENS)
+
+    def _fact(self, hit: Hit) -> str:
+        """A triple as the ``llm`` mode's prompt lists it: subject | relation | object ("sentence")."""
+        found = self.triples[hit.chunk_id]
+        return f"{found.subject} | {found.relation_text} | {found.object} (\u201c{found.sentence}\u201d)"

@@ -187,9 +187,12 @@ def normalise_phrase(phrase: str) -> str:
 
 def normalise_relation(words: Sequence[str]) -> str:
     """The lemma of the main verb with its particles and negation, auxiliaries dropped unless the
-    group is nothing else: "was trained on" -> "train on", "does not use" -> "not use", "is" -> "be"."""
+    group is nothing else: "was trained on" -> "train on", "does not use" -> "not use", "is" -> "be";
+    empty when the group has no word but negations ("=", "not")."""
     lowered = [word.lower() for word in words]
     content = [i for i, word in enumerate(lowered) if word not in NEGATIONS and _LETTER.search(word)]
+    if not content:
+        return ""
     main = [i for i in content if lowered[i] not in AUXILIARIES]
     head = main[0] if main else content[-1]
     kept = ["not"] if any(word in NEGATIONS for word in lowered) else []
@@ -326,17 +329,17 @@ def deduplicate(triples: Iterable[Triple]) -> list[Triple]:
 
 def from_extracted(doc_id: str, chunk_id: str, sentences: Sequence[str], extracted) -> list[Triple]:
     """Triples a task extracted from a chunk's ``sentences`` (``ExtractedTriple``s), normalised;
-    those with an empty part or a pronoun subject are left out."""
+    those with an empty part (a relation without a word: "=") or a pronoun subject are left out."""
     found = []
     for item in extracted:
         subject, obj = normalise_phrase(item.subject), normalise_phrase(item.object)
-        words = item.relation.split()
-        if not subject or not obj or not words or subject.split()[0] in PRONOUNS:
+        relation = normalise_relation(item.relation.split())
+        if not subject or not obj or not relation or subject.split()[0] in PRONOUNS:
             continue
         found.append(
             Triple(
                 subject=subject,
-                relation=normalise_relation(words),
+                relation=relation,
                 object=obj,
                 relation_text=_SPACE.sub(" ", item.relation.lower()).strip(),
                 doc_id=doc_id,
