@@ -20,10 +20,14 @@ from insight_assets.core.curation import QAPair
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.judge import judge_questions, judged_questions
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.methods import contregen, insight_rag, insightgen
+from insight_assets.core.methods import contregen, insight_rag, insightgen, xsum
 from insight_assets.core.methods.contregen import scores as contregen_scores
 from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
+from insight_assets.core.methods.xsum import load as xsum_load
+from insight_assets.core.methods.xsum import scores as xsum_scores
 from insight_assets.core.retrieval import Retriever
+from insight_assets.core.retrieval.citing import load_sources
+from insight_assets.core.retrieval.rerank import LateInteraction
 from insight_assets.defs import insight_rag as insight_rag_assets
 from insight_assets.defs.contregen import AnswersConfig, ScoresConfig, TreesConfig
 from insight_assets.defs.curation import AnswerConfig, CompressionConfig, QuestionConfig
@@ -33,6 +37,12 @@ from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.model_calls import ModelCallConfig
 from insight_assets.defs.partitions import collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.xsum import (
+    XSumAnswersConfig,
+    XSumQuestionsConfig,
+    XSumScoresConfig,
+    XSumSummariesConfig,
+)
 
 ESTIMATE_COLUMNS = [
     "task",
@@ -66,6 +76,11 @@ class DryRun:
     answers: list[contregen.Answer] = field(default_factory=list)
     triples: list[insight_rag.Triple] = field(default_factory=list)
     benchmark: list[insight_rag.BenchmarkItem] = field(default_factory=list)
+    xsum_questions: list[xsum.XSumQuestion] = field(default_factory=list)
+    xsum_retriever: Retriever | None = None
+    xsum_targets: list[xsum.SummaryTarget] = field(default_factory=list)
+    xsum_answers: list[xsum.XSumAnswerRecord] = field(default_factory=list)
+    xsum_summaries: list[xsum.SummaryRecord] = field(default_factory=list)
 
     @property
     def embed(self):
@@ -168,6 +183,72 @@ def _contregen_scores(config: ScoresConfig, run: DryRun) -> None:
     contregen_scores.score_answers(run.client, questions, run.answers, {}, references)
 
 
+def _xsum_questions(config: XSumQuestionsConfig, run: DryRun) -> None:
+    papers = xsum_load.load_papers(run.storage.warehouse, run.collection, config.abstract_fallback_tokens)
+    asked = [paper for paper in papers if paper.abstract]
+    run.xsum_questions = xsum.generate_questions(run.client, asked, config.questions_per_paper).questions
+
+
+def _xsum_answers(config: XSumAnswersConfig, run: DryRun) -> None:
+    """Priced once the collection has ``xsum`` chunk vectors (its targets come from the build)."""
+    try:
+        run.xsum_retriever = Retriever.open(
+            run.storage.warehouse,
+            run.storage.vectors,
+            run.collection,
+            run.embedder.get_embedder(),
+            xsum.PROFILE,
+        )
+    except IndexMissing:
+        return
+    run.xsum_targets, _ = xsum_load.build_targets(
+        run.storage.warehouse,
+        run.collection,
+        collection_folder(run.storage.collections_root, run.collection),
+        run.xsum_retriever.documents,
+        max_papers=config.max_target_papers,
+        min_cited=config.min_cited_for_evaluation,
+    )
+    run.xsum_answers = xsum.answer_target_questions(
+        run.client,
+        run.xsum_retriever,
+        run.xsum_targets,
+        run.xsum_questions,
+        config.settings(),
+        LateInteraction(),
+    )
+
+
+def _xsum_summaries(config: XSumSummariesConfig, run: DryRun) -> None:
+    if run.xsum_retriever is None or not run.xsum_targets:
+        return
+    warehouse, targets = run.storage.warehouse, run.xsum_targets
+    sources = load_sources(warehouse, run.collection, xsum.PROFILE)
+    asked = {q.question_id: q.question for q in run.xsum_questions}
+    records = xsum.write_summaries(run.client, targets, run.xsum_answers, asked, sources)
+    if config.baselines:
+        papers = {paper.doc_id: paper for paper in xsum_load.load_papers(warehouse, run.collection)}
+        records += xsum.plain_rag_summaries(
+            run.client, run.xsum_retriever, targets, config.plain_rag_k, sources
+        )
+        records += xsum.abstracts_summaries(
+            run.client, targets, papers, xsum_load.first_chunks(sources), sources
+        )
+    run.xsum_summaries = [record for record in records if record.text]
+
+
+def _xsum_scores(config: XSumScoresConfig, run: DryRun) -> None:
+    if not run.xsum_summaries:
+        return
+    warehouse = run.storage.warehouse
+    sources = load_sources(warehouse, run.collection, xsum.PROFILE)
+    abstracts = {p.doc_id: p.abstract for p in xsum_load.load_papers(warehouse, run.collection)}
+    chunk_docs = {chunk_id: source.doc_id for chunk_id, source in sources.items()}
+    xsum_scores.score_summaries(
+        run.client, run.xsum_targets, run.xsum_summaries, chunk_docs, run.embed, abstracts
+    )
+
+
 def _insight_rag_triples(config: insight_rag_assets.TriplesConfig, run: DryRun) -> None:
     chunks = insight_rag_assets.triple_chunks(run.storage.warehouse, run.collection)
     run.triples = read_triples(run.client, chunks).triples
@@ -205,6 +286,10 @@ ESTIMATE_STEPS = (
     EstimateStep(TreesConfig, _contregen_trees),
     EstimateStep(AnswersConfig, _contregen_answers),
     EstimateStep(ScoresConfig, _contregen_scores),
+    EstimateStep(XSumQuestionsConfig, _xsum_questions),
+    EstimateStep(XSumAnswersConfig, _xsum_answers),
+    EstimateStep(XSumSummariesConfig, _xsum_summaries),
+    EstimateStep(XSumScoresConfig, _xsum_scores),
     EstimateStep(insight_rag_assets.TriplesConfig, _insight_rag_triples),
     EstimateStep(insight_rag_assets.BenchmarkConfig, _insight_rag_benchmark),
     EstimateStep(insight_rag_assets.AnswersConfig, _insight_rag_answers),
@@ -218,7 +303,8 @@ def estimate_collection(
     (one judge, the configured model).
 
     Needs the collection's parsed documents in the warehouse; `insights`, `judge_scores` and
-    ConTReGen's assets are priced too once the collection has chunk vectors and a theme graph,
+    ConTReGen's and XSum's answers and later steps are priced too once the collection has chunk
+    vectors and a theme graph,
     Insight-RAG's triples and benchmark once it has chunks, its answers once its triples are indexed.
     """
     configs = [step.config() for step in ESTIMATE_STEPS]
