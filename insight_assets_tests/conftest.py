@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets_tests.fake_model_server import FakeModelServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_COLLECTION = REPO_ROOT / "data" / "collections" / "scholarly-docs"
@@ -26,6 +28,14 @@ def corpus() -> Path:
     if not root.is_dir():
         pytest.skip(f"shared corpus not found at {root} (set INSIGHT_ASSETS_CORPUS to its folder)")
     return root
+
+
+@pytest.fixture
+def server() -> Iterator[FakeModelServer]:
+    """A fake model server on 127.0.0.1 (OpenAI, Anthropic and Gemini protocols)."""
+    fake = FakeModelServer().start()
+    yield fake
+    fake.stop()
 
 
 @pytest.fixture

@@ -1,9 +1,8 @@
-"""Fixtures for every core test: no network but this machine, and the fake model server."""
+"""Fixtures for every core test: no network but this machine, and a client of the fake model server."""
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,13 +24,6 @@ def only_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
         return original_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", connect)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    fake = FakeModelServer().start()
-    yield fake
-    fake.stop()
 
 
 def fake_openai_client(

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
+from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import materialize_collection
+from insight_assets_tests.fake_model_server import FakeModelServer
 
-__all__ = ["check", "failure", "materialize_collection", "metadata"]
+__all__ = ["check", "failure", "hosted_llm", "materialize_collection", "metadata"]
+
+
+def hosted_llm(server: FakeModelServer, tmp_path: Path, **changes) -> LLMResource:
+    """The ``llm`` resource with the OpenAI provider, its requests going to ``server``; no retries."""
+    settings = {
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "base_url": f"{server.url}/v1",
+        "api_key": "test-key",
+        "max_retries": 0,
+        "data_dir": str(tmp_path / "data"),
+        **changes,
+    }
+    return LLMResource(**settings)
 
 
 def metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict:

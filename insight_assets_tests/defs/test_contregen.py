@@ -7,16 +7,14 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from insight_assets.defs.contregen import contregen_answers, contregen_scores, contregen_trees
 from insight_assets.defs.curation import compressed_documents, generated_answers, generated_questions
 from insight_assets.defs.ingestion import chunk_embeddings, chunks, parsed_documents, source_documents
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.themes import theme_graph
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
-from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
+from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
+from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [
@@ -118,28 +116,14 @@ def _model(request: Received) -> Reply:
     return Reply("unexpected prompt", output_tokens=1)
 
 
-@pytest.fixture
-def model_server():
-    server = FakeModelServer().start()
-    server.responder = _model
-    yield server
-    server.stop()
-
-
 def test_a_model_plans_verifies_and_writes_through_the_openai_api(
-    instance, storage, hashing_embedder, tmp_path, model_server
+    instance, storage, hashing_embedder, tmp_path, server
 ):
+    server.responder = _model
     add_collection(storage, "demo", DEMO_PDFS[:2])
     offline = LLMResource(data_dir=str(tmp_path / "data"))
     materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
-    llm = LLMResource(
-        provider="openai",
-        model="gpt-4o-mini",
-        base_url=f"{model_server.url}/v1",
-        api_key="test-key",
-        max_retries=0,
-        data_dir=str(tmp_path / "data"),
-    )
+    llm = hosted_llm(server, tmp_path)
 
     run_config = {"ops": {"contregen_trees": {"config": {"max_questions": 2}}}}
     result = materialize_collection(
@@ -158,9 +142,9 @@ def test_a_model_plans_verifies_and_writes_through_the_openai_api(
         assert nodes[(qid, "0.2")]["reason"] == "off the topic"
         # plan, verify, judge (root); plan (child): four calls before any writing
         assert nodes[(qid, "0")]["calls"] == 4
-    plans = [r for r in model_server.requests if "You plan the search" in r.last_user_text()]
+    plans = [r for r in server.requests if "You plan the search" in r.last_user_text()]
     assert plans and all(r.body["temperature"] == 0 for r in plans)
-    writes = [r for r in model_server.requests if "comprehensive long-form answer" in r.last_user_text()]
+    writes = [r for r in server.requests if "comprehensive long-form answer" in r.last_user_text()]
     assert writes and all(r.body["temperature"] == 0.3 and "response_format" not in r.body for r in writes)
 
     answers = {(a["question_id"], a["method"]): a for a in _rows(storage, "contregen_answers")}

@@ -13,8 +13,8 @@ from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.defs import curation as curation_defs
 from insight_assets.defs.resources import LLMResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
-from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
+from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
+from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 SECRET = "fake-KEY-0c4e8d21b9"
@@ -108,25 +108,6 @@ def _compression_reply(request: Received) -> Reply:
     )
 
 
-def hosted_llm(server: FakeModelServer, tmp_path: Path, **changes) -> LLMResource:
-    return LLMResource(
-        provider="openai",
-        model="gpt-4o-mini",
-        base_url=f"{server.url}/v1",
-        api_key=SECRET,
-        max_retries=0,
-        data_dir=str(tmp_path / "data"),
-        **changes,
-    )
-
-
-@pytest.fixture
-def server():
-    fake = FakeModelServer().start()
-    yield fake
-    fake.stop()
-
-
 @pytest.fixture
 def ingested(instance, storage: StorageResource, hashing_embedder) -> StorageResource:
     add_collection(storage, "demo", DEMO_PDFS[:2])
@@ -138,7 +119,7 @@ def test_a_hosted_rerun_of_an_unchanged_partition_makes_no_provider_call(
     instance, ingested, hashing_embedder, server, tmp_path
 ):
     server.responder = _compression_reply
-    llm = hosted_llm(server, tmp_path)
+    llm = hosted_llm(server, tmp_path, api_key=SECRET)
     first = materialize_collection(
         instance, ingested, hashing_embedder, "demo", llm=llm, assets=[curation_defs.compressed_documents]
     )
@@ -168,7 +149,7 @@ def test_the_run_budget_stops_before_a_call_would_pass_it(
     instance, ingested, hashing_embedder, server, tmp_path
 ):
     server.responder = _compression_reply
-    llm = hosted_llm(server, tmp_path, budget_usd=0.000001)
+    llm = hosted_llm(server, tmp_path, api_key=SECRET, budget_usd=0.000001)
     result = materialize_collection(
         instance,
         ingested,
@@ -198,7 +179,7 @@ def test_a_refused_key_fails_the_step_with_what_to_fix(
         ingested,
         hashing_embedder,
         "demo",
-        llm=hosted_llm(server, tmp_path),
+        llm=hosted_llm(server, tmp_path, api_key=SECRET),
         assets=[curation_defs.compressed_documents],
         raise_on_error=False,
     )
@@ -218,7 +199,11 @@ def test_the_estimate_job_prices_a_partition_without_calling_the_provider(
 
     definitions = dg.Definitions(
         jobs=[estimate_llm_cost],
-        resources={"storage": ingested, "embedder": hashing_embedder, "llm": hosted_llm(server, tmp_path)},
+        resources={
+            "storage": ingested,
+            "embedder": hashing_embedder,
+            "llm": hosted_llm(server, tmp_path, api_key=SECRET),
+        },
     )
     result = definitions.resolve_job_def("estimate_llm_cost").execute_in_process(
         instance=instance, partition_key="demo"

@@ -7,8 +7,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from insight_assets.core.methods.insight_rag import EXTRACTOR
 from insight_assets.core.methods.insight_rag.benchmark import contains
 from insight_assets.core.methods.insight_rag.report import CHART_FILE
@@ -22,8 +20,8 @@ from insight_assets.defs.insight_rag import (
 )
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
-from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
+from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
+from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [source_documents, parsed_documents, chunks, chunk_embeddings, citations]
@@ -131,29 +129,15 @@ def _model(request: Received) -> Reply:
     return Reply("unexpected prompt", output_tokens=1)
 
 
-@pytest.fixture
-def model_server():
-    server = FakeModelServer().start()
-    server.responder = _model
-    yield server
-    server.stop()
-
-
 def test_a_model_extracts_asks_identifies_completes_and_answers_through_the_openai_api(
-    instance, storage, hashing_embedder, tmp_path, model_server
+    instance, storage, hashing_embedder, tmp_path, server
 ):
+    server.responder = _model
     # SPECTER and S2ORC both cite the literature-graph paper and not each other: one pair of each.
     add_collection(storage, "demo", [p for p in DEMO_PDFS if p.name.startswith(("2020.acl", "N18"))])
     offline = LLMResource(data_dir=str(tmp_path / "data"))
     materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
-    llm = LLMResource(
-        provider="openai",
-        model="gpt-4o-mini",
-        base_url=f"{model_server.url}/v1",
-        api_key="test-key",
-        max_retries=0,
-        data_dir=str(tmp_path / "data"),
-    )
+    llm = hosted_llm(server, tmp_path)
     run_config = {
         "ops": {
             "insight_rag_benchmark": {"config": {"max_buried": 6, "max_multi": 2, "max_matching": 2}},
@@ -201,7 +185,7 @@ def test_a_model_extracts_asks_identifies_completes_and_answers_through_the_open
     assert len(matched) > 2 and all(a["answer"] == "Yes" for a in matched)
     assert check(result, "answers_cite_given_passages").passed
 
-    calls = [r for r in model_server.requests if "messages" in r.body]
+    calls = [r for r in server.requests if "messages" in r.body]
     assert calls and all(r.body["temperature"] == 0 for r in calls)
     completions = [r for r in calls if r.last_user_text().startswith("Complete the sentence fragment")]
     assert len(completions) == len(questions) + sum(i["kind"] == "matching" for i in items.values())

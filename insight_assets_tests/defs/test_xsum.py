@@ -7,16 +7,14 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings, chunks, parsed_documents, source_documents
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.themes import theme_graph
 from insight_assets.defs.xsum import xsum_answers, xsum_questions, xsum_scores, xsum_summaries
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
-from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
+from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
+from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 ASSETS = [
@@ -137,26 +135,12 @@ def _model(request: Received) -> Reply:
     return Reply("unexpected prompt", output_tokens=1)
 
 
-@pytest.fixture
-def model_server():
-    server = FakeModelServer().start()
-    server.responder = _model
-    yield server
-    server.stop()
-
-
 def test_a_model_abstains_and_an_out_of_target_citation_is_repaired_once(
-    instance, storage, hashing_embedder, tmp_path, model_server
+    instance, storage, hashing_embedder, tmp_path, server
 ):
+    server.responder = _model
     add_collection(storage, "demo", DEMO_PDFS[:2])
-    llm = LLMResource(
-        provider="openai",
-        model="gpt-4o-mini",
-        base_url=f"{model_server.url}/v1",
-        api_key="test-key",
-        max_retries=0,
-        data_dir=str(tmp_path / "data"),
-    )
+    llm = hosted_llm(server, tmp_path)
 
     result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm, assets=ASSETS)
 
@@ -169,7 +153,7 @@ def test_a_model_abstains_and_an_out_of_target_citation_is_repaired_once(
     summaries = {(s["target_id"], s["method"]): s for s in _rows(storage, "xsum_summaries")}
     editor_targets = [key for key in summaries if key[1] in ("xsum", "abstracts_only")]
     editor_prompts = [
-        r for r in model_server.requests if "final script of an interview" in r.body["messages"][0]["content"]
+        r for r in server.requests if "final script of an interview" in r.body["messages"][0]["content"]
     ]
     repairs = [r for r in editor_prompts if len(r.body["messages"]) == 3]
     assert len(repairs) == len(editor_targets) and len(editor_prompts) == 2 * len(editor_targets)
