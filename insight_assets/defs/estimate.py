@@ -86,6 +86,19 @@ class DryRun:
     def embed(self):
         return self.embedder.get_embedder().embed
 
+    def open_retriever(self, profile: str) -> Retriever | None:
+        """The collection's ``profile`` retriever; ``None`` before its chunks have vectors."""
+        try:
+            return Retriever.open(
+                self.storage.warehouse,
+                self.storage.vectors,
+                self.collection,
+                self.embedder.get_embedder(),
+                profile,
+            )
+        except IndexMissing:
+            return None
+
 
 @dataclass(frozen=True)
 class EstimateStep:
@@ -151,15 +164,8 @@ def _judge(config: JudgeConfig, run: DryRun) -> None:
 
 def _contregen_trees(config: TreesConfig, run: DryRun) -> None:
     """Priced once the collection has chunk vectors (like `insights`)."""
-    try:
-        run.retriever = Retriever.open(
-            run.storage.warehouse,
-            run.storage.vectors,
-            run.collection,
-            run.embedder.get_embedder(),
-            contregen.PROFILE,
-        )
-    except IndexMissing:
+    run.retriever = run.open_retriever(contregen.PROFILE)
+    if run.retriever is None:
         return
     asked = [
         contregen.TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
@@ -191,15 +197,8 @@ def _xsum_questions(config: XSumQuestionsConfig, run: DryRun) -> None:
 
 def _xsum_answers(config: XSumAnswersConfig, run: DryRun) -> None:
     """Priced once the collection has ``xsum`` chunk vectors (its targets come from the build)."""
-    try:
-        run.xsum_retriever = Retriever.open(
-            run.storage.warehouse,
-            run.storage.vectors,
-            run.collection,
-            run.embedder.get_embedder(),
-            xsum.PROFILE,
-        )
-    except IndexMissing:
+    run.xsum_retriever = run.open_retriever(xsum.PROFILE)
+    if run.xsum_retriever is None:
         return
     run.xsum_targets, _ = xsum_load.build_targets(
         run.storage.warehouse,
