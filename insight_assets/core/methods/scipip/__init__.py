@@ -1,0 +1,44 @@
+"""SciPIP (Wang et al., 2025: "SciPIP: An LLM-based Scientific Paper Idea Proposer") with a
+collection as its literature database.
+
+§3.1: each paper is summarized into keywords, a one-sentence summary, a background (two
+motivations), ideas (three details), a concise method and its references (``papers.py``); the
+background and summary are embedded, and a paper-keyword graph is kept (``keywords.py``).
+§3.2: SKC retrieval (semantics, keywords, co-citation) and the clustering filter
+(``retrieval.py``), with the paper's TopK = 5, nCOCITE = 1, tau = 0.8 and nPapers = 10.
+Evaluation offline: leave-one-out retrieval recall against each paper's own in-collection
+references (``evaluation.py``).
+"""
+
+from __future__ import annotations
+
+from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds
+from .evaluation import Query, RecallRow, leave_one_out, mean_recall, variant_rankings
+from .keywords import KeywordGraph
+from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
+from .retrieval import Library, Retrieval, SKCSettings, cluster, retrieve, round_robin
+from .tasks import SCIPIP_ENTITIES, SUMMARY_TASKS
+
+__all__ = [
+    "BACKGROUNDS_FILE",
+    "SCIPIP_ENTITIES",
+    "SUMMARY_TASKS",
+    "Background",
+    "KeywordGraph",
+    "Library",
+    "PaperParts",
+    "PaperSummary",
+    "Query",
+    "RecallRow",
+    "Retrieval",
+    "SKCSettings",
+    "cluster",
+    "leave_one_out",
+    "mean_recall",
+    "paper_parts",
+    "read_backgrounds",
+    "retrieve",
+    "round_robin",
+    "summarize_papers",
+    "variant_rankings",
+]

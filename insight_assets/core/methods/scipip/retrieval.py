@@ -1,0 +1,210 @@
+"""SKC retrieval (§3.2, Figure 2) over a collection's summarized papers, and the clustering filter.
+
+- *Semantic*: the ``top_k`` papers whose background embedding is nearest the query's.
+- *Keyword*: the query's entities, the semantic hits' keywords and any extra keywords (the
+  brainstorm path's), expanded by the keyword graph (``KeywordGraph.expand``); a paper is found
+  when one of them is among its keywords or in its background (Eq. 4). Keyword hits rank by the
+  summed rarity (IDF) of the keywords they match.
+- *Co-citation*: for each paper found so far, the ``n_cocite`` papers most often cited together
+  with it by other collection papers (Eq. 5).
+
+The found papers keep the order the routes found them (semantic hits by similarity, then keyword
+hits by rarity, each followed by its co-cited papers) and every route that found them. The
+*filter* merges papers into clusters by **single linkage**: two clusters merge when any pair of
+their papers' summary embeddings reaches cosine ``tau`` (the paper's "any pair ... exceeds"); then
+``n_papers`` are taken round-robin across clusters, each cluster in the order of its best paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .keywords import KeywordGraph, normalise_keyword
+from .schemas import (
+    COCITE,
+    KEYWORD,
+    N_COCITE,
+    N_PAPERS,
+    NEIGHBOUR_KEEP,
+    NEIGHBOUR_MIN_PAPERS,
+    SEMANTIC,
+    TAU,
+    TOP_K,
+)
+
+
+@dataclass(frozen=True)
+class SKCSettings:
+    """§4.1's values (TopK, nCOCITE, tau, nPapers) and the keyword filter's (m, n)."""
+
+    top_k: int = TOP_K
+    n_cocite: int = N_COCITE
+    tau: float = TAU
+    n_papers: int = N_PAPERS
+    neighbour_min_papers: int = NEIGHBOUR_MIN_PAPERS
+    neighbour_keep: int = NEIGHBOUR_KEEP
+
+    def __post_init__(self) -> None:
+        if min(self.top_k, self.n_papers) < 1 or min(self.n_cocite, self.neighbour_keep) < 0:
+            raise ValueError("top_k and n_papers must be at least 1; n_cocite and neighbour_keep at least 0")
+        if not -1.0 <= self.tau <= 1.0:
+            raise ValueError("tau is a cosine: between -1 and 1")
+        if self.neighbour_min_papers < 1:
+            raise ValueError("neighbour_min_papers must be at least 1")
+
+
+DEFAULT_SETTINGS = SKCSettings()
+
+
+@dataclass(frozen=True)
+class Library:
+    """The summarized papers retrieval searches: rows of ``background_vectors`` and
+    ``summary_vectors`` (unit length) follow ``doc_ids``; ``citations`` are (citing, cited) pairs
+    within the collection."""
+
+    doc_ids: tuple[str, ...]
+    backgrounds: Mapping[str, str]
+    background_vectors: np.ndarray
+    summary_vectors: np.ndarray
+    graph: KeywordGraph
+    citations: tuple[tuple[str, str], ...] = ()
+
+    def without(self, doc_id: str) -> Library:
+        """The library with ``doc_id`` gone, and its citations with it: a held-out paper's own
+        reference list must not link the papers it cites."""
+        keep = [n for n, doc in enumerate(self.doc_ids) if doc != doc_id]
+        return Library(
+            tuple(self.doc_ids[n] for n in keep),
+            {doc: text for doc, text in self.backgrounds.items() if doc != doc_id},
+            self.background_vectors[keep],
+            self.summary_vectors[keep],
+            self.graph.without(doc_id),
+            tuple(pair for pair in self.citations if doc_id not in pair),
+        )
+
+    def co_cited(self) -> dict[str, dict[str, int]]:
+        """For each paper, the papers cited together with it and by how many citing papers."""
+        cited_by: dict[str, set[str]] = {}
+        for citing, cited in self.citations:
+            cited_by.setdefault(citing, set()).add(cited)
+        counts: dict[str, dict[str, int]] = {}
+        for cited in cited_by.values():
+            for a in cited:
+                for b in cited - {a}:
+                    counts.setdefault(a, {})[b] = counts.setdefault(a, {}).get(b, 0) + 1
+        return counts
+
+
+@dataclass
+class Retrieval:
+    """What SKC retrieval found for one query: each paper with the routes that found it, in the
+    order found; the keywords used; the clusters and the filtered selection."""
+
+    similarity: dict[str, float]
+    semantic: list[str]
+    keyword_hits: list[str]
+    keywords: list[str]
+    expanded: list[str]
+    routes: dict[str, list[str]] = field(default_factory=dict)
+    clusters: list[list[str]] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)
+
+    @property
+    def found(self) -> list[str]:
+        return list(self.routes)
+
+    def add(self, doc_id: str, route: str) -> None:
+        routes = self.routes.setdefault(doc_id, [])
+        if route not in routes:
+            routes.append(route)
+
+
+def matches(
+    graph: KeywordGraph, backgrounds: Mapping[str, str], keywords: Iterable[str]
+) -> dict[str, list[str]]:
+    """Eq. 4: each paper holding one of ``keywords`` (among its own, or in its background) and
+    which ones."""
+    wanted = [k for k in dict.fromkeys(map(normalise_keyword, keywords)) if k]
+    found: dict[str, list[str]] = {}
+    for doc, own in graph.papers.items():
+        text = " ".join(backgrounds.get(doc, "").lower().split())
+        held = [k for k in wanted if k in own or k in text]
+        if held:
+            found[doc] = held
+    return found
+
+
+def keyword_ranking(library: Library, keywords: Iterable[str]) -> list[str]:
+    """Keyword hits, most informative first: the summed IDF of the keywords each matches."""
+    found = matches(library.graph, library.backgrounds, keywords)
+    score = {doc: sum(library.graph.idf(k) for k in held) for doc, held in found.items()}
+    return sorted(score, key=lambda doc: (-score[doc], doc))
+
+
+def retrieve(
+    library: Library,
+    query_vector: np.ndarray,
+    entities: Sequence[str],
+    settings: SKCSettings = DEFAULT_SETTINGS,
+    extra_keywords: Sequence[str] = (),
+) -> Retrieval:
+    """SKC retrieval for a query (its background's unit vector and its entities), then the filter."""
+    cosine = library.background_vectors @ query_vector if len(library.doc_ids) else np.zeros(0)
+    similarity = {doc: float(cosine[n]) for n, doc in enumerate(library.doc_ids)}
+    by_similarity = sorted(library.doc_ids, key=lambda doc: (-similarity[doc], doc))
+    semantic = by_similarity[: settings.top_k]
+    given = [*entities, *(k for doc in semantic for k in library.graph.papers.get(doc, ())), *extra_keywords]
+    start = [k for k in dict.fromkeys(map(normalise_keyword, given)) if k]
+    expanded = library.graph.expand(start, settings.neighbour_min_papers, settings.neighbour_keep)
+    keyword_hits = keyword_ranking(library, start + expanded)
+    found = Retrieval(similarity, semantic, keyword_hits, start, expanded)
+    co_cited = library.co_cited()
+    for route, hits in ((SEMANTIC, semantic), (KEYWORD, keyword_hits)):
+        for doc in hits:
+            found.add(doc, route)
+            partners = co_cited.get(doc, {})
+            for partner in sorted(partners, key=lambda p: (-partners[p], -similarity.get(p, 0.0), p))[
+                : settings.n_cocite
+            ]:
+                found.add(partner, COCITE)
+    found.clusters = cluster(library, found.found, settings.tau)
+    found.selected = round_robin(found.clusters, settings.n_papers)
+    return found
+
+
+def cluster(library: Library, doc_ids: Sequence[str], tau: float) -> list[list[str]]:
+    """Single-linkage clusters of ``doc_ids`` at summary cosine >= ``tau``; each cluster keeps the
+    order of ``doc_ids`` and clusters are ordered by their first member."""
+    row = {doc: n for n, doc in enumerate(library.doc_ids)}
+    present = [doc for doc in doc_ids if doc in row]
+    vectors = library.summary_vectors[[row[doc] for doc in present]] if present else np.zeros((0, 1))
+    parent = list(range(len(present)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    close = vectors @ vectors.T >= tau if present else np.zeros((0, 0), bool)
+    for i in range(len(present)):
+        for j in range(i + 1, len(present)):
+            if close[i, j]:
+                parent[root(j)] = root(i)
+    groups: dict[int, list[str]] = {}
+    for i, doc in enumerate(present):
+        groups.setdefault(root(i), []).append(doc)
+    return sorted(groups.values(), key=lambda members: present.index(members[0]))
+
+
+def round_robin(clusters: Sequence[Sequence[str]], n: int) -> list[str]:
+    """``n`` papers, one from each cluster in turn (its next best), until none are left."""
+    chosen: list[str] = []
+    depth = 0
+    while len(chosen) < n and any(depth < len(c) for c in clusters):
+        chosen += [c[depth] for c in clusters if depth < len(c)][: n - len(chosen)]
+        depth += 1
+    return chosen
