@@ -174,6 +174,19 @@ SCHEMA = {
         collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
         exact_match DOUBLE, f1 DOUBLE, context_tokens INTEGER, doc_hits50 DOUBLE, doc_mrr DOUBLE,
         unit_hits50 DOUBLE, unit_mrr DOUBLE""",
+    # SciPIP (methods/scipip/): the literature database, its keyword graph, retrievals and recall.
+    "scipip_papers": """
+        collection VARCHAR, doc_id VARCHAR, title VARCHAR, keywords VARCHAR[], summary VARCHAR,
+        background VARCHAR, ideas VARCHAR, method VARCHAR, cited_doc_ids VARCHAR[], status VARCHAR,
+        error VARCHAR, introduction_span INTEGER[], method_span INTEGER[], writer VARCHAR""",
+    "scipip_keyword_edges": """collection VARCHAR, doc_id VARCHAR, keyword VARCHAR""",
+    "scipip_keyword_pairs": """collection VARCHAR, keyword_a VARCHAR, keyword_b VARCHAR, papers INTEGER""",
+    "scipip_retrievals": """
+        collection VARCHAR, query_id VARCHAR, background VARCHAR, entities VARCHAR[], position INTEGER,
+        doc_id VARCHAR, routes VARCHAR[], similarity DOUBLE, cluster INTEGER, selected BOOLEAN""",
+    "scipip_recall": """
+        collection VARCHAR, query_id VARCHAR, held_out VARCHAR, variant VARCHAR, relevant INTEGER,
+        found INTEGER, recall DOUBLE, ranked VARCHAR[], clusters INTEGER""",
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,

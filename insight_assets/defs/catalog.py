@@ -10,10 +10,22 @@ from insight_assets.defs import (
     ingestion,
     insight_rag,
     insights,
+    scipip,
     themes,
     xsum,
 )
 
-ASSET_MODULES = (ingestion, citations, curation, themes, insights, evaluation, xsum, contregen, insight_rag)
+ASSET_MODULES = (
+    ingestion,
+    citations,
+    curation,
+    themes,
+    insights,
+    evaluation,
+    xsum,
+    contregen,
+    insight_rag,
+    scipip,
+)
 ALL_ASSETS = dg.load_assets_from_modules(ASSET_MODULES)
 INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])

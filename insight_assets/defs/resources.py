@@ -51,6 +51,11 @@ class StorageResource(dg.ConfigurableResource):
         """Insight-RAG's searchable triples and sentences (``knowledge_triples``)."""
         return VectorStore(self.lancedb_uri, kind="insight_rag_index")
 
+    @property
+    def scipip_vectors(self) -> VectorStore:
+        """SciPIP's paper backgrounds and summaries (``paper_summaries``), one vector each."""
+        return VectorStore(self.lancedb_uri, kind="scipip_index")
+
 
 class EmbedderResource(dg.ConfigurableResource):
     """The embedding model: the bundled all-MiniLM-L6-v2 by default.

@@ -18,9 +18,9 @@ from insight_assets_tests.defs.helpers import materialize_collection, metadata
 from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.toy_model import FAULT_KINDS, FaultyModel, first_prompt
 
-# The curation and insight chain, the prompts the toy model knows (XSum's and ConTReGen's are
-# tested on their own).
-OWN_TESTS = {"xsum", "contregen", "insight_rag"}
+# The curation and insight chain, the prompts the toy model knows (the methods XSum, ConTReGen,
+# Insight-RAG and SciPIP are tested on their own).
+OWN_TESTS = {"xsum", "contregen", "insight_rag", "scipip"}
 CHAIN = [asset for asset in ALL_ASSETS if not set(asset.group_names_by_key.values()) & OWN_TESTS]
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))

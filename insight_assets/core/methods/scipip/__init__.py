@@ -13,7 +13,7 @@ references (``evaluation.py``).
 from __future__ import annotations
 
 from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds
-from .evaluation import Query, RecallRow, leave_one_out, mean_recall, variant_rankings
+from .evaluation import Query, RecallRow, leave_one_out, make_queries, mean_recall, variant_rankings
 from .keywords import KeywordGraph
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, Retrieval, SKCSettings, cluster, retrieve, round_robin
@@ -34,6 +34,7 @@ __all__ = [
     "SKCSettings",
     "cluster",
     "leave_one_out",
+    "make_queries",
     "mean_recall",
     "paper_parts",
     "read_backgrounds",

@@ -27,6 +27,7 @@ class Background:
     background: str
     entities: tuple[str, ...] | None = None  # given with it; None: to be extracted
     note: str | None = None  # a problem that did not make it unusable
+    held_out: str | None = None  # a collection paper's own background: that paper's id
 
 
 def background_id(text: str) -> str:

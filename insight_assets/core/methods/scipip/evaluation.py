@@ -5,13 +5,17 @@ papers) and SKC with the clustering filter, on the same queries."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...llm import LLMClient
+from ...vectors import normalize_rows
+from .backgrounds import Background
 from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SKCSettings, keyword_ranking, retrieve
 from .schemas import KEYWORD_ONLY, SEMANTIC_ONLY, SKC, SKC_FILTERED
+from .tasks import SCIPIP_ENTITIES
 
 RECALL_AT = 10
 
@@ -27,6 +31,30 @@ class Query:
     held_out: str | None = None  # leave-one-out: the paper whose background this is
 
 
+def make_queries(
+    client: LLMClient, embed: Callable[[list[str]], np.ndarray], backgrounds: Sequence[Background]
+) -> list[Query]:
+    """Each background as a query: its unit vector, and its entities (given with it, or extracted
+    by the entities task, Appendix D; a failed extraction leaves none)."""
+    missing = [b for b in backgrounds if b.entities is None]
+    batch = client.run_many(SCIPIP_ENTITIES, [{"content": b.background} for b in missing])
+    extracted = {
+        b.background_id: tuple(item.value.entities) if item.ok else ()
+        for b, item in zip(missing, batch.items, strict=True)
+    }
+    vectors = normalize_rows(embed([b.background for b in backgrounds])) if backgrounds else []
+    return [
+        Query(
+            b.background_id,
+            b.background,
+            vector,
+            b.entities if b.entities is not None else extracted[b.background_id],
+            b.held_out,
+        )
+        for b, vector in zip(backgrounds, vectors, strict=True)
+    ]
+
+
 @dataclass(frozen=True)
 class RecallRow:
     query_id: str
@@ -36,6 +64,7 @@ class RecallRow:
     found: int
     recall: float
     ranked: tuple[str, ...]
+    clusters: int  # how many clusters the filter made of SKC's papers for this query
 
 
 def variant_rankings(
@@ -71,12 +100,21 @@ def leave_one_out(
         }
         if held_out is None or not relevant:
             continue
-        rankings, _ = variant_rankings(library.without(held_out), query, settings)
+        rankings, skc = variant_rankings(library.without(held_out), query, settings)
         for variant, ranked in rankings.items():
             top = tuple(ranked[:k])
             hits = len(relevant & set(top))
             rows.append(
-                RecallRow(query.query_id, held_out, variant, len(relevant), hits, hits / len(relevant), top)
+                RecallRow(
+                    query.query_id,
+                    held_out,
+                    variant,
+                    len(relevant),
+                    hits,
+                    hits / len(relevant),
+                    top,
+                    len(skc.clusters),
+                )
             )
     return rows
 

@@ -4,7 +4,8 @@
   the problem and the paper's title as the approach: "The problem of X can be addressed by <title>."
 - Motivations are the two most central sentences of the abstract and introduction that state a
   need, a problem or a limitation; details the three that state what the paper does ("we propose").
-- Entities are the text's RAKE key phrases of 2 to 5 words.
+- Entities are the text's topic phrases of 2 to 5 words (``document_keyphrases``), filled up with
+  its RAKE phrases, none sharing half its words with one already kept.
 - The concise method is the method section's most central sentences, in reading order.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ...extractive import rank_sentences
-from ...keyphrases import rake_keyphrases
+from ...keyphrases import document_keyphrases, rake_keyphrases
 from ...text import sentence_texts
 from .schemas import (
     DETAILS,
@@ -39,16 +40,21 @@ _CONTRIBUTION = re.compile(
 METHOD_SENTENCES = 6
 
 
-def _ranked(sentences: list[str], limit: int, query: str = "") -> list[str]:
-    return [sentences[i] for i in rank_sentences(sentences, query, limit=limit)]
+def _pick(preferred: list[str], rest: list[str], limit: int, query: str) -> list[str]:
+    """``limit`` sentences: the best of ``preferred``, then of ``rest`` to fill up."""
+    chosen = [preferred[i] for i in rank_sentences(preferred, query, limit=limit, redundancy=1.0)]
+    others = [s for s in rest if s not in chosen]
+    return chosen + [
+        others[i] for i in rank_sentences(others, query, limit=limit - len(chosen), redundancy=1.0)
+    ]
 
 
 def digest_offline(title: str, abstract: str, introduction: str = "") -> PaperDigest:
-    sentences = sentence_texts(f"{abstract}\n{introduction}")
+    sentences = list(dict.fromkeys(sentence_texts(f"{abstract}\n{introduction}")))
     problems = [s for s in sentences if _PROBLEM.search(s)]
-    contributions = [s for s in sentences if _CONTRIBUTION.search(s) and s not in problems]
-    motivations = _ranked(problems or sentences, MOTIVATIONS, title)
-    details = _ranked(contributions or [s for s in sentences if s not in motivations], DETAILS, title)
+    motivations = _pick(problems, sentences, MOTIVATIONS, title)
+    rest = [s for s in sentences if s not in motivations]
+    details = _pick([s for s in rest if _CONTRIBUTION.search(s)], rest, DETAILS, title)
     phrases = rake_keyphrases(motivations[0] if motivations else abstract or title, limit=1)
     problem = phrases[0] if phrases else "the paper's topic"
     return PaperDigest(
@@ -59,8 +65,15 @@ def digest_offline(title: str, abstract: str, introduction: str = "") -> PaperDi
 
 
 def entities_offline(content: str) -> Entities:
-    phrases = rake_keyphrases(content, limit=4 * MAX_KEYWORDS)
-    kept = [p for p in phrases if KEYWORD_MIN_WORDS <= len(p.split()) <= KEYWORD_MAX_WORDS]
+    """The text's topic phrases of 2 to 5 words, then its RAKE phrases to fill up to 5."""
+    topics = document_keyphrases("", content, 4 * MAX_KEYWORDS)
+    phrases = topics + rake_keyphrases(content, limit=4 * MAX_KEYWORDS)
+    kept: list[str] = []
+    for phrase in phrases:
+        words = set(phrase.split())
+        sized = KEYWORD_MIN_WORDS <= len(words) <= KEYWORD_MAX_WORDS
+        if sized and not any(len(words & set(k.split())) * 2 >= len(words) for k in kept):
+            kept.append(phrase)
     return Entities(entities=kept[:MAX_KEYWORDS])
 
 

@@ -44,7 +44,7 @@ class PaperSummary:
     background: str  # the two motivations, numbered as the paper's Table 5 output
     ideas: str  # the three details
     method: str
-    references: tuple[str, ...]  # the collection papers it cites
+    cited_doc_ids: tuple[str, ...]  # the collection papers it cites
     status: str = "ok"
     error: str | None = None
 
@@ -122,7 +122,7 @@ def summarize_papers(
                 background=_numbered(digest.value.motivations),
                 ideas=_numbered(digest.value.details),
                 method=method.value.method.strip() if method.ok else "",
-                references=cited,
+                cited_doc_ids=cited,
                 error=None if method.ok else f"method: {method.error or method.status}",
             )
         )

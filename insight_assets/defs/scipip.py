@@ -1,0 +1,416 @@
+"""SciPIP's assets: the collection as a literature database (each paper summarized, its background
+and summary embedded), the paper-keyword graph, and SKC retrievals for the user's research
+backgrounds and, as leave-one-out examples, for every paper's own background, with their recall."""
+
+import base64
+import dataclasses
+import statistics
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core.embedding import one_torch_thread
+from insight_assets.core.index import read_vectors
+from insight_assets.core.ingest import load_documents
+from insight_assets.core.methods import scipip
+from insight_assets.core.methods.scipip import report
+from insight_assets.core.methods.scipip.evaluation import RECALL_AT
+from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY, VARIANTS
+from insight_assets.core.vectors import normalize_rows
+from insight_assets.defs.citations import citations
+from insight_assets.defs.ingestion import parsed_documents
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+)
+from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+
+SCIPIP_GROUP = asset_settings("scipip")
+# tau was tuned for the paper's embedder (jina-embeddings-v3); the report shows what it does on ours.
+TAU_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def in_collection_citations(warehouse, collection: str) -> list[tuple[str, str]]:
+    return [
+        (row["citing_doc_id"], row["cited_doc_id"])
+        for row in warehouse.rows(
+            "SELECT DISTINCT citing_doc_id, cited_doc_id FROM citations WHERE collection = ? ORDER BY 1, 2",
+            [collection],
+        )
+    ]
+
+
+# -- paper summaries -------------------------------------------------------------------------------
+
+
+class SummariesConfig(ModelCallConfig):
+    """§3.1, Tables 5-7: each paper's summary, background, ideas, keywords and concise method."""
+
+    TASKS = scipip.SUMMARY_TASKS
+
+
+@dg.asset(
+    kinds={"duckdb", "lancedb"},
+    deps=[parsed_documents, citations],
+    code_version="1",
+    pool=LLM_POOL,
+    **SCIPIP_GROUP,
+)
+def paper_summaries(
+    context: dg.AssetExecutionContext,
+    config: SummariesConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """Every paper as SciPIP's literature database holds it: keywords (at most 5 noun phrases), a
+    one-sentence summary, a background (two motivations), ideas (three details), a concise method
+    and its references in the collection; the background and summary embedded into LanceDB.
+    Offline: extractive sentences and key phrases, labelled."""
+    return materialize_each(
+        context, storage, lambda collection: _summaries(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _summaries(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    documents = [d for d in load_documents(warehouse, collection) if d.abstract or d.text.strip()]
+    if not documents:
+        raise nothing_to_do(collection, "no parsed paper to summarize.")
+    parts = [scipip.paper_parts(document) for document in documents]
+    references: dict[str, list[str]] = {}
+    for citing, cited in in_collection_citations(warehouse, collection):
+        references.setdefault(citing, []).append(cited)
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        summaries = scipip.summarize_papers(client, parts, references)
+    usable = [s for s in summaries if s.status == "ok"]
+    if not usable:
+        raise nothing_to_do(collection, f"no paper could be summarized: {summaries[0].error}")
+    model = embedder.get_embedder()
+    with one_torch_thread():
+        vectors = normalize_rows(model.embed([s.background for s in usable] + [s.summary for s in usable]))
+    profiles = [BACKGROUND] * len(usable) + [SUMMARY] * len(usable)
+    storage.scipip_vectors.replace(
+        collection,
+        pa.table(
+            {
+                "collection": [collection] * len(profiles),
+                "profile": profiles,
+                "chunk_id": [s.doc_id for s in usable] * 2,
+                "doc_id": [s.doc_id for s in usable] * 2,
+                "text": [s.background for s in usable] + [s.summary for s in usable],
+                "variant": [model.variant] * len(profiles),
+                "vector": pa.array(
+                    [list(map(float, v)) for v in vectors], pa.list_(pa.float32(), vectors.shape[1])
+                ),
+            }
+        ),
+    )
+    writer = client.writer_label(scipip.tasks.SCIPIP_DIGEST)
+    spans = {p.doc_id: p for p in parts}
+    warehouse.replace_partition(
+        collection,
+        {
+            "scipip_papers": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        **{k: list(v) if isinstance(v, tuple) else v for k, v in s.__dict__.items()},
+                        "introduction_span": list(spans[s.doc_id].introduction_span or []),
+                        "method_span": list(spans[s.doc_id].method_span or []),
+                        "writer": writer,
+                    }
+                    for s in summaries
+                ]
+            )
+        },
+    )
+    failed = [s for s in summaries if s.status != "ok"]
+    sample = [
+        {"title": s.title[:60], "keywords": "; ".join(s.keywords), "summary": s.summary[:200]}
+        for s in usable[:8]
+    ]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(usable),
+            "papers_failed": len(failed),
+            "failures": "; ".join(f"{s.title[:40]}: {s.error}" for s in failed[:5]) or "none",
+            "without_introduction_heading": sum(p.introduction_span is None for p in parts),
+            "without_method_heading": sum(p.method_span is None for p in parts),
+            "writer": writer,
+            "sample": dg.MetadataValue.md(markdown_table(sample, ["title", "keywords", "summary"])),
+            **llm_metadata(client),
+        }
+    )
+
+
+def load_library(storage: StorageResource, embedder: EmbedderResource, collection: str) -> scipip.Library:
+    """The summarized papers with their vectors, keyword graph and citations; a collection whose
+    summaries were not embedded by this embedder is a step with nothing to do."""
+    warehouse = storage.warehouse
+    rows = warehouse.rows(
+        "SELECT doc_id, keywords, background FROM scipip_papers WHERE collection = ? AND status = 'ok' ORDER BY doc_id",
+        [collection],
+    )
+    variant = embedder.get_embedder().variant
+    found = {
+        profile: read_vectors(storage.scipip_vectors, collection, profile, variant)
+        for profile in (BACKGROUND, SUMMARY)
+    }
+    rows = [row for row in rows if all(row["doc_id"] in found[p] for p in found)]
+    if not rows:
+        raise nothing_to_do(
+            collection,
+            f"no summarized paper with vectors of embedder {variant!r}: materialize `paper_summaries`.",
+        )
+    docs = tuple(row["doc_id"] for row in rows)
+    return scipip.Library(
+        doc_ids=docs,
+        backgrounds={row["doc_id"]: row["background"] for row in rows},
+        background_vectors=np.stack([found[BACKGROUND][doc] for doc in docs]),
+        summary_vectors=np.stack([found[SUMMARY][doc] for doc in docs]),
+        graph=scipip.KeywordGraph.build({row["doc_id"]: row["keywords"] for row in rows}),
+        citations=tuple(
+            pair for pair in in_collection_citations(warehouse, collection) if set(pair) <= set(docs)
+        ),
+    )
+
+
+# -- keyword graph ---------------------------------------------------------------------------------
+
+
+@dg.asset(kinds={"duckdb"}, deps=[paper_summaries], code_version="1", **SCIPIP_GROUP)
+def keyword_graph(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """The paper-keyword graph (§3.1, Figure 1): an edge from each paper to each of its keywords,
+    and keyword co-occurrence (papers holding both), with a picture."""
+    return materialize_each(context, storage, lambda collection: _keyword_graph(storage, collection))
+
+
+def _keyword_graph(storage, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    rows = warehouse.rows(
+        "SELECT doc_id, keywords FROM scipip_papers WHERE collection = ? AND status = 'ok'", [collection]
+    )
+    graph = scipip.KeywordGraph.build({row["doc_id"]: row["keywords"] for row in rows})
+    edges = [(doc, keyword) for doc, keywords in graph.papers.items() for keyword in keywords]
+    if not edges:
+        raise nothing_to_do(collection, "no paper summary has keywords to link.")
+    pairs = graph.co_occurrences()
+    warehouse.replace_partition(
+        collection,
+        {
+            "scipip_keyword_edges": pa.Table.from_pylist(
+                [{"collection": collection, "doc_id": doc, "keyword": keyword} for doc, keyword in edges]
+            ),
+            "scipip_keyword_pairs": pa.Table.from_pylist(
+                [
+                    {"collection": collection, "keyword_a": a, "keyword_b": b, "papers": count}
+                    for (a, b), count in sorted(pairs.items())
+                ]
+            ),
+        },
+    )
+    shared = sorted(graph.holders, key=lambda k: (-len(graph.holders[k]), k))[:15]
+    picture = report.keyword_graph_png(graph)
+    report_dir = Path(storage.reports_dir) / collection
+    report_dir.mkdir(parents=True, exist_ok=True)
+    picture_path = report_dir / "scipip_keyword_graph.png"
+    picture_path.write_bytes(picture)
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(edges),
+            "papers": len(graph.papers),
+            "keywords": len(graph.holders),
+            "keywords_in_two_or_more_papers": sum(len(docs) >= 2 for docs in graph.holders.values()),
+            "co_occurring_pairs": len(pairs),
+            "most_shared": dg.MetadataValue.md(
+                markdown_table(
+                    [{"keyword": k, "papers": len(graph.holders[k])} for k in shared], ["keyword", "papers"]
+                )
+            ),
+            "graph": dg.MetadataValue.md(
+                f"![keyword graph](data:image/png;base64,{base64.b64encode(picture).decode('ascii')})"
+            ),
+            "graph_file": dg.MetadataValue.path(str(picture_path.resolve())),
+        }
+    )
+
+
+# -- retrievals ------------------------------------------------------------------------------------
+
+
+class RetrievalConfig(ModelCallConfig):
+    """§3.2 and §4.1's values; m and n of the keyword filter are ours (the paper gives none)."""
+
+    TASKS = (scipip.SCIPIP_ENTITIES,)
+
+    top_k: int = Field(default=scipip.schemas.TOP_K, ge=1, description="Semantic hits (TopK).")
+    n_cocite: int = Field(
+        default=scipip.schemas.N_COCITE, ge=0, description="Co-cited papers per paper (nCOCITE)."
+    )
+    tau: float = Field(
+        default=scipip.schemas.TAU, description="Summary cosine that merges two papers' clusters."
+    )
+    n_papers: int = Field(
+        default=scipip.schemas.N_PAPERS, ge=1, description="Papers kept after the filter (nPapers)."
+    )
+    neighbour_min_papers: int = Field(
+        default=scipip.schemas.NEIGHBOUR_MIN_PAPERS,
+        ge=1,
+        description="Papers a neighbour keyword must share (m).",
+    )
+    neighbour_keep: int = Field(
+        default=scipip.schemas.NEIGHBOUR_KEEP, ge=0, description="Rarest neighbour keywords kept (n)."
+    )
+    leave_one_out: bool = Field(
+        default=True, description="Also query with every paper's own background, the paper held out."
+    )
+
+    def settings(self) -> scipip.SKCSettings:
+        try:
+            return scipip.SKCSettings(
+                self.top_k,
+                self.n_cocite,
+                self.tau,
+                self.n_papers,
+                self.neighbour_min_papers,
+                self.neighbour_keep,
+            )
+        except ValueError as error:
+            raise dg.Failure(description=f"Invalid scipip_retrievals config: {error}") from error
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[keyword_graph],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "backgrounds_readable",
+            asset="scipip_retrievals",
+            description="Every line of the collection's backgrounds.jsonl is usable.",
+        )
+    ],
+    **SCIPIP_GROUP,
+)
+def scipip_retrievals(
+    context: dg.AssetExecutionContext,
+    config: RetrievalConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """SKC retrieval (semantic, keyword, co-citation; then the clustering filter) for each research
+    background in the collection's backgrounds.jsonl and, held out in turn, for every paper's own
+    background; each retrieved paper with the routes that found it. The leave-one-out queries are
+    scored: recall@10 of the held-out paper's in-collection references, per retrieval variant."""
+    settings = config.settings()
+    return materialize_each(
+        context,
+        storage,
+        lambda collection: _retrievals(context, config, settings, storage, llm, embedder, collection),
+    )
+
+
+def _tau_row(library, queries, references, settings: scipip.SKCSettings) -> dict:
+    rows = [
+        r for r in scipip.leave_one_out(library, queries, references, settings) if r.variant == SKC_FILTERED
+    ]
+    return {
+        "tau": settings.tau,
+        "clusters_per_query": round(statistics.mean(r.clusters for r in rows), 1) if rows else None,
+        "skc+filter recall@10": round(statistics.mean(r.recall for r in rows), 3) if rows else None,
+    }
+
+
+def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
+    library = load_library(storage, embedder, collection)
+    folder = existing_collection_folder(storage.collections_root, collection)
+    given, problems = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
+    own = (
+        [scipip.Background(f"paper:{doc}", library.backgrounds[doc], held_out=doc) for doc in library.doc_ids]
+        if config.leave_one_out
+        else []
+    )
+    backgrounds = given + own
+    if not backgrounds:
+        raise nothing_to_do(
+            collection, f"no research background: {scipip.BACKGROUNDS_FILE} is empty or absent."
+        )
+    client = model_client(context, llm, config, collection)
+    model = embedder.get_embedder()
+    with model_errors_as_failures(client, collection):
+        queries = scipip.make_queries(client, model.embed, backgrounds)
+    references: dict[str, list[str]] = {}
+    for citing, cited in library.citations:
+        references.setdefault(citing, []).append(cited)
+    recall = scipip.leave_one_out(library, [q for q in queries if q.held_out], references, settings)
+    user_rows = []
+    for query in (q for q in queries if q.held_out is None):
+        found = scipip.retrieve(library, query.vector, query.entities, settings)
+        user_rows += report.retrieval_rows(collection, query, found)
+    warehouse = storage.warehouse
+    warehouse.replace_partition(
+        collection,
+        {
+            "scipip_retrievals": pa.Table.from_pylist(user_rows),
+            "scipip_recall": pa.Table.from_pylist(
+                [{"collection": collection, **r.__dict__, "ranked": list(r.ranked)} for r in recall]
+            ),
+        },
+    )
+    means = scipip.mean_recall(recall)
+    sweep = [
+        _tau_row(
+            library, [q for q in queries if q.held_out], references, dataclasses.replace(settings, tau=tau)
+        )
+        for tau in sorted({*TAU_SWEEP, settings.tau})
+    ]
+    table = [{"variant": v, "recall@10": round(means[v], 3) if v in means else None} for v in VARIANTS]
+    candidates = len(library.doc_ids) - 1  # a held-out paper's query ranks the others
+    if recall and candidates:
+        table.append(
+            {"variant": "chance (any order)", "recall@10": round(min(RECALL_AT, candidates) / candidates, 3)}
+        )
+    similarities = library.summary_vectors @ library.summary_vectors.T
+    pairs = similarities[np.triu_indices(len(library.doc_ids), 1)]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(user_rows) + len(recall),
+            "user_backgrounds": len(given),
+            "leave_one_out_queries": len({r.query_id for r in recall}),
+            "recall_at_10": dg.MetadataValue.md(markdown_table(table, ["variant", "recall@10"])),
+            "tau_sweep": dg.MetadataValue.md(
+                markdown_table(sweep, ["tau", "clusters_per_query", "skc+filter recall@10"])
+            ),
+            "summary_similarity": (
+                f"median {statistics.median(pairs):.3f}, max {pairs.max():.3f}, "
+                f"{float((pairs >= settings.tau).mean()):.1%} of pairs >= tau {settings.tau}"
+                if len(pairs)
+                else "one paper"
+            ),
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="backgrounds_readable",
+                passed=not [p for p in problems if "will be extracted" not in p.message],
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "problems": dg.MetadataValue.md(
+                        markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
+                    )
+                },
+            )
+        ],
+    )
