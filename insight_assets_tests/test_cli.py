@@ -76,6 +76,8 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
         "insight_rag_question@v1",
         "insight_rag_identify@v1",
         "insight_rag_answer@v1",
+        "scipip_digest@v1",
+        "scipip_entities@v1",
         "total",
     } <= set(rows)
     total_cost = float(rows["total"][8])

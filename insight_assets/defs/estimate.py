@@ -20,7 +20,7 @@ from insight_assets.core.curation import QAPair
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.judge import judge_questions, judged_questions
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.methods import contregen, insight_rag, insightgen, xsum
+from insight_assets.core.methods import contregen, insight_rag, insightgen, scipip, xsum
 from insight_assets.core.methods.contregen import scores as contregen_scores
 from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
 from insight_assets.core.methods.xsum import load as xsum_load
@@ -37,6 +37,7 @@ from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.model_calls import ModelCallConfig
 from insight_assets.defs.partitions import collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.scipip import RetrievalConfig, SummariesConfig, in_collection_citations
 from insight_assets.defs.xsum import (
     XSumAnswersConfig,
     XSumQuestionsConfig,
@@ -81,6 +82,7 @@ class DryRun:
     xsum_targets: list[xsum.SummaryTarget] = field(default_factory=list)
     xsum_answers: list[xsum.XSumAnswerRecord] = field(default_factory=list)
     xsum_summaries: list[xsum.SummaryRecord] = field(default_factory=list)
+    scipip_papers: list[scipip.PaperSummary] = field(default_factory=list)
 
     @property
     def embed(self):
@@ -275,6 +277,26 @@ def _insight_rag_answers(config: insight_rag_assets.AnswersConfig, run: DryRun) 
     insight_rag.answer(run.client, items, identified, setup)
 
 
+def _scipip_summaries(config: SummariesConfig, run: DryRun) -> None:
+    documents = ingest.load_documents(run.storage.warehouse, run.collection)
+    references: dict[str, list[str]] = {}
+    for citing, cited in in_collection_citations(run.storage.warehouse, run.collection):
+        references.setdefault(citing, []).append(cited)
+    parts = [scipip.paper_parts(document) for document in documents]
+    run.scipip_papers = scipip.summarize_papers(run.client, parts, references)
+
+
+def _scipip_retrievals(config: RetrievalConfig, run: DryRun) -> None:
+    folder = collection_folder(run.storage.collections_root, run.collection)
+    given, _ = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
+    own = [
+        scipip.Background(p.doc_id, p.background, held_out=p.doc_id)
+        for p in run.scipip_papers
+        if p.background
+    ]
+    scipip.make_queries(run.client, run.embed, given + (own if config.leave_one_out else []))
+
+
 # The model-calling assets in build order, each priced on the offline answers of those before it.
 ESTIMATE_STEPS = (
     EstimateStep(CompressionConfig, _compress),
@@ -292,6 +314,8 @@ ESTIMATE_STEPS = (
     EstimateStep(insight_rag_assets.TriplesConfig, _insight_rag_triples),
     EstimateStep(insight_rag_assets.BenchmarkConfig, _insight_rag_benchmark),
     EstimateStep(insight_rag_assets.AnswersConfig, _insight_rag_answers),
+    EstimateStep(SummariesConfig, _scipip_summaries),
+    EstimateStep(RetrievalConfig, _scipip_retrievals),
 )
 
 
