@@ -5,21 +5,28 @@ public background files, and the offline summary tasks' shapes."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
+from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import offline
 from insight_assets.core.methods.scipip.schemas import (
     COCITE,
+    DIRECT,
+    IDEA_METHODS,
     KEYWORD,
     KEYWORD_ONLY,
+    OFFLINE_TEMPLATE,
     SEMANTIC,
     SKC_FILTERED,
     VARIANTS,
 )
 from insight_assets_tests.conftest import corpus_root
+from insight_assets_tests.core.conftest import fake_openai_client
+from insight_assets_tests.fake_model_server import Reply
 
 
 def _unit(*values: float) -> np.ndarray:
@@ -209,3 +216,84 @@ def test_offline_summaries_keep_the_papers_shapes():
     assert digest.details and all(d not in digest.motivations for d in digest.details)
     entities = offline.entities_offline(abstract).entities
     assert 0 < len(entities) <= 5 and all(2 <= len(e.split()) <= 5 for e in entities)
+
+
+# -- idea generation and the judge -------------------------------------------------------------------
+
+
+PAPERS = {
+    "near1": scipip.Paper(
+        "Graph Sampling", "Nodes are sampled by importance to cut the cost of graph training."
+    ),
+    "near2": scipip.Paper("Message Passing Nets", "Messages pass along edges; node classification improves."),
+    "near3": scipip.Paper("Label Propagation", "Labels propagate over graph edges for node classification."),
+    "near4": scipip.Paper("Graph Pooling", "Graphs pool nodes into clusters."),
+    "near5": scipip.Paper("More Pooling", "Pooling nodes of graphs hierarchically."),
+    "far_keyword": scipip.Paper("Quartz Lattices", "Quartz lattice encoders grow crystals."),
+    "far_other": scipip.Paper("Protein Folding", "Proteins fold."),
+}
+BACKGROUND = (
+    "1. The need to cut the cost of node classification training on large graphs. "
+    "2. The challenge of keeping graph accuracy when nodes are sampled."
+)
+
+
+def test_both_paths_integrate_and_expand_offline_and_every_idea_says_it_is_a_template():
+    query = scipip.Query("q", BACKGROUND, QUERY, ("node classification", "graph training cost"))
+    (run,) = scipip.propose_ideas(LLMClient(LLMSettings()), _library(ROWS), PAPERS, [query])
+    assert not run.errors
+    assert run.brainstorm and run.direct and run.retrieval_ideas
+    for method in IDEA_METHODS:
+        assert all(i.idea.startswith(OFFLINE_TEMPLATE) for i in run.ideas(method))
+    assert set(run.brainstorm_keywords) <= set(run.retrieval.keywords)  # merged into retrieval
+    titles = {PAPERS[doc].title for doc in run.retrieval.selected}
+    assert all(set(i.inspired_by) <= titles and i.inspired_by for i in run.retrieval_ideas)
+    assert {i["doc_id"] for i in run.inspirations} <= set(run.retrieval.selected)
+    assert 0 < len(run.integrated) <= 6 and len(run.expanded) == len(run.integrated)
+    assert all(idea in run.brainstorm + run.retrieval_ideas for idea in run.integrated)  # unmodified
+
+
+def test_a_held_out_papers_background_never_retrieves_that_paper():
+    query = scipip.Query("q", BACKGROUND, ROWS["near1"][0], ("node classification",), held_out="near1")
+    (run,) = scipip.propose_ideas(LLMClient(LLMSettings()), _library(ROWS), PAPERS, [query])
+    assert "near1" not in run.retrieval.found and run.retrieval.found
+
+
+def test_the_judge_sees_ideas_anonymised_and_shuffled_and_ratings_go_back_to_their_methods(server):
+    query = scipip.Query("q", BACKGROUND, QUERY, ("node classification",))
+    (run,) = scipip.propose_ideas(LLMClient(LLMSettings()), _library(ROWS), PAPERS, [query])
+
+    def rate(request):
+        numbers = [int(n) for n in re.findall(r"^Idea (\d+): ", request.last_user_text(), re.MULTILINE)]
+        ratings = [
+            {
+                "idea": n,
+                "novelty": n % 6,
+                "clarity": 4,
+                "feasibility": 3,
+                "relevance": 5,
+                "helpful": n % 2 == 0,
+            }
+            for n in numbers
+        ]
+        return Reply(json.dumps({"ratings": ratings}))
+
+    server.responder = rate
+    judged = scipip.judge_ideas(fake_openai_client(server), [run.idea_set([])], seed=7)
+    prompt = server.requests[0].last_user_text()
+    assert not any(method in prompt for method in IDEA_METHODS)
+    total = sum(len(run.ideas(m)) for m in IDEA_METHODS)
+    assert sorted(j.shown_as for j in judged) == list(range(1, total + 1))
+    assert all(j.novelty == j.shown_as % 6 and j.helpful == (j.shown_as % 2 == 0) for j in judged)
+    order = [(j.method, j.position) for j in sorted(judged, key=lambda j: j.shown_as)]
+    assert order != sorted(order)  # shuffled, not grouped by method
+    again = scipip.judge_ideas(fake_openai_client(server), [run.idea_set([])], seed=7)
+    assert [(j.method, j.position, j.shown_as) for j in again] == [
+        (j.method, j.position, j.shown_as) for j in judged
+    ]
+    shares = {row["method"]: row for row in scipip.good_shares(judged)}
+    assert (
+        shares[DIRECT]["relevance"] == 1.0
+        and shares[DIRECT]["clarity"] == 1.0
+        and shares[DIRECT]["feasibility"] == 0.0
+    )

@@ -6,26 +6,35 @@ motivations), ideas (three details), a concise method and its references (``pape
 background and summary are embedded, and a paper-keyword graph is kept (``keywords.py``).
 §3.2: SKC retrieval (semantics, keywords, co-citation) and the clustering filter
 (``retrieval.py``), with the paper's TopK = 5, nCOCITE = 1, tau = 0.8 and nPapers = 10.
-Evaluation offline: leave-one-out retrieval recall against each paper's own in-collection
-references (``evaluation.py``).
+§3.3: dual-path idea generation (``ideas.py``) against each path alone and a direct prompt, judged
+on Table 1's ratings (``judging.py``). Evaluation offline: leave-one-out retrieval recall against
+each paper's own in-collection references (``evaluation.py``).
 """
 
 from __future__ import annotations
 
 from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds
 from .evaluation import Query, RecallRow, leave_one_out, make_queries, mean_recall, variant_rankings
+from .ideas import IdeaRun, Paper, propose_ideas
+from .judging import IdeaSet, JudgedIdea, good_shares, judge_ideas
 from .keywords import KeywordGraph
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, Retrieval, SKCSettings, cluster, retrieve, round_robin
-from .tasks import SCIPIP_ENTITIES, SUMMARY_TASKS
+from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SUMMARY_TASKS
 
 __all__ = [
     "BACKGROUNDS_FILE",
+    "IDEA_TASKS",
+    "JUDGE_TASKS",
     "SCIPIP_ENTITIES",
     "SUMMARY_TASKS",
     "Background",
+    "IdeaRun",
+    "IdeaSet",
+    "JudgedIdea",
     "KeywordGraph",
     "Library",
+    "Paper",
     "PaperParts",
     "PaperSummary",
     "Query",
@@ -33,10 +42,13 @@ __all__ = [
     "Retrieval",
     "SKCSettings",
     "cluster",
+    "good_shares",
+    "judge_ideas",
     "leave_one_out",
     "make_queries",
     "mean_recall",
     "paper_parts",
+    "propose_ideas",
     "read_backgrounds",
     "retrieve",
     "round_robin",

@@ -7,13 +7,18 @@
 - Entities are the text's topic phrases of 2 to 5 words (``document_keyphrases``), filled up with
   its RAKE phrases, none sharing half its words with one already kept.
 - The concise method is the method section's most central sentences, in reading order.
+- Idea generation recombines: the brainstorm and direct paths pair the background's key phrases
+  against its first need; an inspiration is a retrieved method's sentence most relevant to the
+  background; an idea applies one inspiring paper's method to the need; integration keeps the ideas
+  most relevant to the background. Every idea text starts with "[offline template]": none is
+  presented as a model's idea. The offline judge is TF-IDF (its rationale says so).
 """
 
 from __future__ import annotations
 
 import re
 
-from ...extractive import rank_sentences
+from ...extractive import rank_sentences, terms, tfidf
 from ...keyphrases import document_keyphrases, rake_keyphrases
 from ...text import sentence_texts
 from .schemas import (
@@ -22,9 +27,18 @@ from .schemas import (
     KEYWORD_MIN_WORDS,
     MAX_KEYWORDS,
     MOTIVATIONS,
+    OFFLINE_TEMPLATE,
     ConciseMethod,
+    DetailedIdea,
     Entities,
+    Idea,
+    IdeaList,
+    IdeaRating,
+    IdeaRatings,
+    Inspiration,
     PaperDigest,
+    Selection,
+    TransformedBackground,
 )
 
 _PROBLEM = re.compile(
@@ -81,3 +95,115 @@ def method_offline(methodology: str) -> ConciseMethod:
     sentences = sentence_texts(methodology)
     chosen = set(rank_sentences(sentences, limit=METHOD_SENTENCES))
     return ConciseMethod(method=" ".join(s for n, s in enumerate(sentences) if n in chosen))
+
+
+# -- idea generation: recombination with templates, every text marked as such ------------------------
+
+
+def _need(background: str) -> str:
+    """The background's first stated need, without its number."""
+    first = (sentence_texts(background) or [background])[0]
+    return re.sub(r"^\s*\d+\.\s*", "", first).strip().rstrip(".")
+
+
+def transform_offline(background: str, keywords: list[str] = ()) -> TransformedBackground:
+    listed = ", ".join(keywords)
+    terms_line = f"\n{OFFLINE_TEMPLATE} Technical terms, not explained offline: {listed}." if listed else ""
+    return TransformedBackground(background=f"{background.strip()}{terms_line}")
+
+
+def recombine_offline(background: str, count: int) -> IdeaList:
+    """Ideas made by pairing the background's key phrases against its first need: a template,
+    not knowledge (the brainstorm and direct paths offline)."""
+    phrases = entities_offline(background).entities or [_need(background)]
+    pairs = [(a, b) for i, a in enumerate(phrases) for b in phrases[i + 1 :]] or [(phrases[0], phrases[0])]
+    need = _need(background)
+    return IdeaList(
+        ideas=[
+            Idea(
+                title=f"{OFFLINE_TEMPLATE} {a} with {b}",
+                idea=f"{OFFLINE_TEMPLATE} Address \u201c{need}\u201d by combining {a} with {b}.",
+            )
+            for a, b in pairs[:count]
+        ]
+    )
+
+
+def brainstorm_offline(background: str, count: int) -> IdeaList:
+    return recombine_offline(background, count)
+
+
+def direct_offline(background: str, count: int) -> IdeaList:
+    return recombine_offline(background, count)
+
+
+def inspiration_offline(background: str, title: str, method: str) -> Inspiration:
+    """The method's sentence most relevant to the background; useful when they share two content
+    words."""
+    sentences = sentence_texts(method)
+    best = rank_sentences(sentences, background, limit=1)
+    if not best:
+        return Inspiration(useful=False)
+    sentence = sentences[best[0]]
+    shared = set(terms(sentence)) & set(terms(background))
+    return Inspiration(useful=len(shared) >= 2, inspiration=sentence)
+
+
+def ideas_offline(background: str, inspirations: list[dict], count: int) -> IdeaList:
+    need = _need(background)
+    return IdeaList(
+        ideas=[
+            Idea(
+                title=f"{OFFLINE_TEMPLATE} {item['title']} applied",
+                idea=f"{OFFLINE_TEMPLATE} Apply what \u201c{item['title']}\u201d does ({item['text']}) to: {need}.",
+                inspired_by=[item["title"]],
+            )
+            for item in inspirations[:count]
+        ]
+    )
+
+
+def integrate_offline(background: str, ideas: list[dict], count: int) -> Selection:
+    """The ideas most relevant to the background, not repeating one another."""
+    chosen = rank_sentences([i["idea"] for i in ideas], background, limit=count, redundancy=0.9)
+    return Selection(selected=[ideas[n]["number"] for n in sorted(chosen)])
+
+
+def expand_offline(background: str, idea: str) -> DetailedIdea:
+    return DetailedIdea(
+        problem=_need(background),
+        method=idea,
+        expected_outcome=f"{OFFLINE_TEMPLATE} no outcome is estimated without a model.",
+    )
+
+
+def judge_ideas_offline(background: str, ideas: list[dict], context: list[str] = ()) -> IdeaRatings:
+    """TF-IDF stand-ins for Table 1: relevance = similarity to the background; novelty = distance
+    from the retrieved papers; feasibility = nearness to a known method; clarity = content words;
+    helpful = relevant and feasible. Labelled in every rationale."""
+    texts = [i["text"] for i in ideas]
+    vectors, _ = tfidf(texts + [background] + list(context))
+    own, query, known = vectors[: len(texts)], vectors[len(texts)], vectors[len(texts) + 1 :]
+    ratings = []
+    for n, idea in enumerate(ideas):
+        relevance = float(own[n] @ query)
+        nearest = float((known @ own[n]).max()) if len(known) else 0.0
+        words = len(set(terms(idea["text"])))
+        scores = {
+            "novelty": round(5 * (1 - nearest)),
+            "clarity": round(5 * min(1.0, words / 25)),
+            "feasibility": round(5 * min(1.0, nearest / 0.3)),
+            "relevance": round(5 * min(1.0, relevance / 0.3)),
+        }
+        ratings.append(
+            IdeaRating(
+                idea=idea["number"],
+                **{k: max(0, min(5, v)) for k, v in scores.items()},
+                helpful=scores["relevance"] >= 3 and scores["feasibility"] >= 2,
+                rationale=(
+                    f"offline TF-IDF: cosine {relevance:.2f} to the background, {nearest:.2f} to the nearest "
+                    f"retrieved paper, {words} content words"
+                ),
+            )
+        )
+    return IdeaRatings(ratings=ratings)

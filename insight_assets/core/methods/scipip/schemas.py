@@ -43,6 +43,9 @@ BACKGROUND = "background"
 SUMMARY = "summary"
 
 TEMPERATURE = 0.0
+# The paper gives no sampling settings for idea generation; ideas are meant to vary, so they are
+# sampled (configurable per task); summaries, selection and judging stay at 0.
+IDEA_TEMPERATURE = 0.7
 
 
 class PaperDigest(BaseModel):
@@ -73,3 +76,73 @@ class ConciseMethod(BaseModel):
     """Table 7: the method section rewritten in the style of a summarized method."""
 
     method: str
+
+
+# -- idea generation (§3.3) --------------------------------------------------------------------------
+
+# §3.3.1: the brainstorm proposes 3 to 4 ideas (Table 9's prompt says 4 to 6; the text and the issue
+# say 3 to 4); Table 10's initial ideas 3 to 4; integration keeps about 5 (Table 11: 5 to 6).
+BRAINSTORM_IDEAS = 4
+INITIAL_IDEAS = 4
+INTEGRATED_IDEAS = 5
+# The ideas compared (Table 2): SciPIP's dual path, each path alone, and one direct prompt.
+DUAL = "scipip"
+BRAINSTORM_ONLY = "brainstorm-only"
+RETRIEVAL_ONLY = "retrieval-only"
+DIRECT = "direct"
+IDEA_METHODS = (DUAL, BRAINSTORM_ONLY, RETRIEVAL_ONLY, DIRECT)
+# Table 1: four ratings 0-5 and a yes/no; Table 2 reports the share rated >= 4.
+RATINGS = ("novelty", "clarity", "feasibility", "relevance")
+GOOD_RATING = 4
+OFFLINE_TEMPLATE = "[offline template]"
+
+
+class TransformedBackground(BaseModel):
+    """Table 8: the background explained in detail, its technical terms defined."""
+
+    background: str
+
+
+class Idea(BaseModel):
+    title: str
+    idea: str
+    inspired_by: list[str] = Field(default_factory=list, description="Titles of the papers that inspired it.")
+
+
+class IdeaList(BaseModel):
+    ideas: list[Idea]
+
+
+class Inspiration(BaseModel):
+    """What one retrieved paper's method offers the background, or that it offers nothing."""
+
+    useful: bool
+    inspiration: str = ""
+
+
+class Selection(BaseModel):
+    """Table 11: the numbers of the ideas kept, unmodified."""
+
+    selected: list[int]
+
+
+class DetailedIdea(BaseModel):
+    """Table 12: an idea expanded into a concrete method."""
+
+    problem: str
+    method: str
+    expected_outcome: str
+
+
+class IdeaRating(BaseModel):
+    idea: int
+    novelty: int = Field(ge=0, le=5)
+    clarity: int = Field(ge=0, le=5)
+    feasibility: int = Field(ge=0, le=5)
+    relevance: int = Field(ge=0, le=5)
+    helpful: bool
+    rationale: str = ""
+
+
+class IdeaRatings(BaseModel):
+    ratings: list[IdeaRating]

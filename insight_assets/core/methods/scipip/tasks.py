@@ -12,14 +12,21 @@ from ...llm import Task, register_task
 from . import offline
 from .schemas import (
     DETAILS,
+    IDEA_TEMPERATURE,
     KEYWORD_MAX_WORDS,
     KEYWORD_MIN_WORDS,
     MAX_KEYWORDS,
     MOTIVATIONS,
     TEMPERATURE,
     ConciseMethod,
+    DetailedIdea,
     Entities,
+    IdeaList,
+    IdeaRatings,
+    Inspiration,
     PaperDigest,
+    Selection,
+    TransformedBackground,
 )
 
 
@@ -93,3 +100,170 @@ SCIPIP_METHOD: Task[ConciseMethod] = register_task(
 )
 
 SUMMARY_TASKS = (SCIPIP_DIGEST, SCIPIP_ENTITIES, SCIPIP_METHOD)
+
+
+# -- idea generation (§3.3, Tables 8-12), the direct baseline and the idea judge (Table 1) ----------
+
+
+def _task(
+    name: str,
+    output_model,
+    offline_fn,
+    inputs,
+    *,
+    max_tokens: int,
+    expected: int,
+    description: str,
+    temperature: float = IDEA_TEMPERATURE,
+    **extra,
+):
+    """A generation task: sampled at ``IDEA_TEMPERATURE`` unless it reads rather than writes."""
+    return register_task(
+        Task(
+            name=name,
+            version=1,
+            template=f"{name}.v1.txt",
+            output_model=output_model,
+            offline=offline_fn,
+            inputs=inputs,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            expected_output_tokens=expected,
+            description=description,
+            **extra,
+        )
+    )
+
+
+def _check_titles(output: IdeaList, inputs: Mapping[str, Any]) -> list[str]:
+    known = {item["title"] for item in inputs["inspirations"]}
+    unknown = sorted({t for idea in output.ideas for t in idea.inspired_by if t not in known})
+    return (
+        [f"inspired_by names papers that are not listed: {unknown}; use the titles as written"]
+        if unknown
+        else []
+    )
+
+
+def _check_selection(output: Selection, inputs: Mapping[str, Any]) -> list[str]:
+    numbers = {item["number"] for item in inputs["ideas"]}
+    wrong = sorted(set(output.selected) - numbers)
+    return [f"ideas {wrong} do not exist; choose among {sorted(numbers)}"] if wrong else []
+
+
+def _check_ratings(output: IdeaRatings, inputs: Mapping[str, Any]) -> list[str]:
+    wanted = sorted(item["number"] for item in inputs["ideas"])
+    given = sorted(rating.idea for rating in output.ratings)
+    return [] if given == wanted else [f"rate each of the ideas {wanted} exactly once (got {given})"]
+
+
+def _numbered_ideas(inputs: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        "background": inputs["background"],
+        "ideas": "\n".join(f"{i['number']}. {i.get('title', '')}: {i['idea']}" for i in inputs["ideas"]),
+        "count": str(inputs["count"]),
+    }
+
+
+SCIPIP_TRANSFORM = _task(
+    "scipip_transform",
+    TransformedBackground,
+    offline.transform_offline,
+    ("background", "keywords"),
+    format_inputs=lambda i: {"background": i["background"], "keywords": ", ".join(i["keywords"]) or "(none)"},
+    max_tokens=900,
+    expected=400,
+    temperature=TEMPERATURE,
+    description="SciPIP Table 8: the background explained in detail, its technical terms defined.",
+)
+SCIPIP_BRAINSTORM = _task(
+    "scipip_brainstorm",
+    IdeaList,
+    offline.brainstorm_offline,
+    ("background", "count"),
+    max_tokens=1200,
+    expected=500,
+    description="SciPIP Table 9: ideas from the model's own knowledge.",
+)
+SCIPIP_INSPIRATION = _task(
+    "scipip_inspiration",
+    Inspiration,
+    offline.inspiration_offline,
+    ("background", "title", "method"),
+    max_tokens=300,
+    expected=100,
+    temperature=TEMPERATURE,
+    description="SciPIP §3.3.2: what a retrieved paper's method offers the background, or nothing.",
+)
+SCIPIP_IDEAS = _task(
+    "scipip_ideas",
+    IdeaList,
+    offline.ideas_offline,
+    ("background", "inspirations", "count"),
+    format_inputs=lambda i: {
+        "background": i["background"],
+        "inspirations": "\n".join(f"- {item['title']}: {item['text']}" for item in i["inspirations"]),
+        "count": str(i["count"]),
+    },
+    check_output=_check_titles,
+    max_tokens=1500,
+    expected=600,
+    description="SciPIP Table 10: ideas from the retrieved papers' inspirations, each naming its papers.",
+)
+SCIPIP_INTEGRATE = _task(
+    "scipip_integrate",
+    Selection,
+    offline.integrate_offline,
+    ("background", "ideas", "count"),
+    format_inputs=_numbered_ideas,
+    check_output=_check_selection,
+    max_tokens=200,
+    expected=30,
+    temperature=TEMPERATURE,
+    description="SciPIP Table 11: the ideas of both paths that best address the background, kept unmodified.",
+)
+SCIPIP_EXPAND = _task(
+    "scipip_expand",
+    DetailedIdea,
+    offline.expand_offline,
+    ("background", "idea"),
+    max_tokens=1500,
+    expected=700,
+    description="SciPIP Table 12: an idea expanded into a detailed method.",
+)
+SCIPIP_DIRECT = _task(
+    "scipip_direct",
+    IdeaList,
+    offline.direct_offline,
+    ("background", "count"),
+    max_tokens=1200,
+    expected=500,
+    description="The direct baseline (Table 2's GPT-4o row): ideas from one prompt with the background.",
+)
+SCIPIP_JUDGE_IDEAS = _task(
+    "scipip_judge_ideas",
+    IdeaRatings,
+    offline.judge_ideas_offline,
+    ("background", "ideas", "context"),
+    format_inputs=lambda i: {
+        "background": i["background"],
+        "ideas": "\n".join(f"Idea {item['number']}: {item['text']}" for item in i["ideas"]),
+    },
+    check_output=_check_ratings,
+    max_tokens=2000,
+    expected=60,
+    temperature=TEMPERATURE,
+    description="SciPIP Table 1: novelty, clarity, feasibility, relevance (0-5) and helpfulness of each idea.",
+)
+
+IDEA_TASKS = (
+    SCIPIP_ENTITIES,
+    SCIPIP_TRANSFORM,
+    SCIPIP_BRAINSTORM,
+    SCIPIP_INSPIRATION,
+    SCIPIP_IDEAS,
+    SCIPIP_INTEGRATE,
+    SCIPIP_EXPAND,
+    SCIPIP_DIRECT,
+)
+JUDGE_TASKS = (SCIPIP_JUDGE_IDEAS,)
