@@ -187,6 +187,18 @@ SCHEMA = {
     "scipip_recall": """
         collection VARCHAR, query_id VARCHAR, held_out VARCHAR, variant VARCHAR, relevant INTEGER,
         found INTEGER, recall DOUBLE, ranked VARCHAR[], clusters INTEGER""",
+    "scipip_idea_runs": """
+        collection VARCHAR, query_id VARCHAR, background VARCHAR, held_out VARCHAR, transformed VARCHAR,
+        entities VARCHAR[], brainstorm_keywords VARCHAR[], retrieved_doc_ids VARCHAR[],
+        inspiring_doc_ids VARCHAR[], errors VARCHAR[]""",
+    "scipip_ideas": """
+        collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, title VARCHAR, idea VARCHAR,
+        inspired_by VARCHAR[], problem VARCHAR, detailed_method VARCHAR, expected_outcome VARCHAR,
+        writer VARCHAR""",
+    "scipip_scores": """
+        collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, shown_as INTEGER,
+        title VARCHAR, novelty INTEGER, clarity INTEGER, feasibility INTEGER, relevance INTEGER,
+        helpful BOOLEAN, rationale VARCHAR, error VARCHAR, judge VARCHAR""",
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,

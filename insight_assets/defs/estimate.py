@@ -37,7 +37,14 @@ from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.model_calls import ModelCallConfig
 from insight_assets.defs.partitions import collection_folder, collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-from insight_assets.defs.scipip import RetrievalConfig, SummariesConfig, in_collection_citations
+from insight_assets.defs.scipip import (
+    IdeasConfig,
+    RetrievalConfig,
+    SummariesConfig,
+    in_collection_citations,
+    load_library,
+)
+from insight_assets.defs.scipip import ScoresConfig as SciPIPScoresConfig
 from insight_assets.defs.xsum import (
     XSumAnswersConfig,
     XSumQuestionsConfig,
@@ -83,6 +90,7 @@ class DryRun:
     xsum_answers: list[xsum.XSumAnswerRecord] = field(default_factory=list)
     xsum_summaries: list[xsum.SummaryRecord] = field(default_factory=list)
     scipip_papers: list[scipip.PaperSummary] = field(default_factory=list)
+    scipip_runs: list[scipip.IdeaRun] = field(default_factory=list)
 
     @property
     def embed(self):
@@ -297,6 +305,25 @@ def _scipip_retrievals(config: RetrievalConfig, run: DryRun) -> None:
     scipip.make_queries(run.client, run.embed, given + (own if config.leave_one_out else []))
 
 
+def _scipip_ideas(config: IdeasConfig, run: DryRun) -> None:
+    """Priced once the collection's summaries are embedded (``paper_summaries`` built)."""
+    try:
+        library = load_library(run.storage, run.embedder, run.collection)
+    except dg.Failure:
+        return
+    folder = collection_folder(run.storage.collections_root, run.collection)
+    given, _ = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
+    own = [scipip.Background(doc, library.backgrounds[doc], held_out=doc) for doc in library.doc_ids]
+    backgrounds = (given + (own if config.leave_one_out else []))[: config.max_backgrounds]
+    papers = {p.doc_id: scipip.Paper(p.title, p.method) for p in run.scipip_papers}
+    queries = scipip.make_queries(run.client, run.embed, backgrounds)
+    run.scipip_runs = scipip.propose_ideas(run.client, library, papers, queries, config.settings())
+
+
+def _scipip_scores(config: SciPIPScoresConfig, run: DryRun) -> None:
+    scipip.judge_ideas(run.client, [r.idea_set([]) for r in run.scipip_runs], config.seed)
+
+
 # The model-calling assets in build order, each priced on the offline answers of those before it.
 ESTIMATE_STEPS = (
     EstimateStep(CompressionConfig, _compress),
@@ -316,6 +343,8 @@ ESTIMATE_STEPS = (
     EstimateStep(insight_rag_assets.AnswersConfig, _insight_rag_answers),
     EstimateStep(SummariesConfig, _scipip_summaries),
     EstimateStep(RetrievalConfig, _scipip_retrievals),
+    EstimateStep(IdeasConfig, _scipip_ideas),
+    EstimateStep(SciPIPScoresConfig, _scipip_scores),
 )
 
 

@@ -7,18 +7,26 @@ import json
 import re
 from pathlib import Path
 
+from insight_assets.core.methods.scipip.report import CHART_FILE
 from insight_assets.core.methods.scipip.schemas import VARIANTS
 from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import parsed_documents, source_documents
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.scipip import keyword_graph, paper_summaries, scipip_retrievals
+from insight_assets.defs.scipip import (
+    keyword_graph,
+    paper_summaries,
+    scipip_ideas,
+    scipip_retrievals,
+    scipip_scores,
+)
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [source_documents, parsed_documents, citations]
-SCIPIP = [paper_summaries, keyword_graph, scipip_retrievals]
+SCIPIP = [paper_summaries, keyword_graph, scipip_retrievals, scipip_ideas, scipip_scores]
+METHODS = {"scipip", "brainstorm-only", "retrieval-only", "direct"}
 
 
 def _rows(storage, table: str) -> list[dict]:
@@ -77,24 +85,65 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
         assert row["relevant"] == len(cited[row["held_out"]])
     assert "skc+filter" in metadata(result, "scipip_retrievals")["recall_at_10"]
 
+    runs = _rows(storage, "scipip_idea_runs")
+    assert len(runs) == 5 and sum(r["held_out"] is None for r in runs) == 1  # the user's, then papers'
+    ideas = _rows(storage, "scipip_ideas")
+    titles = {p["title"] for p in papers}
+    for run in runs:
+        mine = [i for i in ideas if i["query_id"] == run["query_id"]]
+        assert {i["method"] for i in mine} == METHODS
+        assert all(i["idea"].startswith("[offline template]") for i in mine)
+        assert all(set(i["inspired_by"]) <= titles for i in mine)
+        assert run["held_out"] not in run["retrieved_doc_ids"]
+        assert all(i["detailed_method"] for i in mine if i["method"] == "scipip")
+    scores = _rows(storage, "scipip_scores")
+    assert {(s["query_id"], s["method"], s["position"]) for s in scores} == {
+        (i["query_id"], i["method"], i["position"]) for i in ideas
+    }
+    assert all(s["judge"].startswith("offline") and "offline TF-IDF" in s["rationale"] for s in scores)
+    report = Path(metadata(result, "scipip_scores")["report_file"])
+    assert "## Ideas" in report.read_text() and "TF-IDF stand-ins" in report.read_text()
+    assert (report.parent / CHART_FILE).read_bytes().startswith(b"\x89PNG")
+
 
 def _model(request: Received) -> Reply:
-    """A scripted model: a digest naming the paper's title, two entities from its first words, a
-    method that says it is the model's."""
+    """A scripted model for every SciPIP prompt: a digest naming the paper's title, two entities, a
+    method; a detailed background, two brainstormed ideas, every paper inspiring, retrieval ideas
+    naming the first listed paper, integration keeping ideas 1 and 3, fixed expansions, one direct
+    idea, and 4s from the judge."""
     prompt = request.last_user_text()
+    reply = None
     if prompt.startswith("You are provided with the title, abstract, and introduction"):
         title = re.search(r"^Title: (.*)$", prompt, re.MULTILINE).group(1)
-        digest = {
+        reply = {
             "summary": f"The problem of scripted tests can be addressed by {title}.",
             "motivations": ["Motivation one", "Motivation two"],
             "details": ["Detail one", "Detail two", "Detail three"],
         }
-        return Reply(json.dumps(digest))
-    if "extract the key entities" in prompt:
-        return Reply(json.dumps({"entities": ["scripted entity", "shared test phrase"]}))
-    if "summarized method" in prompt:
-        return Reply(json.dumps({"method": "A scripted method."}))
-    return Reply("unexpected prompt", output_tokens=1)
+    elif "extract the key entities" in prompt:
+        reply = {"entities": ["scripted entity", "shared test phrase"]}
+    elif "transform it into a summarized method" in prompt:
+        reply = {"method": "A scripted method."}
+    elif prompt.startswith("You are a teacher in the field of AI"):
+        reply = {"background": "A detailed background."}
+    elif "brainstorming initial, innovative ideas" in prompt:
+        reply = {"ideas": [{"title": f"Brainstorm {x}", "idea": f"Idea {x} from knowledge."} for x in "AB"]}
+    elif "Extract the inspiration the paper offers" in prompt:
+        reply = {"useful": True, "inspiration": "Reuse its scripted method."}
+    elif "combine these inspirations" in prompt:
+        first = re.search(r"^- (.+?): Reuse", prompt, re.MULTILINE).group(1)
+        reply = {"ideas": [{"title": "Retrieved X", "idea": "Built on a paper.", "inspired_by": [first]}]}
+    elif "selecting the ideas that meet the requirements" in prompt:
+        reply = {"selected": [1, 3]}
+    elif "transforming a brief scientific idea" in prompt:
+        reply = {"problem": "P", "method": "M", "expected_outcome": "O"}
+    elif "Propose 5 novel, feasible research ideas" in prompt:
+        reply = {"ideas": [{"title": "Direct A", "idea": "One prompt's idea."}]}
+    elif "expert reviewer of research ideas" in prompt:
+        numbers = [int(n) for n in re.findall(r"^Idea (\d+): ", prompt, re.MULTILINE)]
+        scores = {"novelty": 4, "clarity": 4, "feasibility": 4, "relevance": 4, "helpful": True}
+        reply = {"ratings": [{"idea": n, **scores} for n in numbers]}
+    return Reply(json.dumps(reply)) if reply else Reply("unexpected prompt", output_tokens=1)
 
 
 def test_a_model_summarizes_the_papers_through_the_openai_api(
@@ -105,8 +154,15 @@ def test_a_model_summarizes_the_papers_through_the_openai_api(
     offline = LLMResource(data_dir=str(tmp_path / "data"))
     materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
 
+    run_config = {"ops": {"scipip_ideas": {"config": {"max_backgrounds": 1}}}}
     result = materialize_collection(
-        instance, storage, hashing_embedder, "demo", llm=hosted_llm(server, tmp_path), assets=SCIPIP
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path),
+        assets=SCIPIP,
+        run_config=run_config,
     )
 
     papers = _rows(storage, "scipip_papers")
@@ -121,7 +177,35 @@ def test_a_model_summarizes_the_papers_through_the_openai_api(
         )
         assert paper["writer"] == "openai/gpt-4o-mini"
     assert metadata(result, "keyword_graph")["keywords_in_two_or_more_papers"] == 2
-    calls = [r for r in server.requests if "messages" in r.body]
-    assert all(r.body["temperature"] == 0 for r in calls)
-    # three summary calls per paper, then one entities call per paper's background (leave-one-out)
-    assert len(calls) == 3 * 3 + 3
+
+    (run,) = _rows(storage, "scipip_idea_runs")
+    assert run["transformed"] == "A detailed background." and not run["errors"]
+    assert run["brainstorm_keywords"] == ["scripted entity", "shared test phrase"]
+    ideas = {(i["method"], i["title"]): i for i in _rows(storage, "scipip_ideas")}
+    assert set(ideas) == {
+        ("scipip", "Brainstorm A"),
+        ("scipip", "Retrieved X"),  # integration kept 1 and 3 of A, B, X
+        ("brainstorm-only", "Brainstorm A"),
+        ("brainstorm-only", "Brainstorm B"),
+        ("retrieval-only", "Retrieved X"),
+        ("direct", "Direct A"),
+    }
+    titles = {p["doc_id"]: p["title"] for p in papers}
+    inspired = ideas[("scipip", "Retrieved X")]["inspired_by"]
+    assert inspired == [titles[run["inspiring_doc_ids"][0]]] and set(run["inspiring_doc_ids"]) <= set(
+        run["retrieved_doc_ids"]
+    )
+    assert (
+        ideas[("scipip", "Brainstorm A")]["problem"],
+        ideas[("scipip", "Retrieved X")]["detailed_method"],
+    ) == ("P", "M")
+
+    scores = _rows(storage, "scipip_scores")
+    assert len(scores) == 6 and all(s["novelty"] == 4 and s["helpful"] for s in scores)
+    judged = next(r for r in server.requests if "expert reviewer of research ideas" in r.last_user_text())
+    assert not any(m in judged.last_user_text() for m in METHODS)
+    generation = [r for r in server.requests if "brainstorming initial" in r.last_user_text()]
+    assert generation and all(r.body["temperature"] == 0.7 for r in generation)
+    reviews = [r for r in server.requests if "expert reviewer" in r.last_user_text()]
+    assert all(r.body["temperature"] == 0 for r in reviews)
+    assert "| scipip | 2 | 1.0 |" in metadata(result, "scipip_scores")["shares_rated_4_or_more"]

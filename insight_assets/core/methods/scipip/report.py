@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping, Sequence
 
+from ...markdown import markdown_table
 from .evaluation import Query
 from .keywords import KeywordGraph
 from .retrieval import Retrieval
@@ -67,3 +69,82 @@ def retrieval_rows(collection: str, query: Query, found: Retrieval) -> list[dict
         }
         for position, (doc, routes) in enumerate(found.routes.items(), start=1)
     ]
+
+
+CHART_FILE = "scipip_scores.png"
+RECALL_COLUMNS = ["variant", "recall@10"]
+SHARE_COLUMNS = ["method", "ideas", "novelty", "clarity", "feasibility", "relevance", "helpful"]
+
+
+def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping]) -> bytes:
+    """Left: leave-one-out recall@10 per retrieval variant; right: the share of ideas rated >= 4
+    per method and rating."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(11, 4))
+    FigureCanvasAgg(figure)
+    left, right = figure.subplots(1, 2)
+    shown = [row for row in recall if row["recall@10"] is not None]
+    left.bar([row["variant"] for row in shown], [row["recall@10"] for row in shown], color="#3366aa")
+    left.set_ylim(0, 1)
+    left.set_title("leave-one-out recall@10")
+    left.tick_params(axis="x", labelrotation=20, labelsize=8)
+    ratings = [c for c in SHARE_COLUMNS if c not in ("method", "ideas")]
+    width = 0.8 / max(len(shares), 1)
+    for n, row in enumerate(shares):
+        right.bar(
+            [k + n * width for k in range(len(ratings))],
+            [row[r] or 0.0 for r in ratings],
+            width,
+            label=row["method"],
+        )
+    right.set_xticks([k + 0.4 - width / 2 for k in range(len(ratings))], ratings)
+    right.set_ylim(0, 1)
+    right.set_title("share of ideas rated >= 4 (helpful: yes)")
+    right.legend(fontsize=7)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
+def render_report(
+    collection: str,
+    recall: Sequence[Mapping],
+    shares: Sequence[Mapping],
+    judge: str,
+    notes: Sequence[str],
+    example: Mapping | None,
+) -> str:
+    lines = [
+        f"# SciPIP on `{collection}`",
+        "",
+        "## Retrieval: leave-one-out recall@10",
+        "",
+        (
+            "Each paper's background is a query against the collection without that paper; recall of "
+            "the papers it cites in the collection."
+        ),
+        "",
+        markdown_table(list(recall), RECALL_COLUMNS),
+        "",
+        f"## Ideas (judge: {judge})",
+        "",
+        "The share of each method's ideas rated >= 4 (Table 2), and of those judged helpful.",
+        "",
+        markdown_table(list(shares), SHARE_COLUMNS),
+        "",
+        f"![recall and idea ratings]({CHART_FILE})",
+        "",
+        "## Notes",
+        "",
+        *[f"- {note}" for note in notes],
+        "",
+    ]
+    if example:
+        lines += [f"## Example: {example['background'][:200]}", ""]
+        for idea in example["ideas"]:
+            inspired = f" (inspired by: {'; '.join(idea['inspired_by'])})" if idea["inspired_by"] else ""
+            lines += [f"**{idea['title']}**{inspired}", "", idea["text"], ""]
+    return "\n".join(lines)
