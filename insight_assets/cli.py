@@ -16,7 +16,7 @@ from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # The methods `ask` can run; each method package adds itself here with its entry function.
-ASK_METHODS = ("insightgen", "xsum", "contregen", "insight-rag")
+ASK_METHODS = ("insightgen", "xsum", "contregen", "insight-rag", "scipip")
 # Papers a topic's summary reads when none are named: those holding its best-matching chunks.
 TOPIC_PAPERS = 5
 # core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
@@ -609,6 +609,76 @@ def ask_insight_rag(collection: str, question: str, mode: str) -> int:
     return 0
 
 
+def ideas(collection: str, background: str | None, file: str | None) -> int:
+    """SciPIP's ideas for research backgrounds (one given, or a file of them): the papers retrieved
+    with the routes that found them, and the dual path's ideas with the papers that inspired them."""
+    import dagster as dg
+
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.methods import scipip
+    from insight_assets.defs.resources import EmbedderResource
+    from insight_assets.defs.scipip import load_library
+
+    storage = _storage()
+    problem = _known_collection(storage, collection) or _missing_key()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    if file:
+        backgrounds, problems = scipip.read_backgrounds(Path(file))
+        for found in problems:
+            print(f"{file}: {found.message}", file=sys.stderr)
+        if not Path(file).exists():
+            print(f"No file {file!r}.", file=sys.stderr)
+            return 2
+    else:
+        text = (background or "").strip()
+        backgrounds = [scipip.Background(scipip.backgrounds.background_id(text), text)] if text else []
+    if not backgrounds:
+        print("No research background to propose ideas for.", file=sys.stderr)
+        return 2
+    embedder = EmbedderResource()
+    try:
+        library = load_library(storage, embedder, collection)
+    except dg.Failure as error:
+        print(
+            f"{error.description} (insight-assets build --collection {collection} builds it).",
+            file=sys.stderr,
+        )
+        return 1
+    rows = storage.warehouse.rows(
+        "SELECT doc_id, title, method FROM scipip_papers WHERE collection = ? AND status = 'ok'", [collection]
+    )
+    papers = {row["doc_id"]: scipip.Paper(row["title"], row["method"]) for row in rows}
+    with _environment_llm().client(asset="ideas", partition=collection, run_id=None) as client:
+        try:
+            queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
+            runs = scipip.propose_ideas(client, library, papers, queries)
+        except LLMError as error:
+            print(f"Cannot propose ideas: {error}", file=sys.stderr)
+            return 1
+        for run in runs:
+            print(f"Background: {run.query.background}\n\nRetrieved papers (SKC, then the filter):")
+            for doc in run.retrieval.selected:
+                print(
+                    f"- {papers[doc].title if doc in papers else doc}  [{', '.join(run.retrieval.routes[doc])}]"
+                )
+            print(f"\nIdeas ({client.provider_label}):")
+            for number, (idea, detail) in enumerate(zip(run.integrated, run.expanded, strict=True), start=1):
+                print(f"\n{number}. {idea.title}\n   {idea.idea}")
+                if detail is not None and detail.method != f"{idea.title}: {idea.idea}":  # offline repeats it
+                    print(f"   Problem: {detail.problem}\n   Method: {detail.method}")
+                    print(f"   Expected outcome: {detail.expected_outcome}")
+                if idea.inspired_by:
+                    print(f"   Inspired by: {'; '.join(idea.inspired_by)}")
+            for error in run.errors:
+                print(f"{error}", file=sys.stderr)
+            print()
+        calls = client.summary()
+        print(f"{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
+    return 0 if any(run.integrated for run in runs) else 1
+
+
 def _generated_answer(
     client, storage, index, collection: str, question: str, embed
 ) -> tuple[str, tuple[str, ...]]:
@@ -717,7 +787,17 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         help=f"document ids, file names or titles (default: the {TOPIC_PAPERS} papers best matching the topic)",
     )
+    ideas_parser = commands.add_parser(
+        "ideas", help="research ideas for a background (SciPIP), with the papers that inspired them"
+    )
+    ideas_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+    ideas_parser.add_argument("background", nargs="?", help="the research background, in quotes")
+    ideas_parser.add_argument(
+        "--file", help='a backgrounds file: JSON Lines of {"background": ...} or a JSON array'
+    )
     args = parser.parse_args(argv)
+    if args.command == "ideas" and bool(args.background) == bool(args.file):
+        parser.error("ideas needs a background or --file, not both")
     if args.command == "summarize" and args.papers and not args.topic:
         parser.error("--papers needs --topic")
     if args.command == "search":
@@ -736,9 +816,13 @@ def main(argv: list[str] | None = None) -> int:
             return ask_contregen(args.collection, args.question)
         if args.method == "insight-rag":
             return ask_insight_rag(args.collection, args.question, args.retriever)
+        if args.method == "scipip":
+            return ideas(args.collection, args.question, None)
         return ask(args.collection, args.question, args.answer)
     if args.command == "summarize":
         return summarize(args.collection, args.topic, args.papers)
+    if args.command == "ideas":
+        return ideas(args.collection, args.background, args.file)
     if args.command == "build":
         return build(args.collection, every=args.all)
     if args.command == "export":

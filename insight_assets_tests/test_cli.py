@@ -120,6 +120,18 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
         answer = shown.split("Answer (offline (extractive)):\n")[1]
         assert answer.startswith("distant supervision (") and ", p. " in answer
 
+    backgrounds = tmp_path / "backgrounds.jsonl"
+    backgrounds.write_text(
+        '{"background": "1. The need to link papers to the entities they mention."}\n{"topic": 1}\n'
+    )
+    proposed = run_cli(tmp_path, "ideas", "-c", "tiny", "--file", str(backgrounds))
+    assert proposed.returncode == 0, proposed.stderr[-3000:]
+    assert 'line 2: "background" is missing or empty' in proposed.stderr
+    assert (
+        "Retrieved papers (SKC, then the filter):\n- Construction of the Literature Graph" in proposed.stdout
+    )
+    assert "Ideas (offline (extractive)):\n\n1. [offline template]" in proposed.stdout
+
     given = run_cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
     assert given.returncode == 0, given.stderr[-3000:]
     assert "Answer (given):\nCitations credit prior work." in given.stdout
