@@ -296,13 +296,9 @@ def _scipip_summaries(config: SummariesConfig, run: DryRun) -> None:
 
 def _scipip_retrievals(config: RetrievalConfig, run: DryRun) -> None:
     folder = collection_folder(run.storage.collections_root, run.collection)
-    given, _ = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
-    own = [
-        scipip.Background(p.doc_id, p.background, held_out=p.doc_id)
-        for p in run.scipip_papers
-        if p.background
-    ]
-    scipip.make_queries(run.client, run.embed, given + (own if config.leave_one_out else []))
+    own = {p.doc_id: p.background for p in run.scipip_papers}
+    backgrounds, _ = scipip.research_backgrounds(folder, own, config.leave_one_out)
+    scipip.make_queries(run.client, run.embed, backgrounds)
 
 
 def _scipip_ideas(config: IdeasConfig, run: DryRun) -> None:
@@ -312,9 +308,8 @@ def _scipip_ideas(config: IdeasConfig, run: DryRun) -> None:
     except dg.Failure:
         return
     folder = collection_folder(run.storage.collections_root, run.collection)
-    given, _ = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
-    own = [scipip.Background(doc, library.backgrounds[doc], held_out=doc) for doc in library.doc_ids]
-    backgrounds = (given + (own if config.leave_one_out else []))[: config.max_backgrounds]
+    found, _ = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
+    backgrounds = found[: config.max_backgrounds]
     papers = {p.doc_id: scipip.Paper(p.title, p.method) for p in run.scipip_papers}
     queries = scipip.make_queries(run.client, run.embed, backgrounds)
     run.scipip_runs = scipip.propose_ideas(run.client, library, papers, queries, config.settings())

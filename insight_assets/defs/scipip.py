@@ -344,13 +344,8 @@ def _tau_row(library, queries, references, settings: scipip.SKCSettings) -> dict
 def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     library = load_library(storage, embedder, collection)
     folder = existing_collection_folder(storage.collections_root, collection)
-    given, problems = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
-    own = (
-        [scipip.Background(f"paper:{doc}", library.backgrounds[doc], held_out=doc) for doc in library.doc_ids]
-        if config.leave_one_out
-        else []
-    )
-    backgrounds = given + own
+    backgrounds, problems = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
+    given = [b for b in backgrounds if b.held_out is None]
     if not backgrounds:
         raise nothing_to_do(
             collection, f"no research background: {scipip.BACKGROUNDS_FILE} is empty or absent."
@@ -463,11 +458,8 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
     warehouse = storage.warehouse
     library = load_library(storage, embedder, collection)
     folder = existing_collection_folder(storage.collections_root, collection)
-    given, _ = scipip.read_backgrounds(folder / scipip.BACKGROUNDS_FILE)
-    own = [
-        scipip.Background(f"paper:{doc}", library.backgrounds[doc], held_out=doc) for doc in library.doc_ids
-    ]
-    backgrounds = (given + (own if config.leave_one_out else []))[: config.max_backgrounds]
+    found, _ = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
+    backgrounds = found[: config.max_backgrounds]
     if not backgrounds:
         raise nothing_to_do(
             collection, f"no research background: {scipip.BACKGROUNDS_FILE} is empty or absent."

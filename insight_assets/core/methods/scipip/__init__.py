@@ -13,7 +13,7 @@ each paper's own in-collection references (``evaluation.py``).
 
 from __future__ import annotations
 
-from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds
+from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds, research_backgrounds
 from .evaluation import Query, RecallRow, leave_one_out, make_queries, mean_recall, variant_rankings
 from .ideas import IdeaRun, Paper, propose_ideas
 from .judging import IdeaSet, JudgedIdea, good_shares, judge_ideas
@@ -50,6 +50,7 @@ __all__ = [
     "paper_parts",
     "propose_ideas",
     "read_backgrounds",
+    "research_backgrounds",
     "retrieve",
     "round_robin",
     "summarize_papers",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,17 @@ def _json_line(line: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as error:
         raise UnusableLine(f"invalid JSON: {error.msg} at column {error.colno}") from None
+
+
+def research_backgrounds(
+    folder: Path, own: Mapping[str, str], leave_one_out: bool
+) -> tuple[list[Background], list[LineProblem]]:
+    """The collection's ``backgrounds.jsonl`` (in ``folder``), then, with ``leave_one_out``, each
+    paper's own background from ``own`` (doc id -> background), that paper to be held out."""
+    given, problems = read_backgrounds(folder / BACKGROUNDS_FILE)
+    papers = (
+        [Background(f"paper:{doc}", text, held_out=doc) for doc, text in own.items() if text]
+        if leave_one_out
+        else []
+    )
+    return given + papers, problems
