@@ -186,7 +186,7 @@ SCHEMA = {
         doc_id VARCHAR, routes VARCHAR[], similarity DOUBLE, cluster INTEGER, selected BOOLEAN""",
     "scipip_recall": """
         collection VARCHAR, query_id VARCHAR, held_out VARCHAR, variant VARCHAR, relevant INTEGER,
-        found INTEGER, recall DOUBLE, ranked VARCHAR[], clusters INTEGER""",
+        ranked VARCHAR[], hits BOOLEAN[], clusters INTEGER, candidates INTEGER""",
     "scipip_idea_runs": """
         collection VARCHAR, query_id VARCHAR, background VARCHAR, held_out VARCHAR, transformed VARCHAR,
         entities VARCHAR[], brainstorm_keywords VARCHAR[], retrieved_doc_ids VARCHAR[],

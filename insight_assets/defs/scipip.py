@@ -19,7 +19,7 @@ from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report
 from insight_assets.core.methods.scipip.evaluation import RECALL_AT
-from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY, VARIANTS
+from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import parsed_documents
@@ -330,6 +330,14 @@ def scipip_retrievals(
     )
 
 
+def load_recall(warehouse, collection: str) -> list[scipip.RecallRow]:
+    fields = scipip.RecallRow.__dataclass_fields__
+    return [
+        scipip.RecallRow(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields})
+        for row in warehouse.rows("SELECT * FROM scipip_recall WHERE collection = ?", [collection])
+    ]
+
+
 def _tau_row(library, queries, references, settings: scipip.SKCSettings) -> dict:
     rows = [
         r for r in scipip.leave_one_out(library, queries, references, settings) if r.variant == SKC_FILTERED
@@ -337,7 +345,9 @@ def _tau_row(library, queries, references, settings: scipip.SKCSettings) -> dict
     return {
         "tau": settings.tau,
         "clusters_per_query": round(statistics.mean(r.clusters for r in rows), 1) if rows else None,
-        "skc+filter recall@10": round(statistics.mean(r.recall for r in rows), 3) if rows else None,
+        "skc+filter recall@10": round(statistics.mean(r.recall_at(RECALL_AT) for r in rows), 3)
+        if rows
+        else None,
     }
 
 
@@ -372,19 +382,13 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
             ),
         },
     )
-    means = scipip.mean_recall(recall)
     sweep = [
         _tau_row(
             library, [q for q in queries if q.held_out], references, dataclasses.replace(settings, tau=tau)
         )
         for tau in sorted({*TAU_SWEEP, settings.tau})
     ]
-    table = [{"variant": v, "recall@10": round(means[v], 3) if v in means else None} for v in VARIANTS]
-    candidates = len(library.doc_ids) - 1  # a held-out paper's query ranks the others
-    if recall and candidates:
-        table.append(
-            {"variant": "chance (any order)", "recall@10": round(min(RECALL_AT, candidates) / candidates, 3)}
-        )
+    table = scipip.recall_table(recall)
     similarities = library.summary_vectors @ library.summary_vectors.T
     pairs = similarities[np.triu_indices(len(library.doc_ids), 1)]
     return CollectionReport(
@@ -392,7 +396,7 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
             "dagster/row_count": len(user_rows) + len(recall),
             "user_backgrounds": len(given),
             "leave_one_out_queries": len({r.query_id for r in recall}),
-            "recall_at_10": dg.MetadataValue.md(markdown_table(table, ["variant", "recall@10"])),
+            "recall": dg.MetadataValue.md(markdown_table(table, report.RECALL_COLUMNS)),
             "tau_sweep": dg.MetadataValue.md(
                 markdown_table(sweep, ["tau", "clusters_per_query", "skc+filter recall@10"])
             ),
@@ -606,12 +610,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             )
         },
     )
-    recall_rows = warehouse.rows(
-        "SELECT variant, avg(recall) AS recall FROM scipip_recall WHERE collection = ? GROUP BY variant",
-        [collection],
-    )
-    means = {row["variant"]: row["recall"] for row in recall_rows}
-    recall = [{"variant": v, "recall@10": round(means[v], 3) if v in means else None} for v in VARIANTS]
+    recall = scipip.recall_table(load_recall(warehouse, collection))
     shares = scipip.good_shares(judged)
     notes = [
         f"Judge: {judge}."
@@ -646,7 +645,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             "dagster/row_count": len(judged),
             "judge": judge,
             "shares_rated_4_or_more": dg.MetadataValue.md(markdown_table(shares, report.SHARE_COLUMNS)),
-            "recall_at_10": dg.MetadataValue.md(markdown_table(recall, report.RECALL_COLUMNS)),
+            "recall": dg.MetadataValue.md(markdown_table(recall, report.RECALL_COLUMNS)),
             **written,
             **llm_metadata(client),
         }

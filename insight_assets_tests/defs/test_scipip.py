@@ -81,9 +81,10 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
     assert held_out == {doc for doc, refs in cited.items() if refs}
     assert {r["variant"] for r in recall} == set(VARIANTS)
     for row in recall:
-        assert row["held_out"] not in row["ranked"] and 0 <= row["recall"] <= 1
+        assert row["held_out"] not in row["ranked"] and row["candidates"] == len(papers) - 1
+        assert row["hits"] == [doc in cited[row["held_out"]] for doc in row["ranked"]]
         assert row["relevant"] == len(cited[row["held_out"]])
-    assert "skc+filter" in metadata(result, "scipip_retrievals")["recall_at_10"]
+    assert "| skc+filter |" in metadata(result, "scipip_retrievals")["recall"]
 
     runs = _rows(storage, "scipip_idea_runs")
     assert len(runs) == 5 and sum(r["held_out"] is None for r in runs) == 1  # the user's, then papers'

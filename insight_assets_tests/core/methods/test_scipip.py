@@ -162,10 +162,16 @@ def test_leave_one_out_removes_the_held_out_papers_citations():
     rows_out = scipip.leave_one_out(library, [query], {"P": ["A", "B"]}, settings, k=2)
     by_variant = {row.variant: row for row in rows_out}
     assert set(by_variant) == set(VARIANTS)
-    assert by_variant[SKC_FILTERED].ranked == ("A",) and by_variant[SKC_FILTERED].recall == 0.5
+    assert by_variant[SKC_FILTERED].ranked == ("A",) and by_variant[SKC_FILTERED].recall_at(2) == 0.5
     assert all("P" not in row.ranked for row in rows_out)
     assert by_variant[KEYWORD_ONLY].ranked == ()  # no entities, nothing to match
-    assert scipip.mean_recall(rows_out)[SKC_FILTERED] == 0.5
+    table = {row["variant"]: row for row in scipip.recall_table(rows_out, ks=(1, 2))}
+    assert table[SKC_FILTERED] == {"variant": SKC_FILTERED, "recall@1": 0.5, "recall@2": 0.5}
+    assert table["chance (any order)"] == {
+        "variant": "chance (any order)",
+        "recall@1": 0.333,
+        "recall@2": 0.667,
+    }
 
 
 def test_background_files_as_a_json_array_or_json_lines_with_their_problems_reported(tmp_path):

@@ -14,7 +14,7 @@ each paper's own in-collection references (``evaluation.py``).
 from __future__ import annotations
 
 from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds, research_backgrounds
-from .evaluation import Query, RecallRow, leave_one_out, make_queries, mean_recall, variant_rankings
+from .evaluation import Query, RecallRow, leave_one_out, make_queries, recall_table, variant_rankings
 from .ideas import IdeaRun, Paper, propose_ideas
 from .judging import IdeaSet, JudgedIdea, good_shares, judge_ideas
 from .keywords import KeywordGraph
@@ -46,10 +46,10 @@ __all__ = [
     "judge_ideas",
     "leave_one_out",
     "make_queries",
-    "mean_recall",
     "paper_parts",
     "propose_ideas",
     "read_backgrounds",
+    "recall_table",
     "research_backgrounds",
     "retrieve",
     "round_robin",

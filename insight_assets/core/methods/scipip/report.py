@@ -72,7 +72,7 @@ def retrieval_rows(collection: str, query: Query, found: Retrieval) -> list[dict
 
 
 CHART_FILE = "scipip_scores.png"
-RECALL_COLUMNS = ["variant", "recall@10"]
+RECALL_COLUMNS = ["variant", "recall@5", "recall@10"]
 SHARE_COLUMNS = ["method", "ideas", "novelty", "clarity", "feasibility", "relevance", "helpful"]
 
 
@@ -88,7 +88,7 @@ def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping]) -> bytes:
     shown = [row for row in recall if row["recall@10"] is not None]
     left.bar([row["variant"] for row in shown], [row["recall@10"] for row in shown], color="#3366aa")
     left.set_ylim(0, 1)
-    left.set_title("leave-one-out recall@10")
+    left.set_title("leave-one-out recall@10 (last bar: any order)")
     left.tick_params(axis="x", labelrotation=20, labelsize=8)
     ratings = [c for c in SHARE_COLUMNS if c not in ("method", "ideas")]
     width = 0.8 / max(len(shares), 1)
@@ -120,7 +120,7 @@ def render_report(
     lines = [
         f"# SciPIP on `{collection}`",
         "",
-        "## Retrieval: leave-one-out recall@10",
+        "## Retrieval: leave-one-out recall",
         "",
         (
             "Each paper's background is a query against the collection without that paper; recall of "
