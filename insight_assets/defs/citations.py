@@ -18,7 +18,13 @@ from insight_assets.core.citations import (
 )
 from insight_assets.core.index import short_title
 from insight_assets.defs.ingestion import parsed_documents
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    invalid_config,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
 
@@ -43,10 +49,8 @@ class CitationConfig(dg.Config):
     )
 
     def settings(self) -> MatchSettings:
-        try:
+        with invalid_config("citations"):
             return MatchSettings(**self.model_dump())
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid citations config: {error}") from error
 
 
 @dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="2", **asset_settings("ingestion"))

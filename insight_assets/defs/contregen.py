@@ -17,6 +17,7 @@ from insight_assets.defs.curation import generated_answers, generated_questions
 from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
+    invalid_config,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -81,7 +82,7 @@ class TreesConfig(RetrievalConfig):
             raise dg.Failure(
                 description=f"Invalid contregen_trees config: questions must be one of {', '.join(QUESTION_SOURCES)}"
             )
-        try:
+        with invalid_config("contregen_trees"):
             return contregen.ContregenSettings(
                 top_k=self.top_k,
                 retrieval_mode=self.retrieval_mode,
@@ -91,8 +92,6 @@ class TreesConfig(RetrievalConfig):
                 repeat_similarity=self.repeat_similarity,
                 relevance_ratio=self.relevance_ratio,
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid contregen_trees config: {error}") from error
 
 
 def _questions(warehouse, collection: str, which: str, limit: int | None) -> list[contregen.TreeQuestion]:
@@ -216,7 +215,7 @@ class AnswersConfig(RetrievalConfig):
     )
 
     def settings(self) -> contregen.ContregenSettings:
-        try:
+        with invalid_config("contregen_answers"):
             return contregen.ContregenSettings(
                 top_k=self.top_k,
                 retrieval_mode=self.retrieval_mode,
@@ -224,8 +223,6 @@ class AnswersConfig(RetrievalConfig):
                 answer_words=self.answer_words,
                 context_tokens=self.context_tokens,
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid contregen_answers config: {error}") from error
 
 
 @dg.asset(

@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core import curation, ingest
+from insight_assets.core.citations import citation_links
 from insight_assets.core.clustering import theme_labels
 from insight_assets.core.curation import QAPair
 from insight_assets.core.index import IndexMissing
@@ -41,7 +42,6 @@ from insight_assets.defs.scipip import (
     IdeasConfig,
     RetrievalConfig,
     SummariesConfig,
-    in_collection_citations,
     load_library,
 )
 from insight_assets.defs.scipip import ScoresConfig as SciPIPScoresConfig
@@ -288,7 +288,7 @@ def _insight_rag_answers(config: insight_rag_assets.AnswersConfig, run: DryRun) 
 def _scipip_summaries(config: SummariesConfig, run: DryRun) -> None:
     documents = ingest.load_documents(run.storage.warehouse, run.collection)
     references: dict[str, list[str]] = {}
-    for citing, cited in in_collection_citations(run.storage.warehouse, run.collection):
+    for citing, cited in citation_links(run.storage.warehouse, run.collection):
         references.setdefault(citing, []).append(cited)
     parts = [scipip.paper_parts(document) for document in documents]
     run.scipip_papers = scipip.summarize_papers(run.client, parts, references)

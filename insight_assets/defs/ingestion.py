@@ -19,7 +19,13 @@ from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.core.vectorize import vectorize_chunks
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    invalid_config,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -111,10 +117,8 @@ class ParsingConfig(dg.Config):
     )
 
     def quality(self) -> QualitySettings:
-        try:
+        with invalid_config("parsing"):
             return QualitySettings(**self.model_dump())
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid parsing config: {error}") from error
 
 
 @dg.asset(
@@ -331,15 +335,13 @@ class ChunkingConfig(dg.Config):
     xsum_overlap_tokens: int = Field(default=20, description="XSum §3.3: 20 tokens of overlap.")
 
     def chunk_profiles(self) -> list[ChunkProfile]:
-        try:
+        with invalid_config("chunking"):
             sizes = {
                 "insightgen": ChunkProfile(
                     "insightgen", self.insightgen_target_tokens, PROFILES["insightgen"].overlap_tokens
                 ),
                 "xsum": ChunkProfile("xsum", self.xsum_target_tokens, self.xsum_overlap_tokens),
             }
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid chunking config: {error}") from error
         unknown = [name for name in self.profiles if name not in sizes]
         if unknown:
             raise dg.Failure(description=f"Unknown chunk profile(s) {unknown}; known: {sorted(sizes)}.")

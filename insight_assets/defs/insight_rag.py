@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.ingest import load_documents
@@ -33,6 +34,7 @@ from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
+    invalid_config,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -191,12 +193,10 @@ class BenchmarkConfig(ModelCallConfig):
     )
 
     def settings(self) -> insight_rag.BenchmarkSettings:
-        try:
+        with invalid_config("insight_rag_benchmark"):
             return insight_rag.BenchmarkSettings(
                 self.max_buried, self.max_multi, self.max_matching, self.seed, self.vague_share
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid insight_rag_benchmark config: {error}") from error
 
 
 @dg.asset(
@@ -225,13 +225,7 @@ def unphrased_benchmark(
     """The benchmark's items from ``triples``, the papers' full texts and the citation graph, its
     questions not yet phrased."""
     bodies = {d.doc_id: d.text[: d.body_end] for d in load_documents(warehouse, collection)}
-    links = [
-        (row["citing_doc_id"], row["cited_doc_id"])
-        for row in warehouse.rows(
-            "SELECT citing_doc_id, cited_doc_id FROM citations WHERE collection = ?", [collection]
-        )
-    ]
-    return insight_rag.build_benchmark(triples, bodies, links, settings)
+    return insight_rag.build_benchmark(triples, bodies, citation_links(warehouse, collection), settings)
 
 
 def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
@@ -342,12 +336,10 @@ class AnswersConfig(ModelCallConfig):
         ]
 
     def settings(self) -> insight_rag.AnswerSettings:
-        try:
+        with invalid_config("insight_rag_answers"):
             return insight_rag.AnswerSettings(
                 tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid insight_rag_answers config: {error}") from error
 
 
 def open_setup(storage, embedder, collection: str, settings: insight_rag.AnswerSettings) -> insight_rag.Setup:

@@ -12,7 +12,13 @@ from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_
 from insight_assets.core.selection import SelectionSettings
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.curation import generated_answers
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    invalid_config,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     ModelCallConfig,
@@ -53,12 +59,10 @@ class InsightsConfig(ModelCallConfig):
     max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")
 
     def settings(self) -> insightgen.InsightGenSettings:
-        try:
+        with invalid_config("insights"):
             selection = SelectionSettings(
                 top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid insights config: {error}") from error
         return insightgen.InsightGenSettings(
             methods=tuple(self.methods), selection=selection, max_insights=self.max_insights
         )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,16 @@ def nothing_to_do(collection: str, what: str) -> dg.Failure:
     """The failure of a step that found no input: it says what is missing rather than reporting an
     empty success. Raise it: ``raise nothing_to_do(collection, "no question-answer pairs ...")``."""
     return dg.Failure(description=f"collection {collection!r}: {what}")
+
+
+@contextlib.contextmanager
+def invalid_config(asset: str) -> Iterator[None]:
+    """A config's settings that fail their own checks (``ValueError``) fail the step with the
+    reason: ``with invalid_config("xsum_answers"): return XSumSettings(...)``."""
+    try:
+        yield
+    except ValueError as error:
+        raise dg.Failure(description=f"Invalid {asset} config: {error}") from error
 
 
 def write_report(

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.index import read_vectors
 from insight_assets.core.ingest import load_documents
@@ -25,6 +26,7 @@ from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
+    invalid_config,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -44,16 +46,6 @@ from insight_assets.defs.resources import EmbedderResource, LLMResource, Storage
 SCIPIP_GROUP = asset_settings("scipip")
 # tau was tuned for the paper's embedder (jina-embeddings-v3); the report shows what it does on ours.
 TAU_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9)
-
-
-def in_collection_citations(warehouse, collection: str) -> list[tuple[str, str]]:
-    return [
-        (row["citing_doc_id"], row["cited_doc_id"])
-        for row in warehouse.rows(
-            "SELECT DISTINCT citing_doc_id, cited_doc_id FROM citations WHERE collection = ? ORDER BY 1, 2",
-            [collection],
-        )
-    ]
 
 
 # -- paper summaries -------------------------------------------------------------------------------
@@ -95,7 +87,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
         raise nothing_to_do(collection, "no parsed paper to summarize.")
     parts = [scipip.paper_parts(document) for document in documents]
     references: dict[str, list[str]] = {}
-    for citing, cited in in_collection_citations(warehouse, collection):
+    for citing, cited in citation_links(warehouse, collection):
         references.setdefault(citing, []).append(cited)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
@@ -187,9 +179,7 @@ def load_library(storage: StorageResource, embedder: EmbedderResource, collectio
         background_vectors=np.stack([found[BACKGROUND][doc] for doc in docs]),
         summary_vectors=np.stack([found[SUMMARY][doc] for doc in docs]),
         graph=scipip.KeywordGraph.build({row["doc_id"]: row["keywords"] for row in rows}),
-        citations=tuple(
-            pair for pair in in_collection_citations(warehouse, collection) if set(pair) <= set(docs)
-        ),
+        citations=tuple(pair for pair in citation_links(warehouse, collection) if set(pair) <= set(docs)),
     )
 
 
@@ -284,7 +274,7 @@ class RetrievalConfig(ModelCallConfig):
     )
 
     def settings(self) -> scipip.SKCSettings:
-        try:
+        with invalid_config("scipip_retrievals"):
             return scipip.SKCSettings(
                 self.top_k,
                 self.n_cocite,
@@ -293,8 +283,6 @@ class RetrievalConfig(ModelCallConfig):
                 self.neighbour_min_papers,
                 self.neighbour_keep,
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid scipip_retrievals config: {error}") from error
 
 
 @dg.asset(
@@ -338,15 +326,14 @@ def load_recall(warehouse, collection: str) -> list[scipip.RecallRow]:
     ]
 
 
-def _tau_row(library, queries, references, settings: scipip.SKCSettings) -> dict:
-    rows = [
-        r for r in scipip.leave_one_out(library, queries, references, settings) if r.variant == SKC_FILTERED
-    ]
+def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
+    """What tau does: clusters per leave-one-out query and SKC + filter's recall@10."""
+    mine = [r for r in rows if r.variant == SKC_FILTERED]
     return {
-        "tau": settings.tau,
-        "clusters_per_query": round(statistics.mean(r.clusters for r in rows), 1) if rows else None,
-        "skc+filter recall@10": round(statistics.mean(r.recall_at(RECALL_AT) for r in rows), 3)
-        if rows
+        "tau": tau,
+        "clusters_per_query": round(statistics.mean(r.clusters for r in mine), 1) if mine else None,
+        "skc+filter recall@10": round(statistics.mean(r.recall_at(RECALL_AT) for r in mine), 3)
+        if mine
         else None,
     }
 
@@ -367,7 +354,8 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
     references: dict[str, list[str]] = {}
     for citing, cited in library.citations:
         references.setdefault(citing, []).append(cited)
-    recall = scipip.leave_one_out(library, [q for q in queries if q.held_out], references, settings)
+    held_out = [q for q in queries if q.held_out]
+    recall = scipip.leave_one_out(library, held_out, references, settings)
     user_rows = []
     for query in (q for q in queries if q.held_out is None):
         found = scipip.retrieve(library, query.vector, query.entities, settings)
@@ -377,14 +365,15 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         collection,
         {
             "scipip_retrievals": pa.Table.from_pylist(user_rows),
-            "scipip_recall": pa.Table.from_pylist(
-                [{"collection": collection, **r.__dict__, "ranked": list(r.ranked)} for r in recall]
-            ),
+            "scipip_recall": pa.Table.from_pylist([{"collection": collection, **r.__dict__} for r in recall]),
         },
     )
     sweep = [
         _tau_row(
-            library, [q for q in queries if q.held_out], references, dataclasses.replace(settings, tau=tau)
+            tau,
+            recall
+            if tau == settings.tau
+            else scipip.leave_one_out(library, held_out, references, dataclasses.replace(settings, tau=tau)),
         )
         for tau in sorted({*TAU_SWEEP, settings.tau})
     ]

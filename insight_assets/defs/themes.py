@@ -17,7 +17,13 @@ from insight_assets.core.graph_plot import render_theme_graph_png
 from insight_assets.core.index import IndexMissing, load_index
 from insight_assets.core.methods import insightgen
 from insight_assets.defs.ingestion import chunk_embeddings
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    invalid_config,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -40,7 +46,7 @@ class ThemeGraphConfig(dg.Config):
     )
 
     def settings(self) -> ThemeGraphSettings:
-        try:
+        with invalid_config("theme graph"):
             return ThemeGraphSettings(
                 method=self.method,
                 cluster_count=self.cluster_count,
@@ -49,8 +55,6 @@ class ThemeGraphConfig(dg.Config):
                 gmeans_significance=self.gmeans_significance,
                 edge_neighbours=self.edge_neighbours,
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid theme graph config: {error}") from error
 
 
 @dg.asset(kinds={"duckdb", "sklearn"}, deps=[chunk_embeddings], code_version="1", **INSIGHTGEN)

@@ -17,6 +17,7 @@ from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
+    invalid_config,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -136,7 +137,7 @@ class XSumAnswersConfig(ModelCallConfig):
     )
 
     def settings(self) -> xsum.XSumSettings:
-        try:
+        with invalid_config("xsum_answers"):
             return xsum.XSumSettings(
                 candidates=self.candidates,
                 top_n=self.top_n,
@@ -146,8 +147,6 @@ class XSumAnswersConfig(ModelCallConfig):
                 refine=self.refine,
                 max_target_papers=self.max_target_papers,
             )
-        except ValueError as error:
-            raise dg.Failure(description=f"Invalid xsum_answers config: {error}") from error
 
 
 @dg.asset(

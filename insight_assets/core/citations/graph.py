@@ -61,6 +61,17 @@ def build_citation_graph(
     )
 
 
+def citation_links(warehouse, collection: str) -> list[tuple[str, str]]:
+    """The collection's (citing, cited) paper pairs as the ``citations`` asset stored them, sorted."""
+    return [
+        (row["citing_doc_id"], row["cited_doc_id"])
+        for row in warehouse.rows(
+            "SELECT DISTINCT citing_doc_id, cited_doc_id FROM citations WHERE collection = ? ORDER BY 1, 2",
+            [collection],
+        )
+    ]
+
+
 def co_citations(edges: Sequence[dict]) -> list[tuple[str, str, int]]:
     """``(paper a, paper b, count)``: how many papers cite both a and b (a < b), most first."""
     cited_by: dict[str, set[str]] = {}

@@ -9,24 +9,10 @@ from collections.abc import Mapping, Sequence
 from ...markdown import markdown_table
 from ...retrieval.citing import Source
 from .schemas import KEPT, ROOT, Tree, TreeNode
-from .scores import CHANCE
+from .scores import CHANCE, SCORE_COLUMNS
 
 CHART_FILE = "contregen_recall.png"
-TABLE_COLUMNS = [
-    "method",
-    "questions",
-    "with_gold",
-    "recall",
-    "recall_used",
-    "chance_at_docs",
-    "docs_retrieved",
-    "passages_retrieved",
-    "coverage",
-    "relevance",
-    "calls",
-    "input_tokens",
-    "output_tokens",
-]
+TABLE_COLUMNS = ["method", "questions", "with_gold", *SCORE_COLUMNS]
 
 
 def _status(node: TreeNode) -> str:

@@ -172,27 +172,35 @@ def _insight_contexts(
             )
             for text, (item, _) in zip(texts, fragments, strict=True)
         ]
-        for profile in {SENTENCES if mode == SENTENCES else TRIPLES for mode in setup.modes}
+        for profile in {_unit_profile(mode) for mode in setup.modes}
     }
+    positions: dict[str, list[int]] = {item.item_id: [] for item in items}
+    for position, (item, _) in enumerate(fragments):
+        positions[item.item_id].append(position)
+    skips = {item.item_id: _skip_reason(by_item[item.item_id]) for item in items}
     contexts = []
     for mode in setup.modes:
-        ranking = rankings[SENTENCES if mode == SENTENCES else TRIPLES]
+        ranking = rankings[_unit_profile(mode)]
         found = setup.insights.retrieve(client, mode, texts, multi, counts, ranking)
-        per_item: dict[str, list[int]] = {}
-        for position, (item, _) in enumerate(fragments):
-            per_item.setdefault(item.item_id, []).append(position)
         for item in items:
-            identification = by_item[item.item_id]
-            positions = per_item.get(item.item_id, [])
-            passages = list({p.text: p for n in positions for p in found[n]}.values())
-            ranked = ranking[positions[0]] if positions else []
-            skip = None
-            if identification.status == FAILED:
-                skip = f"the insight identifier failed: {identification.error}"
-            elif identification.status == NO_INSIGHT:
-                skip = "the insight identifier found no insight to retrieve"
-            contexts.append(_Context(item, insight_method(mode), passages, ranked, skip))
+            mine = positions[item.item_id]
+            passages = list({p.text: p for n in mine for p in found[n]}.values())
+            ranked = ranking[mine[0]] if mine else []
+            contexts.append(_Context(item, insight_method(mode), passages, ranked, skips[item.item_id]))
     return contexts
+
+
+def _unit_profile(mode: str) -> str:
+    """What a retriever mode searches: sentences, or triples (``index`` and ``llm``)."""
+    return SENTENCES if mode == SENTENCES else TRIPLES
+
+
+def _skip_reason(identification: Identification) -> str | None:
+    if identification.status == FAILED:
+        return f"the insight identifier failed: {identification.error}"
+    if identification.status == NO_INSIGHT:
+        return "the insight identifier found no insight to retrieve"
+    return None
 
 
 def _passages(context: _Context, setup: Setup) -> tuple[list[dict[str, str]], dict[str, str]]:

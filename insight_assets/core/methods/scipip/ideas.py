@@ -175,8 +175,8 @@ def _retrieval_path(client: LLMClient, runs: list[IdeaRun], papers: Mapping[str,
 
 
 def _integrate(client: LLMClient, runs: list[IdeaRun]) -> None:
-    pooled = {id(run): run.brainstorm + run.retrieval_ideas for run in runs}
-    asked = [run for run in runs if pooled[id(run)]]
+    pooled = [(run, run.brainstorm + run.retrieval_ideas) for run in runs]
+    asked = [(run, pool) for run, pool in pooled if pool]
     batch = client.run_many(
         SCIPIP_INTEGRATE,
         [
@@ -184,15 +184,14 @@ def _integrate(client: LLMClient, runs: list[IdeaRun]) -> None:
                 "background": run.transformed,
                 "ideas": [
                     {"number": n, "title": idea.title, "idea": idea.idea}
-                    for n, idea in enumerate(pooled[id(run)], start=1)
+                    for n, idea in enumerate(pool, start=1)
                 ],
                 "count": INTEGRATED_IDEAS,
             }
-            for run in asked
+            for run, pool in asked
         ],
     )
-    for run, item in zip(asked, batch.items, strict=True):
-        pool = pooled[id(run)]
+    for (run, pool), item in zip(asked, batch.items, strict=True):
         if run.note("integration", item):
             run.integrated = [pool[n - 1] for n in dict.fromkeys(item.value.selected)][: INTEGRATED_IDEAS + 1]
         else:  # the paths' ideas still stand; the dual path keeps the first of each in turn

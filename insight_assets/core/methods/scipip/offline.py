@@ -129,14 +129,6 @@ def recombine_offline(background: str, count: int) -> IdeaList:
     )
 
 
-def brainstorm_offline(background: str, count: int) -> IdeaList:
-    return recombine_offline(background, count)
-
-
-def direct_offline(background: str, count: int) -> IdeaList:
-    return recombine_offline(background, count)
-
-
 def inspiration_offline(background: str, title: str, method: str) -> Inspiration:
     """The method's sentence most relevant to the background; useful when they share two content
     words."""

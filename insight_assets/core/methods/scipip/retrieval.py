@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...citations import co_citations
 from .keywords import KeywordGraph, normalise_keyword
 from .schemas import (
     COCITE,
@@ -87,14 +88,11 @@ class Library:
 
     def co_cited(self) -> dict[str, dict[str, int]]:
         """For each paper, the papers cited together with it and by how many citing papers."""
-        cited_by: dict[str, set[str]] = {}
-        for citing, cited in self.citations:
-            cited_by.setdefault(citing, set()).add(cited)
+        edges = [{"citing_doc_id": citing, "cited_doc_id": cited} for citing, cited in self.citations]
         counts: dict[str, dict[str, int]] = {}
-        for cited in cited_by.values():
-            for a in cited:
-                for b in cited - {a}:
-                    counts.setdefault(a, {})[b] = counts.setdefault(a, {}).get(b, 0) + 1
+        for a, b, count in co_citations(edges):
+            counts.setdefault(a, {})[b] = count
+            counts.setdefault(b, {})[a] = count
         return counts
 
 

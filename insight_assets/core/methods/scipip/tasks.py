@@ -179,7 +179,7 @@ SCIPIP_TRANSFORM = _task(
 SCIPIP_BRAINSTORM = _task(
     "scipip_brainstorm",
     IdeaList,
-    offline.brainstorm_offline,
+    offline.recombine_offline,
     ("background", "count"),
     max_tokens=1200,
     expected=500,
@@ -234,7 +234,7 @@ SCIPIP_EXPAND = _task(
 SCIPIP_DIRECT = _task(
     "scipip_direct",
     IdeaList,
-    offline.direct_offline,
+    offline.recombine_offline,
     ("background", "count"),
     max_tokens=1200,
     expected=500,
