@@ -120,8 +120,9 @@ class ModelChoice:
 class LLMResource(dg.ConfigurableResource):
     """Which model answers the tasks, how hard to try, and what a run may spend.
 
-    ``provider`` is offline (extractive, no network, no key), openai, anthropic, gemini or
-    openai-compatible (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp). Left
+    ``provider`` is offline (extractive, no network, no key), local (a GGUF model run in-process by
+    llama.cpp: ``model`` is the file's path, unset the bundled SmolLM2-135M), openai, anthropic, gemini
+    or openai-compatible (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp). Left
     unset, ``provider``, ``model`` and ``base_url`` are read when a run starts from
     INSIGHT_ASSETS_LLM_PROVIDER, INSIGHT_ASSETS_LLM_MODEL and INSIGHT_ASSETS_LLM_BASE_URL, so switching
     to a hosted model is an environment change, not a code change; without them, offline.
@@ -151,6 +152,10 @@ class LLMResource(dg.ConfigurableResource):
     budget_tokens: int | None = None
     use_cache: bool = True
     data_dir: str = "data"
+    # The context window: for local a cap on the model's own (default 8192), for openai-compatible
+    # the server's (unknown otherwise), for hosted models a limit below the price table's.
+    context_tokens: int | None = None
+    threads: int | None = None  # local: llama.cpp's CPU threads (default: the cores)
 
     def choice(self) -> tuple[str, str | None, str | None]:
         """(provider, model, base_url): the configured ones, else the environment's (read now, at run
@@ -178,6 +183,8 @@ class LLMResource(dg.ConfigurableResource):
             max_total_retry_s=self.max_total_retry_s,
             max_concurrency=self.max_concurrency,
             task_overrides=dict(task_overrides or {}),
+            context_tokens=self.context_tokens,
+            threads=self.threads,
         )
 
     def client(

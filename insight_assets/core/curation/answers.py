@@ -155,6 +155,7 @@ ANSWER_QUESTION: Task[GroundedAnswer] = register_task(
         output_model=GroundedAnswer,
         offline=answer_offline,
         inputs=("question", "papers"),
+        trim_input="papers",
         format_inputs=_format_inputs,
         check_output=check_answer,
         temperature=0.7,  # SCOpE-QA, Appendix C

@@ -119,6 +119,7 @@ COMPRESS_DOCUMENT: Task[DocumentDigest] = register_task(
         output_model=DocumentDigest,
         offline=compress_offline,
         inputs=("title", "text", "max_items"),
+        trim_input="text",
         format_inputs=_format_inputs,
         max_tokens=2000,
         expected_output_tokens=900,

@@ -4,10 +4,10 @@
 a concurrency limit and records one failed item without sinking the others; ``dry_run`` estimates
 tokens and cost without calling anyone; ``summary()`` is what the asset shows as metadata.
 
-For a network provider a call goes: render the prompt -> cache lookup -> budget reservation ->
-request with retries -> extract and validate JSON -> on failure one repair request that shows the
-model its error -> cache the valid answer. Every request, cache hit and offline answer is a ledger
-row.
+For a model provider a call goes: render the prompt -> fit it to the model's context window
+(``window.py``) -> cache lookup -> budget reservation -> request with retries -> extract and validate
+JSON -> on failure one repair request that shows the model its error -> cache the valid answer. Every
+request, cache hit and offline answer is a ledger row.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ from .cache import ResponseCache, cache_key
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
 from .jsonout import OutputProblem, parse_output, parse_text_output, validate_value
 from .ledger import CallLedger, LedgerRow, RunSummary
-from .pricing import estimate_cost, unpriced_note
+from .pricing import context_window, estimate_cost, unpriced_note
 from .providers import OFFLINE_LABEL, ChatProvider, Completion, Message, OfflineProvider, make_chat_provider
 from .redaction import Redactor
 from .retry import Retrier, RetryPolicy, RetryStats
 from .settings import OFFLINE, LLMSettings, ModelParams
 from .tasks import Task, load_prompt
+from .window import TOKENS_PER_MESSAGE, Fitted, fit_to_window, too_long
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -51,9 +52,6 @@ REPAIR_TEXT_TEMPLATE = "repair_text.v1.txt"
 FINISHED = "stop"
 TRUNCATED = "length"
 
-# Chat formats wrap each message in a few tokens of their own.
-_TOKENS_PER_MESSAGE = 4
-
 # The bundled tokenizer keeps per-call state; calls from run_many's threads take turns.
 _TOKENIZER_LOCK = threading.Lock()
 
@@ -62,7 +60,12 @@ def count_message_tokens(messages: Sequence[Message]) -> int:
     """Estimated input tokens of a request (cl100k_base; other providers' tokenizers differ by
     a few percent, which is fine for budgets and dry runs)."""
     with _TOKENIZER_LOCK:
-        return sum(count_tokens(message.content) + _TOKENS_PER_MESSAGE for message in messages)
+        return sum(count_tokens(message.content) + TOKENS_PER_MESSAGE for message in messages)
+
+
+def _count_text_tokens(text: str) -> int:
+    with _TOKENIZER_LOCK:
+        return count_tokens(text)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class ItemResult(Generic[T]):
     value: T | None = None
     error: str | None = None
     finish_reason: str | None = None  # FINISHED or TRUNCATED when there is a value
+    trimmed: str | None = None  # what was dropped from the inputs to fit the context window
 
     @property
     def ok(self) -> bool:
@@ -114,6 +118,17 @@ class BatchResult(Generic[T]):
     @property
     def skipped(self) -> list[ItemResult[T]]:
         return [item for item in self.items if item.status == "skipped"]
+
+    @property
+    def trimmed(self) -> list[ItemResult[T]]:
+        return [item for item in self.items if item.trimmed]
+
+
+@dataclass(frozen=True)
+class _Answer(Generic[T]):
+    value: T
+    finish_reason: str = FINISHED
+    trimmed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -215,11 +230,12 @@ class LLMClient:
             logger=self.log,
         )
         self._offline = OfflineProvider()
-        self._provider: ChatProvider | None = None
+        self._providers: dict[str | None, ChatProvider] = {}
         self._lock = threading.Lock()
         self._rows: list[LedgerRow] = []
         self._budget_refusals = 0
         self._failed_items = 0
+        self._trimmed_items = 0
         self._estimates: dict[str, tuple[Task[Any], _EstimateTally]] = {}
 
     # -- public API -------------------------------------------------------------------------
@@ -229,7 +245,8 @@ class LLMClient:
         return OFFLINE_LABEL if self.settings.is_offline else self.settings.provider
 
     def writer_label(self, task: Task[Any]) -> str:
-        """Who writes ``task``'s answers: "offline (extractive)" or "<provider>/<model>"."""
+        """Who writes ``task``'s answers: "offline (extractive)" or "<provider>/<model>" (for
+        ``local``, the GGUF file's name: "local/SmolLM2-135M-Instruct.Q4_1")."""
         if self.settings.is_offline:
             return OFFLINE_LABEL
         return f"{self.provider_label}/{self.settings.params_for(task).model}"
@@ -237,10 +254,9 @@ class LLMClient:
     def run(self, task: Task[T], /, **inputs: Any) -> T:
         """The validated output of ``task`` on ``inputs``; raises an ``LLMError`` when there is
         none (``BudgetExceeded``, ``ProviderError`` subclasses, ``InvalidOutputError``...)."""
-        return self._counted_run(task, inputs)[0]
+        return self._counted_run(task, inputs).value
 
-    def _counted_run(self, task: Task[T], inputs: Mapping[str, Any]) -> tuple[T, str]:
-        """The output and why it ended (``FINISHED`` or ``TRUNCATED``)."""
+    def _counted_run(self, task: Task[T], inputs: Mapping[str, Any]) -> _Answer[T]:
         try:
             return self._run(task, inputs)
         except BudgetExceeded:
@@ -250,24 +266,30 @@ class LLMClient:
                 self._failed_items += 1
             raise
 
-    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> tuple[T, str]:
+    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> _Answer[T]:
         full_inputs = task.complete_inputs(inputs)
         if self.estimate_only:
-            return self._run_estimate(task, full_inputs), FINISHED
+            return _Answer(self._run_estimate(task, full_inputs))
         if self.settings.is_offline:
-            return self._run_offline(task, full_inputs), FINISHED
+            return _Answer(self._run_offline(task, full_inputs))
         self.settings.check_ready()
         params = self._params(task, full_inputs)
-        prompt = task.render(full_inputs)
+        fitted = self._fit(task, params, full_inputs)
+        if fitted.trimmed:
+            with self._lock:
+                self._trimmed_items += 1
+            self.log.warning("task %s: %s", task.key, fitted.trimmed)
+        full_inputs, prompt = dict(fitted.inputs), fitted.prompt
         key = self._cache_key(task, params, prompt)
         cached = self._from_cache(task, params, key, full_inputs)
         if cached is not None:
-            return cached, FINISHED
+            return _Answer(cached, trimmed=fitted.trimmed)
         messages = [Message("user", prompt)]
         completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.ANSWER)
-        if completion.truncated and task.max_tokens_for is not None:
-            # Sized to the input and still cut off: once more with twice the room.
-            params = dataclasses.replace(params, max_tokens=2 * params.max_tokens)
+        room = self._answer_room(params, fitted)
+        if completion.truncated and task.max_tokens_for is not None and room > params.max_tokens:
+            # Sized to the input and still cut off: once more with twice the room (as the window allows).
+            params = dataclasses.replace(params, max_tokens=min(2 * params.max_tokens, room))
             completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.LONGER)
         if isinstance(outcome, OutputProblem):
             repair = self._repair_prompt(task, outcome)
@@ -283,7 +305,7 @@ class LLMClient:
             )
         if completion.truncated:
             # Kept, marked as cut off, and not cached: the next run asks again.
-            return outcome, TRUNCATED
+            return _Answer(outcome, TRUNCATED, fitted.trimmed)
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -295,7 +317,7 @@ class LLMClient:
                 input_tokens=completion.input_tokens,
                 output_tokens=completion.output_tokens,
             )
-        return outcome, FINISHED
+        return _Answer(outcome, trimmed=fitted.trimmed)
 
     def _params(self, task: Task[Any], inputs: Mapping[str, Any]) -> ModelParams:
         """The task's parameters, with max_tokens sized to ``inputs`` when the task sizes it and
@@ -304,6 +326,30 @@ class LLMClient:
         if task.max_tokens_for is not None and not self.settings.sets_max_tokens(task):
             params = dataclasses.replace(params, max_tokens=max(1, int(task.max_tokens_for(inputs))))
         return params
+
+    def _window(self, params: ModelParams) -> tuple[int | None, Callable[[str], int]]:
+        """The model's context window (``None``: unknown, nothing is fitted) and its token counter:
+        the local model's own tokenizer, else cl100k."""
+        if params.model_path is not None:
+            provider = self._chat_provider(params)
+            return provider.context_tokens, provider.count_tokens
+        windows = [
+            w for w in (self.settings.context_tokens, context_window(params.provider, params.model)) if w
+        ]
+        return (min(windows) if windows else None), _count_text_tokens
+
+    def _fit(self, task: Task[Any], params: ModelParams, inputs: Mapping[str, Any]) -> Fitted:
+        window, count = self._window(params)
+        if window is None:
+            return Fitted(inputs, task.render(inputs), prompt_tokens=0)
+        return fit_to_window(task, inputs, count=count, window=window, max_tokens=params.max_tokens)
+
+    def _answer_room(self, params: ModelParams, fitted: Fitted) -> int:
+        """The most tokens an answer to ``fitted`` may take within the window."""
+        window, _ = self._window(params)
+        if window is None:
+            return 2 * params.max_tokens
+        return window - fitted.prompt_tokens - TOKENS_PER_MESSAGE
 
     def run_many(
         self,
@@ -326,8 +372,14 @@ class LLMClient:
                 reason = budget_errors[0] if budget_errors else "the batch stopped"
                 return ItemResult(index, "skipped", error=f"not run: {reason}")
             try:
-                value, finish_reason = self._counted_run(task, item)
-                return ItemResult(index, "ok", value=value, finish_reason=finish_reason)
+                answer = self._counted_run(task, item)
+                return ItemResult(
+                    index,
+                    "ok",
+                    value=answer.value,
+                    finish_reason=answer.finish_reason,
+                    trimmed=answer.trimmed,
+                )
             except BudgetExceeded as error:
                 stop.set()
                 budget_errors.append(error)
@@ -420,12 +472,15 @@ class LLMClient:
     def summary(self) -> RunSummary:
         with self._lock:
             rows, refusals, failed = list(self._rows), self._budget_refusals, self._failed_items
-        return RunSummary.from_rows(self.provider_label, rows, failed_items=failed, budget_refusals=refusals)
+            trimmed = self._trimmed_items
+        return RunSummary.from_rows(
+            self.provider_label, rows, failed_items=failed, budget_refusals=refusals, trimmed_items=trimmed
+        )
 
     def close(self) -> None:
         with self._lock:
-            provider, self._provider = self._provider, None
-        if provider is not None:
+            providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:
             provider.close()
 
     def __enter__(self) -> Self:
@@ -488,11 +543,14 @@ class LLMClient:
         self._record(task, params.provider, params.model, started=started, cache_hit=True)
         return value
 
-    def _chat_provider(self) -> ChatProvider:
+    def _chat_provider(self, params: ModelParams) -> Any:
+        """The provider for ``params`` (``local``: one per model file, as a task may use another)."""
         with self._lock:
-            if self._provider is None:
-                self._provider = make_chat_provider(self.settings, self.redact)
-            return self._provider
+            if params.model_path not in self._providers:
+                self._providers[params.model_path] = make_chat_provider(
+                    self.settings, self.redact, params.model_path
+                )
+            return self._providers[params.model_path]
 
     def _exchange(
         self,
@@ -503,8 +561,16 @@ class LLMClient:
         purpose: str,
     ) -> tuple[Completion, T | OutputProblem]:
         """One request (with retries) and the validation of its reply; records the ledger row."""
-        provider = self._chat_provider()
-        estimated_input = count_message_tokens(messages)
+        provider = self._chat_provider(params)
+        window, count = self._window(params)
+        estimated_input = (
+            sum(count(message.content) + TOKENS_PER_MESSAGE for message in messages)
+            if window is not None
+            else count_message_tokens(messages)
+        )
+        if window is not None and estimated_input + params.max_tokens > window:
+            # The first request was fitted; a repair adds the reply and the problems to it.
+            raise too_long(task, estimated_input + params.max_tokens, window, f"(for its {purpose} request)")
         label = f"{params.provider} call for task {task.key}" + (
             " (repair)" if purpose == ledger_rows.REPAIR else ""
         )

@@ -93,3 +93,8 @@ class InvalidOutputError(LLMError):
 
 class BudgetExceeded(LLMError):
     """The next call could push the run past its budget, so it was not sent."""
+
+
+class ContextTooLongError(LLMError):
+    """A request cannot fit the model's context window, even with its task's trimmable input cut
+    to the minimum. Only this item fails; its message starts with ``context_too_long``."""

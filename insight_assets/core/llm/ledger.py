@@ -152,6 +152,8 @@ class RunSummary:
     that ended without a value (a repaired answer is not a failure) and ``budget_refusals`` those
     the budget stopped before anything was sent; the client counts both, as rows cannot tell.
     ``cost_usd`` sums the priced calls, and ``unpriced_calls`` says how many had no price.
+    ``seconds`` sums the calls' time; ``trimmed_items`` counts the runs whose inputs were cut to fit
+    the model's context window.
     """
 
     provider: str
@@ -167,6 +169,8 @@ class RunSummary:
     unpriced_calls: int
     cost_note: str | None
     budget_refusals: int
+    seconds: float = 0.0
+    trimmed_items: int = 0
 
     @classmethod
     def from_rows(
@@ -176,6 +180,7 @@ class RunSummary:
         *,
         failed_items: int = 0,
         budget_refusals: int = 0,
+        trimmed_items: int = 0,
     ) -> RunSummary:
         rows = list(rows)
         network = [row for row in rows if not row.cache_hit and row.provider != "offline"]
@@ -197,6 +202,8 @@ class RunSummary:
             unpriced_calls=len(unpriced),
             cost_note=note,
             budget_refusals=budget_refusals,
+            seconds=sum(row.latency_s for row in rows),
+            trimmed_items=trimmed_items,
         )
 
     def as_metadata(self) -> dict[str, str | int | float]:
@@ -213,7 +220,10 @@ class RunSummary:
             "llm_output_tokens": self.output_tokens,
             "llm_cost_usd": round(self.cost_usd, 6),
             "llm_budget_refusals": self.budget_refusals,
+            "llm_seconds": round(self.seconds, 2),
         }
+        if self.trimmed_items:
+            metadata["llm_trimmed_items"] = self.trimmed_items
         if self.cost_note:
             metadata["llm_cost_note"] = f"{self.unpriced_calls} calls not priced: {self.cost_note}"
         return metadata

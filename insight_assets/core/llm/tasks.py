@@ -13,10 +13,17 @@ with twice the room, and a reply cut off again comes back marked as truncated (`
 
 The template's text and the version both enter the cache key, so editing either one makes the
 next run ask the model again.
+
+A prompt must fit the model's context window with room for ``max_tokens``. A task names in
+``trim_input`` the input that may shrink when it does not: a list ordered most relevant first
+(passages, papers, facts) loses items from its end, a text loses whole sentences from its end, never
+less than ``trim_minimum`` of them. What was dropped is recorded on the item; when even the minimum
+does not fit, the item fails with ``context_too_long`` (see ``window.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import string
@@ -86,6 +93,8 @@ class Task(Generic[OutputT]):
     description: str = ""
     text_field: str | None = None
     max_tokens_for: Callable[[Mapping[str, Any]], int] | None = None
+    trim_input: str | None = None
+    trim_minimum: int = 1
     _template_text: str = field(init=False, repr=False)
     _placeholders: tuple[str, ...] = field(init=False, repr=False)
 
@@ -112,6 +121,12 @@ class Task(Generic[OutputT]):
         if not self.inputs:
             derived = tuple(name for name in placeholders if name != OUTPUT_SCHEMA_PLACEHOLDER)
             object.__setattr__(self, "inputs", derived)
+        if self.trim_input is not None and self.trim_input not in self.inputs:
+            raise TaskDefinitionError(
+                f"task {self.name!r}: trim_input {self.trim_input!r} is not one of its inputs"
+            )
+        if self.trim_minimum < 0:
+            raise TaskDefinitionError(f"task {self.name!r}: trim_minimum must be zero or more")
         # Stored once: the hash is part of the cache key and must not change mid-run.
         object.__setattr__(self, "_template_text", text)
         object.__setattr__(self, "_placeholders", placeholders)
@@ -124,9 +139,14 @@ class Task(Generic[OutputT]):
     def template_hash(self) -> str:
         return hashlib.sha256(self.template_text.encode("utf-8")).hexdigest()
 
+    @functools.cached_property
+    def output_schema(self) -> dict[str, Any]:
+        """The answer's JSON schema (computed once: providers that constrain decoding read it per call)."""
+        return self.output_model.model_json_schema()
+
     @property
     def output_schema_json(self) -> str:
-        return json.dumps(self.output_model.model_json_schema(), indent=1, sort_keys=True)
+        return json.dumps(self.output_schema, indent=1, sort_keys=True)
 
     def complete_inputs(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
         """The inputs with defaults filled in; raises ``TaskInputError`` on missing or unknown

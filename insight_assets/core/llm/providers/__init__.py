@@ -7,7 +7,7 @@ does not load them.
 from __future__ import annotations
 
 from ..redaction import Redactor
-from ..settings import ANTHROPIC, GEMINI, OPENAI, OPENAI_COMPATIBLE, LLMSettings
+from ..settings import ANTHROPIC, GEMINI, LOCAL, OPENAI, OPENAI_COMPATIBLE, LLMSettings
 from .base import ChatProvider, Completion, ErrorContext, Message
 from .offline import OFFLINE_LABEL, OfflineProvider
 
@@ -21,8 +21,16 @@ __all__ = [
 ]
 
 
-def make_chat_provider(settings: LLMSettings, redact: Redactor) -> ChatProvider:
-    """The adapter for a network provider; ``settings.check_ready()`` must have passed."""
+def make_chat_provider(settings: LLMSettings, redact: Redactor, model: str | None = None) -> ChatProvider:
+    """The adapter for a model provider; ``settings.check_ready()`` must have passed. ``model``:
+    the GGUF file for ``local`` (a task may override the settings' model)."""
+    if settings.provider == LOCAL:
+        from ..gguf import model_file
+        from .local_gguf import LocalProvider
+
+        return LocalProvider(
+            model_file(model or settings.model), context_cap=settings.context_tokens, threads=settings.threads
+        )
     context = ErrorContext(provider=settings.provider, key_env=settings.key_env_name, redact=redact)
     api_key = settings.api_key or ""
     if settings.provider in (OPENAI, OPENAI_COMPATIBLE):
@@ -42,4 +50,4 @@ def make_chat_provider(settings: LLMSettings, redact: Redactor) -> ChatProvider:
         from .gemini import GeminiProvider
 
         return GeminiProvider(api_key=api_key, base_url=settings.base_url, context=context)
-    raise ValueError(f"{settings.provider!r} is not a network provider")
+    raise ValueError(f"{settings.provider!r} is not a model provider")

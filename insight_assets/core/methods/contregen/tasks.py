@@ -48,6 +48,7 @@ CONTREGEN_PLAN: Task[Plan] = register_task(
         output_model=Plan,
         offline=offline.plan_offline,
         inputs=("query", "question", "explored", "passages", "max_sub_questions", "themes"),
+        trim_input="passages",
         format_inputs=lambda inputs: {
             "query": str(inputs["query"]),
             "question": str(inputs["question"]),
@@ -120,6 +121,7 @@ CONTREGEN_JUDGE_PASSAGES: Task[PassageVerdicts] = register_task(
         output_model=PassageVerdicts,
         offline=offline.judge_passages_offline,
         inputs=("query", "question", "passages", "floor"),
+        trim_input="passages",
         format_inputs=lambda inputs: {
             "query": str(inputs["query"]),
             "question": str(inputs["question"]),
@@ -176,6 +178,7 @@ CONTREGEN_SUMMARIZE: Task[WrittenText] = register_task(
         output_model=WrittenText,
         offline=offline.summarize_offline,
         inputs=("query", "question", "passages", "findings", "sources", "words"),
+        trim_input="passages",
         format_inputs=_format_synthesis,
         check_output=_check_written,
         temperature=WRITE_TEMPERATURE,
@@ -194,6 +197,7 @@ CONTREGEN_ANSWER: Task[WrittenText] = register_task(
         output_model=WrittenText,
         offline=offline.answer_offline,
         inputs=("query", "passages", "findings", "sources", "words"),
+        trim_input="passages",
         format_inputs=_format_synthesis,
         check_output=_check_written,
         temperature=WRITE_TEMPERATURE,

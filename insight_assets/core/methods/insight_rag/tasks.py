@@ -43,6 +43,7 @@ INSIGHT_RAG_TRIPLES: Task[TripleList] = register_task(
         output_model=TripleList,
         offline=offline.triples_offline,
         inputs=("sentences",),
+        trim_input="sentences",
         format_inputs=lambda inputs: {
             "sentences": "\n".join(f"{n}. {s}" for n, s in enumerate(inputs["sentences"], start=1))
         },
@@ -117,6 +118,7 @@ INSIGHT_RAG_COMPLETE: Task[Completion] = register_task(
         output_model=Completion,
         offline=offline.complete_offline,
         inputs=("fragment", "multi", "facts"),
+        trim_input="facts",
         format_inputs=lambda inputs: {
             "fragment": inputs["fragment"],
             "facts": "\n".join(f"- {fact}" for fact in inputs["facts"]) or "(none)",
@@ -158,6 +160,7 @@ INSIGHT_RAG_ANSWER: Task[ShortAnswer] = register_task(
         output_model=ShortAnswer,
         offline=offline.answer_offline,
         inputs=("question", "passages"),
+        trim_input="passages",
         format_inputs=_answer_inputs,
         check_output=_check_answer,
         text_field="answer",

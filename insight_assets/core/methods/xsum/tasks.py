@@ -89,6 +89,7 @@ XSUM_ANSWER: Task[XSumAnswer] = register_task(
         output_model=XSumAnswer,
         offline=offline.answer_offline,
         inputs=("question", "passages"),
+        trim_input="passages",
         format_inputs=_format_answer_inputs,
         check_output=_check_answer,
         temperature=TEMPERATURE,
@@ -113,6 +114,7 @@ XSUM_REFINE: Task[XSumAnswer] = register_task(
         output_model=XSumAnswer,
         offline=_refine_offline,
         inputs=("question", "passages", "draft"),
+        trim_input="passages",
         format_inputs=_format_answer_inputs,
         check_output=_check_answer,
         temperature=TEMPERATURE,
@@ -178,6 +180,7 @@ XSUM_TOPIC_SUMMARY: Task[WrittenText] = register_task(
         output_model=WrittenText,
         offline=offline.topic_summary_offline,
         inputs=("topic", "passages"),
+        trim_input="passages",
         format_inputs=lambda inputs: {
             "topic": str(inputs["topic"]),
             "passages": format_passages(inputs["passages"]),

