@@ -252,5 +252,7 @@ def test_parameters_reach_the_provider(harness: Harness):
     assert openai_body["max_completion_tokens"] == SUMMARIZE_PASSAGES.max_tokens
     assert openai_body["response_format"] == {"type": "json_object"}
     assert compatible_body["max_tokens"] == 77
+    # A compatible server also gets the schema (llama.cpp's servers decode under it).
+    assert compatible_body["response_format"]["schema"]["required"] == ["summary", "cited_ids"]
     assert gemini_body["generationConfig"]["maxOutputTokens"] == 55
     assert gemini_body["generationConfig"]["responseMimeType"] == "application/json"

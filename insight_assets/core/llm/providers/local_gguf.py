@@ -14,6 +14,7 @@ waits on a network, and ``max_tokens`` bounds the work.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import threading
@@ -25,18 +26,13 @@ from typing import Any
 from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
 from ..settings import DEFAULT_LOCAL_CONTEXT_TOKENS, LOCAL, ModelParams
 from .base import Completion, Message
+from .schema_bounds import decoding_schema
 
-# Greedy decoding of a small model loops ("the model the model ..."); a mild penalty breaks it in
-# prose. Not under a grammar: llama-cpp-python 0.3's penalty sampler then lets tokens through that
-# the grammar forbids (raw newlines inside JSON strings, seen with SmolLM2).
-PROSE_REPEAT_PENALTY = 1.1
+# Greedy decoding of a small model loops ("keywords", "keywords", ...); a frequency penalty breaks
+# the loop. (Not llama.cpp's repeat_penalty: with it, llama-cpp-python 0.3.36 let tokens through that
+# the JSON grammar forbids, raw newlines and code inside strings, seen with SmolLM2.)
+FREQUENCY_PENALTY = 0.5
 SEED = 42
-# The bound the grammar puts on lists that the task's schema leaves open, so that a model caught in
-# a loop ("type", "type", ...) closes its JSON instead of running to max_tokens. It only shapes
-# decoding: the task's own schema and checks judge the answer. (Strings stay unbounded: llama-cpp-
-# python spells a length bound out as one nested rule per character.)
-DECODING_MAX_ITEMS = 12
-_WINDOW_EXCEEDED = re.compile(r"exceed context window", re.IGNORECASE)
 
 
 def default_threads() -> int:
@@ -65,6 +61,16 @@ class LoadedModel:
 
 _LOADED: dict[tuple[str, int, int], LoadedModel] = {}
 _LOADING = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before the interpreter tears down the modules that llama-cpp-python's own
+    finalizer needs (else it prints a TypeError traceback at every exit)."""
+    with _LOADING:
+        for model in _LOADED.values():
+            model.llama.close()
+        _LOADED.clear()
 
 
 def load_model(path: Path, *, context_cap: int | None, threads: int | None) -> LoadedModel:
@@ -115,18 +121,6 @@ def _open(path: Path, context_tokens: int, threads: int) -> Any:
     )
 
 
-def decoding_schema(schema: Any) -> Any:
-    """``schema`` with every open array bounded to ``DECODING_MAX_ITEMS``."""
-    if isinstance(schema, list):
-        return [decoding_schema(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    bounded = {key: decoding_schema(value) for key, value in schema.items()}
-    if bounded.get("type") == "array" and "maxItems" not in bounded:
-        bounded["maxItems"] = max(DECODING_MAX_ITEMS, bounded.get("minItems", 0))
-    return bounded
-
-
 class LocalProvider:
     """``ChatProvider`` for a GGUF file; ``count_tokens`` and ``context_tokens`` come from the model."""
 
@@ -147,6 +141,7 @@ class LocalProvider:
             "messages": [{"role": message.role, "content": message.content} for message in messages],
             "max_tokens": params.max_tokens,
             "temperature": params.temperature if params.temperature is not None else 0.0,
+            "frequency_penalty": FREQUENCY_PENALTY,
             "seed": SEED,
         }
         if params.top_p is not None:
@@ -156,8 +151,6 @@ class LocalProvider:
                 "type": "json_object",
                 "schema": decoding_schema(params.json_schema or {}),
             }
-        else:
-            request["repeat_penalty"] = PROSE_REPEAT_PENALTY
         failure: Exception | None = None
         with self.model.lock:
             try:

@@ -1,13 +1,19 @@
 """OpenAI chat completions, for OpenAI itself and for OpenAI-compatible servers (Ollama, vLLM,
-llama.cpp), through the official ``openai`` SDK with its retries switched off."""
+llama.cpp), through the official ``openai`` SDK with its retries switched off.
+
+To a compatible server a JSON task also sends its schema inside ``response_format``: llama.cpp's
+servers (``llama-server``, ``python -m llama_cpp.server``) then constrain decoding to it, as the
+``local`` provider does; servers that do not know the key ignore it. OpenAI itself gets plain
+``json_object`` (its strict ``json_schema`` mode refuses most pydantic schemas)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from ..settings import OPENAI, ModelParams
+from ..settings import OPENAI, OPENAI_COMPATIBLE, ModelParams
 from .base import Completion, ErrorContext, Message, call_stainless_sdk
+from .schema_bounds import decoding_schema
 
 # Local servers ignore the key, but the SDK refuses to start without one (and would otherwise
 # read OPENAI_API_KEY from the environment, which must not decide where a key comes from).
@@ -32,6 +38,8 @@ class OpenAIChatProvider:
         }
         if params.json_output:
             request["response_format"] = {"type": "json_object"}
+            if self.name == OPENAI_COMPATIBLE and params.json_schema:
+                request["response_format"]["schema"] = decoding_schema(params.json_schema)
         if params.temperature is not None:
             request["temperature"] = params.temperature
         if params.top_p is not None:

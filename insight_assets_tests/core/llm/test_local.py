@@ -1,0 +1,128 @@
+"""Provider ``local`` with the real bundled model (SmolLM2-135M through llama.cpp): structured and
+prose answers, the ledger and cache, the context window, and bad model files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from insight_assets.core.llm import (
+    CallLedger,
+    ConfigurationError,
+    LLMClient,
+    LLMSettings,
+    ResponseCache,
+    Task,
+    gguf,
+)
+from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
+from insight_assets.core.llm.providers.schema_bounds import DECODING_MAX_ITEMS, decoding_schema
+from insight_assets.core.llm.settings import LOCAL
+from insight_assets_tests.core.llm import model_tasks
+from insight_assets_tests.core.llm.model_tasks import Keywords
+
+pytestmark = pytest.mark.local_model
+
+MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1"
+
+
+@pytest.fixture
+def keywords_task(tmp_path: Path) -> Task:
+    return model_tasks.keywords_task(tmp_path)
+
+
+def _client(tmp_path: Path, **settings) -> LLMClient:
+    data = tmp_path / "data"
+    return LLMClient(
+        LLMSettings(provider=LOCAL, **settings),
+        cache=ResponseCache.in_data_dir(data),
+        ledger=CallLedger.in_data_dir(data),
+    )
+
+
+def test_a_structured_task_decodes_under_its_schema_and_is_cached_and_recorded(tmp_path, keywords_task):
+    client = _client(tmp_path)
+    sentence = "Transformers use self-attention to relate distant words in long documents."
+
+    answer = client.run(keywords_task, sentence=sentence)
+
+    assert answer.keywords and all(isinstance(word, str) for word in answer.keywords)
+    assert client.writer_label(keywords_task) == f"local/{MODEL_NAME}"
+    [row] = client.rows
+    assert (row.provider, row.model, row.status, row.cost_usd) == (LOCAL, MODEL_NAME, "ok", 0.0)
+    assert row.input_tokens > 20 and 0 < row.output_tokens <= 200 and row.latency_s > 0
+    [(value_json,)] = _cached_values(tmp_path)
+    assert Keywords.model_validate_json(value_json) == answer
+    # The same question again is answered from the cache, without the model.
+    again = _client(tmp_path)
+    assert again.run(keywords_task, sentence=sentence) == answer
+    assert [row.cache_hit for row in again.rows] == [True]
+
+
+def _cached_values(tmp_path: Path) -> list[tuple[str]]:
+    with sqlite3.connect(tmp_path / "data" / DEFAULT_CACHE_FILE) as connection:
+        return connection.execute("SELECT value_json FROM responses").fetchall()
+
+
+def test_a_prose_task_is_written_freely_within_its_max_tokens(tmp_path):
+    task = model_tasks.prose_task(tmp_path)
+    client = _client(tmp_path)
+
+    batch = client.run_many(task, [{"topic": "research papers"}])
+
+    [item] = batch.items
+    assert item.ok and len(item.value.text.split()) >= 5
+    assert item.finish_reason in ("stop", "length")
+    assert client.rows[0].output_tokens <= 60
+
+
+def test_a_prompt_longer_than_the_window_is_a_context_too_long_row(tmp_path, keywords_task):
+    client = _client(tmp_path, context_tokens=512)
+    long_sentence = "Attention relates words. " * 200
+
+    batch = client.run_many(keywords_task, [{"sentence": long_sentence}, {"sentence": "Graphs link papers."}])
+
+    too_long, short = batch.items
+    assert too_long.status == "failed" and too_long.error.startswith("context_too_long")
+    assert "context window of 512" in too_long.error
+    assert short.ok
+    assert len(ResponseCache.in_data_dir(tmp_path / "data")) == 1
+
+
+def test_a_missing_model_path_is_one_clear_error_naming_it(tmp_path):
+    missing = tmp_path / "no-such-model.gguf"
+    with pytest.raises(ConfigurationError, match=f"local model '{missing}' does not exist"):
+        LLMSettings(provider=LOCAL, model=str(missing)).check_ready()
+
+
+def test_a_file_that_is_not_a_gguf_is_refused_before_any_call(tmp_path):
+    text = tmp_path / "notes.gguf"
+    text.write_text("these are not model weights\n" * 10)
+    with pytest.raises(ConfigurationError, match="is not a GGUF file"):
+        LLMSettings(provider=LOCAL, model=str(text)).check_ready()
+
+
+def test_a_truncated_gguf_fails_clearly_and_caches_nothing(tmp_path, keywords_task):
+    truncated = tmp_path / "truncated.gguf"
+    with gguf.bundled_model().open("rb") as source:
+        truncated.write_bytes(source.read(2_000_000))
+    client = _client(tmp_path, model=str(truncated))
+    client.settings.check_ready()  # the header is intact: only loading can tell
+
+    with pytest.raises(ConfigurationError, match=f"local model '{truncated}' could not be loaded"):
+        client.run(keywords_task, sentence="Graphs link papers.")
+
+    assert len(ResponseCache.in_data_dir(tmp_path / "data")) == 0
+
+
+def test_open_lists_are_bounded_for_decoding_only():
+    schema = Keywords.model_json_schema()
+    bounded = decoding_schema(schema)
+    assert bounded["properties"]["keywords"]["maxItems"] == DECODING_MAX_ITEMS
+    assert "maxItems" not in schema["properties"]["keywords"]
+    nested = decoding_schema({"type": "array", "minItems": 20, "items": {"type": "array", "maxItems": 2}})
+    assert nested["maxItems"] == 20 and nested["items"]["maxItems"] == 2
+    assert json.dumps(decoding_schema({"type": "string"})) == '{"type": "string"}'
