@@ -238,7 +238,12 @@ def export(collection: str, output: str) -> int:
 def estimate(collection: str, provider: str | None, model: str | None, base_url: str | None) -> int:
     """Print what a collection's model calls would cost, calling no model."""
     from insight_assets.core.llm import ConfigurationError
-    from insight_assets.defs.estimate import ESTIMATE_COLUMNS, estimate_collection, estimate_rows
+    from insight_assets.defs.estimate import (
+        estimate_collection,
+        estimate_columns,
+        estimate_rows,
+        total_seconds,
+    )
     from insight_assets.defs.metadata import markdown_table
     from insight_assets.defs.resources import EmbedderResource, LLMResource
 
@@ -261,7 +266,10 @@ def estimate(collection: str, provider: str | None, model: str | None, base_url:
     except ConfigurationError as error:
         print(f"Cannot estimate: {error}", file=sys.stderr)
         return 2
-    print(markdown_table(estimate_rows(estimates), ESTIMATE_COLUMNS))
+    print(markdown_table(estimate_rows(estimates), estimate_columns(estimates)))
+    seconds = total_seconds(estimates)
+    if seconds is not None:
+        print(f"\nExpected wall time of the model calls: about {seconds / 60:.0f} minutes on this machine.")
     for note in sorted({e.note for e in estimates if e.note}):
         print(f"\nNote: {note}")
     print(
@@ -732,8 +740,12 @@ def main(argv: list[str] | None = None) -> int:
         "estimate", help="dry run: tokens and cost of a collection's model calls, calling no model"
     )
     estimate_parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
-    estimate_parser.add_argument("--provider", help="offline, openai, anthropic, gemini or openai-compatible")
-    estimate_parser.add_argument("--model", help="model name (default: the provider's default)")
+    estimate_parser.add_argument(
+        "--provider", help="offline, local, openai, anthropic, gemini or openai-compatible"
+    )
+    estimate_parser.add_argument(
+        "--model", help="model name, or for local a GGUF file (default: the provider's default)"
+    )
     estimate_parser.add_argument("--base-url", help="server address, for openai-compatible")
     ask_parser = commands.add_parser(
         "ask", help="answer a question and list related insights, from a built collection"

@@ -83,6 +83,24 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     total_cost = float(rows["total"][8])
     assert total_cost > 0 and "Traceback" not in estimated.stderr
 
+    # The bundled local model: free, counted by its own tokenizer, timed by its speed measured here.
+    local = run_cli(tmp_path, "estimate", "--collection", "tiny", "--provider", "local")
+    assert local.returncode == 0, local.stderr[-3000:]
+    header, _, *table = [row.split("|")[1:-1] for row in local.stdout.splitlines() if row.startswith("|")]
+    local_rows = {
+        cells[0].strip(): dict(zip((h.strip() for h in header), (c.strip() for c in cells)))
+        for cells in table
+    }
+    compress = local_rows["compress_document@v1"]
+    assert (compress["provider"], compress["model"], compress["cost_usd"]) == (
+        "local",
+        "SmolLM2-135M-Instruct.Q4_1",
+        "0.0000",
+    )
+    assert int(compress["input_tokens"]) > 0 and float(local_rows["total"]["expected_s"]) > 0
+    assert "Expected wall time of the model calls: about" in local.stdout
+    assert "tokens/s written" in local.stdout
+
     asked = run_cli(
         tmp_path, "ask", "--collection", "tiny", "How are citation contexts used to relate papers?"
     )
@@ -175,6 +193,21 @@ def test_a_hosted_provider_without_its_key_is_refused_before_any_run(tmp_path):
         assert "ANTHROPIC_API_KEY" in refused.stderr and "Traceback" not in refused.stderr
     typo = run_cli(tmp_path, "build", "-c", "real", environment={"INSIGHT_ASSETS_LLM_PROVIDER": "opena"})
     assert typo.returncode == 2 and "is not a provider" in typo.stderr
+
+
+def test_a_local_model_that_is_missing_or_not_a_gguf_is_refused_before_any_run(tmp_path):
+    (tmp_path / "data" / "collections" / "real").mkdir(parents=True)
+    not_a_model = tmp_path / "weights.gguf"
+    not_a_model.write_text("not weights")
+    for model, problem in (
+        (tmp_path / "missing.gguf", "does not exist"),
+        (not_a_model, "is not a GGUF file"),
+    ):
+        environment = {"INSIGHT_ASSETS_LLM_PROVIDER": "local", "INSIGHT_ASSETS_LLM_MODEL": str(model)}
+        refused = run_cli(tmp_path, "build", "--collection", "real", environment=environment)
+        assert refused.returncode == 2, refused.stderr[-2000:]
+        assert f"local model '{model}' {problem}" in refused.stderr
+        assert "Building collection" not in refused.stdout and "Traceback" not in refused.stderr
 
 
 def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):

@@ -54,8 +54,8 @@ _MST_OFFSET = 1e-9
 class ThemeGraphSettings:
     """How to build a theme graph; the defaults are the paper's.
 
-    ``cluster_count`` is used by K-means only; the other methods choose the number themselves,
-    up to ``max_clusters`` (None: n). HDBSCAN builds an n x n cosine matrix (8 n^2 bytes), so it
+    ``cluster_count`` is used by K-means only; the other methods choose the number themselves.
+    ``max_clusters`` caps every method (None: n). HDBSCAN builds an n x n cosine matrix (8 n^2 bytes), so it
     clusters a seeded sample of at most ``hdbscan_max_points`` chunks; the chunks outside the
     sample are assigned like its noise points, to the nearest centroid. ``edge_neighbours`` None
     means min(5, k - 1) (see the module docstring); 0 leaves only the spanning tree.
@@ -301,7 +301,8 @@ def _centroids(unit: np.ndarray, assignments: np.ndarray, k: int) -> np.ndarray:
 def _cluster(unit: np.ndarray, settings: ThemeGraphSettings) -> np.ndarray:
     """Cluster indices per row (some clusters may be empty)."""
     if settings.method == "kmeans":
-        return _kmeans(unit, cluster_count(len(unit), settings.cluster_count), settings.random_state)
+        count = cluster_count(len(unit), settings.cluster_count)
+        return _kmeans(unit, min(count, settings.max_clusters or count), settings.random_state)
     if settings.method == "hdbscan":
         return _hdbscan(unit, settings)
     cap = min(len(unit), settings.max_clusters or len(unit))

@@ -73,7 +73,11 @@ def _compressed_documents(context, config, storage, llm, collection) -> Collecti
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection,
-        {"compressed_documents": curation.compressed_table(collection, outcome, client.provider_label)},
+        {
+            "compressed_documents": curation.compressed_table(
+                collection, outcome, client.writer_label(curation.COMPRESS_DOCUMENT)
+            )
+        },
     )
     rows = [
         {

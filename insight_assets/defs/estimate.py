@@ -63,6 +63,14 @@ ESTIMATE_COLUMNS = [
     "cost_usd",
     "max_cost_usd",
 ]
+# Shown when the model runs here (provider local): the expected wall time, in seconds.
+TIME_COLUMN = "expected_s"
+
+
+def estimate_columns(estimates: Sequence[DryRunEstimate]) -> list[str]:
+    """The table's columns: the expected time too when some estimate has one."""
+    timed = any(estimate.expected_seconds is not None for estimate in estimates)
+    return ESTIMATE_COLUMNS + ([TIME_COLUMN] if timed else [])
 
 
 @dataclass
@@ -382,6 +390,7 @@ def estimate_rows(estimates: Sequence[DryRunEstimate]) -> list[dict[str, Any]]:
                 "output_tokens": estimate.output_tokens,
                 "cost_usd": _usd(estimate.cost_usd),
                 "max_cost_usd": _usd(estimate.max_cost_usd),
+                TIME_COLUMN: _seconds(estimate.expected_seconds),
             }
         )
     priced = all(estimate.cost_usd is not None for estimate in estimates)
@@ -394,13 +403,24 @@ def estimate_rows(estimates: Sequence[DryRunEstimate]) -> list[dict[str, Any]]:
             "output_tokens": sum(estimate.output_tokens for estimate in estimates),
             "cost_usd": _usd(sum(e.cost_usd or 0.0 for e in estimates)) if priced else "n/a",
             "max_cost_usd": _usd(sum(e.max_cost_usd or 0.0 for e in estimates)) if priced else "n/a",
+            TIME_COLUMN: _seconds(total_seconds(estimates)),
         }
     )
     return rows
 
 
+def total_seconds(estimates: Sequence[DryRunEstimate]) -> float | None:
+    """The expected wall time of all the calls (``None`` unless every estimate has one)."""
+    times = [estimate.expected_seconds for estimate in estimates]
+    return sum(times) if times and None not in times else None
+
+
 def _usd(amount: float | None) -> str:
     return "n/a" if amount is None else f"{amount:.4f}"
+
+
+def _seconds(amount: float | None) -> str:
+    return "n/a" if amount is None else f"{amount:.0f}"
 
 
 @dg.op(out=dg.Out(dg.Nothing))
@@ -419,11 +439,12 @@ def estimate_model_calls(
     return dg.Output(
         None,
         metadata={
-            "estimate": dg.MetadataValue.md(markdown_table(rows, ESTIMATE_COLUMNS)),
+            "estimate": dg.MetadataValue.md(markdown_table(rows, estimate_columns(estimates))),
             "calls": total["items"],
             "input_tokens": total["input_tokens"],
             "output_tokens": total["output_tokens"],
             "cost_usd": total["cost_usd"],
+            "expected_s": total[TIME_COLUMN],
             "notes": "; ".join(notes) or "none",
         },
     )

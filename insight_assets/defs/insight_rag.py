@@ -61,6 +61,12 @@ class TriplesConfig(ModelCallConfig):
     """§3, Figure 2 step 1: triples of every ``xsum`` chunk's whole sentences."""
 
     TASKS = TRIPLE_TASKS
+    max_chunks_per_paper: int | None = Field(
+        default=None,
+        ge=1,
+        description="Read triples from at most this many chunks of each paper, from its start (one "
+        "model call a chunk); unset: every chunk, as the paper does.",
+    )
 
 
 @dg.asset(
@@ -91,9 +97,22 @@ def triple_chunks(warehouse, collection: str) -> list[dict]:
     )
 
 
+def first_chunks(rows: list[dict], per_paper: int | None) -> list[dict]:
+    """The first ``per_paper`` of each paper's chunks (all of them when ``None``)."""
+    if per_paper is None:
+        return rows
+    taken: dict[str, int] = {}
+    kept = []
+    for row in rows:
+        taken[row["doc_id"]] = taken.get(row["doc_id"], 0) + 1
+        if taken[row["doc_id"]] <= per_paper:
+            kept.append(row)
+    return kept
+
+
 def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    rows = triple_chunks(warehouse, collection)
+    rows = first_chunks(triple_chunks(warehouse, collection), config.max_chunks_per_paper)
     if not rows:
         raise nothing_to_do(collection, f"no {insight_rag.PROFILE} chunks to read triples from.")
     client = model_client(context, llm, config, collection)

@@ -7,7 +7,47 @@ from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
-__all__ = ["ALL_ASSETS", "INGESTION_ASSETS", "materialize_collection", "register_collections"]
+__all__ = [
+    "ALL_ASSETS",
+    "INGESTION_ASSETS",
+    "SMOKE_SETTINGS",
+    "materialize_collection",
+    "register_collections",
+]
+
+_SHORT = {"max_tokens": 300}
+# Op config for a smoke run of every asset with a slow model (the local one on a CPU): two themes,
+# one question per paper, trees of depth 1, two backgrounds, one benchmark item of each kind, short
+# contexts, answers of at most 300 tokens. Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test
+# and `python -m bench local --quick`.
+SMOKE_CONTEXT_TOKENS = 2048
+SMOKE_SETTINGS = {
+    "theme_graph": {"max_clusters": 2},
+    "compressed_documents": {"max_input_tokens": 1500, **_SHORT},
+    "generated_questions": {
+        "num_combinations": 1,
+        "candidates_per_combination": 2,
+        "target_count": 1,
+        **_SHORT,
+    },
+    "generated_answers": _SHORT,
+    "insights": {"max_questions": 1, "max_insights": 2, **_SHORT},
+    "judge_scores": {"repetitions": 1, **_SHORT},
+    "xsum_questions": {"questions_per_paper": 1, **_SHORT},
+    "xsum_answers": {"candidates": 10, "top_n": 3, **_SHORT},
+    "xsum_summaries": {"plain_rag_k": 3, **_SHORT},
+    "xsum_scores": _SHORT,
+    "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **_SHORT},
+    "contregen_answers": {"iterations": 1, "answer_words": 80, "context_tokens": 1000, **_SHORT},
+    "contregen_scores": _SHORT,
+    "knowledge_triples": {"max_chunks_per_paper": 4, "max_tokens": 500},
+    "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **_SHORT},
+    "insight_rag_answers": {"max_items": 2, "rag_ks": [1], **_SHORT},
+    "paper_summaries": _SHORT,
+    "scipip_retrievals": _SHORT,
+    "scipip_ideas": {"max_backgrounds": 2, **_SHORT},
+    "scipip_scores": _SHORT,
+}
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:

@@ -44,6 +44,9 @@ class ThemeGraphConfig(dg.Config):
     edge_neighbours: int | None = Field(
         default=None, description="Edges from each centroid to its nearest centroids; unset: min(5, k-1)."
     )
+    max_clusters: int | None = Field(
+        default=None, description="At most this many clusters (X-Means and G-Means stop there too); unset: n."
+    )
 
     def settings(self) -> ThemeGraphSettings:
         with invalid_config("theme graph"):
@@ -54,6 +57,7 @@ class ThemeGraphConfig(dg.Config):
                 hdbscan_min_cluster_size=self.hdbscan_min_cluster_size,
                 gmeans_significance=self.gmeans_significance,
                 edge_neighbours=self.edge_neighbours,
+                max_clusters=self.max_clusters,
             )
 
 

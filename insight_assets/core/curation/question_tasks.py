@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, StringConstraints
 
 from ..extractive import terms
-from ..llm.tasks import Task, register_task
+from ..llm.tasks import Task, narrowed, register_task
 from .records import word_count
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -162,6 +162,11 @@ GENERATE_QUESTIONS: Task[GeneratedQuestions] = register_task(
         output_model=GeneratedQuestions,
         offline=generate_offline,
         inputs=("papers", "count", "min_words", "max_words"),
+        # One question per item, ending with its question mark (the word limits stay with the checks).
+        decoding_schema=lambda inputs: narrowed(
+            GeneratedQuestions.model_json_schema(),
+            questions={"items": {"type": "string", "pattern": r'^[^"\\?]+\?$'}, "maxItems": inputs["count"]},
+        ),
         format_inputs=_format_generation,
         temperature=0.7,  # SCOpE-QA, Appendix C
         max_tokens=2000,
@@ -267,6 +272,11 @@ REFINE_QUESTIONS: Task[RefinedQuestions] = register_task(
         output_model=RefinedQuestions,
         offline=refine_offline,
         inputs=("papers", "candidates", "quota", "min_words", "max_words"),
+        decoding_schema=lambda inputs: narrowed(
+            RefinedQuestions.model_json_schema(),
+            "RefinedQuestion",
+            number={"enum": list(range(1, len(inputs["candidates"]) + 1))},
+        ),
         format_inputs=_format_refinement,
         check_output=check_refined,
         max_tokens=1200,

@@ -57,7 +57,7 @@ from .passage_answers import SUMMARIZE_PASSAGES, Passage, PassageSummary
 from .pricing import PRICES, Price, estimate_cost, price_for
 from .providers import OFFLINE_LABEL
 from .settings import DEFAULT_API_KEY_ENV, DEFAULT_MODELS, PROVIDERS, LLMSettings, TaskParams
-from .tasks import Task, get_task, register_task, registered_tasks
+from .tasks import Task, exactly, get_task, narrowed, register_task, registered_tasks
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -95,7 +95,9 @@ __all__ = [
     "UnknownModelError",
     "cache_key",
     "estimate_cost",
+    "exactly",
     "get_task",
+    "narrowed",
     "price_for",
     "register_task",
     "registered_tasks",

@@ -149,6 +149,7 @@ class DryRunEstimate:
     cost_usd: float | None
     max_cost_usd: float | None
     note: str | None = None
+    expected_seconds: float | None = None  # local models: from their speed measured on this machine
 
     def as_metadata(self) -> dict[str, str | int | float]:
         metadata: dict[str, str | int | float] = {
@@ -165,6 +166,8 @@ class DryRunEstimate:
             metadata["llm_dry_run_max_cost_usd"] = round(self.max_cost_usd, 6)
         if self.note:
             metadata["llm_dry_run_note"] = self.note
+        if self.expected_seconds is not None:
+            metadata["llm_dry_run_expected_s"] = round(self.expected_seconds, 1)
         return metadata
 
 
@@ -280,6 +283,8 @@ class LLMClient:
                 self._trimmed_items += 1
             self.log.warning("task %s: %s", task.key, fitted.trimmed)
         full_inputs, prompt = dict(fitted.inputs), fitted.prompt
+        if task.decoding_schema is not None and params.json_output:
+            params = dataclasses.replace(params, json_schema=task.decoding_schema(full_inputs))
         key = self._cache_key(task, params, prompt)
         cached = self._from_cache(task, params, key, full_inputs)
         if cached is not None:
@@ -338,6 +343,11 @@ class LLMClient:
         ]
         return (min(windows) if windows else None), _count_text_tokens
 
+    def _message_tokens(self, params: ModelParams, messages: Sequence[Message]) -> int:
+        """A request's input tokens, by the model's own tokenizer where the provider has one."""
+        _, count = self._window(params)
+        return sum(count(message.content) + TOKENS_PER_MESSAGE for message in messages)
+
     def _fit(self, task: Task[Any], params: ModelParams, inputs: Mapping[str, Any]) -> Fitted:
         window, count = self._window(params)
         if window is None:
@@ -363,6 +373,10 @@ class LLMClient:
         budget is reached, items not yet started are skipped and ``budget_error`` is set. Fatal
         errors (bad key, unknown model, wrong inputs) stop the batch and are raised."""
         limit = max_concurrency or self.settings.max_concurrency
+        if self.settings.is_local and not self.estimate_only:
+            # One model in this process answers one call at a time: more threads would only queue
+            # on its lock (and their waits would count as the calls' latency).
+            limit = 1
         stop = threading.Event()
         budget_errors: list[BudgetExceeded] = []
         fatal_errors: list[LLMError] = []
@@ -425,7 +439,7 @@ class LLMClient:
             and not self.settings.is_offline
             and self.cache.get(self._cache_key(task, params, prompt)) is not None
         )
-        tokens = 0 if cached else count_message_tokens([Message("user", prompt)])
+        tokens = 0 if cached else self._message_tokens(params, [Message("user", prompt)])
         with self._lock:
             tally.items += 1
             tally.cached_items += cached
@@ -437,7 +451,15 @@ class LLMClient:
         to_run = tally.items - tally.cached_items
         max_output = tally.max_output_tokens
         typical = min(task.expected_output_tokens or params.max_tokens, params.max_tokens)
-        note = None
+        note = expected = None
+        if self.settings.is_local:
+            speed = self._chat_provider(params).throughput()
+            expected = speed.seconds(tally.input_tokens, typical * to_run)
+            note = (
+                f"local model {params.model}: nothing is spent; wall time from its speed measured now on "
+                f"this machine ({speed.prompt_tokens_per_s:.0f} prompt tokens/s read, "
+                f"{speed.output_tokens_per_s:.0f} tokens/s written), typical answer lengths assumed"
+            )
         if self.settings.is_offline:
             note = (
                 "offline provider: extractive, no model is called and nothing is spent; the token "
@@ -461,6 +483,7 @@ class LLMClient:
             cost_usd=cost,
             max_cost_usd=max_cost,
             note=note,
+            expected_seconds=expected,
         )
 
     @property
@@ -562,12 +585,8 @@ class LLMClient:
     ) -> tuple[Completion, T | OutputProblem]:
         """One request (with retries) and the validation of its reply; records the ledger row."""
         provider = self._chat_provider(params)
-        window, count = self._window(params)
-        estimated_input = (
-            sum(count(message.content) + TOKENS_PER_MESSAGE for message in messages)
-            if window is not None
-            else count_message_tokens(messages)
-        )
+        window, _ = self._window(params)
+        estimated_input = self._message_tokens(params, messages)
         if window is not None and estimated_input + params.max_tokens > window:
             # The first request was fitted; a repair adds the reply and the problems to it.
             raise too_long(task, estimated_input + params.max_tokens, window, f"(for its {purpose} request)")

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from ..extractive import rank_sentences
 from ..text import sentence_texts
-from .tasks import Task, register_task
+from .tasks import Task, narrowed, register_task
 
 NO_TEXT_SUMMARY = "The passages contain no text to summarize."
 
@@ -80,6 +80,10 @@ SUMMARIZE_PASSAGES: Task[PassageSummary] = register_task(
         offline=summarize_offline,
         inputs=("question", "passages", "max_sentences"),
         trim_input="passages",
+        decoding_schema=lambda inputs: narrowed(
+            PassageSummary.model_json_schema(),
+            cited_ids={"items": {"enum": [p.id for p in _passages(inputs)]}},
+        ),
         input_defaults={"max_sentences": 4},
         format_inputs=format_inputs,
         check_output=check_citations,

@@ -179,6 +179,7 @@ class LLMSettings:
 
     @property
     def is_local(self) -> bool:
+        """A GGUF model run in this process (``local``): free, with its own tokenizer and window."""
         return self.provider == LOCAL
 
     def check_ready(self) -> None:

@@ -19,10 +19,16 @@ A prompt must fit the model's context window with room for ``max_tokens``. A tas
 (passages, papers, facts) loses items from its end, a text loses whole sentences from its end, never
 less than ``trim_minimum`` of them. What was dropped is recorded on the item; when even the minimum
 does not fit, the item fails with ``context_too_long`` (see ``window.py``).
+
+Providers that decode under a JSON schema (``local``, a llama.cpp server) use the output model's
+schema, or the one ``decoding_schema(inputs)`` narrows to the inputs when the task has it: exact list
+lengths, the numbers or ids that exist, a required opening. A small model then meets those checks by
+construction; ``check_output`` still judges every answer, whoever wrote it.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -95,6 +101,7 @@ class Task(Generic[OutputT]):
     max_tokens_for: Callable[[Mapping[str, Any]], int] | None = None
     trim_input: str | None = None
     trim_minimum: int = 1
+    decoding_schema: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     _template_text: str = field(init=False, repr=False)
     _placeholders: tuple[str, ...] = field(init=False, repr=False)
 
@@ -183,6 +190,24 @@ class Task(Generic[OutputT]):
     @property
     def key(self) -> str:
         return f"{self.name}@v{self.version}"
+
+
+def narrowed(
+    schema: Mapping[str, Any], definition: str | None = None, /, **properties: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A copy of ``schema`` with JSON-schema keywords added to some of its properties, for a task's
+    ``decoding_schema``: ``narrowed(schema, questions={"minItems": 5, "maxItems": 5})``. With
+    ``definition``, the properties are those of that model in ``$defs`` (a list's item model)."""
+    result = copy.deepcopy(dict(schema))
+    target = result["$defs"][definition] if definition else result
+    for name, keywords in properties.items():
+        target["properties"][name] = {**target["properties"][name], **keywords}
+    return result
+
+
+def exactly(count: int) -> dict[str, int]:
+    """The keywords of a list of exactly ``count`` items."""
+    return {"minItems": count, "maxItems": count}
 
 
 _REGISTRY: dict[str, Task[Any]] = {}

@@ -16,6 +16,7 @@ from insight_assets.core.llm import (
     UnknownModelError,
     price_for,
 )
+from insight_assets.core.llm.providers.schema_bounds import DECODING_MAX_ITEMS
 from insight_assets_tests.fake_model_server import Failure, Reply
 
 from .conftest import MODELS, NETWORK_PROVIDERS, PASSAGES, SECRET, VALID_ANSWER, Harness
@@ -256,3 +257,15 @@ def test_parameters_reach_the_provider(harness: Harness):
     assert compatible_body["response_format"]["schema"]["required"] == ["summary", "cited_ids"]
     assert gemini_body["generationConfig"]["maxOutputTokens"] == 55
     assert gemini_body["generationConfig"]["responseMimeType"] == "application/json"
+
+
+def test_a_compatible_server_decodes_under_the_schema_narrowed_to_the_inputs(harness: Harness):
+    harness.server.queue(Reply(VALID_ANSWER))
+
+    run_summary(harness.client("openai-compatible"))
+
+    schema = harness.server.requests[0].body["response_format"]["schema"]
+    # Only the given passages' ids may be cited; the open list is bounded for decoding.
+    assert schema["properties"]["cited_ids"]["items"] == {"enum": ["p1", "p2"]}
+    assert schema["properties"]["cited_ids"]["maxItems"] == DECODING_MAX_ITEMS
+    assert SUMMARIZE_PASSAGES.output_schema["properties"]["cited_ids"]["items"] == {"type": "string"}

@@ -18,6 +18,7 @@ import atexit
 import os
 import re
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ from .schema_bounds import decoding_schema
 # the JSON grammar forbids, raw newlines and code inside strings, seen with SmolLM2.)
 FREQUENCY_PENALTY = 0.5
 SEED = 42
+# How llama-cpp-python says that a prompt and max_tokens do not fit the context.
+_WINDOW_EXCEEDED = re.compile(r"exceed context window", re.IGNORECASE)
 
 
 def default_threads() -> int:
@@ -41,6 +44,23 @@ def default_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+# A dry run's wall-time estimate reads the model's speed on this machine, measured once per process
+# on a prompt this long and an answer this long (about two seconds with SmolLM2-135M on 2 cores).
+CALIBRATION_PROMPT = "Citation graphs connect research papers that cite one another. " * 30
+CALIBRATION_ANSWER_TOKENS = 48
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Tokens per second on this machine: reading a prompt, and writing an answer."""
+
+    prompt_tokens_per_s: float
+    output_tokens_per_s: float
+
+    def seconds(self, input_tokens: int, output_tokens: int) -> float:
+        return input_tokens / self.prompt_tokens_per_s + output_tokens / self.output_tokens_per_s
 
 
 @dataclass
@@ -53,10 +73,30 @@ class LoadedModel:
     trained_context_tokens: int
     threads: int
     lock: threading.Lock = field(default_factory=threading.Lock)
+    measured: Throughput | None = None
 
     def count_tokens(self, text: str) -> int:
         with self.lock:
             return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def throughput(self) -> Throughput:
+        """Measured on first use: a prompt read with one token written, then a short answer
+        written (greedy) to a different prompt, so that no cached prefix flatters the numbers."""
+        with self.lock:
+            if self.measured is None:
+                started = time.perf_counter()
+                read = self.llama.create_completion(CALIBRATION_PROMPT, max_tokens=1, temperature=0.0)
+                read_s = time.perf_counter() - started
+                started = time.perf_counter()
+                written = self.llama.create_completion(
+                    "Write about research.", max_tokens=CALIBRATION_ANSWER_TOKENS, temperature=0.0
+                )
+                write_s = time.perf_counter() - started
+                self.measured = Throughput(
+                    prompt_tokens_per_s=read["usage"]["prompt_tokens"] / read_s,
+                    output_tokens_per_s=max(1, written["usage"]["completion_tokens"]) / write_s,
+                )
+            return self.measured
 
 
 _LOADED: dict[tuple[str, int, int], LoadedModel] = {}
@@ -135,6 +175,9 @@ class LocalProvider:
 
     def count_tokens(self, text: str) -> int:
         return self.model.count_tokens(text)
+
+    def throughput(self) -> Throughput:
+        return self.model.throughput()
 
     def complete(self, messages: Sequence[Message], params: ModelParams) -> Completion:
         request: dict[str, Any] = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...llm import Task, register_task
+from ...llm import Task, narrowed, register_task
 from ...retrieval.citing import format_passages, unknown_citations
 from . import offline
 from .benchmark import contains
@@ -44,6 +44,11 @@ INSIGHT_RAG_TRIPLES: Task[TripleList] = register_task(
         offline=offline.triples_offline,
         inputs=("sentences",),
         trim_input="sentences",
+        decoding_schema=lambda inputs: narrowed(
+            TripleList.model_json_schema(),
+            "ExtractedTriple",
+            sentence={"enum": list(range(1, len(inputs["sentences"]) + 1))},
+        ),
         format_inputs=lambda inputs: {
             "sentences": "\n".join(f"{n}. {s}" for n, s in enumerate(inputs["sentences"], start=1))
         },

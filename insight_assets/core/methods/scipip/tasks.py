@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...llm import Task, register_task
+from ...llm import Task, exactly, narrowed, register_task
 from . import offline
 from .schemas import (
     DETAILS,
@@ -41,6 +41,16 @@ def _check_digest(output: PaperDigest, inputs: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _digest_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return narrowed(
+        PaperDigest.model_json_schema(),
+        # The opening the check asks for, in one sentence (no period before its end).
+        summary={"pattern": r'^The problem of [^"\\.]+\.$'},
+        motivations=exactly(MOTIVATIONS),
+        details=exactly(DETAILS),
+    )
+
+
 SCIPIP_DIGEST: Task[PaperDigest] = register_task(
     Task(
         name="scipip_digest",
@@ -51,6 +61,7 @@ SCIPIP_DIGEST: Task[PaperDigest] = register_task(
         inputs=("title", "abstract", "introduction"),
         trim_input="introduction",
         check_output=_check_digest,
+        decoding_schema=_digest_schema,
         temperature=TEMPERATURE,
         max_tokens=600,
         expected_output_tokens=250,
@@ -79,6 +90,9 @@ SCIPIP_ENTITIES: Task[Entities] = register_task(
         inputs=("content",),
         trim_input="content",
         check_output=_check_entities,
+        decoding_schema=lambda inputs: narrowed(
+            Entities.model_json_schema(), entities={"maxItems": MAX_KEYWORDS}
+        ),
         temperature=TEMPERATURE,
         max_tokens=200,
         expected_output_tokens=40,

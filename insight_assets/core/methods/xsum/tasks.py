@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...llm import Task, register_task
+from ...llm import Task, exactly, narrowed, register_task
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from ...text import count_tokens
 from . import offline
@@ -50,6 +50,9 @@ XSUM_QUESTIONS: Task[PaperQuestions] = register_task(
         output_model=PaperQuestions,
         offline=offline.questions_offline,
         check_output=_check_questions,
+        decoding_schema=lambda inputs: narrowed(
+            PaperQuestions.model_json_schema(), questions=exactly(inputs["k"])
+        ),
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=600,
@@ -232,6 +235,9 @@ CHECKEVAL_CHECKLIST: Task[Checklist] = register_task(
         offline=offline.checklist_offline,
         input_defaults={"max_questions": CHECKLIST_MAX_QUESTIONS},
         check_output=_check_checklist,
+        decoding_schema=lambda inputs: narrowed(
+            Checklist.model_json_schema(), questions={"maxItems": inputs["max_questions"]}
+        ),
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=800,
@@ -259,6 +265,9 @@ CHECKEVAL_ANSWERS: Task[ChecklistAnswers] = register_task(
             "questions": "\n".join(f"{n}. {q}" for n, q in enumerate(inputs["questions"], 1)),
         },
         check_output=_check_checklist_answers,
+        decoding_schema=lambda inputs: narrowed(
+            ChecklistAnswers.model_json_schema(), answers=exactly(len(inputs["questions"]))
+        ),
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=400,
