@@ -3,6 +3,7 @@ prose answers, the ledger and cache, the context window, and bad model files."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -19,6 +20,8 @@ from insight_assets.core.llm import (
     gguf,
 )
 from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
+from insight_assets.core.llm.providers import Message
+from insight_assets.core.llm.providers.local_gguf import LocalProvider
 from insight_assets.core.llm.providers.schema_bounds import DECODING_MAX_ITEMS, decoding_schema
 from insight_assets.core.llm.settings import LOCAL
 from insight_assets_tests.core.llm import model_tasks
@@ -126,3 +129,20 @@ def test_open_lists_are_bounded_for_decoding_only():
     nested = decoding_schema({"type": "array", "minItems": 20, "items": {"type": "array", "maxItems": 2}})
     assert nested["maxItems"] == 20 and nested["items"]["maxItems"] == 2
     assert json.dumps(decoding_schema({"type": "string"})) == '{"type": "string"}'
+
+
+def test_a_schema_whose_grammar_llama_cpp_rejects_falls_back_to_any_json_instead_of_crashing(tmp_path):
+    # llama-cpp-python's converter writes this pattern's "\." into a GBNF string llama.cpp cannot
+    # parse; used as it is, the process dies with a segmentation fault when sampling starts.
+    task = model_tasks.keywords_task(tmp_path)
+    schema = {
+        "type": "object",
+        "properties": {"keywords": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z]+\.$"}}},
+        "required": ["keywords"],
+    }
+    provider = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None)
+    params = dataclasses.replace(LLMSettings(provider=LOCAL).params_for(task), json_schema=schema)
+
+    reply = provider.complete([Message("user", task.render({"sentence": "Graphs link papers."}))], params)
+
+    assert isinstance(json.loads(reply.text), dict | list)

@@ -15,6 +15,8 @@ waits on a network, and ``max_tokens`` bounds the work.
 from __future__ import annotations
 
 import atexit
+import json
+import logging
 import os
 import re
 import threading
@@ -34,6 +36,8 @@ from .schema_bounds import decoding_schema
 # the JSON grammar forbids, raw newlines and code inside strings, seen with SmolLM2.)
 FREQUENCY_PENALTY = 0.5
 SEED = 42
+log = logging.getLogger(__name__)
+
 # How llama-cpp-python says that a prompt and max_tokens do not fit the context.
 _WINDOW_EXCEEDED = re.compile(r"exceed context window", re.IGNORECASE)
 
@@ -74,10 +78,42 @@ class LoadedModel:
     threads: int
     lock: threading.Lock = field(default_factory=threading.Lock)
     measured: Throughput | None = None
+    grammars: dict[str, Any] = field(default_factory=dict)
 
     def count_tokens(self, text: str) -> int:
         with self.lock:
             return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def grammar(self, schema: Any) -> Any:
+        """The llama.cpp grammar of ``schema`` (open lists bounded), made and checked once per schema.
+
+        llama-cpp-python's schema converter can write a grammar that llama.cpp's parser rejects (it
+        escapes a regex's ``\\.`` in a way GBNF does not know), and a rejected grammar crashes the
+        process when sampling starts. So each grammar is first parsed by llama.cpp itself; one that
+        fails falls back to the grammar of any JSON value, and the task's checks judge the reply."""
+        key = json.dumps(schema, sort_keys=True)
+        with self.lock:
+            if key not in self.grammars:
+                self.grammars[key] = self._checked_grammar(schema)
+            return self.grammars[key]
+
+    def _checked_grammar(self, schema: Any) -> Any:
+        import llama_cpp
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+        try:
+            grammar = LlamaGrammar.from_json_schema(json.dumps(decoding_schema(schema)), verbose=False)
+        except (AssertionError, ValueError, KeyError, TypeError, NotImplementedError) as error:
+            log.warning("no grammar for a schema (%s); decoding any JSON instead", error)
+            return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        sampler = llama_cpp.llama_sampler_init_grammar(
+            self.llama._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+        )
+        if not sampler:
+            log.warning("llama.cpp rejected the grammar of a schema; decoding any JSON instead")
+            return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        llama_cpp.llama_sampler_free(sampler)
+        return grammar
 
     def throughput(self) -> Throughput:
         """Measured on first use: a prompt read with one token written, then a short answer
@@ -190,10 +226,7 @@ class LocalProvider:
         if params.top_p is not None:
             request["top_p"] = params.top_p
         if params.json_output:
-            request["response_format"] = {
-                "type": "json_object",
-                "schema": decoding_schema(params.json_schema or {}),
-            }
+            request["grammar"] = self.model.grammar(params.json_schema or {})
         failure: Exception | None = None
         with self.model.lock:
             try:

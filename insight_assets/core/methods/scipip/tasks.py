@@ -45,7 +45,7 @@ def _digest_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return narrowed(
         PaperDigest.model_json_schema(),
         # The opening the check asks for, in one sentence (no period before its end).
-        summary={"pattern": r'^The problem of [^"\\.]+\.$'},
+        summary={"pattern": r'^The problem of [^"\\.]+[.]$'},
         motivations=exactly(MOTIVATIONS),
         details=exactly(DETAILS),
     )
