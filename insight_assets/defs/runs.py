@@ -15,7 +15,7 @@ __all__ = [
     "register_collections",
 ]
 
-_SHORT = {"max_tokens": 300}
+_SHORT = {"max_tokens": 200}
 # Op config for a smoke run of every asset with a slow model (the local one on a CPU): two themes,
 # one question per paper, trees of depth 1, two backgrounds, one benchmark item of each kind, short
 # contexts, answers of at most 300 tokens. Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test
@@ -35,10 +35,10 @@ SMOKE_SETTINGS = {
     "judge_scores": {"repetitions": 1, **_SHORT},
     "xsum_questions": {"questions_per_paper": 1, **_SHORT},
     "xsum_answers": {"candidates": 10, "top_n": 3, **_SHORT},
-    "xsum_summaries": {"plain_rag_k": 3, **_SHORT},
+    "xsum_summaries": {"baselines": False, **_SHORT},
     "xsum_scores": _SHORT,
     "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **_SHORT},
-    "contregen_answers": {"iterations": 1, "answer_words": 80, "context_tokens": 1000, **_SHORT},
+    "contregen_answers": {"baselines": False, "answer_words": 80, "context_tokens": 1000, **_SHORT},
     "contregen_scores": _SHORT,
     "knowledge_triples": {"max_chunks_per_paper": 4, "max_tokens": 500},
     "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **_SHORT},

@@ -154,6 +154,20 @@ def _format_generation(inputs: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+# Characters per word, loosely, for a decoder's length bounds (the checks count the words).
+_MIN_WORD_CHARS, _MAX_WORD_CHARS = 4, 9
+
+
+def _questions_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """At most ``count`` questions, each one capitalised sentence ending in "?" of about the
+    allowed length."""
+    low, high = _MIN_WORD_CHARS * inputs["min_words"], _MAX_WORD_CHARS * inputs["max_words"]
+    question = {"type": "string", "pattern": f'^[A-Z][^"\\\\?]{{{low},{high}}}[?]$'}
+    return narrowed(
+        GeneratedQuestions.model_json_schema(), questions={"items": question, "maxItems": inputs["count"]}
+    )
+
+
 GENERATE_QUESTIONS: Task[GeneratedQuestions] = register_task(
     Task(
         name="generate_questions",
@@ -162,11 +176,7 @@ GENERATE_QUESTIONS: Task[GeneratedQuestions] = register_task(
         output_model=GeneratedQuestions,
         offline=generate_offline,
         inputs=("papers", "count", "min_words", "max_words"),
-        # One question per item, ending with its question mark (the word limits stay with the checks).
-        decoding_schema=lambda inputs: narrowed(
-            GeneratedQuestions.model_json_schema(),
-            questions={"items": {"type": "string", "pattern": r'^[^"\\?]+\?$'}, "maxItems": inputs["count"]},
-        ),
+        decoding_schema=_questions_schema,
         format_inputs=_format_generation,
         temperature=0.7,  # SCOpE-QA, Appendix C
         max_tokens=2000,
