@@ -35,6 +35,7 @@ from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
+    items_check,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -223,6 +224,13 @@ class BenchmarkConfig(ModelCallConfig):
     deps=[knowledge_triples, citations],
     code_version="1",
     pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "benchmark_has_items",
+            asset="insight_rag_benchmark",
+            description="Some triple became a question, or some citation pair a matching item.",
+        )
+    ],
     **INSIGHT_RAG_GROUP,
 )
 def insight_rag_benchmark(
@@ -256,11 +264,10 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         items = phrase_questions(client, benchmark, triples)
-    if not items:
-        raise nothing_to_do(
-            collection,
-            f"no benchmark item: every triple was dropped ({benchmark.dropped_reasons()}) and no citation pair.",
-        )
+    why_none = (
+        f"no benchmark item: every triple was dropped ({benchmark.dropped_reasons()}) and matching needs "
+        "a pair of papers that cite each other and a pair that do not."
+    )
     writer = client.writer_label(INSIGHT_RAG_QUESTION)
     warehouse.replace_partition(
         collection,
@@ -309,7 +316,8 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
             "(the paper: once in the abstract)",
             "writer": writer,
             **llm_metadata(client),
-        }
+        },
+        checks=[items_check("benchmark_has_items", len(items), why_none)],
     )
 
 
@@ -450,7 +458,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     warehouse = storage.warehouse
     items = config.selected(load_benchmark(warehouse, collection))
     if not items:
-        raise nothing_to_do(collection, "no benchmark items: `insight_rag_benchmark` stored none.")
+        return _no_answers(warehouse, collection)
     setup = open_setup(storage, embedder, collection, settings)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
@@ -533,6 +541,25 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     )
 
 
+def _no_answers(warehouse, collection: str) -> CollectionReport:
+    """Nothing to answer: the benchmark is empty (its own check says why)."""
+    warehouse.replace_partition(
+        collection,
+        {name: pa.Table.from_pylist([]) for name in ("insight_rag_insights", "insight_rag_answers")},
+    )
+    why = "no benchmark items: `insight_rag_benchmark` stored none (see its check benchmark_has_items)."
+    return CollectionReport(
+        metadata={"dagster/row_count": 0, "why_none": why},
+        checks=[
+            dg.AssetCheckResult(
+                check_name="answers_cite_given_passages",
+                passed=True,
+                metadata={"problems": "none: no answers"},
+            )
+        ],
+    )
+
+
 # -- scores and report -------------------------------------------------------------------------
 
 
@@ -566,7 +593,13 @@ def _scores(storage, embedder, collection) -> CollectionReport:
     items = {item.item_id: item for item in load_benchmark(warehouse, collection)}
     rows = warehouse.rows("SELECT * FROM insight_rag_answers WHERE collection = ?", [collection])
     if not rows or not items:
-        raise nothing_to_do(collection, "no answers to score: `insight_rag_answers` stored none.")
+        warehouse.replace_partition(collection, {"insight_rag_scores": pa.Table.from_pylist([])})
+        return CollectionReport(
+            metadata={
+                "dagster/row_count": 0,
+                "why_none": "no answers to score: the benchmark is empty (see insight_rag_benchmark's check).",
+            }
+        )
     answers = [
         insight_rag.MethodAnswer(
             **{

@@ -30,6 +30,20 @@ def nothing_to_do(collection: str, what: str) -> dg.Failure:
     return dg.Failure(description=f"collection {collection!r}: {what}")
 
 
+def items_check(check_name: str, count: int, why_none: str) -> dg.AssetCheckResult:
+    """A check that the partition holds items: it fails, as a warning with the reason, when the
+    inputs were there but none became an item (every model answer refused, a collection too small
+    for the method). The asset then succeeds with zero rows: the rest of the collection goes on, and
+    the empty result is said, not silent."""
+    return dg.AssetCheckResult(
+        check_name=check_name,
+        passed=count > 0,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=None if count else why_none,
+        metadata={"items": count, "why_none": why_none if not count else "-"},
+    )
+
+
 @contextlib.contextmanager
 def invalid_config(asset: str) -> Iterator[None]:
     """A config's settings that fail their own checks (``ValueError``) fail the step with the

@@ -192,3 +192,32 @@ def test_a_model_extracts_asks_identifies_completes_and_answers_through_the_open
     assert all(" | " in r.last_user_text() for r in completions)  # facts as subject | relation | object
     scores = metadata(result, "insight_rag_scores")
     assert "insight-rag:llm" in scores["scores"]
+
+
+def test_a_benchmark_with_no_item_is_said_by_a_warning_and_the_rest_still_builds(
+    instance, storage, hashing_embedder, tmp_path
+):
+    # Two papers: a balanced matching item needs a linked and an unlinked pair, so there is none;
+    # and no question of either other kind is allowed.
+    add_collection(storage, "demo", DEMO_PDFS[:2])
+    nothing = {"max_buried": 0, "max_multi": 0, "max_matching": 4}
+
+    result = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=LLMResource(data_dir=str(tmp_path / "data")),
+        assets=UPSTREAM + INSIGHT_RAG,
+        run_config={"ops": {"insight_rag_benchmark": {"config": nothing}}},
+    )
+
+    assert result.success
+    assert _rows(storage, "insight_rag_benchmark") == []
+    has_items = check(result, "benchmark_has_items")
+    assert not has_items.passed and has_items.severity.value == "WARN"
+    assert "no benchmark item: every triple was dropped" in has_items.description
+    assert "over the size limit" in has_items.description
+    assert _rows(storage, "insight_rag_answers") == [] and _rows(storage, "insight_rag_scores") == []
+    assert metadata(result, "insight_rag_answers")["dagster/row_count"] == 0
+    assert "benchmark is empty" in metadata(result, "insight_rag_scores")["why_none"]
