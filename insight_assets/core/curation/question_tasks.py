@@ -155,7 +155,7 @@ def _format_generation(inputs: Mapping[str, Any]) -> dict[str, str]:
 
 
 # Characters per word, loosely, for a decoder's length bounds (the checks count the words).
-_MIN_WORD_CHARS, _MAX_WORD_CHARS = 4, 9
+_MIN_WORD_CHARS, _MAX_WORD_CHARS = 4, 6
 
 
 def _questions_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
