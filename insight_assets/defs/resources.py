@@ -18,6 +18,7 @@ from insight_assets.core.llm import (
     Budget,
     CallContext,
     CallLedger,
+    ConfigurationError,
     LLMClient,
     LLMSettings,
     ResponseCache,
@@ -117,6 +118,18 @@ class ModelChoice:
         )
 
 
+CONTEXT_TOKENS_ENV = "INSIGHT_ASSETS_LLM_CONTEXT_TOKENS"
+
+
+def _context_tokens_from_environment() -> int | None:
+    value = os.environ.get(CONTEXT_TOKENS_ENV, "").strip()
+    if not value:
+        return None
+    if not value.isdigit():
+        raise ConfigurationError(f"{CONTEXT_TOKENS_ENV} must be a number of tokens, not {value!r}")
+    return int(value)
+
+
 class LLMResource(dg.ConfigurableResource):
     """Which model answers the tasks, how hard to try, and what a run may spend.
 
@@ -153,7 +166,8 @@ class LLMResource(dg.ConfigurableResource):
     use_cache: bool = True
     data_dir: str = "data"
     # The context window: for local a cap on the model's own (default 8192), for openai-compatible
-    # the server's (unknown otherwise), for hosted models a limit below the price table's.
+    # the server's (unknown otherwise), for hosted models a limit below the price table's. Unset:
+    # INSIGHT_ASSETS_LLM_CONTEXT_TOKENS, read when a run starts.
     context_tokens: int | None = None
     threads: int | None = None  # local: llama.cpp's CPU threads (default: the cores)
 
@@ -183,7 +197,7 @@ class LLMResource(dg.ConfigurableResource):
             max_total_retry_s=self.max_total_retry_s,
             max_concurrency=self.max_concurrency,
             task_overrides=dict(task_overrides or {}),
-            context_tokens=self.context_tokens,
+            context_tokens=self.context_tokens or _context_tokens_from_environment(),
             threads=self.threads,
         )
 

@@ -29,6 +29,7 @@ SMOKE_SETTINGS = {
         "num_combinations": 1,
         "candidates_per_combination": 2,
         "target_count": 1,
+        "min_words": 4,
         **_SHORT,
     },
     "generated_answers": _SHORT,

@@ -158,13 +158,17 @@ def _format_generation(inputs: Mapping[str, Any]) -> dict[str, str]:
 _MIN_WORD_CHARS, _MAX_WORD_CHARS = 4, 6
 
 
-def _questions_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """At most ``count`` questions, each one capitalised sentence ending in "?" of about the
-    allowed length."""
+def _question_shape(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """One capitalised question ending in "?", of about the allowed length."""
     low, high = _MIN_WORD_CHARS * inputs["min_words"], _MAX_WORD_CHARS * inputs["max_words"]
-    question = {"type": "string", "pattern": f'^[A-Z][^"\\\\?]{{{low},{high}}}[?]$'}
+    return {"type": "string", "pattern": f'^[A-Z][^"\\\\?]{{{low},{high}}}[?]$'}
+
+
+def _questions_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """At most ``count`` questions, each well shaped."""
     return narrowed(
-        GeneratedQuestions.model_json_schema(), questions={"items": question, "maxItems": inputs["count"]}
+        GeneratedQuestions.model_json_schema(),
+        questions={"items": _question_shape(inputs), "maxItems": inputs["count"]},
     )
 
 
@@ -274,6 +278,18 @@ def _format_refinement(inputs: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def _refined_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """At most ``quota`` picks, each of a candidate number that exists, each question well shaped."""
+    numbers = list(range(1, len(inputs["candidates"]) + 1))
+    picks = narrowed(
+        RefinedQuestions.model_json_schema(),
+        "RefinedQuestion",
+        number={"enum": numbers},
+        question=_question_shape(inputs),
+    )
+    return narrowed(picks, selected={"maxItems": min(inputs["quota"], len(numbers))})
+
+
 REFINE_QUESTIONS: Task[RefinedQuestions] = register_task(
     Task(
         name="refine_questions",
@@ -282,11 +298,7 @@ REFINE_QUESTIONS: Task[RefinedQuestions] = register_task(
         output_model=RefinedQuestions,
         offline=refine_offline,
         inputs=("papers", "candidates", "quota", "min_words", "max_words"),
-        decoding_schema=lambda inputs: narrowed(
-            RefinedQuestions.model_json_schema(),
-            "RefinedQuestion",
-            number={"enum": list(range(1, len(inputs["candidates"]) + 1))},
-        ),
+        decoding_schema=_refined_schema,
         format_inputs=_format_refinement,
         check_output=check_refined,
         max_tokens=1200,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from insight_assets.core.curation.compression import COMPRESS_DOCUMENT
 from insight_assets.core.llm import SUMMARIZE_PASSAGES
 from insight_assets.core.llm.client import count_message_tokens
@@ -111,3 +113,15 @@ def test_hosted_models_know_their_window_and_unknown_ones_do_not():
     assert context_window("openai", "gpt-4o-mini-2024-07-18") == 128_000
     assert context_window("anthropic", "claude-sonnet-4-5") == 200_000
     assert context_window("openai-compatible", "llama3.1:8b") is None
+
+
+def test_the_window_can_come_from_the_environment(monkeypatch):
+    from insight_assets.core.llm import ConfigurationError
+    from insight_assets.defs.resources import LLMResource
+
+    monkeypatch.setenv("INSIGHT_ASSETS_LLM_CONTEXT_TOKENS", "4096")
+    assert LLMResource().settings().context_tokens == 4096
+    assert LLMResource(context_tokens=2048).settings().context_tokens == 2048
+    monkeypatch.setenv("INSIGHT_ASSETS_LLM_CONTEXT_TOKENS", "4k")
+    with pytest.raises(ConfigurationError, match="INSIGHT_ASSETS_LLM_CONTEXT_TOKENS must be a number"):
+        LLMResource().settings()
