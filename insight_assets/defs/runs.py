@@ -42,7 +42,7 @@ SMOKE_SETTINGS = {
     "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **_SHORT},
     "contregen_answers": {"baselines": False, "answer_words": 80, "context_tokens": 1000, **_SHORT},
     "contregen_scores": _SHORT,
-    "knowledge_triples": {"max_chunks_per_paper": 4, "max_tokens": 500},
+    "knowledge_triples": {"max_chunks_per_paper": 3, "max_tokens": 400},
     "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **_SHORT},
     "insight_rag_answers": {"max_items": 2, "rag_ks": [1], **_SHORT},
     "paper_summaries": _SHORT,

@@ -279,7 +279,8 @@ def _format_refinement(inputs: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _refined_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """At most ``quota`` picks, each of a candidate number that exists, each question well shaped."""
+    """One to ``quota`` picks (a decoder may not leave every candidate out), each of a candidate
+    number that exists, each question well shaped."""
     numbers = list(range(1, len(inputs["candidates"]) + 1))
     picks = narrowed(
         RefinedQuestions.model_json_schema(),
@@ -287,7 +288,7 @@ def _refined_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
         number={"enum": numbers},
         question=_question_shape(inputs),
     )
-    return narrowed(picks, selected={"maxItems": min(inputs["quota"], len(numbers))})
+    return narrowed(picks, selected={"minItems": 1, "maxItems": max(1, min(inputs["quota"], len(numbers)))})
 
 
 REFINE_QUESTIONS: Task[RefinedQuestions] = register_task(
