@@ -18,7 +18,7 @@ __all__ = [
 _SHORT = {"max_tokens": 200}
 # Op config for a smoke run of every asset with a slow model (the local one on a CPU): two themes,
 # one question per paper, trees of depth 1, two backgrounds, one benchmark item of each kind, short
-# contexts, answers of at most 200 tokens (400 for a paper's compression), no
+# contexts, answers of at most 200 tokens (400 for a compressed paper or a curated answer), no
 # ConTReGen baselines. Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test
 # and `python -m bench local --quick`.
 SMOKE_CONTEXT_TOKENS = 2048
@@ -32,7 +32,7 @@ SMOKE_SETTINGS = {
         "min_words": 4,
         **_SHORT,
     },
-    "generated_answers": _SHORT,
+    "generated_answers": {"max_tokens": 400},
     "insights": {"max_questions": 1, "max_insights": 2, **_SHORT},
     "judge_scores": {"repetitions": 1, **_SHORT},
     "xsum_questions": {"questions_per_paper": 1, **_SHORT},
@@ -40,7 +40,7 @@ SMOKE_SETTINGS = {
     "xsum_summaries": {"plain_rag_k": 3, **_SHORT},
     "xsum_scores": _SHORT,
     "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **_SHORT},
-    "contregen_answers": {"baselines": False, "answer_words": 80, "context_tokens": 1000, **_SHORT},
+    "contregen_answers": {"baselines": False, "answer_words": 80, **_SHORT},
     "contregen_scores": _SHORT,
     "knowledge_triples": {"max_chunks_per_paper": 3, "max_tokens": 400},
     "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **_SHORT},

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from ..extractive import rank_sentences
 from ..llm.client import LLMClient
-from ..llm.tasks import Task, register_task
+from ..llm.tasks import Task, narrowed, register_task
 from ..text import split_sentences
 from .question_tasks import format_papers, papers_of
 from .records import USER, CompressedDocument, Embed, ItemFailure, Question, rendered_statements
@@ -147,6 +147,14 @@ def _format_inputs(inputs: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def _answer_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the given papers' titles may be cited, each once."""
+    titles = [paper.title for paper in papers_of(inputs["papers"])]
+    return narrowed(
+        GroundedAnswer.model_json_schema(), cited_titles={"items": {"enum": titles}, "maxItems": len(titles)}
+    )
+
+
 ANSWER_QUESTION: Task[GroundedAnswer] = register_task(
     Task(
         name="answer_question",
@@ -158,6 +166,7 @@ ANSWER_QUESTION: Task[GroundedAnswer] = register_task(
         trim_input="papers",
         format_inputs=_format_inputs,
         check_output=check_answer,
+        decoding_schema=_answer_schema,
         temperature=0.7,  # SCOpE-QA, Appendix C
         max_tokens=1500,
         expected_output_tokens=500,
