@@ -25,7 +25,6 @@ from insight_assets.defs.metadata import (
     CollectionReport,
     markdown_table,
     materialize_each,
-    nothing_to_do,
     write_report,
 )
 from insight_assets.defs.model_calls import (
@@ -101,7 +100,10 @@ def _judge_name(llm: LLMResource) -> str:
 def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
     questions = _judged_questions(storage.warehouse, collection)
     if not questions:
-        raise nothing_to_do(collection, "no insights to judge: `insights` produced none (see its failures).")
+        # `insights` says why with its own warning; nothing is judged, nothing is invented.
+        storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})
+        why = "no insights to judge: `insights` produced none (see its checks and failures)."
+        return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
     judges = config.judges or [JudgeModel(name=_judge_name(llm))]
     rows: list[JudgeRow] = []
     failures: list[dict] = []
@@ -190,7 +192,8 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
         for row in warehouse.rows("SELECT * FROM judge_scores WHERE collection = ?", [collection])
     ]
     if not rows:
-        raise nothing_to_do(collection, "no judge scores to report: `judge_scores` holds none.")
+        why = "no judge scores to report: `judge_scores` holds none (no insights were found to judge)."
+        return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
     examples = warehouse.rows(
         """WITH firsts AS (SELECT question_id, method, hook, body FROM insights
                            WHERE collection = ? AND insight_index = 0)

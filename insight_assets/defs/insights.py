@@ -15,6 +15,7 @@ from insight_assets.defs.curation import generated_answers
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
+    items_check,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -80,6 +81,11 @@ class InsightsConfig(ModelCallConfig):
             asset="insights",
             description=f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to its answer.",
         ),
+        dg.AssetCheckSpec(
+            "questions_to_find_insights_for",
+            asset="insights",
+            description="`generated_answers` kept a question-answer pair to find insights for.",
+        ),
     ],
     **asset_settings("insightgen"),
 )
@@ -114,9 +120,7 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
         raise nothing_to_do(collection, str(error)) from error
     pairs = curation.load_pairs(warehouse, collection, config.max_questions)
     if not pairs:
-        raise nothing_to_do(
-            collection, "no question-answer pairs to find insights for: `generated_answers` kept none."
-        )
+        return _no_insights(warehouse, collection)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         result = insightgen.run_insightgen(
@@ -182,6 +186,7 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
                 passed=not repeats,
                 metadata={"threshold": REPEATS_ANSWER_COSINE, "repeating": "; ".join(repeats[:10]) or "none"},
             ),
+            items_check("questions_to_find_insights_for", len(pairs), ""),
         ],
     )
 
@@ -200,6 +205,25 @@ def _repeating_insights(embed, insight_rows, answers: dict[str, str]) -> list[st
         for (run, insight), vector in zip(insight_rows, insight_vectors, strict=True)
         if float(vector @ answer_vectors[run.question_id]) >= REPEATS_ANSWER_COSINE
     ]
+
+
+def _no_insights(warehouse, collection: str) -> CollectionReport:
+    """No pair to find insights for (every answer failed its checks, say): zero rows, and the
+    warning check says why."""
+    why = "no question-answer pairs to find insights for: `generated_answers` kept none (see its failures)."
+    warehouse.replace_partition(
+        collection,
+        {name: pa.Table.from_pylist([]) for name in ("insight_runs", "insights", "insight_intents")},
+    )
+    none = {"problems": "none: no insights"}
+    return CollectionReport(
+        metadata={"dagster/row_count": 0, "why_none": why},
+        checks=[
+            dg.AssetCheckResult(check_name="insights_cite_existing_chunks", passed=True, metadata=none),
+            dg.AssetCheckResult(check_name="insights_do_not_repeat_the_answer", passed=True, metadata=none),
+            items_check("questions_to_find_insights_for", 0, why),
+        ],
+    )
 
 
 def _tables(collection, contexts, outcome, writer) -> dict[str, pa.Table]:

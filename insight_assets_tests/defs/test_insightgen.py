@@ -11,6 +11,7 @@ import pytest
 
 from insight_assets.core.methods.insightgen import INSIGHT_METHODS
 from insight_assets.defs.resources import LLMResource
+from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
@@ -126,3 +127,31 @@ def test_two_judges_are_compared(instance, storage, hashing_embedder, llm, monke
     assert "| set | offline | second |" in judged["judge_agreement"]
     by_judge = {row["judge"] for row in storage.warehouse.rows("SELECT DISTINCT judge FROM judge_scores")}
     assert by_judge == {"offline", "second"}
+
+
+def test_no_kept_answer_is_said_by_a_warning_and_the_chain_still_builds(
+    instance, storage, hashing_embedder, llm
+):
+    add_collection(storage, "demo", DEMO_PDFS[:2])
+    materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm)
+    # What a model whose every answer failed its checks leaves: answers, none kept.
+    with storage.warehouse.connect() as connection:
+        connection.execute("UPDATE generated_answers SET status = 'failed' WHERE collection = 'demo'")
+    insightgen_assets = [
+        a
+        for a in ALL_ASSETS
+        if {"insights", "judge_scores", "method_report"} & {k.to_user_string() for k in a.keys}
+    ]
+
+    result = materialize_collection(
+        instance, storage, hashing_embedder, "demo", llm=llm, assets=insightgen_assets
+    )
+
+    assert result.success
+    found = check(result, "questions_to_find_insights_for")
+    assert not found.passed and found.severity.value == "WARN"
+    assert "`generated_answers` kept none" in found.description
+    assert storage.warehouse.rows("SELECT * FROM insights WHERE collection = 'demo'") == []
+    assert storage.warehouse.rows("SELECT * FROM judge_scores WHERE collection = 'demo'") == []
+    assert "no insights to judge" in metadata(result, "judge_scores")["why_none"]
+    assert metadata(result, "method_report")["dagster/row_count"] == 0

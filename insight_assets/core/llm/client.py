@@ -285,6 +285,8 @@ class LLMClient:
         full_inputs, prompt = dict(fitted.inputs), fitted.prompt
         if task.decoding_schema is not None and params.json_output:
             params = dataclasses.replace(params, json_schema=task.decoding_schema(full_inputs))
+        if task.decoding_grammar is not None and not params.json_output:
+            params = dataclasses.replace(params, text_grammar=task.decoding_grammar(full_inputs))
         key = self._cache_key(task, params, prompt)
         cached = self._from_cache(task, params, key, full_inputs)
         if cached is not None:

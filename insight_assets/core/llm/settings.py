@@ -81,6 +81,8 @@ class ModelParams:
     # The answer's JSON schema, for providers that constrain decoding to it (``local``). The task's
     # name, version and template already decide it, so it is not part of the identity.
     json_schema: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    # A prose task's GBNF grammar (``Task.decoding_grammar``), for the same providers.
+    text_grammar: str | None = field(default=None, compare=False, repr=False)
     # ``local``: the GGUF file (``model`` is then its name, the same on every machine).
     model_path: str | None = None
     model_bytes: int | None = None

@@ -22,7 +22,9 @@ does not fit, the item fails with ``context_too_long`` (see ``window.py``).
 
 Providers that decode under a JSON schema (``local``, a llama.cpp server) use the output model's
 schema, or the one ``decoding_schema(inputs)`` narrows to the inputs when the task has it: exact list
-lengths, the numbers or ids that exist, a required opening. A small model then meets those checks by
+lengths, the numbers or ids that exist, a required opening. A prose task may give a GBNF grammar of
+its text instead (``decoding_grammar(inputs)``, e.g. ``grammars.cited_prose``: only the given sources
+cited). A small model then meets those checks by
 construction; ``check_output`` still judges every answer, whoever wrote it.
 """
 
@@ -102,6 +104,7 @@ class Task(Generic[OutputT]):
     trim_input: str | None = None
     trim_minimum: int = 1
     decoding_schema: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    decoding_grammar: Callable[[Mapping[str, Any]], str] | None = None
     _template_text: str = field(init=False, repr=False)
     _placeholders: tuple[str, ...] = field(init=False, repr=False)
 

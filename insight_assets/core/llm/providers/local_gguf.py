@@ -84,34 +84,42 @@ class LoadedModel:
         with self.lock:
             return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def grammar(self, schema: Any) -> Any:
-        """The llama.cpp grammar of ``schema`` (open lists bounded), made and checked once per schema.
+    def grammar(self, schema: Any = None, *, gbnf: str | None = None) -> Any:
+        """The llama.cpp grammar of ``schema`` (open lists bounded) or of ``gbnf`` (a prose task's),
+        made and checked once each.
 
         llama-cpp-python's schema converter can write a grammar that llama.cpp's parser rejects (it
         escapes a regex's ``\\.`` in a way GBNF does not know), and a rejected grammar crashes the
         process when sampling starts. So each grammar is first parsed by llama.cpp itself; one that
         fails falls back to the grammar of any JSON value, and the task's checks judge the reply."""
-        key = json.dumps(schema, sort_keys=True)
+        key = gbnf if gbnf is not None else json.dumps(schema, sort_keys=True)
         with self.lock:
             if key not in self.grammars:
-                self.grammars[key] = self._checked_grammar(schema)
+                self.grammars[key] = self._checked_grammar(schema, gbnf)
             return self.grammars[key]
 
-    def _checked_grammar(self, schema: Any) -> Any:
+    def _checked_grammar(self, schema: Any, gbnf: str | None) -> Any:
+        """The grammar, else (the converter failed, or llama.cpp rejects it) any JSON for a
+        schema and no grammar at all for prose."""
         import llama_cpp
         from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
+        fallback = None if gbnf is not None else LlamaGrammar.from_string(JSON_GBNF, verbose=False)
         try:
-            grammar = LlamaGrammar.from_json_schema(json.dumps(decoding_schema(schema)), verbose=False)
+            grammar = (
+                LlamaGrammar.from_string(gbnf, verbose=False)
+                if gbnf is not None
+                else LlamaGrammar.from_json_schema(json.dumps(decoding_schema(schema)), verbose=False)
+            )
         except (AssertionError, ValueError, KeyError, TypeError, NotImplementedError) as error:
-            log.warning("no grammar for a schema (%s); decoding any JSON instead", error)
-            return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+            log.warning("no grammar could be made (%s); decoding without it", error)
+            return fallback
         sampler = llama_cpp.llama_sampler_init_grammar(
             self.llama._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
         )
         if not sampler:
-            log.warning("llama.cpp rejected the grammar of a schema; decoding any JSON instead")
-            return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+            log.warning("llama.cpp rejected a grammar; decoding without it")
+            return fallback
         llama_cpp.llama_sampler_free(sampler)
         return grammar
 
@@ -227,6 +235,8 @@ class LocalProvider:
             request["top_p"] = params.top_p
         if params.json_output:
             request["grammar"] = self.model.grammar(params.json_schema or {})
+        elif params.text_grammar is not None:
+            request["grammar"] = self.model.grammar(gbnf=params.text_grammar)
         failure: Exception | None = None
         with self.model.lock:
             try:

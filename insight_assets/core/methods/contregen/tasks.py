@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...llm import Task, register_task
+from ...llm.grammars import cited_prose
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from . import offline
 from .schemas import (
@@ -181,6 +182,7 @@ CONTREGEN_SUMMARIZE: Task[WrittenText] = register_task(
         trim_input="passages",
         format_inputs=_format_synthesis,
         check_output=_check_written,
+        decoding_grammar=lambda inputs: cited_prose(sorted(_known_aliases(inputs))),
         temperature=WRITE_TEMPERATURE,
         max_tokens=NODE_SUMMARY_MAX_TOKENS,
         expected_output_tokens=250,
@@ -200,6 +202,7 @@ CONTREGEN_ANSWER: Task[WrittenText] = register_task(
         trim_input="passages",
         format_inputs=_format_synthesis,
         check_output=_check_written,
+        decoding_grammar=lambda inputs: cited_prose(sorted(_known_aliases(inputs))),
         temperature=WRITE_TEMPERATURE,
         max_tokens=ANSWER_MAX_TOKENS,
         expected_output_tokens=450,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...llm import Task, exactly, narrowed, register_task
+from ...llm.grammars import cited_prose
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from ...text import count_tokens
 from . import offline
@@ -144,6 +145,10 @@ def _check_summary(output: WrittenText, inputs: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _summary_grammar(inputs: Mapping[str, Any]) -> str:
+    return cited_prose([source["id"] for source in inputs.get("sources") or inputs["passages"]])
+
+
 def _format_editor_inputs(inputs: Mapping[str, Any]) -> dict[str, str]:
     pairs = "\n\n".join(
         f"Q{position}: {qa['question']}\nA{position}: {qa['answer']}"
@@ -163,6 +168,7 @@ XSUM_EDITOR: Task[WrittenText] = register_task(
         inputs=("topic", "questions_and_answers", "sources"),
         format_inputs=_format_editor_inputs,
         check_output=_check_summary,
+        decoding_grammar=_summary_grammar,
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=MIN_SUMMARY_TOKENS,
@@ -189,6 +195,7 @@ XSUM_TOPIC_SUMMARY: Task[WrittenText] = register_task(
             "passages": format_passages(inputs["passages"]),
         },
         check_output=_check_summary,
+        decoding_grammar=_summary_grammar,
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=MIN_SUMMARY_TOKENS,
