@@ -14,7 +14,8 @@ Using it::
     estimate = client.dry_run(SUMMARIZE_PASSAGES, items)                       # no calls at all
 
 Providers: ``offline`` (the default: no network; each task's deterministic, extractive
-implementation, labelled "offline (extractive)"), ``openai``, ``anthropic``, ``gemini`` and
+implementation, labelled "offline (extractive)"), ``local`` (a GGUF model in this process through
+llama.cpp; the bundled SmolLM2-135M by default), ``openai``, ``anthropic``, ``gemini`` and
 ``openai-compatible`` (any OpenAI-style server at ``base_url``: Ollama, vLLM, llama.cpp).
 
 Adding a task (a method adds tasks, not plumbing):
@@ -27,7 +28,12 @@ Adding a task (a method adds tasks, not plumbing):
 3. Write the offline implementation: a deterministic function of the inputs that returns the
    output model by *selecting* from the inputs (see ``core/extractive.py``), never by inventing text.
 4. Optionally add ``check_output`` for grounding checks the schema cannot express (every cited id
-   exists), and ``format_inputs`` when JSON would make a poor prompt.
+   exists), and ``format_inputs`` when JSON would make a poor prompt. Name in ``trim_input`` the
+   input (passages, most relevant first) that may lose its tail to fit a model's context window.
+   For models that decode under a schema (``local``, llama.cpp servers), ``decoding_schema(inputs)``
+   narrows the schema to the inputs (``narrowed(schema, ids={"items": {"enum": ids}})``,
+   ``exactly(n)``), and a prose task's ``decoding_grammar(inputs)`` gives its text a grammar
+   (``grammars.cited_prose(aliases)``): the checks then pass by construction for a small model.
 5. ``MY_TASK = register_task(Task(name=..., version=1, template=..., output_model=...,
    offline=..., max_tokens=..., expected_output_tokens=...))``.
 

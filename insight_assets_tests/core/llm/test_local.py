@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from insight_assets.core.llm import (
     gguf,
 )
 from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
+from insight_assets.core.llm.grammars import cited_prose
 from insight_assets.core.llm.providers import Message
 from insight_assets.core.llm.providers.local_gguf import LocalProvider
 from insight_assets.core.llm.providers.schema_bounds import DECODING_MAX_ITEMS, decoding_schema
@@ -146,3 +148,16 @@ def test_a_schema_whose_grammar_llama_cpp_rejects_falls_back_to_any_json_instead
     reply = provider.complete([Message("user", task.render({"sentence": "Graphs link papers."}))], params)
 
     assert isinstance(json.loads(reply.text), dict | list)
+
+
+def test_cited_prose_is_a_grammar_llama_cpp_accepts_and_the_model_cites_only_given_aliases(tmp_path):
+    provider = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None)
+    grammar = cited_prose(["S1", "S2"])
+    assert provider.model.grammar(gbnf=grammar) is not None  # parsed by llama.cpp, not dropped
+    task = model_tasks.prose_task(tmp_path)
+    params = dataclasses.replace(LLMSettings(provider=LOCAL).params_for(task), text_grammar=grammar)
+
+    reply = provider.complete([Message("user", "Explain citation graphs, citing [S1] and [S2].")], params)
+
+    cited = re.findall(r"\[([^\]]*)\]", reply.text)
+    assert cited and all(set(group.split(", ")) <= {"S1", "S2"} for group in cited)
