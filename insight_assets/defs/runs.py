@@ -19,7 +19,7 @@ _SHORT = {"max_tokens": 200}
 # Op config for a smoke run of every asset with a slow model (the local one on a CPU): two themes,
 # one question per paper, trees of depth 1, two backgrounds, one benchmark item of each kind, short
 # contexts, answers of at most 200 tokens (400 for a compressed paper or a curated answer), no
-# ConTReGen baselines. Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test
+# XSum or ConTReGen baselines. Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test
 # and `python -m bench local --quick`.
 SMOKE_CONTEXT_TOKENS = 2048
 SMOKE_SETTINGS = {
@@ -37,7 +37,7 @@ SMOKE_SETTINGS = {
     "judge_scores": {"repetitions": 1, **_SHORT},
     "xsum_questions": {"questions_per_paper": 1, **_SHORT},
     "xsum_answers": {"candidates": 10, "top_n": 3, **_SHORT},
-    "xsum_summaries": {"plain_rag_k": 3, **_SHORT},
+    "xsum_summaries": {"baselines": False, **_SHORT},
     "xsum_scores": _SHORT,
     "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **_SHORT},
     "contregen_answers": {"baselines": False, "answer_words": 80, **_SHORT},

@@ -19,7 +19,7 @@ from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS, SMOKE_CONTEXT_TOKENS, SMOKE_SETTINGS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import materialize_collection
+from insight_assets_tests.defs.helpers import check, materialize_collection
 
 pytestmark = pytest.mark.local_model
 
@@ -46,9 +46,7 @@ def test_every_asset_builds_with_the_bundled_local_model(instance, storage, hash
 
     assert result.success, f"failed steps: {failure_reasons(result)}"
     built = {
-        m.asset_key.to_user_string()
-        for m in result.get_asset_materialization_events()
-        for m in [m.asset_materialization]
+        e.asset_materialization.asset_key.to_user_string() for e in result.get_asset_materialization_events()
     }
     assert built == {key.to_user_string() for asset in ALL_ASSETS for key in asset.keys}
 
@@ -64,6 +62,17 @@ def test_every_asset_builds_with_the_bundled_local_model(instance, storage, hash
             row[column]
             for row in storage.warehouse.rows(f"SELECT {column} FROM {table} WHERE collection = 'two'")
         }
+
+    # An asset whose inputs the model left empty (every curated answer refused by its checks, say)
+    # builds with zero rows, and its warning check says why.
+    empty_means_warning = {
+        "insights": "questions_to_find_insights_for",
+        "insight_rag_benchmark": "benchmark_has_items",
+    }
+    for table, check_name in empty_means_warning.items():
+        said = check(result, check_name)
+        assert said.passed == bool(storage.warehouse.rows(f"SELECT 1 FROM {table} WHERE collection = 'two'"))
+        assert said.passed or said.description
 
     assert writers("compressed_documents") == {MODEL}
     assert writers("xsum_summaries") == {MODEL}
