@@ -18,13 +18,13 @@ __all__ = [
 _SHORT = {"max_tokens": 200}
 # Op config for a smoke run of every asset with a slow model (the local one on a CPU): two themes,
 # one question per paper, trees of depth 1, two backgrounds, one benchmark item of each kind, short
-# contexts, answers of at most 200 tokens (400 for a compressed paper or a curated answer), no
-# ConTReGen baselines (XSum's stay: its own method writes nothing when every answer abstains). Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test
-# and `python -m bench local --quick`.
-SMOKE_CONTEXT_TOKENS = 1536
+# contexts, answers of at most 200 tokens (400 for a compressed paper or a curated answer), and no
+# ConTReGen baselines (XSum's stay: its own method writes nothing when every answer abstains). Used
+# with ``SMOKE_CONTEXT_TOKENS`` by the local-model test and `python -m bench local --quick`.
+SMOKE_CONTEXT_TOKENS = 2048
 SMOKE_SETTINGS = {
     "theme_graph": {"max_clusters": 2},
-    "compressed_documents": {"max_input_tokens": 1000, "max_tokens": 400},
+    "compressed_documents": {"max_input_tokens": 1500, "max_tokens": 400},
     "generated_questions": {
         "num_combinations": 1,
         "candidates_per_combination": 2,
