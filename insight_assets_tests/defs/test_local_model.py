@@ -45,9 +45,7 @@ def test_every_asset_builds_with_the_bundled_local_model(instance, storage, hash
     )
 
     assert result.success, f"failed steps: {failure_reasons(result)}"
-    built = {
-        e.asset_materialization.asset_key.to_user_string() for e in result.get_asset_materialization_events()
-    }
+    built = {event.asset_key.to_user_string() for event in result.get_asset_materialization_events()}
     assert built == {key.to_user_string() for asset in ALL_ASSETS for key in asset.keys}
 
     with sqlite3.connect(data / DEFAULT_CACHE_FILE) as connection:
