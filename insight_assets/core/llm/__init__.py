@@ -44,7 +44,8 @@ template text and the version are part of the cache key, so either change re-ask
 
 from .budget import Budget
 from .cache import ResponseCache, cache_key
-from .client import BatchResult, CallContext, DryRunEstimate, ItemResult, LLMClient
+from .client import BatchResult, CallContext, ItemResult, LLMClient
+from .dry_run import DryRunEstimate
 from .errors import (
     AuthenticationError,
     BudgetExceeded,

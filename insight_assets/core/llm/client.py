@@ -30,6 +30,7 @@ from ..text import count_tokens
 from . import ledger as ledger_rows
 from .budget import Budget
 from .cache import ResponseCache, cache_key
+from .dry_run import DryRunEstimate, EstimateTally
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
 from .jsonout import OutputProblem, parse_output, parse_text_output, validate_value
 from .ledger import CallLedger, LedgerRow, RunSummary
@@ -131,54 +132,6 @@ class _Answer(Generic[T]):
     trimmed: str | None = None
 
 
-@dataclass(frozen=True)
-class DryRunEstimate:
-    """What running a task on some inputs would take. Items already in the cache cost nothing.
-    ``output_tokens`` assumes the task's typical answer length; ``max_cost_usd`` assumes every
-    answer uses all of ``max_tokens`` (repairs, rarely needed, are not counted). Costs are
-    ``None`` when the model has no price."""
-
-    task: str
-    provider: str
-    model: str
-    items: int
-    cached_items: int
-    input_tokens: int
-    output_tokens: int
-    max_output_tokens: int
-    cost_usd: float | None
-    max_cost_usd: float | None
-    note: str | None = None
-    expected_seconds: float | None = None  # local models: from their speed measured on this machine
-
-    def as_metadata(self) -> dict[str, str | int | float]:
-        metadata: dict[str, str | int | float] = {
-            "llm_dry_run_task": self.task,
-            "llm_dry_run_provider": self.provider,
-            "llm_dry_run_model": self.model,
-            "llm_dry_run_items": self.items,
-            "llm_dry_run_cached_items": self.cached_items,
-            "llm_dry_run_input_tokens": self.input_tokens,
-            "llm_dry_run_output_tokens": self.output_tokens,
-        }
-        if self.cost_usd is not None and self.max_cost_usd is not None:
-            metadata["llm_dry_run_cost_usd"] = round(self.cost_usd, 6)
-            metadata["llm_dry_run_max_cost_usd"] = round(self.max_cost_usd, 6)
-        if self.note:
-            metadata["llm_dry_run_note"] = self.note
-        if self.expected_seconds is not None:
-            metadata["llm_dry_run_expected_s"] = round(self.expected_seconds, 1)
-        return metadata
-
-
-@dataclass
-class _EstimateTally:
-    items: int = 0
-    cached_items: int = 0
-    input_tokens: int = 0
-    max_output_tokens: int = 0  # summed per item: a task may size max_tokens to its inputs
-
-
 class LLMClient:
     """Runs tasks against the configured provider for one asset (or one piece of work).
 
@@ -239,7 +192,7 @@ class LLMClient:
         self._budget_refusals = 0
         self._failed_items = 0
         self._trimmed_items = 0
-        self._estimates: dict[str, tuple[Task[Any], _EstimateTally]] = {}
+        self._estimates: dict[str, tuple[Task[Any], EstimateTally]] = {}
 
     # -- public API -------------------------------------------------------------------------
 
@@ -415,7 +368,7 @@ class LLMClient:
     def dry_run(self, task: Task[T], inputs: Sequence[Mapping[str, Any]]) -> DryRunEstimate:
         """Tokens and cost of running ``task`` on ``inputs``, without calling any provider (and
         without needing an API key)."""
-        tally = _EstimateTally()
+        tally = EstimateTally()
         for item in inputs:
             self._tally(tally, task, task.complete_inputs(item))
         return self._estimate(task, tally)
@@ -429,11 +382,11 @@ class LLMClient:
 
     def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
         with self._lock:
-            _, tally = self._estimates.setdefault(task.name, (task, _EstimateTally()))
+            _, tally = self._estimates.setdefault(task.name, (task, EstimateTally()))
         self._tally(tally, task, inputs)
         return self._offline_answer(task, inputs)
 
-    def _tally(self, tally: _EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
+    def _tally(self, tally: EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
         params = self._params(task, inputs)
         prompt = task.render(inputs)
         cached = (
@@ -448,7 +401,7 @@ class LLMClient:
             tally.input_tokens += tokens
             tally.max_output_tokens += 0 if cached else params.max_tokens
 
-    def _estimate(self, task: Task[Any], tally: _EstimateTally) -> DryRunEstimate:
+    def _estimate(self, task: Task[Any], tally: EstimateTally) -> DryRunEstimate:
         params = self.settings.params_for(task)
         to_run = tally.items - tally.cached_items
         max_output = tally.max_output_tokens
