@@ -16,7 +16,7 @@ from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import report, retriever, scores
 from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, normalised_text
-from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
+from insight_assets.core.methods.insight_rag.collection import first_chunks, phrase_questions, read_triples
 from insight_assets.core.methods.insight_rag.pipeline import paper_text
 from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
 from insight_assets.core.methods.insight_rag.tasks import (
@@ -96,19 +96,6 @@ def triple_chunks(warehouse, collection: str) -> list[dict]:
            WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
         [collection, insight_rag.PROFILE],
     )
-
-
-def first_chunks(rows: list[dict], per_paper: int | None) -> list[dict]:
-    """The first ``per_paper`` of each paper's chunks (all of them when ``None``)."""
-    if per_paper is None:
-        return rows
-    taken: dict[str, int] = {}
-    kept = []
-    for row in rows:
-        taken[row["doc_id"]] = taken.get(row["doc_id"], 0) + 1
-        if taken[row["doc_id"]] <= per_paper:
-            kept.append(row)
-    return kept
 
 
 def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:

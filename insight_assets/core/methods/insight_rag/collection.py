@@ -33,6 +33,19 @@ def sentence_id(doc_id: str, sentence: str) -> str:
     return hashlib.sha256(f"{doc_id}\x1f{sentence}".encode()).hexdigest()[:24]
 
 
+def first_chunks(rows: Sequence[Mapping[str, str]], per_paper: int | None) -> list[Mapping[str, str]]:
+    """The first ``per_paper`` of each paper's chunks (all of them when ``None``)."""
+    if per_paper is None:
+        return list(rows)
+    taken: dict[str, int] = {}
+    kept = []
+    for row in rows:
+        taken[row["doc_id"]] = taken.get(row["doc_id"], 0) + 1
+        if taken[row["doc_id"]] <= per_paper:
+            kept.append(row)
+    return kept
+
+
 def read_triples(client: LLMClient, chunks: Sequence[Mapping[str, str]]) -> ChunkTriples:
     """The triples of ``chunks`` (rows with ``doc_id``, ``chunk_id`` and ``text``, in reading order).
     Only whole sentences are read; a sentence that overlapping chunks share is read once."""
