@@ -34,13 +34,17 @@ _UNSHOWN_RECORDS = ("Stack Trace:", ". Not executing.")
 def _instance():
     import dagster as dg
 
+    from insight_assets.defs.instance import ensure_instance_config
+
     if not os.environ.get("DAGSTER_HOME"):
         os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME.resolve())
-    home = Path(os.environ["DAGSTER_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    # As ./run does: runs stay on this machine, no usage statistics are sent (edit to opt in).
-    if not (home / "dagster.yaml").exists():
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    # As ./run does: telemetry off, a run queue and pools sized to the cores.
+    try:
+        outcome = ensure_instance_config(Path(os.environ["DAGSTER_HOME"]))
+    except ValueError as exc:
+        raise SystemExit(f"Cannot configure the Dagster instance: {exc}") from None
+    if outcome.message:
+        print(outcome.message, file=sys.stderr)
     return dg.DagsterInstance.get()
 
 
@@ -90,6 +94,7 @@ def build(collections: list[str], *, every: bool) -> int:
     """Register each collection as a partition and materialize all its assets."""
     from insight_assets.definitions import defs
     from insight_assets.defs.automation import collection_folders
+    from insight_assets.defs.in_process import end_abandoned_runs, process_tags
     from insight_assets.defs.runs import register_collections
 
     storage = _storage()
@@ -110,6 +115,8 @@ def build(collections: list[str], *, every: bool) -> int:
         print(missing_key, file=sys.stderr)
         return 2
     instance = _instance()
+    for run_id in end_abandoned_runs(instance):
+        print(f"Run {run_id} of an earlier build was left unfinished (its process died); marked failed.")
     register_collections(instance, collections)
     job = defs.resolve_job_def("build_collection")
     failed = []
@@ -117,7 +124,11 @@ def build(collections: list[str], *, every: bool) -> int:
         print(f"Building collection {name!r} ...", flush=True)
         with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
             result = job.execute_in_process(
-                instance=instance, partition_key=name, raise_on_error=False, run_config=QUIET_RUN_CONFIG
+                instance=instance,
+                partition_key=name,
+                raise_on_error=False,
+                run_config=QUIET_RUN_CONFIG,
+                tags=process_tags(),
             )
         if not result.success:
             failed.append(name)

@@ -27,7 +27,7 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
-from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
 
 PARTITIONED = asset_settings("ingestion")
 
@@ -480,8 +480,7 @@ def _vector_keys(table) -> Counter:
     kinds={"lancedb"},
     deps=[chunks],
     code_version="3",
-    # Hosted embedders are rate-limited: cap concurrent runs with `dagster instance concurrency set embedding N`.
-    pool="embedding",
+    pool=EMBEDDING_POOL,
     check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
     **PARTITIONED,
 )

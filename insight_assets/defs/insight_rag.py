@@ -50,7 +50,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, LLMResource, StorageResource
 
 INSIGHT_RAG_GROUP = asset_settings("insight_rag")
 
@@ -550,7 +550,9 @@ def _no_answers(warehouse, collection: str) -> CollectionReport:
 # -- scores and report -------------------------------------------------------------------------
 
 
-@dg.asset(kinds={"duckdb"}, deps=[insight_rag_answers], code_version="1", **INSIGHT_RAG_GROUP)
+@dg.asset(
+    kinds={"duckdb"}, deps=[insight_rag_answers], code_version="1", pool=EMBEDDING_POOL, **INSIGHT_RAG_GROUP
+)
 def insight_rag_scores(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:

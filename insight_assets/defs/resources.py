@@ -58,6 +58,11 @@ class StorageResource(dg.ConfigurableResource):
         return VectorStore(self.lancedb_uri, kind="scipip_index")
 
 
+# The Dagster pool of the steps that load the embedding model (or call a hosted embedder), so that
+# one process at a time does, by default (see defs/instance.py).
+EMBEDDING_POOL = "embedding"
+
+
 class EmbedderResource(dg.ConfigurableResource):
     """The embedding model: the bundled all-MiniLM-L6-v2 by default.
 

@@ -25,7 +25,7 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
 
 INSIGHTGEN = asset_settings("insightgen")
 
@@ -61,7 +61,9 @@ class ThemeGraphConfig(dg.Config):
             )
 
 
-@dg.asset(kinds={"duckdb", "sklearn"}, deps=[chunk_embeddings], code_version="1", **INSIGHTGEN)
+@dg.asset(
+    kinds={"duckdb", "sklearn"}, deps=[chunk_embeddings], code_version="1", pool=EMBEDDING_POOL, **INSIGHTGEN
+)
 def theme_graph(
     context: dg.AssetExecutionContext,
     config: ThemeGraphConfig,

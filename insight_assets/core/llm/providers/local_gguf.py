@@ -17,7 +17,6 @@ from __future__ import annotations
 import atexit
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...cores import available_cores
 from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
 from ..settings import DEFAULT_LOCAL_CONTEXT_TOKENS, LOCAL, ModelParams
 from .base import Completion, Message
@@ -40,14 +40,6 @@ log = logging.getLogger(__name__)
 
 # How llama-cpp-python says that a prompt and max_tokens do not fit the context.
 _WINDOW_EXCEEDED = re.compile(r"exceed context window", re.IGNORECASE)
-
-
-def default_threads() -> int:
-    """The cores this process may run on (a container's or taskset's limit, not the machine's)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 # A dry run's wall-time estimate reads the model's speed on this machine, measured once per process
@@ -161,7 +153,7 @@ def load_model(path: Path, *, context_cap: int | None, threads: int | None) -> L
     """The model at ``path``, loaded on first use in this process; raises ``ConfigurationError``
     naming the file when llama.cpp cannot load it (a truncated or unsupported GGUF)."""
     cap = context_cap or DEFAULT_LOCAL_CONTEXT_TOKENS
-    threads = threads or default_threads()
+    threads = threads or available_cores()
     key = (str(path), cap, threads)
     with _LOADING:
         if key not in _LOADED:

@@ -1,0 +1,166 @@
+"""The Dagster instance settings a collection build needs: ``dagster.yaml`` under ``DAGSTER_HOME``.
+
+Without them, ``dagster dev``'s sensor starts a run for every new collection folder at once, each
+loading its own embedding model. The settings written here:
+
+- ``concurrency.runs.max_concurrent_runs``: how many runs are in progress at once (the rest wait in
+  the run queue): half the cores, at least 1, or ``INSIGHT_ASSETS_MAX_CONCURRENT_RUNS``;
+- a tag limit on ``dagster/partition``: at most one run per collection at a time;
+- ``concurrency.pools.default_limit: 1``: one step at a time in each pool, across all runs. The
+  pools are the model-loading steps: ``embedding`` (the embedder) and ``llm`` (model calls, which
+  load the local model when it is the provider).
+
+The settings live between two marker comments, rewritten on every start (so the environment
+variable takes effect), and the rest of the file is the user's. A file that already configures
+concurrency itself is never changed: the user is told what it lacks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from insight_assets.core.cores import available_cores
+
+MAX_RUNS_ENV = "INSIGHT_ASSETS_MAX_CONCURRENT_RUNS"
+COLLECTION_TAG = "dagster/partition"
+BEGIN_MARKER = "# >>> insight_assets: run queue and pools (rewritten at each start; see below)"
+END_MARKER = "# <<< insight_assets"
+_TELEMETRY_OFF = "# Runs stay on this machine: no usage statistics are sent (set true to opt in).\ntelemetry:\n  enabled: false\n"
+# Top-level keys through which a user configures run concurrency themselves.
+_CONCURRENCY_KEYS = ("concurrency", "run_queue", "run_coordinator")
+
+
+@dataclass(frozen=True)
+class InstanceConfigOutcome:
+    """What ``ensure_instance_config`` did to ``path``, and what the user should know."""
+
+    path: Path
+    action: str  # "created", "added", "refreshed", "unchanged" or "left_alone"
+    message: str | None = None  # for the user: what was added, or what to add by hand
+
+
+def max_concurrent_runs(environ: Mapping[str, str] = os.environ, cores: int | None = None) -> int:
+    """Runs in progress at once: the environment's choice, else half the cores (each run's steps use
+    the cores: the embedder and the local model take all of them), at least 1."""
+    value = environ.get(MAX_RUNS_ENV, "").strip()
+    if value:
+        try:
+            chosen = int(value)
+        except ValueError:
+            raise ValueError(f"{MAX_RUNS_ENV}={value!r} is not a whole number of runs") from None
+        if chosen < 1:
+            raise ValueError(f"{MAX_RUNS_ENV}={value!r}: at least one run must be allowed")
+        return chosen
+    return max(1, (cores or available_cores()) // 2)
+
+
+def concurrency_block(runs: int) -> str:
+    """The managed part of ``dagster.yaml``, marker comments included."""
+    return f"""{BEGIN_MARKER}
+# To manage these settings yourself, delete the two marker lines; the block is then left alone.
+concurrency:
+  runs:
+    # Runs in progress at once; the others wait in the queue. From the cores, or {MAX_RUNS_ENV}.
+    max_concurrent_runs: {runs}
+    # One run per collection at a time: a second build of the same collection waits for the first.
+    tag_concurrency_limits:
+      - key: "{COLLECTION_TAG}"
+        value:
+          applyLimitPerUniqueValue: true
+        limit: 1
+  pools:
+    # One step at a time in each pool across all runs: the pools `embedding` and `llm` hold the steps
+    # that load a model. Raise one with `dagster instance concurrency set llm 4`.
+    default_limit: 1
+{END_MARKER}
+"""
+
+
+def ensure_instance_config(home: Path, environ: Mapping[str, str] = os.environ) -> InstanceConfigOutcome:
+    """Make ``home/dagster.yaml`` hold the run queue and pool settings, keeping what the user wrote."""
+    path = Path(home) / "dagster.yaml"
+    block = concurrency_block(max_concurrent_runs(environ))
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_TELEMETRY_OFF + "\n" + block, encoding="utf-8")
+        return InstanceConfigOutcome(path, "created")
+    text = path.read_text(encoding="utf-8")
+    if BEGIN_MARKER in text and END_MARKER in text:
+        before, rest = text.split(BEGIN_MARKER, 1)
+        after = rest.split(END_MARKER, 1)[1].removeprefix("\n")
+        refreshed = before + block + after
+        if refreshed == text:
+            return InstanceConfigOutcome(path, "unchanged")
+        path.write_text(refreshed, encoding="utf-8")
+        return InstanceConfigOutcome(path, "refreshed")
+    try:
+        settings = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        message = f"{path} is not valid YAML ({exc}); it was left as it is. Fix it, then add:\n{block}"
+        return InstanceConfigOutcome(path, "left_alone", message)
+    if not isinstance(settings, dict):
+        message = (
+            f"{path} does not hold a mapping of settings; it was left as it is. It should hold:\n{block}"
+        )
+        return InstanceConfigOutcome(path, "left_alone", message)
+    own = [key for key in _CONCURRENCY_KEYS if key in settings]
+    if own:
+        missing = _missing_settings(settings)
+        if not missing:
+            return InstanceConfigOutcome(path, "unchanged")
+        message = (
+            f"{path} configures concurrency itself ({', '.join(own)}), so it was left as it is, but it "
+            f"lacks {'; '.join(missing)}. Without them, new collections can all build at once. "
+            f"insight_assets would use:\n{block}"
+        )
+        return InstanceConfigOutcome(path, "left_alone", message)
+    path.write_text(text.rstrip("\n") + "\n\n" + block, encoding="utf-8")
+    return InstanceConfigOutcome(path, "added", f"Added the run queue and pool settings to {path}.")
+
+
+def _missing_settings(settings: dict) -> list[str]:
+    """What of the run queue, the per-collection limit and the pool limit a user's settings lack."""
+    runs = {**_section(settings, "run_queue"), **_section(_section(settings, "concurrency"), "runs")}
+    pools = _section(_section(settings, "concurrency"), "pools")
+    missing = []
+    if "max_concurrent_runs" not in runs:
+        missing.append("concurrency.runs.max_concurrent_runs")
+    limits = runs.get("tag_concurrency_limits") or []
+    if not any(isinstance(limit, dict) and limit.get("key") == COLLECTION_TAG for limit in limits):
+        missing.append(f"a tag_concurrency_limits entry for {COLLECTION_TAG!r}")
+    if "default_limit" not in pools and "default_op_concurrency_limit" not in _section(
+        settings, "concurrency"
+    ):
+        missing.append("concurrency.pools.default_limit")
+    return missing
+
+
+def _section(settings: dict, key: str) -> dict:
+    value = settings.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def main() -> int:
+    """``python -m insight_assets.defs.instance``: make ``$DAGSTER_HOME/dagster.yaml`` current."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        print("DAGSTER_HOME is not set: no instance to configure.", file=sys.stderr)
+        return 2
+    try:
+        outcome = ensure_instance_config(Path(home))
+    except ValueError as exc:
+        print(f"Cannot configure the Dagster instance: {exc}", file=sys.stderr)
+        return 2
+    if outcome.message:
+        print(outcome.message, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The Dagster instance's run queue and pools: the dagster.yaml written, a user's file kept, and
+``dagster dev`` holding new collections in the queue instead of building them all at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from insight_assets.definitions import defs
+from insight_assets.defs.in_process import PROCESS_TAG, end_abandoned_runs, process_tags
+from insight_assets.defs.instance import (
+    BEGIN_MARKER,
+    MAX_RUNS_ENV,
+    ensure_instance_config,
+    max_concurrent_runs,
+)
+from insight_assets.defs.model_calls import LLM_POOL
+from insight_assets_tests.conftest import DEMO_COLLECTION
+
+STARTED, FAILURE = dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.FAILURE
+SMALLEST_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
+
+
+def concurrency(home: Path):
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return instance.get_concurrency_config()
+
+
+def test_a_new_instance_queues_runs_by_the_cores_one_per_collection_and_one_model_step_per_pool(tmp_path):
+    outcome = ensure_instance_config(tmp_path, environ={})
+    assert outcome.action == "created" and outcome.message is None
+    config = concurrency(tmp_path)
+    assert config.run_queue_config.max_concurrent_runs == max_concurrent_runs({}) >= 1
+    assert config.run_queue_config.tag_concurrency_limits == [
+        {"key": "dagster/partition", "value": {"applyLimitPerUniqueValue": True}, "limit": 1}
+    ]
+    assert config.pool_config.default_pool_limit == 1
+    assert "enabled: false" in outcome.path.read_text()  # telemetry stays off
+
+
+@pytest.mark.parametrize(("cores", "runs"), [(1, 1), (2, 1), (4, 2), (16, 8)])
+def test_concurrent_runs_default_to_half_the_cores(cores, runs):
+    assert max_concurrent_runs({}, cores=cores) == runs
+
+
+def test_the_environment_variable_overrides_the_cores_at_the_next_start(tmp_path):
+    ensure_instance_config(tmp_path, environ={})
+    again = ensure_instance_config(tmp_path, environ={})
+    assert again.action == "unchanged"
+    raised = ensure_instance_config(tmp_path, environ={MAX_RUNS_ENV: "3"})
+    assert raised.action == "refreshed"
+    assert concurrency(tmp_path).run_queue_config.max_concurrent_runs == 3
+    for bad in ("0", "two"):
+        with pytest.raises(ValueError, match=MAX_RUNS_ENV):
+            ensure_instance_config(tmp_path, environ={MAX_RUNS_ENV: bad})
+
+
+def test_a_users_own_settings_are_kept_and_the_queue_added_beside_them(tmp_path):
+    path = tmp_path / "dagster.yaml"
+    users = "# my instance\ntelemetry:\n  enabled: true\nrun_monitoring:\n  enabled: true  # keep\n"
+    path.write_text(users)
+    outcome = ensure_instance_config(tmp_path, environ={MAX_RUNS_ENV: "2"})
+    assert outcome.action == "added" and str(path) in outcome.message
+    assert path.read_text().startswith(users)
+    assert concurrency(tmp_path).run_queue_config.max_concurrent_runs == 2
+    # Later starts rewrite only the block between the markers; the user's lines stay as they were.
+    path.write_text(path.read_text() + "\n# a note added after the block\n")
+    assert ensure_instance_config(tmp_path, environ={MAX_RUNS_ENV: "4"}).action == "refreshed"
+    text = path.read_text()
+    assert text.startswith(users) and text.endswith("# a note added after the block\n")
+    assert text.count(BEGIN_MARKER) == 1
+    assert concurrency(tmp_path).run_queue_config.max_concurrent_runs == 4
+
+
+def test_a_file_that_configures_concurrency_itself_is_left_alone_and_the_user_told_what_it_lacks(tmp_path):
+    path = tmp_path / "dagster.yaml"
+    users = "concurrency:\n  runs:\n    max_concurrent_runs: 5\n"
+    path.write_text(users)
+    outcome = ensure_instance_config(tmp_path, environ={})
+    assert outcome.action == "left_alone" and path.read_text() == users
+    assert "'dagster/partition'" in outcome.message and "concurrency.pools.default_limit" in outcome.message
+    assert "max_concurrent_runs:" in outcome.message  # the block to copy is shown
+    assert "concurrency.runs.max_concurrent_runs" not in outcome.message.split("lacks", 1)[1].split(".", 1)[0]
+
+    complete = (
+        "run_queue:\n  max_concurrent_runs: 1\n  tag_concurrency_limits:\n"
+        "    - key: dagster/partition\n      value: {applyLimitPerUniqueValue: true}\n      limit: 1\n"
+        "concurrency:\n  pools:\n    default_limit: 2\n"
+    )
+    path.write_text(complete)
+    assert ensure_instance_config(tmp_path, environ={}) == type(outcome)(path, "unchanged")
+
+
+def test_an_unreadable_file_is_left_alone_with_what_to_add(tmp_path):
+    path = tmp_path / "dagster.yaml"
+    path.write_text("telemetry: [unclosed\n")
+    outcome = ensure_instance_config(tmp_path, environ={})
+    assert outcome.action == "left_alone" and "not valid YAML" in outcome.message
+    assert path.read_text() == "telemetry: [unclosed\n"
+
+
+def _runs_by_status(home: Path) -> tuple[Counter, set[str]]:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        runs = instance.get_runs()
+    return Counter(run.status for run in runs), {run.tags.get("dagster/partition") for run in runs}
+
+
+@pytest.mark.long
+def test_dagster_dev_queues_five_new_collections_and_runs_one_at_a_time(tmp_path):
+    """The sensor requests a run for each of five new folders; the queue starts one, holds four."""
+    project = tmp_path / "project"
+    names = [f"papers-{index}" for index in range(5)]
+    for name in names:
+        folder = project / "data" / "collections" / name
+        folder.mkdir(parents=True)
+        (folder / SMALLEST_PDF.name).write_bytes(SMALLEST_PDF.read_bytes())
+    home = tmp_path / "dagster_home"
+    ensure_instance_config(home, environ={MAX_RUNS_ENV: "1"})
+    _runs_by_status(home)  # makes the instance's storage now, not in a race with dagster dev's
+    env = {**os.environ, "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "dagster", "dev", "-m", "insight_assets.definitions", "-p", "3977"]
+    server = subprocess.Popen(
+        command,
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    in_progress = {dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED}
+    most_in_progress, queued_seen = 0, 0
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            assert server.poll() is None, server.stderr.read()[-3000:]
+            statuses, partitions = _runs_by_status(home)
+            most_in_progress = max(most_in_progress, sum(statuses[status] for status in in_progress))
+            queued_seen = max(queued_seen, statuses[dg.DagsterRunStatus.QUEUED])
+            if partitions == set(names) and statuses[dg.DagsterRunStatus.STARTED] == 1:
+                break
+            time.sleep(1)
+        # Watch a while longer: the queue must keep holding the others while one run builds.
+        for _ in range(10):
+            statuses, partitions = _runs_by_status(home)
+            most_in_progress = max(most_in_progress, sum(statuses[status] for status in in_progress))
+            time.sleep(1)
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        server.stderr.close()
+    assert partitions == set(names), f"the sensor requested runs for {sorted(partitions)}"
+    assert most_in_progress == 1
+    assert queued_seen >= 4 and statuses[dg.DagsterRunStatus.QUEUED] >= 3
+
+
+def test_a_build_ends_the_runs_whose_process_died_and_frees_their_pool_slots(tmp_path):
+    ensure_instance_config(tmp_path, environ={})
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        job = defs.resolve_job_def("build_collection")
+        abandoned = instance.create_run_for_job(job, tags={PROCESS_TAG: f"{host}:{dead.pid}"}, status=STARTED)
+        alive = instance.create_run_for_job(job, tags=process_tags(), status=STARTED)
+        elsewhere = instance.create_run_for_job(
+            job, tags={PROCESS_TAG: f"not-{host}:{dead.pid}"}, status=STARTED
+        )
+        instance.event_log_storage.set_concurrency_slots(LLM_POOL, 2)
+        for run in (abandoned, alive):
+            instance.event_log_storage.claim_concurrency_slot(LLM_POOL, run.run_id, "insights")
+
+        assert end_abandoned_runs(instance) == [abandoned.run_id]
+        statuses = {
+            run.run_id: instance.get_run_by_id(run.run_id).status for run in (abandoned, alive, elsewhere)
+        }
+        assert statuses == {abandoned.run_id: FAILURE, alive.run_id: STARTED, elsewhere.run_id: STARTED}
+        claimed = instance.event_log_storage.get_concurrency_info(LLM_POOL).claimed_slots
+        assert [slot.run_id for slot in claimed] == [alive.run_id]
+        assert end_abandoned_runs(instance) == []
