@@ -1,6 +1,7 @@
 """The ``citations`` asset: which paper of the collection cites which (``core/citations``)."""
 
 import base64
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -21,6 +22,7 @@ from insight_assets.defs.ingestion import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
+    items_check,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -53,7 +55,13 @@ class CitationConfig(dg.Config):
             return MatchSettings(**self.model_dump())
 
 
-@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="2", **asset_settings("ingestion"))
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[parsed_documents],
+    code_version="3",
+    check_specs=[dg.AssetCheckSpec("citation_links", asset="citations")],
+    **asset_settings("ingestion"),
+)
 def citations(
     context: dg.AssetExecutionContext, config: CitationConfig, storage: StorageResource
 ) -> dg.MaterializeResult:
@@ -62,7 +70,9 @@ def citations(
 
     Edges (citing paper, cited paper, the reference, its match score) go to `citations`, every
     reference with its outcome to `paper_references` (an unmatched one says why), and the view
-    `co_citations` counts the papers that cite two papers together.
+    `co_citations` counts the papers that cite two papers together. A collection without links
+    (one paper, or no readable reference list) gets zero rows and a warning saying why; the
+    methods that read links go on without them.
     """
     settings = config.settings()
     return materialize_each(context, storage, lambda collection: _citations(storage, collection, settings))
@@ -81,13 +91,9 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
         CitingDocument(row["doc_id"], row["title"], row["first_page"], row["references_text"] or "")
         for row in rows
     ]
+    if not documents:
+        raise nothing_to_do(collection, "no parsed documents to read references from.")
     graph = build_citation_graph(documents, settings)
-    if not graph.reference_count:
-        raise nothing_to_do(
-            collection,
-            f"no references to match: none of its {len(documents)} parsed documents has a references "
-            "section that could be read (a heading such as 'References' or 'Bibliography').",
-        )
     storage.warehouse.replace_partition(
         collection,
         {"paper_references": reference_table(collection, graph), "citations": edge_table(collection, graph)},
@@ -122,6 +128,7 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
     ]
     without_references = [doc.doc_id for doc in documents if not graph.matches[doc.doc_id]]
     return CollectionReport(
+        checks=[items_check("citation_links", len(edges), _why_no_links(graph, len(documents)))],
         metadata={
             "dagster/row_count": len(edges),
             "papers": len(documents),
@@ -153,4 +160,27 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
             sorted(f"{edge['citing_doc_id']}>{edge['cited_doc_id']}" for edge in edges)
             + [f"references:{graph.reference_count}"]
         ),
+    )
+
+
+def missing_links(links: Sequence[tuple[str, str]], needed_for: str) -> str | None:
+    """Why ``needed_for`` was skipped when the collection has no citation links; None when it has some."""
+    if links:
+        return None
+    return f"{needed_for} needs citation links between the collection's papers, and it has none (see the `citation_links` check of `citations`)."
+
+
+def _why_no_links(graph, papers: int) -> str:
+    """Why no paper of the collection was found citing another."""
+    if not graph.reference_count:
+        return (
+            f"no references to match: none of its {papers} parsed documents has a references section that "
+            "could be read (a heading such as 'References' or 'Bibliography'). Methods that read citation "
+            "links go on without them."
+        )
+    if papers < 2:
+        return "the collection holds one paper: there is no other paper for it to cite."
+    return (
+        f"none of the {graph.reference_count} references read names another paper of the collection "
+        "(see `rejected_candidates` for near misses)."
     )

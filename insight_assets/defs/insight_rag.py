@@ -30,7 +30,7 @@ from insight_assets.core.methods.insight_rag.tasks import (
 from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.citations import citations
+from insight_assets.defs.citations import citations, missing_links
 from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -40,6 +40,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
     open_retriever,
+    skipped_metadata,
     write_report,
 )
 from insight_assets.defs.model_calls import (
@@ -284,6 +285,9 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
         },
     )
     counts = {kind: sum(item.kind == kind for item in items) for kind in insight_rag.schemas.KINDS}
+    skipped = {}
+    if not counts[insight_rag.schemas.MATCHING]:
+        skipped["matching items"] = _why_no_matching(citation_links(warehouse, collection), settings)
     sample = [
         {
             "kind": item.kind,
@@ -302,9 +306,19 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
             "rules": "buried: one object in the collection, subject and object once in the paper's full text "
             "(the paper: once in the abstract)",
             "writer": writer,
+            **skipped_metadata(skipped),
             **llm_metadata(client),
         },
         checks=[items_check("benchmark_has_items", len(items), why_none)],
+    )
+
+
+def _why_no_matching(links: list[tuple[str, str]], settings: insight_rag.BenchmarkSettings) -> str:
+    if not settings.max_matching:
+        return "max_matching is 0."
+    return missing_links(links, "A matching item") or (
+        "a matching item needs a pair of papers that cite each other and a pair that do not, in equal "
+        "numbers; the collection lacks one of the two."
     )
 
 

@@ -44,6 +44,16 @@ def items_check(check_name: str, count: int, why_none: str) -> dg.AssetCheckResu
     )
 
 
+def skipped_metadata(skipped: dict[str, str]) -> dict[str, dg.MetadataValue]:
+    """The parts of an asset's work that were left out and why (no citation links, a collection too
+    small for a route), shown in the UI rather than left as silently missing rows."""
+    rows = [{"part": part, "why": why} for part, why in skipped.items()]
+    return {
+        "skipped": dg.MetadataValue.md(markdown_table(rows, ["part", "why"], empty="Nothing.")),
+        "skipped_parts": len(rows),
+    }
+
+
 @contextlib.contextmanager
 def invalid_config(asset: str) -> Iterator[None]:
     """A config's settings that fail their own checks (``ValueError``) fail the step with the

@@ -22,14 +22,16 @@ from insight_assets.core.methods.scipip import report
 from insight_assets.core.methods.scipip.evaluation import RECALL_AT
 from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.citations import citations
+from insight_assets.defs.citations import citations, missing_links
 from insight_assets.defs.ingestion import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
+    items_check,
     markdown_table,
     materialize_each,
     nothing_to_do,
+    skipped_metadata,
     write_report,
 )
 from insight_assets.defs.model_calls import (
@@ -295,7 +297,12 @@ class RetrievalConfig(ModelCallConfig):
             "backgrounds_readable",
             asset="scipip_retrievals",
             description="Every line of the collection's backgrounds.jsonl is usable.",
-        )
+        ),
+        dg.AssetCheckSpec(
+            "retrievals_made",
+            asset="scipip_retrievals",
+            description="Some background (the user's, or a held-out paper's) was retrieved for.",
+        ),
     ],
     **SCIPIP_GROUP,
 )
@@ -338,6 +345,25 @@ def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
     }
 
 
+def _skipped_routes(library: scipip.Library) -> dict[str, str]:
+    """SKC's routes that could not run on this collection, and why."""
+    why = missing_links(library.citations, "The co-citation route")
+    return {"co-citation route": why} if why else {}
+
+
+def _why_no_recall(library: scipip.Library, leave_one_out: bool) -> str:
+    if not leave_one_out:
+        return "leave_one_out is off."
+    if len(library.doc_ids) < 3:
+        return (
+            f"leave-one-out needs at least three summarized papers (one held out, one it cites, one to rank "
+            f"against); the collection has {len(library.doc_ids)}."
+        )
+    return missing_links(library.citations, "Leave-one-out recall") or (
+        "no held-out paper cites another paper of the collection: there is nothing to find."
+    )
+
+
 def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     library = load_library(storage, embedder, collection)
     folder = existing_collection_folder(storage.collections_root, collection)
@@ -378,6 +404,9 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         for tau in sorted({*TAU_SWEEP, settings.tau})
     ]
     table = scipip.recall_table(recall)
+    skipped = _skipped_routes(library)
+    if not recall:
+        skipped["leave-one-out recall"] = _why_no_recall(library, config.leave_one_out)
     similarities = library.summary_vectors @ library.summary_vectors.T
     pairs = similarities[np.triu_indices(len(library.doc_ids), 1)]
     return CollectionReport(
@@ -395,9 +424,16 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
                 if len(pairs)
                 else "one paper"
             ),
+            **skipped_metadata(skipped),
             **llm_metadata(client),
         },
         checks=[
+            items_check(
+                "retrievals_made",
+                len(user_rows) + len(recall),
+                f"no user background ({scipip.BACKGROUNDS_FILE}) and no leave-one-out query: "
+                + skipped.get("leave-one-out recall", ""),
+            ),
             dg.AssetCheckResult(
                 check_name="backgrounds_readable",
                 passed=not [p for p in problems if "will be extracted" not in p.message],
@@ -407,7 +443,7 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
                         markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
                     )
                 },
-            )
+            ),
         ],
     )
 
@@ -520,6 +556,7 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
             "stage_failures": sum(len(run.errors) for run in runs),
             "writer": writer,
             "scipip_ideas": dg.MetadataValue.md(markdown_table(preview, ["title", "inspired_by"])),
+            **skipped_metadata(_skipped_routes(library)),
             **llm_metadata(client),
         }
     )

@@ -7,13 +7,14 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.citations import citation_links
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
-from insight_assets.defs.citations import citations
+from insight_assets.defs.citations import citations, missing_links
 from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -22,6 +23,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
     open_retriever,
+    skipped_metadata,
     write_report,
 )
 from insight_assets.defs.model_calls import (
@@ -213,6 +215,14 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         raise nothing_to_do(collection, "no target paper has questions: `xsum_questions` kept none for them.")
     writer = client.writer_label(xsum.tasks.XSUM_ANSWER)
     warehouse.replace_partition(collection, _answer_tables(collection, targets, problems, answers, writer))
+    skipped = {}
+    if not any(t.is_evaluation for t in targets):
+        skipped["evaluation targets"] = missing_links(
+            citation_links(warehouse, collection), "An evaluation target"
+        ) or (
+            f"no paper's related-work section cites {config.min_cited_for_evaluation} or more papers of the "
+            "collection (min_cited_for_evaluation)."
+        )
     counts = {
         status: sum(a.status == status for a in answers)
         for status in (xsum.ANSWERED, xsum.ABSTAINED, xsum.FAILED)
@@ -234,6 +244,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
             "summary_target_problems": dg.MetadataValue.md(
                 markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
             ),
+            **skipped_metadata(skipped),
             **llm_metadata(client),
         },
         checks=[
@@ -589,6 +600,13 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         metadata={
             "dagster/row_count": len(scored),
             "evaluation_targets": sum(t.is_evaluation for t in targets),
+            **skipped_metadata(
+                {}
+                if any(t.is_evaluation for t in targets)
+                else {
+                    "scores against related-work sections": "no evaluation target (see `skipped` of xsum_answers)."
+                }
+            ),
             **{
                 f"scores_vs_{kind}": dg.MetadataValue.md(markdown_table(rows, columns))
                 for kind, rows in tables.items()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dagster as dg
+
 from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import parsed_documents, source_documents
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import failure, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
 
 # Links checked by hand against the references sections (citing file stem -> cited file stem).
 KNOWN_LINKS = [
@@ -71,18 +73,16 @@ def test_citations_link_the_papers_that_cite_each_other(instance, storage, hashi
     assert together["co_cited_by"] >= 5
 
 
-def test_a_collection_without_readable_references_says_so(instance, storage, hashing_embedder):
-    add_collection(storage, "one", sorted(DEMO_COLLECTION.glob("*.pdf"))[:1])
+def test_a_collection_without_readable_references_gets_no_links_and_a_warning_saying_why(
+    instance, storage, hashing_embedder
+):
+    add_collection(storage, "one", sorted(DEMO_COLLECTION.glob("*.pdf"))[:2])
     assert materialize_collection(instance, storage, hashing_embedder, "one", assets=ASSETS[:2]).success
-    # As if the paper had no references section.
+    # As if the papers had no references section.
     storage.warehouse.query("UPDATE parsed_documents SET references_text = '' WHERE collection = 'one'")
-    result = materialize_collection(
-        instance, storage, hashing_embedder, "one", assets=[citations], raise_on_error=False
-    )
-    assert failure(result) == (
-        "citations",
-        (
-            "collection 'one': no references to match: none of its 1 parsed documents has a references section "
-            "that could be read (a heading such as 'References' or 'Bibliography')."
-        ),
-    )
+    result = materialize_collection(instance, storage, hashing_embedder, "one", assets=[citations])
+    assert metadata(result, "citations")["dagster/row_count"] == 0
+    links = check(result, "citation_links")
+    assert not links.passed and links.severity == dg.AssetCheckSeverity.WARN
+    assert "none of its 2 parsed documents has a references section" in links.description
+    assert storage.warehouse.rows("SELECT * FROM citations WHERE collection = 'one'") == []
