@@ -2,7 +2,8 @@
 
 For each file (bad/ included): the verdict, the problem kinds, the document language, pages,
 characters per page, the junk share, the real-word share, words per 1,000 characters, characters per
-token, and the pages dropped as garbled or named as poor. The target is the gate's promise about the
+token, the pages dropped as garbled or named as poor, and the digit-glued tokens ("7pronounced": a
+footnote's number left on a word). The target is the gate's promise about the
 real papers: none is rejected or flagged.
 
 Cost, side by side on the same files: ``parse_pdf`` (which runs the gate) against ``assess_text``
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from bench.common import BAD, collections, print_table, smallest, summary, timed
 from insight_assets.core.pdf import DEFAULT_QUALITY, parse_pdf
+from insight_assets.core.pdf.footnotes import digit_glued_tokens
 from insight_assets.core.text_quality import USABLE, assess_text
 
 REPEATS = 2
@@ -57,6 +59,9 @@ def run(corpus: Path, quick: bool) -> dict:
                 "chars_per_token": quality.mean_token_chars if quality else None,
                 "garbled_pages": len(quality.garbled_pages) if quality else 0,
                 "poor_pages": len(quality.poor_pages) if quality else 0,
+                "digit_glued": len(digit_glued_tokens("\n".join(result.document.page_texts)))
+                if result.document
+                else None,
             }
         )
     print_table(
@@ -74,6 +79,7 @@ def run(corpus: Path, quick: bool) -> dict:
             "chars_per_token",
             "garbled_pages",
             "poor_pages",
+            "digit_glued",
         ],
         title=f"quality: {len(rows)} PDFs",
     )
@@ -85,6 +91,7 @@ def run(corpus: Path, quick: bool) -> dict:
         f"\nReal papers: {len(papers)}, usable {len(papers) - len(flagged)}"
         + (f", flagged: {', '.join(flagged)}" if flagged else "")
         + (f"; word share {min(shares):.3f} to {max(shares):.3f}" if shares else "")
+        + f"; digit-glued tokens (footnote numbers left on words): {sum(r['digit_glued'] or 0 for r in papers)}"
         + f"\nGate: {1000 * gate_s / max(pages, 1):.2f} ms/page, {share:.1%} of parse_pdf's time "
         f"({1000 * parse_s / max(pages, 1):.2f} ms/page) over {pages} pages"
     )

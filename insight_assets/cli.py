@@ -11,7 +11,6 @@ import contextlib
 import io
 import os
 import sys
-import warnings
 from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
@@ -731,11 +730,6 @@ def main(argv: list[str] | None = None) -> int:
     # The bundled embedder needs no network; say so before transformers looks for one.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    import dagster as dg
-
-    # single-run backfill policies are marked beta; that is known and fine here.
-    warnings.filterwarnings("ignore", category=dg.BetaWarning)
     parser = argparse.ArgumentParser(prog="insight-assets", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="materialize every asset of one or more collections")

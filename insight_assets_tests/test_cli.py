@@ -10,6 +10,7 @@ from pathlib import Path
 
 from insight_assets_tests.conftest import DEMO_COLLECTION
 
+QUIETING_VARIABLES = ("LANCEDB_LOG", "HF_HUB_DISABLE_PROGRESS_BARS")
 SMALLEST_DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
 
 
@@ -17,6 +18,9 @@ def run_cli(
     project: Path, *args: str, environment: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1", **(environment or {})}
+    # The command must be quiet on its own, not thanks to settings this test process inherited.
+    for name in QUIETING_VARIABLES:
+        env.pop(name, None)
     (project / "home").mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "insight_assets.cli", *args],
@@ -40,6 +44,9 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     line = next(text for text in summary if text.startswith("tiny:"))
     assert "1 documents" in line and "insightgen chunks" in line and "xsum chunks" in line
     assert "http://127.0.0.1:3000" in built.stdout
+    # No library chatter: LanceDB's "No existing dataset ... it will be created", Dagster's beta notices.
+    chatter = [text for text in built.stderr.splitlines() if "WARN" in text or "Warning" in text]
+    assert chatter == []
 
     listed = run_cli(tmp_path, "collections")
     assert listed.returncode == 0

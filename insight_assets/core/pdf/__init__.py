@@ -24,6 +24,7 @@ from pathlib import Path
 import pymupdf
 
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.pdf.footnotes import has_glued_footnote, split_footnotes
 from insight_assets.core.pdf.layout import reading_order
 from insight_assets.core.pdf.repair import (
     HYPHEN_CONTEXT,
@@ -48,7 +49,7 @@ from insight_assets.core.text_quality import (
 )
 
 # Bump whenever the text or structure produced for the same file can change.
-PARSER_VERSION = "3"
+PARSER_VERSION = "4"
 DEFAULT_QUALITY = QualitySettings()
 
 
@@ -305,9 +306,13 @@ def _is_rotated_line(block: tuple) -> bool:
 
 
 def _page_text(page: pymupdf.Page, textpage: pymupdf.TextPage, index: int, candidates: list[Heading]) -> str:
-    """The page's cleaned text in reading order; heading candidates are appended to ``candidates``."""
+    """The page's cleaned text in reading order, then its footnotes (``footnotes.py``), each after a
+    blank line so that no sentence runs into one; heading candidates are appended to ``candidates``."""
+    extracted, footnotes = textpage.extractBLOCKS(), []
+    if has_glued_footnote([block[4] for block in extracted if block[6] == 0]):
+        extracted, footnotes = split_footnotes(textpage)
     blocks, rotated = [], []
-    for block in textpage.extractBLOCKS():
+    for block in extracted:
         if block[6] == 0 and block[4] and not block[4].isspace():  # text blocks with visible text
             (rotated if _is_rotated_line(block) else blocks).append(block)
     rect = page.rect
@@ -334,7 +339,8 @@ def _page_text(page: pymupdf.Page, textpage: pymupdf.TextPage, index: int, candi
             candidates.append(Heading(shown, scheme, key, name, index, length, length + size))
         pieces.append(text)
         length += len(text)
-    return "".join(pieces)
+    notes = [clean_page_text(note.strip()) for note in footnotes if note.strip()]
+    return "\n\n".join(["".join(pieces), *notes]) if pieces else "\n\n".join(notes)
 
 
 __all__ = [
