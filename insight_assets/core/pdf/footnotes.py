@@ -22,9 +22,9 @@ from collections import Counter
 
 import pymupdf
 
-# What triggers the second read: a line that opens with a marker glued to a word of three letters
-# or more ("7pronounced", "3https", "∗Equal"); not "13B" or "3x3", not "3 Method" (a heading).
-GLUED_FOOTNOTE_START = re.compile(r"(?m)^(?:\d{1,3}|[*†‡§¶∗]+)[^\W\d_]{3}")
+# What triggers the second read: a line that opens with a marker glued to a word ("7pronounced",
+# "14we", "∗Equal"); not to a unit or a size ("13B", "16GB", "3x3"), nor "3 Method" (a heading).
+GLUED_FOOTNOTE_START = re.compile(r"(?m)^(?:\d{1,3}|[*†‡§¶∗]+)(?:[a-z]{2}|[A-Z][a-z])")
 _MARKER = re.compile(r"\d{1,3}|[*†‡§¶∗]{1,3}")
 _MAX_MARKER_CHARS = 4  # a marker span's text, with a space beside it
 _MARKER_BEFORE_WORD = re.compile(r"(?:\d|[*†‡§¶∗])[^\W\d_]")
