@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from insight_assets_tests.conftest import DEMO_COLLECTION
 
 QUIETING_VARIABLES = ("LANCEDB_LOG", "HF_HUB_DISABLE_PROGRESS_BARS")
@@ -33,6 +35,7 @@ def run_cli(
     )
 
 
+@pytest.mark.long
 def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     folder = tmp_path / "data" / "collections" / "tiny"
     folder.mkdir(parents=True)

@@ -130,6 +130,7 @@ def test_dagster_cli_validates_the_code_location():
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 
+@pytest.mark.long
 def test_shell_backfill_over_several_collections_with_dagster_asset_materialize(tmp_path):
     """`dagster asset materialize --partition-range` builds every collection of the range in one run."""
     project = tmp_path / "project"
@@ -143,7 +144,11 @@ def test_shell_backfill_over_several_collections_with_dagster_asset_materialize(
     with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.add_dynamic_partitions(collection_partitions.name, ["a-papers", "b-papers"])
 
-    hashing = '{"resources": {"embedder": {"config": {"provider": "hashing"}}}}'
+    # The in-process executor: a step per process would spend most of the test importing.
+    hashing = (
+        '{"resources": {"embedder": {"config": {"provider": "hashing"}}}, '
+        '"execution": {"config": {"in_process": {}}}}'
+    )
     completed = subprocess.run(
         [
             sys.executable,
