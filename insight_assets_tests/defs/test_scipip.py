@@ -92,11 +92,16 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
     titles = {p["title"] for p in papers}
     for run in runs:
         mine = [i for i in ideas if i["query_id"] == run["query_id"]]
-        assert {i["method"] for i in mine} == METHODS
+        # Retrieval-only ideas need a retrieved paper that inspired (offline: shares two content
+        # words with the background); without one the path has nothing to start from.
+        assert {i["method"] for i in mine} == (
+            METHODS if run["inspiring_doc_ids"] else METHODS - {"retrieval-only"}
+        )
         assert all(i["idea"].startswith("[offline template]") for i in mine)
         assert all(set(i["inspired_by"]) <= titles for i in mine)
         assert run["held_out"] not in run["retrieved_doc_ids"]
         assert all(i["detailed_method"] for i in mine if i["method"] == "scipip")
+    assert any(run["inspiring_doc_ids"] for run in runs)
     scores = _rows(storage, "scipip_scores")
     assert {(s["query_id"], s["method"], s["position"]) for s in scores} == {
         (i["query_id"], i["method"], i["position"]) for i in ideas
