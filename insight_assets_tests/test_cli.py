@@ -35,8 +35,32 @@ def run_cli(
     )
 
 
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """``insight-assets`` run in this process (``cli.main``), as ``run_cli`` runs it in another: for
+    the commands whose own process is not what is tested, without a Python start-up, the imports and
+    the model loads each time."""
+    from insight_assets import cli as command
+
+    def run(project: Path, *args: str, environment: dict[str, str] | None = None):
+        with monkeypatch.context() as patch:
+            patch.chdir(project)
+            patch.setenv("DAGSTER_HOME", str(project / "home"))
+            for name, value in (environment or {}).items():
+                patch.setenv(name, value)
+            capsys.readouterr()
+            try:
+                code = command.main(list(args))
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 2
+            captured = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+    return run
+
+
 @pytest.mark.long
-def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
+def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
     folder = tmp_path / "data" / "collections" / "tiny"
     folder.mkdir(parents=True)
     (folder / SMALLEST_DEMO_PDF.name).write_bytes(SMALLEST_DEMO_PDF.read_bytes())
@@ -51,11 +75,11 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     chatter = [text for text in built.stderr.splitlines() if "WARN" in text or "Warning" in text]
     assert chatter == []
 
-    listed = run_cli(tmp_path, "collections")
+    listed = cli(tmp_path, "collections")
     assert listed.returncode == 0
     assert next(text for text in listed.stdout.splitlines() if text.startswith("tiny:")) == line
 
-    exported = run_cli(tmp_path, "export", "--collection", "tiny", "--output", "pairs/tiny.jsonl")
+    exported = cli(tmp_path, "export", "--collection", "tiny", "--output", "pairs/tiny.jsonl")
     assert exported.returncode == 0, exported.stderr[-3000:]
     records = [json.loads(text) for text in (tmp_path / "pairs" / "tiny.jsonl").read_text().splitlines()]
     pairs = int(line.split(" question-answer pairs")[0].rsplit(" ", 1)[-1])
@@ -63,7 +87,7 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert {"collection", "question", "answer", "document_ids", "source"} <= set(records[0])
     assert records[0]["collection"] == "tiny" and records[0]["source"] == "generated"
 
-    estimated = run_cli(
+    estimated = cli(
         tmp_path, "estimate", "--collection", "tiny", "--provider", "openai", "--model", "gpt-4o-mini"
     )
     assert estimated.returncode == 0, estimated.stderr[-3000:]
@@ -94,7 +118,7 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert total_cost > 0 and "Traceback" not in estimated.stderr
 
     # The bundled local model: free, counted by its own tokenizer, timed by its speed measured here.
-    local = run_cli(tmp_path, "estimate", "--collection", "tiny", "--provider", "local")
+    local = cli(tmp_path, "estimate", "--collection", "tiny", "--provider", "local")
     assert local.returncode == 0, local.stderr[-3000:]
     header, _, *table = [row.split("|")[1:-1] for row in local.stdout.splitlines() if row.startswith("|")]
     local_rows = {
@@ -111,15 +135,13 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     assert "Expected wall time of the model calls: about" in local.stdout
     assert "tokens/s written" in local.stdout
 
-    asked = run_cli(
-        tmp_path, "ask", "--collection", "tiny", "How are citation contexts used to relate papers?"
-    )
+    asked = cli(tmp_path, "ask", "--collection", "tiny", "How are citation contexts used to relate papers?")
     assert asked.returncode == 0, asked.stderr[-3000:]
     assert asked.stdout.startswith("Question: How are citation contexts used")
     assert "Related insights (offline (extractive)):" in asked.stdout
     assert "Sources: " in asked.stdout and ", p" in asked.stdout  # a title and its pages
 
-    tree = run_cli(tmp_path, "ask", "-c", "tiny", "--method", "contregen", "How are citation contexts used?")
+    tree = cli(tmp_path, "ask", "-c", "tiny", "--method", "contregen", "How are citation contexts used?")
     assert tree.returncode == 0, tree.stderr[-3000:]
     assert tree.stdout.startswith(
         "Question: How are citation contexts used?\n\nAnswer (offline (extractive)):"
@@ -130,7 +152,7 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     # Asked in other words than the paper's "Our approach to address both entity and relation
     # coverage is based on distant supervision".
     for retriever in ("index", "sentences"):
-        insight = run_cli(
+        insight = cli(
             tmp_path,
             "ask",
             "-c",
@@ -152,7 +174,7 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     backgrounds.write_text(
         '{"background": "1. The need to link papers to the entities they mention."}\n{"topic": 1}\n'
     )
-    proposed = run_cli(tmp_path, "ideas", "-c", "tiny", "--file", str(backgrounds))
+    proposed = cli(tmp_path, "ideas", "-c", "tiny", "--file", str(backgrounds))
     assert proposed.returncode == 0, proposed.stderr[-3000:]
     assert 'line 2: "background" is missing or empty' in proposed.stderr
     assert (
@@ -160,15 +182,15 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path):
     )
     assert "Ideas (offline (extractive)):\n\n1. [offline template]" in proposed.stdout
 
-    given = run_cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
+    given = cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
     assert given.returncode == 0, given.stderr[-3000:]
     assert "Answer (given):\nCitations credit prior work." in given.stdout
 
-    searched = run_cli(tmp_path, "search", "-c", "tiny", "citation context", "-k", "3")
+    searched = cli(tmp_path, "search", "-c", "tiny", "citation context", "-k", "3")
     assert searched.returncode == 0, searched.stderr[-3000:]
     hits = [line for line in searched.stdout.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
     assert len(hits) == 3 and all(", p" in hit and "reranked by late-interaction" in hit for hit in hits)
-    lexical = run_cli(tmp_path, "search", "-c", "tiny", "zzzqqq", "--mode", "lexical", "--rerank", "none")
+    lexical = cli(tmp_path, "search", "-c", "tiny", "zzzqqq", "--mode", "lexical", "--rerank", "none")
     assert (
         lexical.returncode == 1 and "No chunk of 'tiny' matches 'zzzqqq' (lexical search)." in lexical.stdout
     )
@@ -183,29 +205,29 @@ def test_search_and_ask_offer_the_modes_their_packages_define():
     assert set(cli.INSIGHT_RETRIEVERS) == set(RETRIEVER_MODES) and cli.INSIGHT_RETRIEVERS[0] == INDEX
 
 
-def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path):
+def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path, cli):
     (tmp_path / "data" / "collections" / "real").mkdir(parents=True)
-    unknown = run_cli(tmp_path, "build", "--collection", "missing")
+    unknown = cli(tmp_path, "build", "--collection", "missing")
     assert unknown.returncode == 2
     assert "No folder for collection 'missing'" in unknown.stderr and "real" in unknown.stderr
 
-    escaping = run_cli(tmp_path, "build", "--collection", "../etc")
+    escaping = cli(tmp_path, "build", "--collection", "../etc")
     assert escaping.returncode == 2 and "is refused" in escaping.stderr
     assert "Traceback" not in unknown.stderr + escaping.stderr
 
 
-def test_a_hosted_provider_without_its_key_is_refused_before_any_run(tmp_path):
+def test_a_hosted_provider_without_its_key_is_refused_before_any_run(tmp_path, cli):
     (tmp_path / "data" / "collections" / "real").mkdir(parents=True)
     without_key = {"INSIGHT_ASSETS_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": ""}
     for command in (["build", "--collection", "real"], ["ask", "-c", "real", "Why?"]):
-        refused = run_cli(tmp_path, *command, environment=without_key)
+        refused = cli(tmp_path, *command, environment=without_key)
         assert refused.returncode == 2
         assert "ANTHROPIC_API_KEY" in refused.stderr and "Traceback" not in refused.stderr
-    typo = run_cli(tmp_path, "build", "-c", "real", environment={"INSIGHT_ASSETS_LLM_PROVIDER": "opena"})
+    typo = cli(tmp_path, "build", "-c", "real", environment={"INSIGHT_ASSETS_LLM_PROVIDER": "opena"})
     assert typo.returncode == 2 and "is not a provider" in typo.stderr
 
 
-def test_a_local_model_that_is_missing_or_not_a_gguf_is_refused_before_any_run(tmp_path):
+def test_a_local_model_that_is_missing_or_not_a_gguf_is_refused_before_any_run(tmp_path, cli):
     (tmp_path / "data" / "collections" / "real").mkdir(parents=True)
     not_a_model = tmp_path / "weights.gguf"
     not_a_model.write_text("not weights")
@@ -214,7 +236,7 @@ def test_a_local_model_that_is_missing_or_not_a_gguf_is_refused_before_any_run(t
         (not_a_model, "is not a GGUF file"),
     ):
         environment = {"INSIGHT_ASSETS_LLM_PROVIDER": "local", "INSIGHT_ASSETS_LLM_MODEL": str(model)}
-        refused = run_cli(tmp_path, "build", "--collection", "real", environment=environment)
+        refused = cli(tmp_path, "build", "--collection", "real", environment=environment)
         assert refused.returncode == 2, refused.stderr[-2000:]
         assert f"local model '{model}' {problem}" in refused.stderr
         assert "Building collection" not in refused.stdout and "Traceback" not in refused.stderr

@@ -28,6 +28,9 @@ from insight_assets.defs.runs import ALL_ASSETS, INGESTION_ASSETS, materialize_c
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
 
+# Each test builds in a process of its own and kills it: end-to-end, and long.
+pytestmark = pytest.mark.long
+
 PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
 COLLECTION = "crash"
 REPO = Path(__file__).resolve().parents[2]
