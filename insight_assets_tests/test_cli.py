@@ -242,7 +242,7 @@ def test_a_local_model_that_is_missing_or_not_a_gguf_is_refused_before_any_run(t
         assert "Building collection" not in refused.stdout and "Traceback" not in refused.stderr
 
 
-def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):
+def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path, cli):
     from insight_assets_tests import pdf_factory as make
 
     collections = tmp_path / "data" / "collections"
@@ -251,7 +251,7 @@ def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):
     make.write_pdf(collections / "unusable" / "cipher.pdf", make.english_pages(3), remap=make.caesar)
     (collections / "unusable" / "notes.pdf").write_bytes(b"not a PDF\n")
 
-    built = run_cli(tmp_path, "build", "--collection", "empty", "--collection", "unusable")
+    built = cli(tmp_path, "build", "--collection", "empty", "--collection", "unusable")
     assert built.returncode == 1
     assert "Traceback" not in built.stderr and "Stack Trace" not in built.stderr
     assert "Not executing" not in built.stderr

@@ -7,10 +7,20 @@ from pathlib import Path
 import dagster as dg
 
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.runs import materialize_collection
+from insight_assets.defs.runs import ALL_ASSETS, materialize_collection
 from insight_assets_tests.fake_model_server import FakeModelServer
 
-__all__ = ["check", "failure", "hosted_llm", "materialize_collection", "metadata"]
+__all__ = ["assets_up_to", "check", "failure", "hosted_llm", "materialize_collection", "metadata"]
+
+
+def assets_up_to(*names: str) -> list:
+    """The assets ``names`` and everything upstream of them: what a test of those assets builds,
+    rather than every method's."""
+    from insight_assets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    keys = dg.AssetSelection.assets(*names).upstream().resolve(graph)
+    return [asset for asset in ALL_ASSETS if set(asset.keys) & keys]
 
 
 def hosted_llm(server: FakeModelServer, tmp_path: Path, **changes) -> LLMResource:

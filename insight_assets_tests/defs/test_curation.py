@@ -13,7 +13,13 @@ from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.defs import curation as curation_defs
 from insight_assets.defs.resources import LLMResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import (
+    assets_up_to,
+    check,
+    hosted_llm,
+    materialize_collection,
+    metadata,
+)
 from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
@@ -46,7 +52,9 @@ def test_the_demo_collection_gets_questions_and_cited_answers_offline(
 ):
     folder = add_collection(storage, "demo", DEMO_PDFS)
     write_user_questions(folder)
-    result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm)
+    result = materialize_collection(
+        instance, storage, hashing_embedder, "demo", llm=llm, assets=assets_up_to("generated_answers")
+    )
 
     compressed = metadata(result, "compressed_documents")
     assert compressed["dagster/row_count"] == 5

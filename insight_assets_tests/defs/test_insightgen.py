@@ -13,7 +13,7 @@ from insight_assets.core.methods.insightgen import INSIGHT_METHODS
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import assets_up_to, check, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
@@ -93,6 +93,7 @@ def test_two_judges_are_compared(instance, storage, hashing_embedder, llm, monke
             hashing_embedder,
             "demo",
             llm=llm,
+            assets=assets_up_to("judge_scores"),
             run_config={
                 "ops": {
                     "judge_scores": {
@@ -133,7 +134,9 @@ def test_no_kept_answer_is_said_by_a_warning_and_the_chain_still_builds(
     instance, storage, hashing_embedder, llm
 ):
     add_collection(storage, "demo", DEMO_PDFS[:2])
-    materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm)
+    materialize_collection(
+        instance, storage, hashing_embedder, "demo", llm=llm, assets=assets_up_to("method_report")
+    )
     # What a model whose every answer failed its checks leaves: answers, none kept.
     with storage.warehouse.connect() as connection:
         connection.execute("UPDATE generated_answers SET status = 'failed' WHERE collection = 'demo'")
