@@ -53,12 +53,13 @@ def has_glued_footnote(block_texts: list[str]) -> bool:
 
 
 def _body_size(blocks: list[dict]) -> float:
-    """The page's body text size: the span size that covers the most characters."""
+    """The page's body text size: the size of the lines' first spans that covers the most
+    characters (a line's first span is enough, and the page is read once more only here)."""
     sizes: Counter[float] = Counter()
     for block in blocks:
         for line in block["lines"]:
-            for span in line["spans"]:
-                sizes[round(span["size"], 1)] += len(span["text"])
+            first = line["spans"][0]
+            sizes[first["size"]] += len(first["text"])
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
