@@ -1,7 +1,6 @@
 """The ``citations`` asset: which paper of the collection cites which (``core/citations``)."""
 
 import base64
-from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -161,13 +160,6 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
             + [f"references:{graph.reference_count}"]
         ),
     )
-
-
-def missing_links(links: Sequence[tuple[str, str]], needed_for: str) -> str | None:
-    """Why ``needed_for`` was skipped when the collection has no citation links; None when it has some."""
-    if links:
-        return None
-    return f"{needed_for} needs citation links between the collection's papers, and it has none (see the `citation_links` check of `citations`)."
 
 
 def _why_no_links(graph, papers: int) -> str:

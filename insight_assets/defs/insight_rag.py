@@ -15,7 +15,7 @@ from insight_assets.core.index import IndexMissing
 from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import report, retriever, scores
-from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, normalised_text
+from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, normalised_text, why_no_matching
 from insight_assets.core.methods.insight_rag.collection import first_chunks, phrase_questions, read_triples
 from insight_assets.core.methods.insight_rag.pipeline import paper_text
 from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
@@ -30,7 +30,7 @@ from insight_assets.core.methods.insight_rag.tasks import (
 from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.citations import citations, missing_links
+from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -287,7 +287,9 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
     counts = {kind: sum(item.kind == kind for item in items) for kind in insight_rag.schemas.KINDS}
     skipped = {}
     if not counts[insight_rag.schemas.MATCHING]:
-        skipped["matching items"] = _why_no_matching(citation_links(warehouse, collection), settings)
+        skipped["matching items"] = why_no_matching(
+            citation_links(warehouse, collection), settings.max_matching
+        )
     sample = [
         {
             "kind": item.kind,
@@ -310,15 +312,6 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
             **llm_metadata(client),
         },
         checks=[items_check("benchmark_has_items", len(items), why_none)],
-    )
-
-
-def _why_no_matching(links: list[tuple[str, str]], settings: insight_rag.BenchmarkSettings) -> str:
-    if not settings.max_matching:
-        return "max_matching is 0."
-    return missing_links(links, "A matching item") or (
-        "a matching item needs a pair of papers that cite each other and a pair that do not, in equal "
-        "numbers; the collection lacks one of the two."
     )
 
 

@@ -19,10 +19,10 @@ from insight_assets.core.index import read_vectors
 from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report
-from insight_assets.core.methods.scipip.evaluation import RECALL_AT
+from insight_assets.core.methods.scipip.evaluation import RECALL_AT, skipped_routes, why_no_recall
 from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.citations import citations, missing_links
+from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -345,25 +345,6 @@ def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
     }
 
 
-def _skipped_routes(library: scipip.Library) -> dict[str, str]:
-    """SKC's routes that could not run on this collection, and why."""
-    why = missing_links(library.citations, "The co-citation route")
-    return {"co-citation route": why} if why else {}
-
-
-def _why_no_recall(library: scipip.Library, leave_one_out: bool) -> str:
-    if not leave_one_out:
-        return "leave_one_out is off."
-    if len(library.doc_ids) < 3:
-        return (
-            f"leave-one-out needs at least three summarized papers (one held out, one it cites, one to rank "
-            f"against); the collection has {len(library.doc_ids)}."
-        )
-    return missing_links(library.citations, "Leave-one-out recall") or (
-        "no held-out paper cites another paper of the collection: there is nothing to find."
-    )
-
-
 def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     library = load_library(storage, embedder, collection)
     folder = existing_collection_folder(storage.collections_root, collection)
@@ -404,9 +385,9 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         for tau in sorted({*TAU_SWEEP, settings.tau})
     ]
     table = scipip.recall_table(recall)
-    skipped = _skipped_routes(library)
+    skipped = skipped_routes(library)
     if not recall:
-        skipped["leave-one-out recall"] = _why_no_recall(library, config.leave_one_out)
+        skipped["leave-one-out recall"] = why_no_recall(library, config.leave_one_out)
     similarities = library.summary_vectors @ library.summary_vectors.T
     pairs = similarities[np.triu_indices(len(library.doc_ids), 1)]
     return CollectionReport(
@@ -556,7 +537,7 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
             "stage_failures": sum(len(run.errors) for run in runs),
             "writer": writer,
             "scipip_ideas": dg.MetadataValue.md(markdown_table(preview, ["title", "inspired_by"])),
-            **skipped_metadata(_skipped_routes(library)),
+            **skipped_metadata(skipped_routes(library)),
             **llm_metadata(client),
         }
     )

@@ -14,7 +14,7 @@ from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
-from insight_assets.defs.citations import citations, missing_links
+from insight_assets.defs.citations import citations
 from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -217,12 +217,8 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     warehouse.replace_partition(collection, _answer_tables(collection, targets, problems, answers, writer))
     skipped = {}
     if not any(t.is_evaluation for t in targets):
-        skipped["evaluation targets"] = missing_links(
-            citation_links(warehouse, collection), "An evaluation target"
-        ) or (
-            f"no paper's related-work section cites {config.min_cited_for_evaluation} or more papers of the "
-            "collection (min_cited_for_evaluation)."
-        )
+        links = citation_links(warehouse, collection)
+        skipped["evaluation targets"] = load.why_no_evaluation_targets(links, config.min_cited_for_evaluation)
     counts = {
         status: sum(a.status == status for a in answers)
         for status in (xsum.ANSWERED, xsum.ABSTAINED, xsum.FAILED)

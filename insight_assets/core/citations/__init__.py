@@ -9,6 +9,7 @@ from .graph import (
     citation_links,
     co_citations,
     edge_table,
+    missing_links,
     reference_table,
     render_citation_graph_png,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "edge_table",
     "fold",
     "match_references",
+    "missing_links",
     "reference_table",
     "render_citation_graph_png",
     "split_references",

@@ -72,6 +72,16 @@ def citation_links(warehouse, collection: str) -> list[tuple[str, str]]:
     ]
 
 
+def missing_links(links: Sequence[tuple[str, str]], needed_for: str) -> str | None:
+    """Why ``needed_for`` was skipped when the collection has no citation links; None when it has some."""
+    if links:
+        return None
+    return (
+        f"{needed_for} needs citation links between the collection's papers, and it has none "
+        "(see the `citation_links` check of `citations`)."
+    )
+
+
 def co_citations(edges: Sequence[dict]) -> list[tuple[str, str, int]]:
     """``(paper a, paper b, count)``: how many papers cite both a and b (a < b), most first."""
     cited_by: dict[str, set[str]] = {}

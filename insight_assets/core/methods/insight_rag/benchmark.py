@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ...citations import missing_links
 from .schemas import BURIED, MATCHING, MULTI
 from .triples import Triple
 
@@ -228,3 +229,13 @@ def matching_pairs(
             )
     rng.shuffle(items)
     return items
+
+
+def why_no_matching(citations: Sequence[tuple[str, str]], max_pairs: int) -> str:
+    """Why ``matching_pairs`` made no item."""
+    if not max_pairs:
+        return "max_matching is 0."
+    return missing_links(citations, "A matching item") or (
+        "a matching item needs a pair of papers that cite each other and a pair that do not, in equal "
+        "numbers; the collection lacks one of the two."
+    )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...citations import missing_links
 from ...llm import LLMClient
 from ...vectors import normalize_rows
 from .backgrounds import Background
@@ -143,3 +144,23 @@ def recall_table(rows: Sequence[RecallRow], ks: Sequence[int] = RECALL_KS) -> li
 
 def _mean(values: Sequence[float]) -> float | None:
     return round(float(np.mean(values)), 3) if values else None
+
+
+def skipped_routes(library: Library) -> dict[str, str]:
+    """SKC's routes that could not run on this collection, and why."""
+    why = missing_links(library.citations, "The co-citation route")
+    return {"co-citation route": why} if why else {}
+
+
+def why_no_recall(library: Library, leave_one_out: bool) -> str:
+    """Why no leave-one-out query was scored."""
+    if not leave_one_out:
+        return "leave_one_out is off."
+    if len(library.doc_ids) < 3:
+        return (
+            f"leave-one-out needs at least three summarized papers (one held out, one it cites, one to rank "
+            f"against); the collection has {len(library.doc_ids)}."
+        )
+    return missing_links(library.citations, "Leave-one-out recall") or (
+        "no held-out paper cites another paper of the collection: there is nothing to find."
+    )

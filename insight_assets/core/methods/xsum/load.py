@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from ...citations import missing_links
 from ...citations.intext import CitedReference
 from ...ingest import load_documents
 from ...retrieval.citing import Source
@@ -116,3 +117,11 @@ def build_targets(
         if doc_ids and target.target_id not in kept:
             kept[target.target_id] = SummaryTarget(**{**target.__dict__, "doc_ids": doc_ids})
     return list(kept.values()), problems
+
+
+def why_no_evaluation_targets(citations: list[tuple[str, str]], min_cited: int) -> str:
+    """Why ``build_targets`` made no evaluation target."""
+    return missing_links(citations, "An evaluation target") or (
+        f"no paper's related-work section cites {min_cited} or more papers of the collection "
+        "(min_cited_for_evaluation)."
+    )
