@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
 from pathlib import Path
 
@@ -10,12 +9,11 @@ import pymupdf
 import pytest
 
 from insight_assets.core.pdf import parse_pdf
+from insight_assets.core.pdf.footnotes import digit_glued_tokens
 from insight_assets.core.text import split_sentences
 from insight_assets_tests.conftest import DEMO_COLLECTION
 from insight_assets_tests.pdf_factory import english_text
 
-# A token that starts with a footnote's number glued to a word: "7pronounced", "13unpaywall".
-DIGIT_GLUED = re.compile(r"(?<![\w.])\d{1,3}[A-Za-z][a-z]{2,}")
 FOOTNOTE = "we use the cld2 tool from the unpaywall data dump"
 
 
@@ -52,7 +50,7 @@ def test_a_footnote_marker_leaves_the_sentence_and_the_footnote_follows_the_page
     assert "tool14 and" in pymupdf.open(path)[0].get_text()  # what plain extraction gives
     (text,) = parse_pdf(path).document.page_texts
     assert "with a public tool and keep the English ones." in text
-    assert not DIGIT_GLUED.search(text) and "14" not in text
+    assert not digit_glued_tokens(text) and "14" not in text
     # The footnote is the page's last sentence, apart from the body's.
     sentences = [text[start:end] for start, end in split_sentences(text)]
     assert sentences[-1] == FOOTNOTE
@@ -67,7 +65,7 @@ def test_a_number_set_like_the_text_is_not_a_footnote(tmp_path):
 
 def test_the_demo_papers_have_no_digit_glued_tokens_and_keep_their_footnotes():
     texts = {pdf.name: "\n".join(parse_pdf(pdf).document.page_texts) for pdf in DEMO_COLLECTION.glob("*.pdf")}
-    glued = {name: DIGIT_GLUED.findall(text) for name, text in texts.items()}
+    glued = {name: digit_glued_tokens(text) for name, text in texts.items()}
     assert sum(map(len, glued.values())) <= 3, glued
     s2orc = texts["2020.acl-main.447_s2orc.pdf"]
     assert "\n\npronounced “stork”" in s2orc and "7pronounced" not in s2orc

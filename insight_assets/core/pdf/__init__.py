@@ -339,8 +339,8 @@ def _page_text(page: pymupdf.Page, textpage: pymupdf.TextPage, index: int, candi
             candidates.append(Heading(shown, scheme, key, name, index, length, length + size))
         pieces.append(text)
         length += len(text)
-    notes = [clean_page_text(note.strip()) for note in footnotes if note.strip()]
-    return "\n\n".join(["".join(pieces), *notes]) if pieces else "\n\n".join(notes)
+    notes = [clean_page_text(note.strip()) for note in footnotes]
+    return "\n\n".join(part for part in ["".join(pieces), *notes] if part)
 
 
 __all__ = [

@@ -9,10 +9,10 @@ A page whose text shows a footnote's glued start is read again with span sizes a
 cheap ``"blocks"`` extraction has neither; the ``"dict"`` one costs about half a page read more, so
 only those pages pay it). A *footnote line* opens with a marker span (1-3 digits or a footnote
 symbol) set smaller than the text after it or flagged superscript, and that text is smaller than
-the page's body text. Its marker names the footnote. In the body, a marker span (superscript or
-smaller than its neighbour) naming one of the page's footnotes is dropped; one naming none (an
-affiliation's) is kept, apart from the word after it. Footnote lines leave
-their block and come back as the page's footnotes, one string each, markers dropped.
+the page's body text or sits in the page's bottom quarter. Its marker names the footnote. In the
+body, a marker span (superscript or smaller than its neighbour) naming one of the page's footnotes
+is dropped; one naming none (an affiliation's) is kept, apart from the word after it. Footnote
+lines leave their block and come back as the page's footnotes, one string each, markers dropped.
 """
 
 from __future__ import annotations
