@@ -30,7 +30,10 @@ from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import scores
 from insight_assets.core.retrieval import Retriever
 from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.defs import curation, ingestion, themes
+from insight_assets.defs.curation import assets as curation
+from insight_assets.defs.ingestion import assets as ingestion
+from insight_assets.defs.ingestion import embeddings
+from insight_assets.defs.insightgen import themes
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import materialize_collection
 
@@ -50,7 +53,7 @@ def _store(corpus: Path, workdir: Path, names: tuple[str, ...]) -> tuple[Warehou
         ingestion.source_documents,
         ingestion.parsed_documents,
         ingestion.chunks,
-        ingestion.chunk_embeddings,
+        embeddings.chunk_embeddings,
         themes.theme_graph,
         curation.compressed_documents,
         curation.generated_questions,

@@ -28,10 +28,13 @@ from insight_assets.core.methods.xsum import load
 from insight_assets.core.retrieval import LateInteraction, Retriever
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.defs import citations, ingestion, themes
-from insight_assets.defs import xsum as xsum_assets
+from insight_assets.defs.citations import assets as citations
+from insight_assets.defs.ingestion import assets as ingestion
+from insight_assets.defs.ingestion import embeddings
+from insight_assets.defs.insightgen import themes
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import materialize_collection
+from insight_assets.defs.xsum import assets as xsum_assets
 
 COLLECTION = "nlp-embeddings"
 QUICK_TARGETS = 3
@@ -49,7 +52,7 @@ def _store(corpus: Path, workdir: Path) -> tuple[Warehouse, VectorStore]:
         ingestion.source_documents,
         ingestion.parsed_documents,
         ingestion.chunks,
-        ingestion.chunk_embeddings,
+        embeddings.chunk_embeddings,
         themes.theme_graph,
         citations.citations,
         xsum_assets.xsum_questions,
@@ -88,7 +91,7 @@ def run(corpus: Path, quick: bool) -> dict:
     with tempfile.TemporaryDirectory() as workdir:
         warehouse, vectors = _store(corpus, Path(workdir))
         targets = sorted(
-            xsum_assets.load_targets(warehouse, COLLECTION), key=lambda t: (not t.is_evaluation, t.topic)
+            xsum.store.load_targets(warehouse, COLLECTION), key=lambda t: (not t.is_evaluation, t.topic)
         )[: QUICK_TARGETS if quick else None]
         retriever = Retriever.open(
             warehouse, vectors, COLLECTION, EmbedderResource().get_embedder(), xsum.PROFILE

@@ -197,12 +197,13 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
 
 
 def test_search_and_ask_offer_the_modes_their_packages_define():
-    from insight_assets import cli
     from insight_assets.core.methods.insight_rag.schemas import INDEX, RETRIEVER_MODES
     from insight_assets.core.retrieval import RERANKERS, RETRIEVAL_MODES
+    from insight_assets.defs.ingestion.cli import SEARCH_MODES, SEARCH_RERANKERS
+    from insight_assets.defs.insight_rag.cli import INSIGHT_RETRIEVERS
 
-    assert (cli.SEARCH_MODES, cli.SEARCH_RERANKERS) == (RETRIEVAL_MODES, RERANKERS)
-    assert set(cli.INSIGHT_RETRIEVERS) == set(RETRIEVER_MODES) and cli.INSIGHT_RETRIEVERS[0] == INDEX
+    assert (SEARCH_MODES, SEARCH_RERANKERS) == (RETRIEVAL_MODES, RERANKERS)
+    assert set(INSIGHT_RETRIEVERS) == set(RETRIEVER_MODES) and INSIGHT_RETRIEVERS[0] == INDEX
 
 
 def test_unknown_or_invalid_collections_are_refused_with_a_reason(tmp_path, cli):

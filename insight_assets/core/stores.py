@@ -74,7 +74,7 @@ SCHEMA = {
         collection VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
         answer VARCHAR, doc_ids VARCHAR[], cited_doc_ids VARCHAR[], source VARCHAR,
         answer_source VARCHAR, status VARCHAR, duplicate_of VARCHAR, error VARCHAR""",
-    # InsightGen: the theme graph (see clustering.ThemeGraph.to_tables) and the insights.
+    # The theme graph of a collection's chunks (see clustering.ThemeGraph.to_tables).
     "theme_clusters": """
         collection VARCHAR, cluster INTEGER, label VARCHAR, size BIGINT, centroid FLOAT[],
         method VARCHAR, cluster_rule VARCHAR""",
@@ -83,17 +83,6 @@ SCHEMA = {
     "theme_assignments": """
         collection VARCHAR, chunk_id VARCHAR, position INTEGER, cluster INTEGER,
         distance_to_centroid DOUBLE""",
-    "insight_runs": """
-        collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, error VARCHAR,
-        chunk_ids VARCHAR[], context_tokens INTEGER, truncated BOOLEAN, answer_clusters INTEGER[],
-        related_clusters INTEGER[]""",
-    "insight_intents": """
-        collection VARCHAR, question_id VARCHAR, intent VARCHAR, persona VARCHAR, goals VARCHAR[]""",
-    "insights": """
-        collection VARCHAR, question_id VARCHAR, method VARCHAR, insight_index INTEGER, type VARCHAR,
-        hook VARCHAR, body VARCHAR, realization VARCHAR, justification VARCHAR, chunk_ids VARCHAR[],
-        relevance INTEGER, novelty INTEGER, usefulness INTEGER, intent_alignment INTEGER,
-        writer VARCHAR""",
     # The citation graph (citations/): every reference with its match, and the edges between papers.
     "paper_references": """
         collection VARCHAR, citing_doc_id VARCHAR, ref_index INTEGER, text VARCHAR, year INTEGER,
@@ -102,113 +91,12 @@ SCHEMA = {
     "citations": """
         collection VARCHAR, citing_doc_id VARCHAR, cited_doc_id VARCHAR, reference_text VARCHAR,
         match_score DOUBLE""",
-    # XSum (methods/xsum/): targets, questions per paper, answers, summaries and their scores.
-    "xsum_targets": """
-        collection VARCHAR, target_id VARCHAR, kind VARCHAR, topic VARCHAR, doc_ids VARCHAR[],
-        reference VARCHAR, reference_doc_id VARCHAR, reference_section VARCHAR""",
-    "xsum_target_problems": """
-        collection VARCHAR, line INTEGER, message VARCHAR""",
-    "xsum_questions": """
-        collection VARCHAR, doc_id VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
-        abstract_source VARCHAR, status VARCHAR, error VARCHAR, writer VARCHAR""",
-    "xsum_answers": """
-        collection VARCHAR, target_id VARCHAR, question_id VARCHAR, doc_id VARCHAR, status VARCHAR,
-        answer VARCHAR, cited_chunk_ids VARCHAR[], passage_chunk_ids VARCHAR[],
-        scope_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
-    "xsum_summaries": """
-        collection VARCHAR, target_id VARCHAR, method VARCHAR, status VARCHAR, summary VARCHAR,
-        rendered VARCHAR, cited_chunk_ids VARCHAR[], dropped_chunk_ids VARCHAR[],
-        finish_reason VARCHAR, answers_used INTEGER, error VARCHAR, writer VARCHAR""",
-    "xsum_scores": """
-        collection VARCHAR, target_id VARCHAR, method VARCHAR, reference_kind VARCHAR,
-        rouge1 DOUBLE, rouge2 DOUBLE, rougeL DOUBLE, ref_precision DOUBLE, ref_recall DOUBLE,
-        ref_f1 DOUBLE, semantic_recall DOUBLE, geval_coverage DOUBLE, checkeval DOUBLE,
-        judge VARCHAR, errors VARCHAR[]""",
-    # ConTReGen (methods/contregen/): one row per tree node, the answers of it and its baselines,
-    # each kept node's synthesis, and the scores.
-    "contregen_trees": """
-        collection VARCHAR, question_id VARCHAR, query VARCHAR, question_source VARCHAR,
-        gold_doc_ids VARCHAR[], node_id VARCHAR, parent_id VARCHAR, depth INTEGER,
-        sub_question VARCHAR, search_query VARCHAR, status VARCHAR, reason VARCHAR,
-        expansion VARCHAR, expansion_reason VARCHAR, passage_chunk_ids VARCHAR[],
-        passage_doc_ids VARCHAR[], passage_scores DOUBLE[], passage_relevant BOOLEAN[],
-        passage_reasons VARCHAR[], error VARCHAR, calls INTEGER, input_tokens BIGINT,
-        output_tokens BIGINT, writer VARCHAR""",
-    "contregen_answers": """
-        collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, answer VARCHAR,
-        rendered VARCHAR, cited_chunk_ids VARCHAR[], retrieved_chunk_ids VARCHAR[],
-        used_chunk_ids VARCHAR[], calls INTEGER, input_tokens BIGINT, output_tokens BIGINT,
-        finish_reason VARCHAR, error VARCHAR, writer VARCHAR""",
-    "contregen_node_summaries": """
-        collection VARCHAR, question_id VARCHAR, node_id VARCHAR, status VARCHAR, summary VARCHAR,
-        error VARCHAR""",
-    "contregen_scores": """
-        collection VARCHAR, question_id VARCHAR, method VARCHAR, gold INTEGER, recall DOUBLE,
-        recall_used DOUBLE, docs_retrieved INTEGER, passages_retrieved INTEGER, coverage DOUBLE,
-        relevance DOUBLE, calls INTEGER, input_tokens BIGINT, output_tokens BIGINT, judge VARCHAR,
-        errors VARCHAR[]""",
-    # Insight-RAG (methods/insight_rag/): triples and sentences (their vectors are in LanceDB), the
-    # benchmark with every triple's fate, the identified insights, the answers and their scores.
-    "knowledge_triples": """
-        collection VARCHAR, triple_id VARCHAR, doc_id VARCHAR, chunk_id VARCHAR, subject VARCHAR,
-        relation VARCHAR, object VARCHAR, relation_text VARCHAR, sentence VARCHAR, mentions INTEGER,
-        extractor VARCHAR""",
-    "insight_rag_sentences": """
-        collection VARCHAR, sentence_id VARCHAR, doc_id VARCHAR, chunk_id VARCHAR, position INTEGER,
-        sentence VARCHAR""",
-    "insight_rag_benchmark": """
-        collection VARCHAR, item_id VARCHAR, kind VARCHAR, question VARCHAR, subject VARCHAR,
-        relation VARCHAR, relation_text VARCHAR, gold_answers VARCHAR[], gold_doc_ids VARCHAR[],
-        triple_ids VARCHAR[], evidence VARCHAR[], paper_a VARCHAR, paper_b VARCHAR, writer VARCHAR""",
-    "insight_rag_triple_fates": """
-        collection VARCHAR, triple_id VARCHAR, fate VARCHAR, item_id VARCHAR, reason VARCHAR""",
-    "insight_rag_insights": """
-        collection VARCHAR, item_id VARCHAR, status VARCHAR, insights VARCHAR[], multi_answer BOOLEAN[],
-        error VARCHAR, writer VARCHAR""",
-    "insight_rag_answers": """
-        collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
-        answer VARCHAR, rendered VARCHAR, context_tokens INTEGER, insights VARCHAR[],
-        passage_chunk_ids VARCHAR[], cited_chunk_ids VARCHAR[], ranked_ids VARCHAR[],
-        ranked_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
-    "insight_rag_scores": """
-        collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
-        exact_match DOUBLE, f1 DOUBLE, context_tokens INTEGER, doc_hits50 DOUBLE, doc_mrr DOUBLE,
-        unit_hits50 DOUBLE, unit_mrr DOUBLE""",
-    # SciPIP (methods/scipip/): the literature database, its keyword graph, retrievals and recall.
-    "scipip_papers": """
-        collection VARCHAR, doc_id VARCHAR, title VARCHAR, keywords VARCHAR[], summary VARCHAR,
-        background VARCHAR, ideas VARCHAR, method VARCHAR, cited_doc_ids VARCHAR[], status VARCHAR,
-        error VARCHAR, introduction_span INTEGER[], method_span INTEGER[], writer VARCHAR""",
-    "scipip_keyword_edges": """collection VARCHAR, doc_id VARCHAR, keyword VARCHAR""",
-    "scipip_keyword_pairs": """collection VARCHAR, keyword_a VARCHAR, keyword_b VARCHAR, papers INTEGER""",
-    "scipip_retrievals": """
-        collection VARCHAR, query_id VARCHAR, background VARCHAR, entities VARCHAR[], position INTEGER,
-        doc_id VARCHAR, routes VARCHAR[], similarity DOUBLE, cluster INTEGER, selected BOOLEAN""",
-    "scipip_recall": """
-        collection VARCHAR, query_id VARCHAR, held_out VARCHAR, variant VARCHAR, relevant INTEGER,
-        ranked VARCHAR[], hits BOOLEAN[], clusters INTEGER, candidates INTEGER""",
-    "scipip_idea_runs": """
-        collection VARCHAR, query_id VARCHAR, background VARCHAR, held_out VARCHAR, transformed VARCHAR,
-        entities VARCHAR[], brainstorm_keywords VARCHAR[], retrieved_doc_ids VARCHAR[],
-        inspiring_doc_ids VARCHAR[], errors VARCHAR[]""",
-    "scipip_ideas": """
-        collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, title VARCHAR, idea VARCHAR,
-        inspired_by VARCHAR[], problem VARCHAR, detailed_method VARCHAR, expected_outcome VARCHAR,
-        writer VARCHAR""",
-    "scipip_scores": """
-        collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, shown_as INTEGER,
-        title VARCHAR, novelty INTEGER, clarity INTEGER, feasibility INTEGER, relevance INTEGER,
-        helpful BOOLEAN, rationale VARCHAR, error VARCHAR, judge VARCHAR""",
-    "judge_scores": """
-        collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
-        repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,
-        relevance DOUBLE, depth DOUBLE, overall DOUBLE, rationale VARCHAR""",
 }
 
 
 # Views over the tables, created with them.
 VIEWS = {
-    # Two papers cited together: by how many papers of the collection (SciPIP's co-citation, §3.2).
+    # Two papers cited together: by how many papers of the collection (co-citation).
     "co_citations": """
         SELECT a.collection, a.cited_doc_id AS doc_a, b.cited_doc_id AS doc_b, count(*) AS co_cited_by
         FROM citations a JOIN citations b
@@ -217,18 +105,37 @@ VIEWS = {
 }
 
 
-_SCHEMA_READY: set[Path] = set()
+# Tables a method declares for itself (``declare_tables`` in its store module), beside ``SCHEMA``.
+_DECLARED: dict[str, str] = {}
+# (file, how many tables were known) for which the tables exist: a table declared later, by a
+# method imported later in the process, is created at the next connection.
+_SCHEMA_READY: set[tuple[Path, int]] = set()
+
+
+def declare_tables(tables: dict[str, str]) -> None:
+    """Add a method's own tables (name -> column definitions) to the warehouse's schema. A method's
+    store module calls this when imported, so its tables exist before any of its writes."""
+    for name, columns in tables.items():
+        known = SCHEMA.get(name, _DECLARED.get(name))
+        if known is not None and known != columns:
+            raise StoreError(f"warehouse table {name!r} is declared twice, with different columns")
+        _DECLARED[name] = columns
+
+
+def warehouse_tables() -> dict[str, str]:
+    """Every table of the warehouse: the shared ones and those methods declared."""
+    return {**SCHEMA, **_DECLARED}
 
 
 def _add_new_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """Columns that ``SCHEMA`` gained since a warehouse was made are added to it (empty in old rows),
+    """Columns that a table gained since a warehouse was made are added to it (empty in old rows),
     so that a new version of a step can write to an old warehouse."""
     existing: dict[str, set[str]] = {}
     for table, column in connection.execute(
         "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
     ).fetchall():
         existing.setdefault(table, set()).add(column)
-    for table, columns in SCHEMA.items():
+    for table, columns in warehouse_tables().items():
         for definition in columns.split(","):
             name, kind = definition.split(maxsplit=1)
             if name not in existing.get(table, set()):
@@ -263,13 +170,15 @@ class Warehouse:
                 time.sleep(0.05 + random.random() * 0.2)
         try:
             # Once per file and process: these statements cost more than a small query.
-            if not read_only and self.path.resolve() not in _SCHEMA_READY:
-                for table, columns in SCHEMA.items():
+            tables = warehouse_tables()
+            ready = (self.path.resolve(), len(tables))
+            if not read_only and ready not in _SCHEMA_READY:
+                for table, columns in tables.items():
                     connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
                 _add_new_columns(connection)
                 for view, query in VIEWS.items():
                     connection.execute(f"CREATE OR REPLACE VIEW {view} AS {query}")
-                _SCHEMA_READY.add(self.path.resolve())
+                _SCHEMA_READY.add(ready)
             yield connection
         finally:
             connection.close()
@@ -280,7 +189,7 @@ class Warehouse:
             connection.execute("BEGIN TRANSACTION")
             try:
                 for name, rows in tables.items():
-                    if name not in SCHEMA:
+                    if name not in warehouse_tables():
                         raise StoreError(f"Unknown warehouse table {name!r}")
                     connection.execute(f"DELETE FROM {name} WHERE collection = ?", [collection])
                     if rows.num_rows:
@@ -350,7 +259,7 @@ _TABLE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 class VectorStore:
     """LanceDB tables of vectors, one table per collection: the chunks' by default, or another
-    ``kind`` of searchable unit (Insight-RAG's triples and sentences).
+    ``kind`` of searchable unit that a method declares (triples, sentences, paper summaries).
 
     A table per collection keeps partitions physically apart: two collections written at once never
     contend for one table's commits. Rows still carry ``collection``, ``profile`` and ``chunk_id``

@@ -1,31 +1,46 @@
-"""Every asset of the code location, from the one list of asset modules."""
+"""The defs folders, found rather than listed: each sub-package of ``insight_assets.defs`` is one
+domain (ingestion, curation, citations, or a method) and may hold
+
+- assets and checks, in any of its modules (``assets.py`` and friends);
+- ``estimate.py``: ``ESTIMATE_STEPS``, its model-calling assets' dry-run steps (see ``defs/estimate.py``);
+- ``cli.py``: ``COMMANDS`` and ``ASK``, its command-line commands and its ``ask`` flow (see ``cli.py``);
+- ``SMOKE_SETTINGS`` in ``assets.py``: op config for a fast smoke run of its assets (see ``defs/runs.py``).
+
+A new method adds its folder and nothing here changes.
+"""
+
+import importlib
+import pkgutil
+from types import ModuleType
 
 import dagster as dg
 
-from insight_assets.defs import (
-    citations,
-    contregen,
-    curation,
-    evaluation,
-    ingestion,
-    insight_rag,
-    insights,
-    scipip,
-    themes,
-    xsum,
-)
+import insight_assets.defs
 
-ASSET_MODULES = (
-    ingestion,
-    citations,
-    curation,
-    themes,
-    insights,
-    evaluation,
-    xsum,
-    contregen,
-    insight_rag,
-    scipip,
-)
-ALL_ASSETS = dg.load_assets_from_modules(ASSET_MODULES)
-INGESTION_ASSETS = dg.load_assets_from_modules([ingestion])
+
+def domains() -> list[str]:
+    """The defs folders' names, sorted."""
+    return sorted(info.name for info in pkgutil.iter_modules(insight_assets.defs.__path__) if info.ispkg)
+
+
+def domain_modules(module: str) -> list[ModuleType]:
+    """Each domain's ``module`` (e.g. ``"estimate"``), for the domains that have one."""
+    found = []
+    for domain in domains():
+        name = f"insight_assets.defs.{domain}.{module}"
+        if importlib.util.find_spec(name) is not None:
+            found.append(importlib.import_module(name))
+    return found
+
+
+def domain_assets(*names: str) -> list:
+    """The assets and checks of the named defs folders (all by default), each once: a module that
+    imports another folder's asset, to depend on it, finds it too."""
+    folders = [importlib.import_module(f"insight_assets.defs.{name}") for name in names or domains()]
+    found = (asset for folder in folders for asset in dg.load_assets_from_package_module(folder))
+    # Dagster hands out a fresh definition per load, so "the same" is the same keys.
+    return list({(frozenset(asset.keys), frozenset(asset.check_keys)): asset for asset in found}.values())
+
+
+ALL_ASSETS = domain_assets()
+INGESTION_ASSETS = domain_assets("ingestion")

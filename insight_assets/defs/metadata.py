@@ -87,17 +87,25 @@ def write_report(
     }
 
 
+@contextlib.contextmanager
+def index_required(collection: str) -> Iterator[None]:
+    """Inside: a missing index (``IndexMissing``: vectors, triples or summaries not built yet) is a
+    step with nothing to do, said as such."""
+    try:
+        yield
+    except IndexMissing as error:
+        raise nothing_to_do(collection, str(error)) from error
+
+
 def open_retriever(
     storage: StorageResource, embedder: EmbedderResource, collection: str, profile: str
 ) -> Retriever:
     """The collection's ``profile`` retriever; a collection without those vectors is a step with
-    nothing to do, said as such."""
-    try:
+    nothing to do."""
+    with index_required(collection):
         return Retriever.open(
             storage.warehouse, storage.vectors, collection, embedder.get_embedder(), profile
         )
-    except IndexMissing as error:
-        raise nothing_to_do(collection, str(error)) from error
 
 
 @dataclass

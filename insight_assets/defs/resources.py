@@ -47,16 +47,6 @@ class StorageResource(dg.ConfigurableResource):
     def vectors(self) -> VectorStore:
         return VectorStore(self.lancedb_uri)
 
-    @property
-    def insight_vectors(self) -> VectorStore:
-        """Insight-RAG's searchable triples and sentences (``knowledge_triples``)."""
-        return VectorStore(self.lancedb_uri, kind="insight_rag_index")
-
-    @property
-    def scipip_vectors(self) -> VectorStore:
-        """SciPIP's paper backgrounds and summaries (``paper_summaries``), one vector each."""
-        return VectorStore(self.lancedb_uri, kind="scipip_index")
-
 
 # The Dagster pool of the steps that load the embedding model (or call a hosted embedder), so that
 # one process at a time does, by default (see defs/instance.py).

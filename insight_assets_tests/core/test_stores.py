@@ -72,3 +72,24 @@ def test_vector_tables_are_per_collection_and_text_search_filters(tmp_path):
     # Rewriting the table drops its index: the asset builds it again.
     store.replace("a", vectors("a", "xsum", ["x1"]))
     assert not store.has_text_index("a")
+
+
+def test_the_warehouse_has_the_tables_and_columns_users_rely_on(tmp_path):
+    """Every method declares its own tables; together with the shared ones they are exactly the
+    warehouse of before the methods moved into plug-ins (``data/warehouse_columns.json``): a table
+    or column lost or renamed breaks users' queries and old warehouses."""
+    import json
+    from pathlib import Path
+
+    import insight_assets.definitions  # noqa: F401  (every defs folder, so every method)
+
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    columns: dict[str, list[str]] = {}
+    for row in warehouse.rows(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "ORDER BY table_name, ordinal_position"
+    ):
+        columns.setdefault(row["table_name"], []).append(f"{row['column_name']} {row['data_type']}")
+    expected = json.loads((Path(__file__).parents[1] / "data" / "warehouse_columns.json").read_text())
+    assert sorted(columns) == sorted(expected)
+    assert columns == expected

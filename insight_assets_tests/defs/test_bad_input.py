@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import dagster as dg
-
-from insight_assets.defs import ingestion, themes
+from insight_assets.defs.ingestion import assets as ingestion
+from insight_assets.defs.ingestion import embeddings
+from insight_assets.defs.insightgen import themes
 from insight_assets.defs.resources import StorageResource
+from insight_assets.defs.runs import INGESTION_ASSETS
 from insight_assets_tests import pdf_factory as make
 from insight_assets_tests.conftest import DEMO_COLLECTION
 from insight_assets_tests.defs.helpers import check, failure, materialize_collection, metadata
@@ -87,7 +88,7 @@ def test_a_step_whose_upstream_partition_was_never_built_fails_naming_it(instanc
     folder = Path(storage.collections_root) / "fresh"
     folder.mkdir()
     (folder / "good.pdf").write_bytes(DEMO_PDF.read_bytes())
-    selection = [ingestion.parsed_documents, ingestion.chunks, ingestion.chunk_embeddings]
+    selection = [ingestion.parsed_documents, ingestion.chunks, embeddings.chunk_embeddings]
     result = materialize_collection(
         instance, storage, hashing_embedder, "fresh", assets=selection, raise_on_error=False
     )
@@ -137,7 +138,7 @@ def test_a_theme_graph_with_nothing_to_cluster_says_so(instance, storage, hashin
         min(DEMO_COLLECTION.glob("*.pdf"), key=lambda p: p.stat().st_size).read_bytes()
     )
     config = {"ops": {"chunks": {"config": {"profiles": ["xsum"]}}}}
-    assets = [*dg.load_assets_from_modules([ingestion]), themes.theme_graph]
+    assets = [*INGESTION_ASSETS, themes.theme_graph]
     result = materialize_collection(
         instance,
         storage,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from insight_assets.defs.citations import citations
-from insight_assets.defs.ingestion import parsed_documents, source_documents
+from insight_assets.defs.citations.assets import citations
+from insight_assets.defs.ingestion.assets import parsed_documents, source_documents
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
 

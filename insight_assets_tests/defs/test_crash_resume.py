@@ -22,7 +22,7 @@ import dagster as dg
 import pytest
 
 from insight_assets.core.llm import CallLedger, ResponseCache
-from insight_assets.core.stores import SCHEMA
+from insight_assets.core.stores import warehouse_tables
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import ALL_ASSETS, INGESTION_ASSETS, materialize_collection
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
@@ -94,7 +94,7 @@ def warehouse_snapshot(storage: StorageResource) -> dict[str, list[str]]:
     build records, with their run ids and times, aside)."""
     snapshot = {}
     with storage.warehouse.session() as db:
-        for table in SCHEMA:
+        for table in warehouse_tables():
             if table != "asset_builds":
                 rows = db.rows(f"SELECT * FROM {table} WHERE collection = ?", [COLLECTION])
                 snapshot[table] = sorted(json.dumps(row, sort_keys=True, default=str) for row in rows)
@@ -120,7 +120,7 @@ def vector_snapshot(storage: StorageResource) -> list[tuple]:
 
 def assert_no_duplicates(storage: StorageResource) -> None:
     with storage.warehouse.session() as db:
-        for table in SCHEMA:
+        for table in warehouse_tables():
             total = db.rows(f"SELECT count(*) AS n FROM {table} WHERE collection = ?", [COLLECTION])[0]["n"]
             distinct = db.rows(
                 f"SELECT count(*) AS n FROM (SELECT DISTINCT * FROM {table} WHERE collection = ?)",

@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 from insight_assets.core.curation import USER_QUESTIONS_FILE
-from insight_assets.defs import curation as curation_defs
+from insight_assets.defs.curation import assets as curation_defs
 from insight_assets.defs.resources import LLMResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import (

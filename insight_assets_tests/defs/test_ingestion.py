@@ -260,7 +260,7 @@ def test_an_invalid_chunk_size_fails_with_the_reason(instance, storage, hashing_
 def test_a_vector_table_read_back_in_another_order_counts_as_unchanged():
     import pyarrow as pa
 
-    from insight_assets.defs.ingestion import _same_rows
+    from insight_assets.defs.ingestion.embeddings import _same_rows
 
     rows = [
         {"profile": "xsum", "chunk_id": "a", "text_sha": "1", "variant": "v", "pooled_from": None, "text": "A",

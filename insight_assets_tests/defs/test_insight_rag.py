@@ -10,9 +10,10 @@ from pathlib import Path
 from insight_assets.core.methods.insight_rag import EXTRACTOR
 from insight_assets.core.methods.insight_rag.benchmark import contains
 from insight_assets.core.methods.insight_rag.report import CHART_FILE
-from insight_assets.defs.citations import citations
-from insight_assets.defs.ingestion import chunk_embeddings, chunks, parsed_documents, source_documents
-from insight_assets.defs.insight_rag import (
+from insight_assets.defs.citations.assets import citations
+from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
+from insight_assets.defs.ingestion.embeddings import chunk_embeddings
+from insight_assets.defs.insight_rag.assets import (
     insight_rag_answers,
     insight_rag_benchmark,
     insight_rag_scores,

@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from insight_assets.cli import failure_reasons
+from insight_assets.defs.commands import failure_reasons
 from insight_assets.core.llm import get_task
 from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
 from insight_assets.defs.resources import LLMResource

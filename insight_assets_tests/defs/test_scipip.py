@@ -9,10 +9,10 @@ from pathlib import Path
 
 from insight_assets.core.methods.scipip.report import CHART_FILE
 from insight_assets.core.methods.scipip.schemas import VARIANTS
-from insight_assets.defs.citations import citations
-from insight_assets.defs.ingestion import parsed_documents, source_documents
+from insight_assets.defs.citations.assets import citations
+from insight_assets.defs.ingestion.assets import parsed_documents, source_documents
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.scipip import (
+from insight_assets.defs.scipip.assets import (
     keyword_graph,
     paper_summaries,
     scipip_ideas,

@@ -30,6 +30,7 @@ from ...llm import LLMClient
 from ...retrieval import Retriever
 from ...retrieval.citing import Source
 from ...retrieval.search import RETRIEVAL_MODES
+from . import store  # declares the method's warehouse tables
 from .baselines import iterative, one_retrieval, tree_answer
 from .schemas import (
     ANSWER_WORDS,
@@ -138,5 +139,6 @@ __all__ = [
     "Tree",
     "TreeQuestion",
     "grow_trees",
+    "store",
     "write_answers",
 ]

@@ -16,74 +16,28 @@ response generator, with the paper's triple-based benchmark built from each coll
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ...retrieval.search import RETRIEVAL_MODES
+from ...citations import citation_links
+from ...ingest import load_documents
+from ...stores import Warehouse
+from . import store  # declares the method's warehouse tables
 from .benchmark import Benchmark, BenchmarkItem, build_questions, matching_pairs
 from .pipeline import Identification, MethodAnswer, Setup, answer, identify
 from .retriever import InsightRetriever, RetrievedInsight, Sentence
-from .schemas import (
-    DEFAULT_RETRIEVER_MODES,
-    MAX_BURIED,
-    MAX_MATCHING,
-    MAX_MULTI,
-    RAG_KS,
-    RETRIEVER_MODES,
-    SEED,
-    VAGUE_DOCUMENT_SHARE,
-)
+from .settings import PROFILE, AnswerSettings, BenchmarkSettings
 from .tasks import ANSWER_TASKS, BENCHMARK_TASKS, TRIPLE_TASKS
 from .triples import EXTRACTOR, Triple, extract
 
-PROFILE = "xsum"
 TASKS = TRIPLE_TASKS + BENCHMARK_TASKS + ANSWER_TASKS
-
-
-@dataclass(frozen=True)
-class BenchmarkSettings:
-    """§3's rules with the issue's sizes (up to 200 / 100 / 100 per collection)."""
-
-    max_buried: int = MAX_BURIED
-    max_multi: int = MAX_MULTI
-    max_matching: int = MAX_MATCHING
-    seed: int = SEED
-    vague_share: float = VAGUE_DOCUMENT_SHARE
-
-    def __post_init__(self) -> None:
-        for name in ("max_buried", "max_multi", "max_matching"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 or more")
-        if not 0.0 < self.vague_share <= 1.0:
-            raise ValueError("vague_share must lie in (0, 1]")
-
-
-@dataclass(frozen=True)
-class AnswerSettings:
-    """Which retriever modes and RAG k values answer; how RAG and the retriever search."""
-
-    retriever_modes: tuple[str, ...] = DEFAULT_RETRIEVER_MODES
-    rag_ks: tuple[int, ...] = RAG_KS
-    rag_mode: str = "dense"
-    insight_search_mode: str = "hybrid"
-
-    def __post_init__(self) -> None:
-        unknown = [m for m in self.retriever_modes if m not in RETRIEVER_MODES]
-        if unknown or not self.retriever_modes:
-            raise ValueError(f"retriever_modes must be some of {', '.join(RETRIEVER_MODES)}, not {unknown}")
-        if not self.rag_ks or min(self.rag_ks) < 1:
-            raise ValueError("rag_ks must be positive chunk counts")
-        for name in ("rag_mode", "insight_search_mode"):
-            if getattr(self, name) not in RETRIEVAL_MODES:
-                raise ValueError(f"{name} must be one of {', '.join(RETRIEVAL_MODES)}")
 
 
 def build_benchmark(
     triples: list[Triple],
     bodies: dict[str, str],
     citations: list[tuple[str, str]],
-    settings: BenchmarkSettings = BenchmarkSettings(),
+    settings: BenchmarkSettings | None = None,
 ) -> Benchmark:
     """The buried and multi-document items (questions not yet phrased) and the matching pairs."""
+    settings = settings or BenchmarkSettings()
     benchmark = build_questions(
         triples,
         bodies,
@@ -96,6 +50,15 @@ def build_benchmark(
         sorted(bodies), citations, max_pairs=settings.max_matching, seed=settings.seed
     )
     return benchmark
+
+
+def collection_benchmark(
+    warehouse: Warehouse, collection: str, triples: list[Triple], settings: BenchmarkSettings
+) -> Benchmark:
+    """The benchmark's items from ``triples``, the papers' full texts and the citation graph, its
+    questions not yet phrased."""
+    bodies = {d.doc_id: d.text[: d.body_end] for d in load_documents(warehouse, collection)}
+    return build_benchmark(triples, bodies, citation_links(warehouse, collection), settings)
 
 
 __all__ = [
@@ -115,6 +78,8 @@ __all__ = [
     "Triple",
     "answer",
     "build_benchmark",
+    "collection_benchmark",
     "extract",
     "identify",
+    "store",
 ]

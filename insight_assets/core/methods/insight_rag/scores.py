@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ...retrieval.citing import strip_citations
-from .benchmark import BenchmarkItem
+from ...vectors import normalize_rows
+from .benchmark import BenchmarkItem, normalised_text
 from .pipeline import MethodAnswer
 from .schemas import FAILED, MATCHING, RANK_DEPTH
 
@@ -129,3 +130,38 @@ def method_table(scored: Sequence[Mapping], agreement: Mapping[str, float]) -> l
             }
         )
     return rows
+
+
+def gold_units(
+    item: BenchmarkItem, sources: Mapping, sentence_ids: Mapping[tuple[str, str], str]
+) -> set[str]:
+    """The units that hold an item's evidence: its triples, its sentences, the chunks holding them."""
+    evidence = [normalised_text(sentence) for sentence in item.evidence]
+    chunks = {
+        chunk_id
+        for chunk_id, source in sources.items()
+        if source.doc_id in item.gold_doc_ids and any(e in normalised_text(source.text) for e in evidence)
+    }
+    sentences = {
+        sentence_ids[(doc, s)] for doc in item.gold_doc_ids for s in item.evidence if (doc, s) in sentence_ids
+    }
+    return set(item.triple_ids) | sentences | chunks
+
+
+def identifier_agreement(
+    identified: Sequence[Mapping], items: Mapping[str, BenchmarkItem], embed
+) -> dict[str, float]:
+    """Per question kind: the mean cosine between each identified fragment (rows of ``item_id``,
+    ``insights``) and the gold fragment; matching items have none."""
+    rows = [row for row in identified if row["item_id"] in items and items[row["item_id"]].kind != MATCHING]
+    if not rows:
+        return {}
+    texts = [" ".join(row["insights"]) or "-" for row in rows] + [
+        items[row["item_id"]].gold_fragment for row in rows
+    ]
+    vectors = normalize_rows(embed(texts))
+    cosines = (vectors[: len(rows)] * vectors[len(rows) :]).sum(axis=1)
+    by_kind: dict[str, list[float]] = {}
+    for row, cosine in zip(rows, cosines, strict=True):
+        by_kind.setdefault(items[row["item_id"]].kind, []).append(float(cosine) if row["insights"] else 0.0)
+    return {kind: round(sum(values) / len(values), 3) for kind, values in by_kind.items()}

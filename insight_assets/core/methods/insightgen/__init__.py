@@ -34,6 +34,7 @@ from ...index import CollectionIndex, load_theme_index
 from ...llm import LLMClient
 from ...selection import ClusterIndex, SelectionSettings
 from ...stores import VectorStore, Warehouse
+from . import store  # declares the method's warehouse tables
 from .contexts import MethodContext, build_contexts
 from .runs import FAILED, OK, SKIPPED, InsightRun, InsightsOutcome, run_insight_methods
 from .schemas import (
@@ -136,5 +137,6 @@ __all__ = [
     "insight_text",
     "load_insightgen_index",
     "run_insightgen",
+    "store",
     "uses_chain_of_thought",
 ]

@@ -13,6 +13,7 @@ each paper's own in-collection references (``evaluation.py``).
 
 from __future__ import annotations
 
+from . import store  # declares the method's warehouse tables
 from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds, research_backgrounds
 from .evaluation import Query, RecallRow, leave_one_out, make_queries, recall_table, variant_rankings
 from .ideas import IdeaRun, Paper, propose_ideas
@@ -53,6 +54,7 @@ __all__ = [
     "research_backgrounds",
     "retrieve",
     "round_robin",
+    "store",
     "summarize_papers",
     "variant_rankings",
 ]

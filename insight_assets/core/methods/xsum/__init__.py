@@ -32,6 +32,7 @@ from ...retrieval import Retriever
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, render_citations
 from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
 from ...retrieval.search import RETRIEVAL_MODES
+from . import store  # declares the method's warehouse tables
 from .runs import (
     abstracts_summaries,
     answer_questions,
@@ -184,6 +185,7 @@ __all__ = [
     "paper_input",
     "plain_rag_summaries",
     "render_citations",
+    "store",
     "summarize",
     "summary_citations_valid",
     "write_summaries",

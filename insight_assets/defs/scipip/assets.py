@@ -15,17 +15,17 @@ from pydantic import Field
 
 from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
-from insight_assets.core.index import read_vectors
 from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import scipip
-from insight_assets.core.methods.scipip import report
+from insight_assets.core.methods.scipip import report, store
 from insight_assets.core.methods.scipip.evaluation import RECALL_AT, skipped_routes, why_no_recall
 from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.citations import citations
-from insight_assets.defs.ingestion import parsed_documents
+from insight_assets.defs.citations.assets import citations
+from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
+    index_required,
     invalid_config,
     items_check,
     markdown_table,
@@ -53,7 +53,7 @@ TAU_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9)
 # -- paper summaries -------------------------------------------------------------------------------
 
 
-class SummariesConfig(ModelCallConfig):
+class SciPIPSummariesConfig(ModelCallConfig):
     """§3.1, Tables 5-7: each paper's summary, background, ideas, keywords and concise method."""
 
     TASKS = scipip.SUMMARY_TASKS
@@ -68,7 +68,7 @@ class SummariesConfig(ModelCallConfig):
 )
 def paper_summaries(
     context: dg.AssetExecutionContext,
-    config: SummariesConfig,
+    config: SciPIPSummariesConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -101,7 +101,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     with one_torch_thread():
         vectors = normalize_rows(model.embed([s.background for s in usable] + [s.summary for s in usable]))
     profiles = [BACKGROUND] * len(usable) + [SUMMARY] * len(usable)
-    storage.scipip_vectors.replace(
+    store.summary_vectors(storage.lancedb_uri).replace(
         collection,
         pa.table(
             {
@@ -152,36 +152,6 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
             "sample": dg.MetadataValue.md(markdown_table(sample, ["title", "keywords", "summary"])),
             **llm_metadata(client),
         }
-    )
-
-
-def load_library(storage: StorageResource, embedder: EmbedderResource, collection: str) -> scipip.Library:
-    """The summarized papers with their vectors, keyword graph and citations; a collection whose
-    summaries were not embedded by this embedder is a step with nothing to do."""
-    warehouse = storage.warehouse
-    rows = warehouse.rows(
-        "SELECT doc_id, keywords, background FROM scipip_papers WHERE collection = ? AND status = 'ok' ORDER BY doc_id",
-        [collection],
-    )
-    variant = embedder.get_embedder().variant
-    found = {
-        profile: read_vectors(storage.scipip_vectors, collection, profile, variant)
-        for profile in (BACKGROUND, SUMMARY)
-    }
-    rows = [row for row in rows if all(row["doc_id"] in found[p] for p in found)]
-    if not rows:
-        raise nothing_to_do(
-            collection,
-            f"no summarized paper with vectors of embedder {variant!r}: materialize `paper_summaries`.",
-        )
-    docs = tuple(row["doc_id"] for row in rows)
-    return scipip.Library(
-        doc_ids=docs,
-        backgrounds={row["doc_id"]: row["background"] for row in rows},
-        background_vectors=np.stack([found[BACKGROUND][doc] for doc in docs]),
-        summary_vectors=np.stack([found[SUMMARY][doc] for doc in docs]),
-        graph=scipip.KeywordGraph.build({row["doc_id"]: row["keywords"] for row in rows}),
-        citations=tuple(pair for pair in citation_links(warehouse, collection) if set(pair) <= set(docs)),
     )
 
 
@@ -248,7 +218,7 @@ def _keyword_graph(storage, collection) -> CollectionReport:
 # -- retrievals ------------------------------------------------------------------------------------
 
 
-class RetrievalConfig(ModelCallConfig):
+class SciPIPRetrievalConfig(ModelCallConfig):
     """§3.2 and §4.1's values; m and n of the keyword filter are ours (the paper gives none)."""
 
     TASKS = (scipip.SCIPIP_ENTITIES,)
@@ -308,7 +278,7 @@ class RetrievalConfig(ModelCallConfig):
 )
 def scipip_retrievals(
     context: dg.AssetExecutionContext,
-    config: RetrievalConfig,
+    config: SciPIPRetrievalConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -325,14 +295,6 @@ def scipip_retrievals(
     )
 
 
-def load_recall(warehouse, collection: str) -> list[scipip.RecallRow]:
-    fields = scipip.RecallRow.__dataclass_fields__
-    return [
-        scipip.RecallRow(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields})
-        for row in warehouse.rows("SELECT * FROM scipip_recall WHERE collection = ?", [collection])
-    ]
-
-
 def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
     """What tau does: clusters per leave-one-out query and SKC + filter's recall@10."""
     mine = [r for r in rows if r.variant == SKC_FILTERED]
@@ -346,7 +308,10 @@ def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
 
 
 def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    library = load_library(storage, embedder, collection)
+    with index_required(collection):
+        library = store.load_library(
+            storage.warehouse, storage.lancedb_uri, embedder.get_embedder(), collection
+        )
     folder = existing_collection_folder(storage.collections_root, collection)
     backgrounds, problems = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
     given = [b for b in backgrounds if b.held_out is None]
@@ -432,7 +397,7 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
 # -- ideas -----------------------------------------------------------------------------------------
 
 
-class IdeasConfig(RetrievalConfig):
+class SciPIPIdeasConfig(SciPIPRetrievalConfig):
     """§3.3's dual path, each path alone and the direct baseline; retrieval as `scipip_retrievals`."""
 
     TASKS = scipip.IDEA_TASKS
@@ -447,7 +412,7 @@ class IdeasConfig(RetrievalConfig):
 @dg.asset(kinds={"duckdb"}, deps=[scipip_retrievals], code_version="1", pool=LLM_POOL, **SCIPIP_GROUP)
 def scipip_ideas(
     context: dg.AssetExecutionContext,
-    config: IdeasConfig,
+    config: SciPIPIdeasConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -466,7 +431,8 @@ def scipip_ideas(
 
 def _ideas(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    library = load_library(storage, embedder, collection)
+    with index_required(collection):
+        library = store.load_library(warehouse, storage.lancedb_uri, embedder.get_embedder(), collection)
     folder = existing_collection_folder(storage.collections_root, collection)
     found, _ = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
     backgrounds = found[: config.max_backgrounds]
@@ -557,7 +523,7 @@ def _expansion(run: scipip.IdeaRun, method: str, position: int) -> dict:
 # -- scores ----------------------------------------------------------------------------------------
 
 
-class ScoresConfig(JudgeCallConfig):
+class SciPIPScoresConfig(JudgeCallConfig):
     """Table 1's ratings by a judge that may be another model; the seed of the shown order."""
 
     TASKS = scipip.JUDGE_TASKS
@@ -569,7 +535,7 @@ class ScoresConfig(JudgeCallConfig):
     kinds={"duckdb"}, deps=[scipip_ideas, scipip_retrievals], code_version="1", pool=LLM_POOL, **SCIPIP_GROUP
 )
 def scipip_scores(
-    context: dg.AssetExecutionContext, config: ScoresConfig, storage: StorageResource, llm: LLMResource
+    context: dg.AssetExecutionContext, config: SciPIPScoresConfig, storage: StorageResource, llm: LLMResource
 ) -> dg.MaterializeResult:
     """Leave-one-out retrieval recall per variant, and every idea judged (novelty, clarity,
     feasibility, relevance 0-5, helpfulness) with each method's share rated >= 4; a table, a chart
@@ -617,7 +583,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             )
         },
     )
-    recall = scipip.recall_table(load_recall(warehouse, collection))
+    recall = scipip.recall_table(store.load_recall(warehouse, collection))
     shares = scipip.good_shares(judged)
     notes = [
         f"Judge: {judge}."

@@ -11,7 +11,8 @@ from insight_assets.core.methods import insightgen
 from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_text
 from insight_assets.core.selection import SelectionSettings
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.curation import generated_answers
+from insight_assets.defs.curation.assets import generated_answers
+from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
@@ -30,14 +31,13 @@ from insight_assets.defs.model_calls import (
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-from insight_assets.defs.themes import theme_graph
 
 # An insight this similar (cosine, bundled MiniLM or the configured embedder) to its answer says
 # what the answer already says. 0.9 is the paper's own line for redundant answers (§3).
 REPEATS_ANSWER_COSINE = 0.9
 
 
-class InsightsConfig(ModelCallConfig):
+class InsightGenInsightsConfig(ModelCallConfig):
     """Defaults from InsightGen: top-k 5 neighbouring clusters within 2 hops, up to five insights,
     generation at temperature 0.7 with 4,000 output tokens (Appendix C)."""
 
@@ -91,7 +91,7 @@ class InsightsConfig(ModelCallConfig):
 )
 def insights(
     context: dg.AssetExecutionContext,
-    config: InsightsConfig,
+    config: InsightGenInsightsConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,

@@ -16,7 +16,7 @@ from insight_assets.core.clustering import (
 from insight_assets.core.graph_plot import render_theme_graph_png
 from insight_assets.core.index import IndexMissing, load_index
 from insight_assets.core.methods import insightgen
-from insight_assets.defs.ingestion import chunk_embeddings
+from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
@@ -30,7 +30,7 @@ from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, Stor
 INSIGHTGEN = asset_settings("insightgen")
 
 
-class ThemeGraphConfig(dg.Config):
+class InsightGenThemeGraphConfig(dg.Config):
     """The paper's system: K-means with ceil(sqrt(n)) clusters, random_state 42. The other values
     reproduce its ablations (Appendix B)."""
 
@@ -66,7 +66,7 @@ class ThemeGraphConfig(dg.Config):
 )
 def theme_graph(
     context: dg.AssetExecutionContext,
-    config: ThemeGraphConfig,
+    config: InsightGenThemeGraphConfig,
     storage: StorageResource,
     embedder: EmbedderResource,
 ) -> dg.MaterializeResult:

@@ -17,7 +17,7 @@ from insight_assets.core.citations import (
     render_citation_graph_png,
 )
 from insight_assets.core.index import short_title
-from insight_assets.defs.ingestion import parsed_documents
+from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
@@ -32,7 +32,7 @@ from insight_assets.defs.resources import StorageResource
 PREVIEW_ROWS = 30
 
 
-class CitationConfig(dg.Config):
+class CitationsConfig(dg.Config):
     """Thresholds of the reference matcher (``core/citations/matching.py``)."""
 
     min_title_similarity: float = Field(
@@ -62,7 +62,7 @@ class CitationConfig(dg.Config):
     **asset_settings("ingestion"),
 )
 def citations(
-    context: dg.AssetExecutionContext, config: CitationConfig, storage: StorageResource
+    context: dg.AssetExecutionContext, config: CitationsConfig, storage: StorageResource
 ) -> dg.MaterializeResult:
     """Each paper's references matched to the collection's own papers: title similarity after
     normalisation, checked against the cited paper's authors and year.

@@ -13,8 +13,9 @@ from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAG
 from insight_assets.core.methods.contregen.tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 from insight_assets.core.retrieval.citing import load_sources, render_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
-from insight_assets.defs.curation import generated_answers, generated_questions
-from insight_assets.defs.ingestion import chunk_embeddings
+from insight_assets.defs.curation.assets import generated_answers, generated_questions
+from insight_assets.defs.ingestion.embeddings import chunk_embeddings
+from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
@@ -34,13 +35,12 @@ from insight_assets.defs.model_calls import (
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-from insight_assets.defs.themes import theme_graph
 
 CONTREGEN_GROUP = asset_settings("contregen")
 QUESTION_SOURCES = ("all", curation.GENERATED, curation.USER)
 
 
-class RetrievalConfig(ModelCallConfig):
+class ConTReGenRetrievalConfig(ModelCallConfig):
     """What the tree and the baselines retrieve with; keep both assets' values the same."""
 
     top_k: int = Field(default=contregen.schemas.TOP_K, description="§4.3: passages per retrieval (k = 5).")
@@ -50,7 +50,7 @@ class RetrievalConfig(ModelCallConfig):
 # -- trees ----------------------------------------------------------------------------------------
 
 
-class TreesConfig(RetrievalConfig):
+class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
     """§2.1 with §4.3's and Appendix A.1's defaults: depth 2, 5 sub-questions per plan; planning
     and verification at temperature 0. The thresholds are the offline verifier's."""
 
@@ -112,7 +112,7 @@ def _questions(warehouse, collection: str, which: str, limit: int | None) -> lis
 )
 def contregen_trees(
     context: dg.AssetExecutionContext,
-    config: TreesConfig,
+    config: ConTReGenTreesConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -189,16 +189,10 @@ def _trees(context, config, settings, storage, llm, embedder, collection) -> Col
     )
 
 
-def load_trees(warehouse, collection: str) -> list[contregen.Tree]:
-    return records.trees_from_rows(
-        warehouse.rows("SELECT * FROM contregen_trees WHERE collection = ?", [collection])
-    )
-
-
 # -- answers --------------------------------------------------------------------------------------
 
 
-class AnswersConfig(RetrievalConfig):
+class ConTReGenAnswersConfig(ConTReGenRetrievalConfig):
     """§2.2: synthesis at temperature 0.3, a ~300-word root answer, prompts cut to
     ``context_tokens``; the baselines RetGen, budget-matched RetGen and IterRetGen (5 iterations)."""
 
@@ -246,7 +240,7 @@ class AnswersConfig(RetrievalConfig):
 )
 def contregen_answers(
     context: dg.AssetExecutionContext,
-    config: AnswersConfig,
+    config: ConTReGenAnswersConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -264,7 +258,7 @@ def contregen_answers(
 
 def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    trees = load_trees(warehouse, collection)
+    trees = contregen.store.load_trees(warehouse, collection)
     if not trees:
         raise nothing_to_do(collection, "no trees: `contregen_trees` stored none.")
     retriever = open_retriever(storage, embedder, collection, contregen.PROFILE)
@@ -357,7 +351,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
 # -- scores and report ----------------------------------------------------------------------------
 
 
-class ScoresConfig(JudgeCallConfig):
+class ConTReGenScoresConfig(JudgeCallConfig):
     """The judge may be another model than the generator's."""
 
     TASKS = JUDGE_TASKS
@@ -372,7 +366,7 @@ class ScoresConfig(JudgeCallConfig):
 )
 def contregen_scores(
     context: dg.AssetExecutionContext,
-    config: ScoresConfig,
+    config: ConTReGenScoresConfig,
     storage: StorageResource,
     llm: LLMResource,
 ) -> dg.MaterializeResult:
@@ -386,7 +380,7 @@ def contregen_scores(
 
 def _scores(context, config, storage, llm, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    trees = load_trees(warehouse, collection)
+    trees = contregen.store.load_trees(warehouse, collection)
     answers = records.answers_from_rows(
         warehouse.rows("SELECT * FROM contregen_answers WHERE collection = ?", [collection])
     )

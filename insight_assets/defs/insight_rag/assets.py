@@ -2,8 +2,6 @@
 sentences), the benchmark built from them and the citation graph, the answers of Insight-RAG and
 its baselines, and their scores with the report."""
 
-import statistics
-
 import dagster as dg
 import numpy as np
 import pyarrow as pa
@@ -11,13 +9,10 @@ from pydantic import Field
 
 from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
-from insight_assets.core.index import IndexMissing
-from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import insight_rag
-from insight_assets.core.methods.insight_rag import report, retriever, scores
-from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, normalised_text, why_no_matching
+from insight_assets.core.methods.insight_rag import report, retriever, scores, store
+from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, why_no_matching
 from insight_assets.core.methods.insight_rag.collection import first_chunks, phrase_questions, read_triples
-from insight_assets.core.methods.insight_rag.pipeline import paper_text
 from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
 from insight_assets.core.methods.insight_rag.tasks import (
     ANSWER_TASKS,
@@ -30,16 +25,16 @@ from insight_assets.core.methods.insight_rag.tasks import (
 from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.core.vectors import normalize_rows
-from insight_assets.defs.citations import citations
-from insight_assets.defs.ingestion import chunk_embeddings
+from insight_assets.defs.citations.assets import citations
+from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
+    index_required,
     invalid_config,
     items_check,
     markdown_table,
     materialize_each,
     nothing_to_do,
-    open_retriever,
     skipped_metadata,
     write_report,
 )
@@ -59,7 +54,7 @@ INSIGHT_RAG_GROUP = asset_settings("insight_rag")
 # -- triples ---------------------------------------------------------------------------------------
 
 
-class TriplesConfig(ModelCallConfig):
+class InsightRAGTriplesConfig(ModelCallConfig):
     """§3, Figure 2 step 1: triples of every ``xsum`` chunk's whole sentences."""
 
     TASKS = TRIPLE_TASKS
@@ -76,7 +71,7 @@ class TriplesConfig(ModelCallConfig):
 )
 def knowledge_triples(
     context: dg.AssetExecutionContext,
-    config: TriplesConfig,
+    config: InsightRAGTriplesConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -90,18 +85,9 @@ def knowledge_triples(
     )
 
 
-def triple_chunks(warehouse, collection: str) -> list[dict]:
-    """The chunks triples are read from, in reading order."""
-    return warehouse.rows(
-        """SELECT c.doc_id, c.chunk_id, c.text FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
-           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
-        [collection, insight_rag.PROFILE],
-    )
-
-
 def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    rows = first_chunks(triple_chunks(warehouse, collection), config.max_chunks_per_paper)
+    rows = first_chunks(store.triple_chunks(warehouse, collection), config.max_chunks_per_paper)
     if not rows:
         raise nothing_to_do(collection, f"no {insight_rag.PROFILE} chunks to read triples from.")
     client = model_client(context, llm, config, collection)
@@ -117,11 +103,11 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
     model = embedder.get_embedder()
     with one_torch_thread():
         vectors = model.embed(retriever.embedding_texts(triples, sentences))
-    storage.insight_vectors.replace(
+    store.unit_vectors(storage.lancedb_uri).replace(
         collection,
         retriever.index_table(collection, model.variant, triples, sentences, normalize_rows(vectors)),
     )
-    storage.insight_vectors.build_text_index(collection)
+    store.unit_vectors(storage.lancedb_uri).build_text_index(collection)
     warehouse.replace_partition(
         collection,
         {
@@ -166,21 +152,10 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
     )
 
 
-def load_triples(warehouse, collection: str) -> list[insight_rag.Triple]:
-    fields = insight_rag.Triple.__dataclass_fields__
-    return [
-        insight_rag.Triple(**{k: row[k] for k in fields})
-        for row in warehouse.rows(
-            "SELECT * FROM knowledge_triples WHERE collection = ? ORDER BY doc_id, chunk_id, triple_id",
-            [collection],
-        )
-    ]
-
-
 # -- benchmark ---------------------------------------------------------------------------------
 
 
-class BenchmarkConfig(ModelCallConfig):
+class InsightRAGBenchmarkConfig(ModelCallConfig):
     """§3's rules; the issue's sizes (up to 200 buried, 100 multi-document, 100 matching)."""
 
     TASKS = BENCHMARK_TASKS
@@ -222,7 +197,10 @@ class BenchmarkConfig(ModelCallConfig):
     **INSIGHT_RAG_GROUP,
 )
 def insight_rag_benchmark(
-    context: dg.AssetExecutionContext, config: BenchmarkConfig, storage: StorageResource, llm: LLMResource
+    context: dg.AssetExecutionContext,
+    config: InsightRAGBenchmarkConfig,
+    storage: StorageResource,
+    llm: LLMResource,
 ) -> dg.MaterializeResult:
     """Deeply buried and multi-document questions from the collection's triples (phrased by a task
     asking about the object; offline: templates) and citation-recommendation pairs from its
@@ -234,21 +212,12 @@ def insight_rag_benchmark(
     )
 
 
-def unphrased_benchmark(
-    warehouse, collection: str, triples: list[insight_rag.Triple], settings: insight_rag.BenchmarkSettings
-) -> insight_rag.Benchmark:
-    """The benchmark's items from ``triples``, the papers' full texts and the citation graph, its
-    questions not yet phrased."""
-    bodies = {d.doc_id: d.text[: d.body_end] for d in load_documents(warehouse, collection)}
-    return insight_rag.build_benchmark(triples, bodies, citation_links(warehouse, collection), settings)
-
-
 def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    triples = load_triples(warehouse, collection)
+    triples = store.load_triples(warehouse, collection)
     if not triples:
         raise nothing_to_do(collection, "no triples: `knowledge_triples` stored none.")
-    benchmark = unphrased_benchmark(warehouse, collection, triples, settings)
+    benchmark = insight_rag.collection_benchmark(warehouse, collection, triples, settings)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         items = phrase_questions(client, benchmark, triples)
@@ -315,20 +284,10 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
     )
 
 
-def load_benchmark(warehouse, collection: str) -> list[BenchmarkItem]:
-    fields = BenchmarkItem.__dataclass_fields__
-    return [
-        BenchmarkItem(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields})
-        for row in warehouse.rows(
-            "SELECT * FROM insight_rag_benchmark WHERE collection = ? ORDER BY kind, item_id", [collection]
-        )
-    ]
-
-
 # -- answers ---------------------------------------------------------------------------------------
 
 
-class AnswersConfig(ModelCallConfig):
+class InsightRAGAnswersConfig(ModelCallConfig):
     """§2 and §5: Insight-RAG with each retriever mode, RAG with k = 1, 3, 5, 10 chunks, no context."""
 
     TASKS = ANSWER_TASKS
@@ -363,59 +322,6 @@ class AnswersConfig(ModelCallConfig):
             )
 
 
-def open_setup(storage, embedder, collection: str, settings: insight_rag.AnswerSettings) -> insight_rag.Setup:
-    """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule."""
-    warehouse = storage.warehouse
-    chunks = open_retriever(storage, embedder, collection, insight_rag.PROFILE)
-    model = embedder.get_embedder()
-    try:
-        units = {
-            profile: retriever.open_units(warehouse, storage.insight_vectors, collection, model, profile)
-            for profile in retriever.UNIT_PROFILES
-        }
-    except IndexMissing as error:
-        raise nothing_to_do(collection, str(error)) from error
-    chunk_of = {
-        row["id"]: row["chunk_id"]
-        for row in warehouse.rows(
-            """SELECT triple_id AS id, chunk_id FROM knowledge_triples WHERE collection = ?
-               UNION ALL SELECT sentence_id, chunk_id FROM insight_rag_sentences WHERE collection = ?""",
-            [collection, collection],
-        )
-    }
-    triples = {t.triple_id: t for t in load_triples(warehouse, collection)}
-    documents = load_documents(warehouse, collection)
-    papers = {d.doc_id: paper_text(d.title, d.abstract, d.text[: d.body_end]) for d in documents}
-    centres = {}
-    for doc_id in papers:
-        rows = [n for n, chunk in enumerate(chunks.index.chunks) if chunk.doc_id == doc_id]
-        if rows:
-            centres[doc_id] = normalize_rows(chunks.index.vectors[rows].mean(axis=0))
-
-    def similarity(a: str, b: str) -> float:
-        return float(centres[a] @ centres[b]) if a in centres and b in centres else 0.0
-
-    ids = sorted(centres)
-    pairs = [similarity(a, b) for n, a in enumerate(ids) for b in ids[n + 1 :]]
-    return insight_rag.Setup(
-        chunks=chunks,
-        insights=insight_rag.InsightRetriever(
-            units[retriever.TRIPLES],
-            units[retriever.SENTENCES],
-            chunk_of,
-            triples,
-            settings.insight_search_mode,
-        ),
-        sources=load_sources(warehouse, collection, insight_rag.PROFILE),
-        modes=settings.retriever_modes,
-        rag_ks=settings.rag_ks,
-        rag_mode=settings.rag_mode,
-        papers=papers,
-        similarity=similarity,
-        threshold=statistics.median(pairs) if pairs else 0.0,
-    )
-
-
 @dg.asset(
     kinds={"duckdb"},
     deps=[insight_rag_benchmark],
@@ -432,7 +338,7 @@ def open_setup(storage, embedder, collection: str, settings: insight_rag.AnswerS
 )
 def insight_rag_answers(
     context: dg.AssetExecutionContext,
-    config: AnswersConfig,
+    config: InsightRAGAnswersConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -450,10 +356,13 @@ def insight_rag_answers(
 
 def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    items = config.selected(load_benchmark(warehouse, collection))
+    items = config.selected(store.load_benchmark(warehouse, collection))
     if not items:
         return _no_answers(warehouse, collection)
-    setup = open_setup(storage, embedder, collection, settings)
+    with index_required(collection):
+        setup = store.open_setup(
+            warehouse, storage.lancedb_uri, embedder.get_embedder(), collection, settings
+        )
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         identified = insight_rag.identify(client, items, setup)
@@ -570,24 +479,10 @@ def insight_rag_scores(
     return materialize_each(context, storage, lambda collection: _scores(storage, embedder, collection))
 
 
-def _gold_units(item: BenchmarkItem, sources, sentence_ids: dict[tuple[str, str], str]) -> set[str]:
-    """The units that hold an item's evidence: its triples, its sentences, the chunks holding them."""
-    evidence = [normalised_text(sentence) for sentence in item.evidence]
-    chunks = {
-        chunk_id
-        for chunk_id, source in sources.items()
-        if source.doc_id in item.gold_doc_ids and any(e in normalised_text(source.text) for e in evidence)
-    }
-    sentences = {
-        sentence_ids[(doc, s)] for doc in item.gold_doc_ids for s in item.evidence if (doc, s) in sentence_ids
-    }
-    return set(item.triple_ids) | sentences | chunks
-
-
 def _scores(storage, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    items = {item.item_id: item for item in load_benchmark(warehouse, collection)}
-    rows = warehouse.rows("SELECT * FROM insight_rag_answers WHERE collection = ?", [collection])
+    items = {item.item_id: item for item in store.load_benchmark(warehouse, collection)}
+    rows = warehouse.rows("SELECT writer FROM insight_rag_answers WHERE collection = ?", [collection])
     if not rows or not items:
         warehouse.replace_partition(collection, {"insight_rag_scores": pa.Table.from_pylist([])})
         return CollectionReport(
@@ -596,26 +491,11 @@ def _scores(storage, embedder, collection) -> CollectionReport:
                 "why_none": "no answers to score: the benchmark is empty (see insight_rag_benchmark's check).",
             }
         )
-    answers = [
-        insight_rag.MethodAnswer(
-            **{
-                k: tuple(v) if isinstance(v, list) else v
-                for k, v in row.items()
-                if k in insight_rag.MethodAnswer.__dataclass_fields__
-            }
-        )
-        for row in rows
-    ]
+    answers = store.load_answers(warehouse, collection)
     sources = load_sources(warehouse, collection, insight_rag.PROFILE)
-    sentence_ids = {
-        (row["doc_id"], row["sentence"]): row["sentence_id"]
-        for row in warehouse.rows(
-            "SELECT doc_id, sentence, sentence_id FROM insight_rag_sentences WHERE collection = ?",
-            [collection],
-        )
-    }
+    sentence_ids = store.sentence_ids(warehouse, collection)
     units = {
-        item_id: _gold_units(item, sources, sentence_ids)
+        item_id: scores.gold_units(item, sources, sentence_ids)
         for item_id, item in items.items()
         if item.kind != MATCHING
     }
@@ -625,7 +505,10 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         if a.item_id in items
         for score in [scores.score_answer(a, items[a.item_id], units.get(a.item_id, set()))]
     ]
-    agreement = _agreement(warehouse, embedder, collection, items)
+    with one_torch_thread():
+        agreement = scores.identifier_agreement(
+            store.identified_fragments(warehouse, collection), items, embedder.get_embedder().embed
+        )
     table = scores.method_table(scored, agreement)
     warehouse.replace_partition(
         collection,
@@ -681,27 +564,3 @@ def _scores(storage, embedder, collection) -> CollectionReport:
             **written,
         }
     )
-
-
-def _agreement(warehouse, embedder, collection: str, items: dict[str, BenchmarkItem]) -> dict[str, float]:
-    """Per question kind: the mean cosine between each identified fragment and the gold fragment."""
-    rows = [
-        row
-        for row in warehouse.rows(
-            "SELECT item_id, insights FROM insight_rag_insights WHERE collection = ?", [collection]
-        )
-        if row["item_id"] in items and items[row["item_id"]].kind != MATCHING
-    ]
-    if not rows:
-        return {}
-    model = embedder.get_embedder()
-    texts = [" ".join(row["insights"]) or "-" for row in rows] + [
-        items[row["item_id"]].gold_fragment for row in rows
-    ]
-    with one_torch_thread():
-        vectors = normalize_rows(model.embed(texts))
-    cosines = (vectors[: len(rows)] * vectors[len(rows) :]).sum(axis=1)
-    by_kind: dict[str, list[float]] = {}
-    for row, cosine in zip(rows, cosines, strict=True):
-        by_kind.setdefault(items[row["item_id"]].kind, []).append(float(cosine) if row["insights"] else 0.0)
-    return {kind: round(float(np.mean(values)), 3) for kind, values in by_kind.items()}

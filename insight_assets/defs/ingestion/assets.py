@@ -1,4 +1,4 @@
-"""Ingestion assets: source files -> parsed documents -> chunks -> chunk embeddings.
+"""Ingestion assets: source files -> parsed documents -> chunks (their vectors: embeddings.py).
 
 Each asset reads its inputs from the stores, calls the core, replaces its partition's rows and
 reports what it did (counts, reuse, timings) as metadata.
@@ -9,25 +9,21 @@ import time
 from collections import Counter
 
 import dagster as dg
-import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import ingest
 from insight_assets.core.chunking import PROFILES, ChunkProfile
-from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
-from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
     markdown_table,
     materialize_each,
-    nothing_to_do,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
-from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
+from insight_assets.defs.resources import StorageResource
 
 PARTITIONED = asset_settings("ingestion")
 
@@ -67,7 +63,7 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     )
 
 
-class ParsingConfig(dg.Config):
+class IngestionParsingConfig(dg.Config):
     """The text-quality gate's thresholds (``core/text_quality.py``). A file whose text layer is
     garbled, or holds almost no text, is unusable; a few garbled pages are dropped with a warning.
     The defaults leave a margin around every real paper of the test corpus."""
@@ -129,7 +125,7 @@ class ParsingConfig(dg.Config):
     **PARTITIONED,
 )
 def parsed_documents(
-    context: dg.AssetExecutionContext, config: ParsingConfig, storage: StorageResource
+    context: dg.AssetExecutionContext, config: IngestionParsingConfig, storage: StorageResource
 ) -> dg.MaterializeResult:
     """Text per page in reading order, with title, abstract, sections and references.
 
@@ -326,7 +322,7 @@ def _reusable_parses(
     return ingest.results_from_rows(sources, documents, pages, problems, quality)
 
 
-class ChunkingConfig(dg.Config):
+class IngestionChunkingConfig(dg.Config):
     """Chunk profiles and their sizes in tokens (cl100k_base). Defaults are the papers'."""
 
     profiles: list[str] = Field(default=["insightgen", "xsum"], description="Profiles to build.")
@@ -356,7 +352,7 @@ class ChunkingConfig(dg.Config):
     **PARTITIONED,
 )
 def chunks(
-    context: dg.AssetExecutionContext, config: ChunkingConfig, storage: StorageResource
+    context: dg.AssetExecutionContext, config: IngestionChunkingConfig, storage: StorageResource
 ) -> dg.MaterializeResult:
     """Sentence-aware chunks per profile, with stable ids, page spans, offsets and token counts."""
     profiles = config.chunk_profiles()
@@ -447,139 +443,3 @@ def _chunk_preview(
     ]
     columns = ["file", "pages", "characters", *(f"{p.name} chunks" for p in profiles), "problems"]
     return markdown_table(sorted(rows, key=lambda row: row["file"]), columns, empty="No documents.")
-
-
-_VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
-# Columns a stored vector table must have to be reused as it is (``text`` feeds the full-text index).
-_VECTOR_COLUMNS = {*_VECTOR_KEY, "text", "vector"}
-_EMBEDDING_ERRORS = pa.schema(
-    [
-        (name, pa.string())
-        for name in ("collection", "variant", "profile", "chunk_id", "doc_id", "text_sha", "error")
-    ]
-)
-
-
-def _same_rows(existing, table) -> bool:
-    """Whether a stored vector table holds exactly ``table``'s rows, by key."""
-    if (
-        existing is None
-        or existing.num_rows != table.num_rows
-        or not _VECTOR_COLUMNS <= set(existing.column_names)
-    ):
-        return False
-    # As multisets of keys: LanceDB does not promise to read rows back in the order they were written.
-    return _vector_keys(existing) == _vector_keys(table)
-
-
-def _vector_keys(table) -> Counter:
-    return Counter(zip(*(table.column(name).to_pylist() for name in _VECTOR_KEY), strict=True))
-
-
-@dg.asset(
-    kinds={"lancedb"},
-    deps=[chunks],
-    code_version="3",
-    pool=EMBEDDING_POOL,
-    check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
-    **PARTITIONED,
-)
-def chunk_embeddings(
-    context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
-    """Unit vectors for every chunk in LanceDB, keyed by (collection, profile, chunk_id), with the
-    chunk text under a full-text (BM25) index for lexical and hybrid retrieval.
-
-    The model reads each piece of text once: xsum chunks are embedded (only those without a vector
-    from the configured embedder yet), and insightgen chunks are pooled from the xsum vectors they cover.
-    """
-    return materialize_each(
-        context, storage, lambda collection: _chunk_embeddings(context, storage, embedder, collection)
-    )
-
-
-def _chunk_embeddings(
-    context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource, collection: str
-) -> CollectionReport:
-    chunk_rows = storage.warehouse.rows(
-        "SELECT profile, chunk_id, doc_id, text, text_sha, char_start, char_end, token_count FROM chunks "
-        "WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
-        [collection],
-    )
-    if not chunk_rows:
-        raise nothing_to_do(collection, "nothing to embed: `chunks` holds no chunks.")
-    model = embedder.get_embedder()
-    vectors = storage.vectors
-    existing = vectors.read(collection)
-    try:
-        outcome = vectorize_chunks(collection, chunk_rows, model, existing)
-    except EmbeddingError as error:  # a refused key, an unknown model: every batch would fail
-        raise nothing_to_do(collection, f"no chunk could be embedded: {error}") from error
-    # A batch that failed after the SDK's retries leaves its chunks without vectors: they are error
-    # rows now, and the next run embeds exactly them again.
-    storage.warehouse.replace_partition(
-        collection,
-        {
-            "embedding_errors": pa.Table.from_pylist(
-                [{"collection": collection, "variant": model.variant, **row} for row in outcome.failures],
-                schema=_EMBEDDING_ERRORS,
-            )
-        },
-    )
-    if outcome.failures and not outcome.table.num_rows:
-        raise nothing_to_do(
-            collection,
-            f"no chunk could be embedded: all {len(outcome.failures)} failed ({outcome.failures[0]['error']}). "
-            "Rerun when the embedding service answers.",
-        )
-    # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
-    stored = existing
-    rewritten = bool(outcome.embedded) or not _same_rows(existing, outcome.table)
-    if rewritten:
-        vectors.replace(collection, outcome.table)
-        stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
-    # A rewritten table needs its full-text index again; an unchanged one keeps it (nothing written).
-    text_index_seconds = 0.0
-    if rewritten or not vectors.has_text_index(collection):
-        started = time.perf_counter()
-        vectors.build_text_index(collection)
-        text_index_seconds = time.perf_counter() - started
-    stored_keys = (
-        set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist()))
-        if stored
-        else set()
-    )
-    missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
-    context.log.info(
-        f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
-        + (f", {len(outcome.failures)} failed" if outcome.failures else "")
-    )
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": outcome.table.num_rows,
-            "chunks_embedded": outcome.embedded,
-            "chunks_reused": outcome.reused,
-            "chunks_pooled": outcome.pooled,
-            "chunks_failed": len(outcome.failures),
-            "words_embedded": outcome.words_embedded,
-            "embed_seconds": round(outcome.seconds, 3),
-            "words_per_second": round(outcome.words_per_second, 1),
-            "text_index": "rebuilt" if text_index_seconds else "unchanged",
-            "text_index_seconds": round(text_index_seconds, 3),
-            "variant": model.variant,
-            "table": vectors.table_name(collection),
-            **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},
-            "failures": dg.MetadataValue.md(
-                markdown_table(outcome.failures, ["profile", "chunk_id", "error"], empty="None.")
-            ),
-        },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="embedding_per_chunk",
-                passed=missing == 0,
-                metadata={"chunks_without_vector": missing, "chunks_failed": len(outcome.failures)},
-                description="Every chunk has a vector; a chunk whose batch failed is in `embedding_errors`.",
-            )
-        ],
-        data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),
-    )

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import Field
 
 from insight_assets.core import curation, ingest
-from insight_assets.defs.ingestion import parsed_documents
+from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -28,7 +28,7 @@ from insight_assets.defs.resources import EmbedderResource, LLMResource, Storage
 MODEL_CALLING = {**asset_settings("curation"), "pool": LLM_POOL}
 
 
-class CompressionConfig(ModelCallConfig):
+class CurationCompressionConfig(ModelCallConfig):
     TASKS = (curation.COMPRESS_DOCUMENT,)
 
     max_input_tokens: int = Field(
@@ -54,7 +54,10 @@ class CompressionConfig(ModelCallConfig):
     **MODEL_CALLING,
 )
 def compressed_documents(
-    context: dg.AssetExecutionContext, config: CompressionConfig, storage: StorageResource, llm: LLMResource
+    context: dg.AssetExecutionContext,
+    config: CurationCompressionConfig,
+    storage: StorageResource,
+    llm: LLMResource,
 ) -> dg.MaterializeResult:
     """Each paper's main topics, contributions, conclusions and key findings, without references,
     formatting or boilerplate: compact enough that several papers fit in one prompt."""
@@ -115,7 +118,7 @@ def _compressed_documents(context, config, storage, llm, collection) -> Collecti
     )
 
 
-class QuestionConfig(ModelCallConfig):
+class CurationQuestionsConfig(ModelCallConfig):
     """InsightGen §3 / Appendix A, C: the defaults are the paper's."""
 
     TASKS = (curation.GENERATE_QUESTIONS, curation.REFINE_QUESTIONS)
@@ -162,7 +165,7 @@ class QuestionConfig(ModelCallConfig):
 )
 def generated_questions(
     context: dg.AssetExecutionContext,
-    config: QuestionConfig,
+    config: CurationQuestionsConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,
@@ -244,7 +247,7 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
     )
 
 
-class AnswerConfig(ModelCallConfig):
+class CurationAnswersConfig(ModelCallConfig):
     TASKS = (curation.ANSWER_QUESTION,)
 
     duplicate_threshold: float = Field(
@@ -278,7 +281,7 @@ class AnswerConfig(ModelCallConfig):
 )
 def generated_answers(
     context: dg.AssetExecutionContext,
-    config: AnswerConfig,
+    config: CurationAnswersConfig,
     storage: StorageResource,
     llm: LLMResource,
     embedder: EmbedderResource,

@@ -20,7 +20,7 @@ from insight_assets.core.judge import (
 from insight_assets.core.llm import RunSummary
 from insight_assets.core.report import render_method_report
 from insight_assets.core.stores import Warehouse
-from insight_assets.defs.insights import insights
+from insight_assets.defs.insightgen.assets import insights
 from insight_assets.defs.metadata import (
     CollectionReport,
     markdown_table,
@@ -40,7 +40,7 @@ from insight_assets.defs.resources import LLMResource, ModelChoice, StorageResou
 SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]
 
 
-class JudgeModel(dg.Config):
+class InsightGenJudgeModel(dg.Config):
     """One judge: a name for the report and, optionally, another provider or model than the `llm`
     resource's (its key from `api_key_env`, by default the provider's usual variable)."""
 
@@ -51,13 +51,13 @@ class JudgeModel(dg.Config):
     api_key_env: str | None = None
 
 
-class JudgeConfig(ModelCallConfig):
+class InsightGenJudgeConfig(ModelCallConfig):
     """Appendix D: set-level and insight-level judging (ten repetitions), methods shuffled per
     question with a seed. The paper used two judges (Gemini 2.5 Flash and Claude 4 Sonnet)."""
 
     TASKS = (JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS)
 
-    judges: list[JudgeModel] = Field(
+    judges: list[InsightGenJudgeModel] = Field(
         default=[], description="Judges to run; empty: one judge, the `llm` resource's model."
     )
     levels: list[str] = Field(default=["set", "insight"], description="'set' and/or 'insight'.")
@@ -79,7 +79,10 @@ def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuest
 
 @dg.asset(kinds={"duckdb"}, deps=[insights], code_version="1", pool=LLM_POOL, **asset_settings("insightgen"))
 def judge_scores(
-    context: dg.AssetExecutionContext, config: JudgeConfig, storage: StorageResource, llm: LLMResource
+    context: dg.AssetExecutionContext,
+    config: InsightGenJudgeConfig,
+    storage: StorageResource,
+    llm: LLMResource,
 ) -> dg.MaterializeResult:
     """Every judge's 0-5 scores of every method's insights: at set level (novelty, diversity,
     relevance, depth, all methods' sets shown together under shuffled anonymous labels) and at
@@ -104,7 +107,7 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
         storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})
         why = "no insights to judge: `insights` produced none (see its checks and failures)."
         return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
-    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
+    judges = config.judges or [InsightGenJudgeModel(name=_judge_name(llm))]
     rows: list[JudgeRow] = []
     failures: list[dict] = []
     summaries: dict[str, dict] = {}

@@ -14,8 +14,10 @@ from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
-from insight_assets.defs.citations import citations
-from insight_assets.defs.ingestion import chunk_embeddings, parsed_documents
+from insight_assets.defs.citations.assets import citations
+from insight_assets.defs.ingestion.assets import parsed_documents
+from insight_assets.defs.ingestion.embeddings import chunk_embeddings
+from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
@@ -36,7 +38,6 @@ from insight_assets.defs.model_calls import (
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-from insight_assets.defs.themes import theme_graph
 
 XSUM_GROUP = asset_settings("xsum")
 
@@ -296,23 +297,6 @@ def _answer_tables(collection, targets, problems, answers, writer) -> dict[str, 
     }
 
 
-def load_targets(warehouse, collection) -> list[xsum.SummaryTarget]:
-    return [
-        xsum.SummaryTarget(
-            row["target_id"],
-            row["kind"],
-            row["topic"],
-            tuple(row["doc_ids"]),
-            row["reference"] or "",
-            row["reference_doc_id"],
-            row["reference_section"] or "",
-        )
-        for row in warehouse.rows(
-            "SELECT * FROM xsum_targets WHERE collection = ? ORDER BY kind, topic", [collection]
-        )
-    ]
-
-
 # -- summaries --------------------------------------------------------------------------------
 
 
@@ -363,7 +347,7 @@ def xsum_summaries(
 
 def _summaries(context, config, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    targets = load_targets(warehouse, collection)
+    targets = xsum.store.load_targets(warehouse, collection)
     if not targets:
         raise nothing_to_do(collection, "no summary targets: `xsum_answers` found none.")
     answers = [
@@ -510,7 +494,7 @@ def xsum_scores(
 
 def _scores(context, config, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    targets = load_targets(warehouse, collection)
+    targets = xsum.store.load_targets(warehouse, collection)
     summaries = [
         xsum.SummaryRecord(
             row["target_id"],

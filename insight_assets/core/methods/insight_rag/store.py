@@ -1,0 +1,172 @@
+"""Insight-RAG's stored rows: its warehouse tables (triples and sentences, whose vectors are in
+LanceDB under ``VECTOR_KIND``; the benchmark with every triple's fate; the identified insights, the
+answers and their scores), and the readers that bring them back.
+
+The tables are declared here and added to the warehouse when the method is imported
+(``stores.declare_tables``). A reader that finds nothing to read raises ``IndexMissing``.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from ...index import IndexMissing
+from ...ingest import load_documents
+from ...retrieval import Retriever
+from ...retrieval.citing import load_sources
+from ...stores import VectorStore, Warehouse, declare_tables
+from ...vectors import normalize_rows
+from . import retriever
+from .benchmark import BenchmarkItem
+from .pipeline import MethodAnswer, Setup, paper_text
+from .retriever import InsightRetriever
+from .settings import PROFILE, AnswerSettings
+from .triples import Triple
+
+# The LanceDB tables of the searchable triples and sentences, one per collection.
+VECTOR_KIND = "insight_rag_index"
+
+TABLES = {
+    "knowledge_triples": """
+        collection VARCHAR, triple_id VARCHAR, doc_id VARCHAR, chunk_id VARCHAR, subject VARCHAR,
+        relation VARCHAR, object VARCHAR, relation_text VARCHAR, sentence VARCHAR, mentions INTEGER,
+        extractor VARCHAR""",
+    "insight_rag_sentences": """
+        collection VARCHAR, sentence_id VARCHAR, doc_id VARCHAR, chunk_id VARCHAR, position INTEGER,
+        sentence VARCHAR""",
+    "insight_rag_benchmark": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, question VARCHAR, subject VARCHAR,
+        relation VARCHAR, relation_text VARCHAR, gold_answers VARCHAR[], gold_doc_ids VARCHAR[],
+        triple_ids VARCHAR[], evidence VARCHAR[], paper_a VARCHAR, paper_b VARCHAR, writer VARCHAR""",
+    "insight_rag_triple_fates": """
+        collection VARCHAR, triple_id VARCHAR, fate VARCHAR, item_id VARCHAR, reason VARCHAR""",
+    "insight_rag_insights": """
+        collection VARCHAR, item_id VARCHAR, status VARCHAR, insights VARCHAR[], multi_answer BOOLEAN[],
+        error VARCHAR, writer VARCHAR""",
+    "insight_rag_answers": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
+        answer VARCHAR, rendered VARCHAR, context_tokens INTEGER, insights VARCHAR[],
+        passage_chunk_ids VARCHAR[], cited_chunk_ids VARCHAR[], ranked_ids VARCHAR[],
+        ranked_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
+    "insight_rag_scores": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
+        exact_match DOUBLE, f1 DOUBLE, context_tokens INTEGER, doc_hits50 DOUBLE, doc_mrr DOUBLE,
+        unit_hits50 DOUBLE, unit_mrr DOUBLE""",
+}
+declare_tables(TABLES)
+
+
+def unit_vectors(lancedb_uri: str) -> VectorStore:
+    """The searchable triples' and sentences' vectors (written by ``knowledge_triples``)."""
+    return VectorStore(lancedb_uri, kind=VECTOR_KIND)
+
+
+def triple_chunks(warehouse: Warehouse, collection: str) -> list[dict]:
+    """The chunks triples are read from, in reading order."""
+    return warehouse.rows(
+        """SELECT c.doc_id, c.chunk_id, c.text FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
+        [collection, PROFILE],
+    )
+
+
+def load_triples(warehouse: Warehouse, collection: str) -> list[Triple]:
+    fields = Triple.__dataclass_fields__
+    return [
+        Triple(**{k: row[k] for k in fields})
+        for row in warehouse.rows(
+            "SELECT * FROM knowledge_triples WHERE collection = ? ORDER BY doc_id, chunk_id, triple_id",
+            [collection],
+        )
+    ]
+
+
+def load_benchmark(warehouse: Warehouse, collection: str) -> list[BenchmarkItem]:
+    fields = BenchmarkItem.__dataclass_fields__
+    return [
+        BenchmarkItem(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields})
+        for row in warehouse.rows(
+            "SELECT * FROM insight_rag_benchmark WHERE collection = ? ORDER BY kind, item_id", [collection]
+        )
+    ]
+
+
+def load_answers(warehouse: Warehouse, collection: str) -> list[MethodAnswer]:
+    fields = MethodAnswer.__dataclass_fields__
+    return [
+        MethodAnswer(**{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields})
+        for row in warehouse.rows("SELECT * FROM insight_rag_answers WHERE collection = ?", [collection])
+    ]
+
+
+def sentence_ids(warehouse: Warehouse, collection: str) -> dict[tuple[str, str], str]:
+    """Each stored sentence's id, by (document, sentence)."""
+    return {
+        (row["doc_id"], row["sentence"]): row["sentence_id"]
+        for row in warehouse.rows(
+            "SELECT doc_id, sentence, sentence_id FROM insight_rag_sentences WHERE collection = ?",
+            [collection],
+        )
+    }
+
+
+def identified_fragments(warehouse: Warehouse, collection: str) -> list[dict]:
+    """The identifier's insights per item (``item_id``, ``insights``)."""
+    return warehouse.rows(
+        "SELECT item_id, insights FROM insight_rag_insights WHERE collection = ?", [collection]
+    )
+
+
+def open_setup(
+    warehouse: Warehouse, lancedb_uri: str, embedder, collection: str, settings: AnswerSettings
+) -> Setup:
+    """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule.
+    Raises ``IndexMissing`` before the collection's chunks, triples and sentences have vectors."""
+    chunks = Retriever.open(warehouse, VectorStore(lancedb_uri), collection, embedder, PROFILE)
+    stored = unit_vectors(lancedb_uri)
+    units = {
+        profile: retriever.open_units(warehouse, stored, collection, embedder, profile)
+        for profile in retriever.UNIT_PROFILES
+    }
+    chunk_of = {
+        row["id"]: row["chunk_id"]
+        for row in warehouse.rows(
+            """SELECT triple_id AS id, chunk_id FROM knowledge_triples WHERE collection = ?
+               UNION ALL SELECT sentence_id, chunk_id FROM insight_rag_sentences WHERE collection = ?""",
+            [collection, collection],
+        )
+    }
+    triples = {t.triple_id: t for t in load_triples(warehouse, collection)}
+    documents = load_documents(warehouse, collection)
+    papers = {d.doc_id: paper_text(d.title, d.abstract, d.text[: d.body_end]) for d in documents}
+    centres = {}
+    for doc_id in papers:
+        rows = [n for n, chunk in enumerate(chunks.index.chunks) if chunk.doc_id == doc_id]
+        if rows:
+            centres[doc_id] = normalize_rows(chunks.index.vectors[rows].mean(axis=0))
+
+    def similarity(a: str, b: str) -> float:
+        return float(centres[a] @ centres[b]) if a in centres and b in centres else 0.0
+
+    ids = sorted(centres)
+    pairs = [similarity(a, b) for n, a in enumerate(ids) for b in ids[n + 1 :]]
+    return Setup(
+        chunks=chunks,
+        insights=InsightRetriever(
+            units[retriever.TRIPLES],
+            units[retriever.SENTENCES],
+            chunk_of,
+            triples,
+            settings.insight_search_mode,
+        ),
+        sources=load_sources(warehouse, collection, PROFILE),
+        modes=settings.retriever_modes,
+        rag_ks=settings.rag_ks,
+        rag_mode=settings.rag_mode,
+        papers=papers,
+        similarity=similarity,
+        threshold=statistics.median(pairs) if pairs else 0.0,
+    )
+
+
+__all__ = ["TABLES", "VECTOR_KIND", "IndexMissing"]

@@ -1,0 +1,52 @@
+"""XSum's warehouse tables: targets, questions per paper, answers, summaries and their scores.
+
+Declared here, where the method reads them back, and added to the warehouse when the method is
+imported (``stores.declare_tables``).
+"""
+
+from __future__ import annotations
+
+from ...stores import Warehouse, declare_tables
+from .schemas import SummaryTarget
+
+TABLES = {
+    "xsum_targets": """
+        collection VARCHAR, target_id VARCHAR, kind VARCHAR, topic VARCHAR, doc_ids VARCHAR[],
+        reference VARCHAR, reference_doc_id VARCHAR, reference_section VARCHAR""",
+    "xsum_target_problems": """
+        collection VARCHAR, line INTEGER, message VARCHAR""",
+    "xsum_questions": """
+        collection VARCHAR, doc_id VARCHAR, question_id VARCHAR, position INTEGER, question VARCHAR,
+        abstract_source VARCHAR, status VARCHAR, error VARCHAR, writer VARCHAR""",
+    "xsum_answers": """
+        collection VARCHAR, target_id VARCHAR, question_id VARCHAR, doc_id VARCHAR, status VARCHAR,
+        answer VARCHAR, cited_chunk_ids VARCHAR[], passage_chunk_ids VARCHAR[],
+        scope_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
+    "xsum_summaries": """
+        collection VARCHAR, target_id VARCHAR, method VARCHAR, status VARCHAR, summary VARCHAR,
+        rendered VARCHAR, cited_chunk_ids VARCHAR[], dropped_chunk_ids VARCHAR[],
+        finish_reason VARCHAR, answers_used INTEGER, error VARCHAR, writer VARCHAR""",
+    "xsum_scores": """
+        collection VARCHAR, target_id VARCHAR, method VARCHAR, reference_kind VARCHAR,
+        rouge1 DOUBLE, rouge2 DOUBLE, rougeL DOUBLE, ref_precision DOUBLE, ref_recall DOUBLE,
+        ref_f1 DOUBLE, semantic_recall DOUBLE, geval_coverage DOUBLE, checkeval DOUBLE,
+        judge VARCHAR, errors VARCHAR[]""",
+}
+declare_tables(TABLES)
+
+
+def load_targets(warehouse: Warehouse, collection: str) -> list[SummaryTarget]:
+    return [
+        SummaryTarget(
+            row["target_id"],
+            row["kind"],
+            row["topic"],
+            tuple(row["doc_ids"]),
+            row["reference"] or "",
+            row["reference_doc_id"],
+            row["reference_section"] or "",
+        )
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_targets WHERE collection = ? ORDER BY kind, topic", [collection]
+        )
+    ]

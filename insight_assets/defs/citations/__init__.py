@@ -1,0 +1,1 @@
+"""Citations: which paper of a collection cites which."""

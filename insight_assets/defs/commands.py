@@ -1,0 +1,362 @@
+"""What every command of ``insight-assets`` shares, and the commands that span every defs folder.
+
+A defs folder adds its own commands in its ``cli.py``: ``COMMANDS``, a tuple of ``Command``, and
+``ASK``, its ``ask --method`` flow (``AskFlow``); ``insight_assets/cli.py`` collects and dispatches
+them. Runs go through the same Dagster instance as ``dagster dev`` (``DAGSTER_HOME``, by default
+``data/dagster_home``), so everything built here shows up in the UI's run history and lineage.
+
+Imports stay inside the functions: ``insight-assets --help`` loads no model library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
+# Step events go to the run log (and the UI); the terminal gets INFO lines only.
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+# Console-log records left out of the terminal: stack traces, and the steps skipped because an
+# earlier one failed. The failed step's own message is printed after the run instead.
+_UNSHOWN_RECORDS = ("Stack Trace:", ". Not executing.")
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    """A command or flow without options of its own."""
+
+
+def _no_problem(args: argparse.Namespace) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name and help, the arguments it adds to its parser, what it runs (its exit
+    status), and ``misuse``: a combination of arguments argparse cannot refuse, said in words."""
+
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int]
+    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    misuse: Callable[[argparse.Namespace], str | None] = _no_problem
+
+
+@dataclass(frozen=True)
+class AskFlow:
+    """A method's answer to ``insight-assets ask --method NAME``. ``run`` gets the parsed arguments
+    (``collection``, ``question`` and the flow's own) once the collection exists and the configured
+    model can run; ``arguments`` adds the flow's own options to ``ask``. The core method's flow is
+    the ``default``."""
+
+    method: str
+    help: str
+    run: Callable[[argparse.Namespace], int]
+    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    default: bool = False
+
+
+def add_collection_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--collection", "-c", required=True, help="collection (folder) name")
+
+
+def storage_resource():
+    from insight_assets.defs.resources import StorageResource
+
+    return StorageResource()
+
+
+def embedder_resource():
+    from insight_assets.defs.resources import EmbedderResource
+
+    return EmbedderResource()
+
+
+def environment_llm():
+    """The model the environment selects (INSIGHT_ASSETS_LLM_*), its key read at call time."""
+    from insight_assets.defs.resources import LLMResource
+
+    return LLMResource()
+
+
+def missing_key() -> str | None:
+    """Why the model the environment selects cannot run, before any run starts."""
+    from insight_assets.core.llm import ConfigurationError
+
+    try:
+        environment_llm().settings().check_ready()
+    except ConfigurationError as error:
+        return f"INSIGHT_ASSETS_LLM_PROVIDER: {error} (unset it to build offline)."
+    return None
+
+
+def not_built(collection: str, error: Exception) -> int:
+    """Say that what a command reads has not been built (an ``IndexMissing``); exit status 1."""
+    print(
+        f"collection {collection!r}: {error} (insight-assets build --collection {collection} builds it).",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def print_calls(client) -> None:
+    """The model calls a command made: how many, how many from the cache, their cost."""
+    calls = client.summary()
+    print(f"\n{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
+
+
+def known_collection(storage, name: str) -> str | None:
+    """An error message when ``name`` is not a valid, existing collection."""
+    from insight_assets.defs.automation import collection_folders
+    from insight_assets.defs.partitions import InvalidCollectionKey, validate_collection_key
+
+    try:
+        validate_collection_key(name)
+    except InvalidCollectionKey as error:
+        return str(error)
+    available = collection_folders(Path(storage.collections_root))
+    if name not in available:
+        return (
+            f"No folder for collection {name!r} under {Path(storage.collections_root).resolve()}; "
+            f"known collections: {', '.join(available) or 'none'}."
+        )
+    return None
+
+
+def instance():
+    import dagster as dg
+
+    from insight_assets.defs.instance import ensure_instance_config
+
+    if not os.environ.get("DAGSTER_HOME"):
+        os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME.resolve())
+    # As ./run does: telemetry off, a run queue and pools sized to the cores.
+    try:
+        outcome = ensure_instance_config(Path(os.environ["DAGSTER_HOME"]))
+    except ValueError as exc:
+        raise SystemExit(f"Cannot configure the Dagster instance: {exc}") from None
+    if outcome.message:
+        print(outcome.message, file=sys.stderr)
+    return dg.DagsterInstance.get()
+
+
+class _FailuresInBrief(io.TextIOBase):
+    """Standard error for a run's console log, without stack traces and skipped-step notices.
+
+    Dagster logs a failed step with its stack trace, then one error per step it skips. Here the
+    failed step's message, printed after the run, says what went wrong and what to do; the full log
+    (traces included) stays in the run's log in the UI. The console logger writes each record in one
+    call, so a record is kept or dropped whole.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if not any(marker in text for marker in _UNSHOWN_RECORDS):
+            self.stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def failure_reasons(result) -> list[str]:
+    """Why each failed step of a run failed: a ``dg.Failure``'s description, else the error's message."""
+    reasons = []
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        data = event.step_failure_data
+        if data.user_failure_data is not None and data.user_failure_data.description:
+            reason = data.user_failure_data.description
+        else:
+            reason = f"{data.error.cls_name}: {data.error.message.strip()}" if data.error else "unknown error"
+        reasons.append(f"{event.step_key}: {reason}")
+    return reasons
+
+
+def build(args: argparse.Namespace) -> int:
+    """Register each collection as a partition and materialize all its assets."""
+    collections, every = args.collection, args.all
+    from insight_assets.definitions import defs
+    from insight_assets.defs.automation import collection_folders
+    from insight_assets.defs.in_process import end_abandoned_runs, process_tags
+    from insight_assets.defs.runs import register_collections
+
+    storage = storage_resource()
+    available = collection_folders(Path(storage.collections_root))
+    if every:
+        collections = sorted(available)
+    if not collections:
+        print(f"No collections to build under {Path(storage.collections_root).resolve()}.", file=sys.stderr)
+        return 2
+    for name in collections:
+        problem = known_collection(storage, name)
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
+
+    problem = missing_key()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    dagster_instance = instance()
+    for run_id in end_abandoned_runs(dagster_instance):
+        print(f"Run {run_id} of an earlier build was left unfinished (its process died); marked failed.")
+    register_collections(dagster_instance, collections)
+    job = defs.resolve_job_def("build_collection")
+    failed = []
+    for name in collections:
+        print(f"Building collection {name!r} ...", flush=True)
+        with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
+            result = job.execute_in_process(
+                instance=dagster_instance,
+                partition_key=name,
+                raise_on_error=False,
+                run_config=QUIET_RUN_CONFIG,
+                tags=process_tags(),
+            )
+        if not result.success:
+            failed.append(name)
+            for reason in failure_reasons(result):
+                print(f"  {reason}", file=sys.stderr)
+            print(f"  (the run's full log: run {result.run_id} in the UI, ./run ui -> Runs)", file=sys.stderr)
+    print()
+    print(summary(storage, collections))
+    if failed:
+        return 1
+    print("\nOpen the UI with `./run ui` (or `dagster dev`) and go to http://127.0.0.1:3000 -> Assets.")
+    return 0
+
+
+def summary(storage, collections: list[str]) -> str:
+    """One line per collection: documents, problems, chunks per profile, vectors, pairs, citation links."""
+    warehouse = storage.warehouse
+    lines = []
+    for name in collections:
+        documents = warehouse.rows("SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [name])[
+            0
+        ]["n"]
+        problems = warehouse.rows(
+            "SELECT file, kind FROM parse_problems WHERE collection = ? AND severity = 'error' ORDER BY file",
+            [name],
+        )
+        chunk_counts = warehouse.rows(
+            "SELECT profile, count(*) AS n FROM chunks WHERE collection = ? GROUP BY profile ORDER BY profile",
+            [name],
+        )
+        vectors = storage.vectors.read(name, ["profile"])
+        pairs = warehouse.rows(
+            "SELECT count(*) AS n FROM generated_answers WHERE collection = ? AND status = 'kept'", [name]
+        )[0]["n"]
+        links = warehouse.rows("SELECT count(*) AS n FROM citations WHERE collection = ?", [name])[0]["n"]
+        chunks_text = ", ".join(f"{row['n']} {row['profile']} chunks" for row in chunk_counts) or "no chunks"
+        lines.append(
+            f"{name}: {documents} documents, {chunks_text}, {vectors.num_rows if vectors is not None else 0} vectors, "
+            f"{pairs} question-answer pairs, {links} citation links"
+            + (
+                f"; {len(problems)} unusable file(s): "
+                + ", ".join(f"{p['file']} ({p['kind']})" for p in problems)
+                if problems
+                else ""
+            )
+        )
+    lines.append(f"Tables: {Path(storage.warehouse_path).resolve()}  Vectors: {storage.lancedb_uri}")
+    reports = [
+        report for name in collections for report in sorted((Path(storage.reports_dir) / name).glob("*.md"))
+    ]
+    if reports:
+        lines.append("Reports: " + "  ".join(str(report) for report in reports))
+    return "\n".join(lines)
+
+
+def list_collections(args: argparse.Namespace) -> int:
+    """Each collection folder with what has been built for it."""
+    from insight_assets.defs.automation import collection_folders
+
+    storage = storage_resource()
+    folders = collection_folders(Path(storage.collections_root))
+    if not folders:
+        print(f"No collections under {Path(storage.collections_root).resolve()}.")
+        return 0
+    print(summary(storage, sorted(folders)))
+    return 0
+
+
+def estimate(args: argparse.Namespace) -> int:
+    """Print what a collection's model calls would cost, calling no model."""
+    collection = args.collection
+    from insight_assets.core.llm import ConfigurationError
+    from insight_assets.defs.estimate import (
+        estimate_collection,
+        estimate_columns,
+        estimate_rows,
+        total_seconds,
+    )
+    from insight_assets.defs.metadata import markdown_table
+    from insight_assets.defs.resources import LLMResource
+
+    storage = storage_resource()
+    problem = known_collection(storage, collection)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    if not storage.warehouse.rows(
+        "SELECT 1 FROM parsed_documents WHERE collection = ? LIMIT 1", [collection]
+    ):
+        print(
+            f"Collection {collection!r} has not been parsed yet; run: insight-assets build --collection {collection}",
+            file=sys.stderr,
+        )
+        return 1
+    llm = LLMResource(provider=args.provider, model=args.model, base_url=args.base_url)
+    try:
+        estimates = estimate_collection(storage, llm, embedder_resource(), collection)
+    except ConfigurationError as error:
+        print(f"Cannot estimate: {error}", file=sys.stderr)
+        return 2
+    print(markdown_table(estimate_rows(estimates), estimate_columns(estimates)))
+    seconds = total_seconds(estimates)
+    if seconds is not None:
+        print(f"\nExpected wall time of the model calls: about {seconds / 60:.0f} minutes on this machine.")
+    for note in sorted({e.note for e in estimates if e.note}):
+        print(f"\nNote: {note}")
+    print(
+        "\nOutput tokens assume each task's typical answer; max_cost_usd assumes every answer uses its "
+        "whole max_tokens. Prompts already in the cache count as free."
+    )
+    return 0
+
+
+def _build_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--collection", "-c", action="append", default=[], help="collection (folder) name; repeatable"
+    )
+    parser.add_argument("--all", action="store_true", help="every folder under the collections root")
+
+
+def _estimate_arguments(parser: argparse.ArgumentParser) -> None:
+    add_collection_argument(parser)
+    parser.add_argument("--provider", help="offline, local, openai, anthropic, gemini or openai-compatible")
+    parser.add_argument(
+        "--model", help="model name, or for local a GGUF file (default: the provider's default)"
+    )
+    parser.add_argument("--base-url", help="server address, for openai-compatible")
+
+
+COMMANDS = (
+    Command("build", "materialize every asset of one or more collections", build, _build_arguments),
+    Command("collections", "list collections and what has been built for them", list_collections),
+    Command(
+        "estimate",
+        "dry run: tokens and cost of a collection's model calls, calling no model",
+        estimate,
+        _estimate_arguments,
+    ),
+)

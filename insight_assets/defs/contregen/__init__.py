@@ -1,0 +1,1 @@
+"""ConTReGen: tree-structured retrieval, its answers and scores."""

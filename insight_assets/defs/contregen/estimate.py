@@ -1,0 +1,50 @@
+"""ConTReGen's dry-run steps: trees and answers (once the collection has chunk vectors), scores."""
+
+from insight_assets.core.clustering import theme_labels
+from insight_assets.core.methods import contregen
+from insight_assets.core.methods.contregen import scores as contregen_scores
+from insight_assets.defs.contregen.assets import (
+    ConTReGenAnswersConfig,
+    ConTReGenScoresConfig,
+    ConTReGenTreesConfig,
+)
+from insight_assets.defs.dry_run import DryRun, EstimateStep
+
+
+def _trees(config: ConTReGenTreesConfig, run: DryRun) -> None:
+    """Priced once the collection has chunk vectors (like `insights`)."""
+    retriever = run.open_retriever(contregen.PROFILE)
+    if retriever is None:
+        return
+    asked = [
+        contregen.TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
+        for q in run.output("generated_questions", [])
+        if config.questions == "all" or q.source == config.questions
+    ][: config.max_questions]
+    themes = theme_labels(run.storage.warehouse, run.collection)
+    trees, sources = contregen.grow_trees(run.client, retriever, asked, config.settings(), themes)
+    run.outputs["contregen_trees"] = (retriever, trees, sources)
+
+
+def _answers(config: ConTReGenAnswersConfig, run: DryRun) -> None:
+    grown = run.output("contregen_trees")
+    if grown is None or not grown[1]:
+        return
+    retriever, trees, sources = grown
+    run.outputs["contregen_answers"] = contregen.write_answers(
+        run.client, retriever, trees, sources, config.settings(), config.baselines
+    )
+
+
+def _scores(config: ConTReGenScoresConfig, run: DryRun) -> None:
+    references = {pair.question_id: pair.answer for pair in run.output("generated_answers", [])}
+    _, trees, _ = run.output("contregen_trees", (None, [], {}))
+    questions = [tree.question for tree in trees]
+    contregen_scores.score_answers(run.client, questions, run.output("contregen_answers", []), {}, references)
+
+
+ESTIMATE_STEPS = (
+    EstimateStep("contregen_trees", ConTReGenTreesConfig, _trees),
+    EstimateStep("contregen_answers", ConTReGenAnswersConfig, _answers),
+    EstimateStep("contregen_scores", ConTReGenScoresConfig, _scores),
+)

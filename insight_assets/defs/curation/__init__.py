@@ -1,0 +1,1 @@
+"""Curation (SCOpE-QA): compressed papers, generated questions and their answers."""

@@ -1,0 +1,1 @@
+"""Ingestion: source PDFs, parsed documents, chunks and their vectors (shared by every method)."""

@@ -1,0 +1,88 @@
+"""``insight-assets search``: the chunks of a built collection that best match a query."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from insight_assets.defs.commands import (
+    Command,
+    add_collection_argument,
+    embedder_resource,
+    environment_llm,
+    known_collection,
+    missing_key,
+    not_built,
+    storage_resource,
+)
+
+# core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
+SEARCH_MODES = ("dense", "lexical", "hybrid")
+SEARCH_RERANKERS = ("late-interaction", "llm", "none")
+
+
+def search(args: argparse.Namespace) -> int:
+    """The chunks that best match a query, with their papers and pages (the shared retrieval layer)."""
+    collection, query, k, mode, reranker = args.collection, args.query, args.k, args.mode, args.rerank
+    candidates = args.candidates
+    from insight_assets.core.index import IndexMissing
+    from insight_assets.core.llm import LLMError
+    from insight_assets.core.retrieval import Retriever, rerank
+
+    storage = storage_resource()
+    problem = known_collection(storage, collection) or (missing_key() if reranker == "llm" else None)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    embedder = embedder_resource().get_embedder()
+    try:
+        retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder)
+    except IndexMissing as error:
+        return not_built(collection, error)
+    hits = retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
+    try:
+        with environment_llm().client(asset="search", partition=collection, run_id=None) as client:
+            hits = rerank(query, hits, top_n=k, reranker=reranker, llm=client)
+    except LLMError as error:
+        print(f"Cannot rerank: {error}", file=sys.stderr)
+        return 1
+    if not hits:
+        print(f"No chunk of {collection!r} matches {query!r} ({mode} search).")
+        return 1
+    for number, hit in enumerate(hits, start=1):
+        found = "+".join(hit.found_by) + (f", reranked by {hit.reranker}" if hit.reranker else "")
+        text = " ".join(hit.text.split())
+        print(f"\n{number}. {hit.title}, {hit.pages}  [score {hit.score:.3f}; {found}]")
+        print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
+    return 0
+
+
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    add_collection_argument(parser)
+    parser.add_argument("query", help="the query, in quotes")
+    parser.add_argument("-k", type=int, default=10, help="chunks to show (default: %(default)s)")
+    parser.add_argument(
+        "--mode", choices=SEARCH_MODES, default="hybrid", help="first-stage search (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--rerank",
+        choices=SEARCH_RERANKERS,
+        default="late-interaction",
+        help="second stage (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--candidates",
+        type=int,
+        default=100,
+        help="first-stage hits the reranker reads (default: %(default)s)",
+    )
+
+
+COMMANDS = (
+    Command(
+        "search",
+        "the chunks of a built collection that best match a query, with papers and pages",
+        search,
+        _search_arguments,
+    ),
+)

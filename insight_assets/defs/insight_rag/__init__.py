@@ -1,0 +1,1 @@
+"""Insight-RAG: knowledge triples, the insight benchmark, answers and scores."""

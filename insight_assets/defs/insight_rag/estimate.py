@@ -1,0 +1,52 @@
+"""Insight-RAG's dry-run steps: triples, the benchmark's questions, and answers once the triples are indexed."""
+
+from insight_assets.core.index import IndexMissing
+from insight_assets.core.methods import insight_rag
+from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
+from insight_assets.defs.dry_run import DryRun, EstimateStep
+from insight_assets.defs.insight_rag.assets import (
+    InsightRAGAnswersConfig,
+    InsightRAGBenchmarkConfig,
+    InsightRAGTriplesConfig,
+)
+
+
+def _triples(config: InsightRAGTriplesConfig, run: DryRun) -> None:
+    chunks = insight_rag.store.triple_chunks(run.storage.warehouse, run.collection)
+    run.outputs["knowledge_triples"] = read_triples(run.client, chunks).triples
+
+
+def _benchmark(config: InsightRAGBenchmarkConfig, run: DryRun) -> None:
+    triples = run.output("knowledge_triples", [])
+    if triples:
+        benchmark = insight_rag.collection_benchmark(
+            run.storage.warehouse, run.collection, triples, config.settings()
+        )
+        run.outputs["insight_rag_benchmark"] = phrase_questions(run.client, benchmark, triples)
+
+
+def _answers(config: InsightRAGAnswersConfig, run: DryRun) -> None:
+    """Priced once the collection's triples are indexed (``knowledge_triples`` built); the dry
+    run's own triples have no vectors to search."""
+    items = config.selected(run.output("insight_rag_benchmark", []))
+    if not items:
+        return
+    try:
+        setup = insight_rag.store.open_setup(
+            run.storage.warehouse,
+            run.storage.lancedb_uri,
+            run.embedder.get_embedder(),
+            run.collection,
+            config.settings(),
+        )
+    except IndexMissing:
+        return
+    identified = insight_rag.identify(run.client, items, setup)
+    insight_rag.answer(run.client, items, identified, setup)
+
+
+ESTIMATE_STEPS = (
+    EstimateStep("knowledge_triples", InsightRAGTriplesConfig, _triples),
+    EstimateStep("insight_rag_benchmark", InsightRAGBenchmarkConfig, _benchmark),
+    EstimateStep("insight_rag_answers", InsightRAGAnswersConfig, _answers),
+)

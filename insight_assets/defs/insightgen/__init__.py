@@ -1,0 +1,1 @@
+"""InsightGen: the theme graph, related insights, their judge scores and the method report."""

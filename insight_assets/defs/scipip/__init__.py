@@ -1,0 +1,1 @@
+"""SciPIP: the literature database, its keyword graph, retrievals, ideas and scores."""

@@ -1,0 +1,1 @@
+"""XSum: cited multi-paper summaries, their targets, questions, answers and scores."""
