@@ -13,9 +13,9 @@ import sqlite3
 
 import pytest
 
-from insight_assets.defs.commands import failure_reasons
 from insight_assets.core.llm import get_task
 from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
+from insight_assets.defs.commands import failure_reasons
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS, SMOKE_CONTEXT_TOKENS, SMOKE_SETTINGS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
