@@ -81,7 +81,7 @@ def without_titles(question: str) -> str:
 def _measure(warehouse, vectors, embedder, collection, questions, mode) -> tuple[list[dict], float]:
     retriever = Retriever.open(warehouse, vectors, collection, embedder, contregen.PROFILE)
     themes_ = theme_labels(warehouse, collection)
-    settings = contregen.ContregenSettings(retrieval_mode=mode)
+    settings = contregen.ConTReGenSettings(retrieval_mode=mode)
     client = LLMClient(LLMSettings())
     started = time.perf_counter()
     trees, sources = contregen.grow_trees(client, retriever, questions, settings, themes_)

@@ -35,7 +35,7 @@ def sample_texts(corpus: Path, count: int) -> list[str]:
     for path in (p for p in chain.from_iterable(zip_longest(*groups)) if p is not None):
         document = parse_pdf(path).document
         if document:
-            texts += [chunk.text for chunk in chunk_document(document, PROFILES["xsum"])]
+            texts += [chunk.text for chunk in chunk_document(document, PROFILES["passage"])]
         if len(texts) >= count:
             break
     return texts[:count]

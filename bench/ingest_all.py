@@ -30,8 +30,8 @@ COLUMNS = [
     "files",
     "documents",
     "pages",
-    "insightgen",
-    "xsum",
+    "section",
+    "passage",
     "errors",
     "warnings",
     "parse_s",
@@ -66,8 +66,8 @@ def run(corpus: Path, quick: bool) -> dict:
                     "files": len(files),
                     "documents": parsed["dagster/row_count"],
                     "pages": parsed["pages"],
-                    "insightgen": chunks.get("insightgen_chunks", 0),
-                    "xsum": chunks.get("xsum_chunks", 0),
+                    "section": chunks.get("section_chunks", 0),
+                    "passage": chunks.get("passage_chunks", 0),
                     "errors": report["every_file_parsed"]["errors"],
                     "warnings": report["every_file_parsed"]["warnings"],
                     "parse_s": parsed["parse_seconds"],
@@ -95,7 +95,7 @@ def run(corpus: Path, quick: bool) -> dict:
     )
     return {
         "summary": summary(
-            f"{total['documents']} docs, {total['pages']:,} pages, {total['insightgen'] + total['xsum']:,} "
+            f"{total['documents']} docs, {total['pages']:,} pages, {total['section'] + total['passage']:,} "
             f"chunks in {total['seconds']:.1f} s; peak RSS {peak['self_mib']:,.0f} MiB"
         ),
         "model_load_s": load_s,

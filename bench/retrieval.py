@@ -93,7 +93,7 @@ def measure(root: Path, quick: bool) -> dict:
     totals: dict[tuple[str, str], dict[str, list[float]]] = {}
     questions = []
     for name in names:
-        retriever = Retriever.open(warehouse, vectors, name, embedder, "xsum")
+        retriever = Retriever.open(warehouse, vectors, name, embedder, "passage")
         gold = gold_sets(warehouse, name)[: QUICK_QUESTIONS if quick else None]
         questions += [question for question, _, _ in gold]
         started = time.perf_counter()
@@ -156,7 +156,7 @@ def gold_sets(warehouse: Warehouse, collection: str) -> list[tuple[str, set[str]
     }
     chunks: dict[str, list[tuple[str, str]]] = {}
     for row in warehouse.rows(
-        "SELECT doc_id, chunk_id, text FROM chunks WHERE collection = ? AND profile = 'xsum'", [collection]
+        "SELECT doc_id, chunk_id, text FROM chunks WHERE collection = ? AND profile = 'passage'", [collection]
     ):
         chunks.setdefault(row["doc_id"], []).append((row["chunk_id"], fold(row["text"])))
     gold = []
@@ -196,7 +196,7 @@ def latency_at_scale(warehouse: Warehouse, vectors: VectorStore, embedder, quest
         """SELECT c.chunk_id, c.doc_id, c.chunk_index, c.text, c.token_count, c.page_start, c.page_end,
                   c.text_sha, c.char_start, c.char_end, d.title, d.file
            FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
-           WHERE c.profile = 'xsum' ORDER BY c.collection, c.chunk_id"""
+           WHERE c.profile = 'passage' ORDER BY c.collection, c.chunk_id"""
     )
     stored = {}
     for name in {row["collection"] for row in warehouse.rows("SELECT DISTINCT collection FROM chunks")}:
@@ -205,7 +205,7 @@ def latency_at_scale(warehouse: Warehouse, vectors: VectorStore, embedder, quest
             for chunk_id, profile, vector in zip(
                 *(table[c].to_pylist() for c in ("chunk_id", "profile", "vector")), strict=True
             ):
-                if profile == "xsum":
+                if profile == "passage":
                     stored[chunk_id] = vector
     chunk_rows = [row for row in chunk_rows if row["chunk_id"] in stored]
     copies = []
@@ -225,19 +225,19 @@ def latency_at_scale(warehouse: Warehouse, vectors: VectorStore, embedder, quest
                 {"collection": name, "doc_id": doc, "file": f"{row['file']}~{doc}", "title": row["title"]}
                 for doc, row in documents.items()]),
             "chunks": pa.Table.from_pylist([
-                {"collection": name, "profile": "xsum", **{k: row[k] for k in (
+                {"collection": name, "profile": "passage", **{k: row[k] for k in (
                     "chunk_id", "doc_id", "chunk_index", "text", "token_count", "page_start", "page_end", "text_sha")}}
                 for row in copies]),
         })  # fmt: skip
         matrix = np.asarray([stored[row["original"]] for row in copies], dtype=np.float32)
         big_vectors.replace(name, pa.table({
-            "collection": [name] * len(copies), "profile": ["xsum"] * len(copies),
+            "collection": [name] * len(copies), "profile": ["passage"] * len(copies),
             "chunk_id": [row["chunk_id"] for row in copies], "doc_id": [row["doc_id"] for row in copies],
             "variant": [embedder.variant] * len(copies), "text": [row["text"] for row in copies],
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1]),
         }))  # fmt: skip
         big_vectors.build_text_index(name)
-        retriever = Retriever.open(big_warehouse, big_vectors, name, embedder, "xsum")
+        retriever = Retriever.open(big_warehouse, big_vectors, name, embedder, "passage")
         retriever.search(questions[0], k=20, mode="hybrid")  # warm-up: model and index loaded
         seconds = []
         for question in questions:

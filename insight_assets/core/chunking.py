@@ -1,8 +1,10 @@
 """Split a document's body into token-bounded chunks of whole sentences.
 
-Two profiles come from the papers we implement: InsightGen packs sentences into chunks of about
-2,000 tokens; XSum uses 150-token chunks that overlap by 20 *tokens* (not 20 sentences, as
-XSum's public code has it), so the overlap may begin in the middle of a sentence.
+Two profiles, named by what they are, with the sizes of the papers we implement: ``section``
+packs sentences into chunks of about 2,000 tokens, a context unit for a model; ``passage`` makes
+150-token chunks that overlap by 20 *tokens* (not 20 sentences, as one paper's public code has it),
+so the overlap may begin in the middle of a sentence: a unit for retrieval and citation. A method
+names the profile it reads (its ``PROFILE``).
 
 How a chunk is built (token positions refer to one tokenization of the whole text):
 
@@ -64,9 +66,10 @@ class ChunkProfile:
             )
 
 
+SECTION, PASSAGE = "section", "passage"
 PROFILES: dict[str, ChunkProfile] = {
-    "insightgen": ChunkProfile("insightgen", 2000, 0),
-    "xsum": ChunkProfile("xsum", 150, 20),
+    SECTION: ChunkProfile(SECTION, 2000, 0),
+    PASSAGE: ChunkProfile(PASSAGE, 150, 20),
 }
 
 

@@ -102,11 +102,11 @@ class LocalEmbedder(_AlwaysWhole):
     """all-MiniLM-L6-v2 from its wheel, with long texts embedded whole.
 
     The model reads at most 256 word pieces. A text longer than one window (``WINDOW``: 150 tokens)
-    is cut into sentence-aware 150-token windows with a 20-token overlap, the ``xsum`` chunking, and
+    is cut into sentence-aware 150-token windows with a 20-token overlap, the ``passage`` chunking, and
     its vector is the token-weighted mean of the normalised window vectors, normalised again.
     Nothing is truncated; a window that still exceeds the model's 254 word pieces (dense formulas)
-    is split further at word-piece boundaries. Because long texts use the xsum windows, a coarse
-    chunk's vector can be pooled from its xsum chunks' vectors and come out the same.
+    is split further at word-piece boundaries. Because long texts use the passage windows, a coarse
+    chunk's vector can be pooled from its passage chunks' vectors and come out the same.
 
     The model loads on first use, so a rerun with nothing to embed never pays for loading it.
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow.compute as pc
 
-from .clustering import ThemeGraph
-from .selection import ClusterIndex
 from .stores import VectorStore, Warehouse
+from .vectors import nearest_rows
 
 
 class IndexMissing(RuntimeError):
@@ -47,9 +46,7 @@ class CollectionIndex:
     titles: dict[str, str]  # doc id -> title
 
     def nearest(self, query_vector: np.ndarray, k: int) -> list[ChunkRecord]:
-        """The ``k`` chunks nearest ``query_vector`` by cosine (see ``retrieval.dense.nearest_rows``)."""
-        from .retrieval.dense import nearest_rows  # retrieval reads this module: import when used
-
+        """The ``k`` chunks nearest ``query_vector`` by cosine (see ``vectors.nearest_rows``)."""
         return [self.chunks[row] for row in nearest_rows(self.vectors, query_vector, k)]
 
     def nearest_documents(
@@ -57,8 +54,6 @@ class CollectionIndex:
     ) -> list[str]:
         """The ids of the ``k`` documents (of ``among``, default all) whose mean chunk vector is
         nearest ``query_vector`` by cosine, nearest first: no document is embedded again."""
-        from .retrieval.dense import nearest_rows
-
         doc_ids = sorted(
             {chunk.doc_id for chunk in self.chunks} & set(among if among is not None else self.titles)
         )
@@ -146,29 +141,3 @@ def read_vectors(vectors: VectorStore, collection: str, profile: str, variant: s
         return {}
     matrix = np.stack(mine["vector"].to_numpy(zero_copy_only=False)).astype(np.float32)
     return dict(zip(mine["chunk_id"].to_pylist(), matrix, strict=True))
-
-
-def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:
-    with warehouse.session() as db:
-        tables = [
-            db.query(f"SELECT * FROM {name} WHERE collection = ?", [collection])
-            for name in ("theme_clusters", "theme_edges", "theme_assignments")
-        ]
-    if not tables[0].num_rows:
-        raise IndexMissing("no theme graph; materialize `theme_graph` first")
-    return ThemeGraph.from_tables(*tables)
-
-
-def load_theme_index(
-    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str, profile: str
-) -> tuple[CollectionIndex, ClusterIndex]:
-    """The collection's index of ``profile`` (the one its theme graph clusters) and the theme graph
-    prepared for context selection."""
-    index = load_index(warehouse, vectors, collection, variant, profile)
-    graph = load_theme_graph(warehouse, collection)
-    try:
-        return index, ClusterIndex(
-            graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
-        )
-    except KeyError as error:  # chunks changed since the graph was built
-        raise IndexMissing(str(error.args[0])) from error

@@ -17,6 +17,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from insight_assets.core import migrations
+
 # DuckDB lets one process at a time open a file for writing; another process waits its turn.
 LOCK_WAIT_S = 120.0
 
@@ -176,6 +178,8 @@ class Warehouse:
                 for table, columns in tables.items():
                     connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
                 _add_new_columns(connection)
+                for statement in migrations.warehouse_statements():
+                    connection.execute(statement)
                 for view, query in VIEWS.items():
                     connection.execute(f"CREATE OR REPLACE VIEW {view} AS {query}")
                 _SCHEMA_READY.add(ready)
@@ -255,6 +259,8 @@ class WarehouseSession:
 
 
 _TABLE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+# Vector tables this process has brought up to date (see ``migrations``), by (uri, table name).
+_VECTORS_CURRENT: set[tuple[str, str]] = set()
 
 
 class VectorStore:
@@ -282,10 +288,15 @@ class VectorStore:
         return f"{self.kind}__" + _TABLE_NAME.sub("_", collection)
 
     def _open(self, collection: str):
+        name = self.table_name(collection)
         try:
-            return self.db.open_table(self.table_name(collection))
+            table = self.db.open_table(name)
         except ValueError:  # LanceDB's answer for a table that does not exist yet
             return None
+        if (self.uri, name) not in _VECTORS_CURRENT:
+            migrations.rename_vector_profiles(table)
+            _VECTORS_CURRENT.add((self.uri, name))
+        return table
 
     def read(self, collection: str, columns: Sequence[str] | None = None) -> pa.Table | None:
         table = self._open(collection)

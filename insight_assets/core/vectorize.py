@@ -1,7 +1,7 @@
 """Vectors for a collection's chunks, each piece of text sent to the model once.
 
-Chunk profiles cover the same text at different sizes. The fine profile's chunks (``xsum``, 150
-tokens) fit the model whole, so they are embedded; a coarse chunk (``insightgen``, about 2,000
+Chunk profiles cover the same text at different sizes. The fine profile's chunks (``passage``, 150
+tokens) fit the model whole, so they are embedded; a coarse chunk (``section``, about 2,000
 tokens) is then the mean of the fine vectors covering its span, weighted by how much of each it
 holds, instead of being read by the model a second time. A coarse chunk the fine chunks do not cover
 (its collection built without the fine profile, say) is embedded directly, in windows.
@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from insight_assets.core.chunking import PASSAGE
 from insight_assets.core.embedding import Embedder
 from insight_assets.core.vectors import normalize_rows
 
-DEFAULT_POOL_SOURCE = "xsum"
+DEFAULT_POOL_SOURCE = PASSAGE
 # A coarse chunk is pooled only when fine chunks cover at least this share of its characters.
 MIN_POOL_COVERAGE = 0.95
 

@@ -14,7 +14,7 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.defs.catalog import ALL_ASSETS, domain_modules
+from insight_assets.defs.catalog import domain_assets, domain_modules
 from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.partitions import collection_partitions
@@ -64,7 +64,7 @@ def build_order(assets: Iterable) -> list[str]:
 def estimate_steps() -> list[EstimateStep]:
     """Every defs folder's steps in build order, each priced on the offline answers of those before it."""
     steps = [step for module in domain_modules("estimate") for step in module.ESTIMATE_STEPS]
-    position = {name: index for index, name in enumerate(build_order(ALL_ASSETS))}
+    position = {name: index for index, name in enumerate(build_order(domain_assets()))}
     return sorted(steps, key=lambda step: position[step.asset])
 
 

@@ -17,6 +17,8 @@ from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClien
 from insight_assets.defs.resources import LLMResource, ModelChoice
 
 LLM_POOL = "llm"
+# A smoke run's answer length (see ``defs/runs.py``): a slow model writes 200 tokens at most.
+SMOKE_ANSWERS = {"max_tokens": 200}
 
 
 class ModelCallConfig(dg.Config):

@@ -108,8 +108,8 @@ def numbered_sentences(count: int) -> str:
 
 
 def test_empty_and_whitespace_text_has_no_chunks():
-    assert chunk_text("", PROFILES["xsum"]) == []
-    assert chunk_text(" \n\n\t", PROFILES["xsum"]) == []
+    assert chunk_text("", PROFILES["passage"]) == []
+    assert chunk_text(" \n\n\t", PROFILES["passage"]) == []
 
 
 def test_boundaries_fall_on_sentence_ends_and_packing_is_greedy():
@@ -145,7 +145,7 @@ def test_an_unbroken_run_of_characters_is_split_under_the_limit():
 
 def test_xsum_overlap_is_twenty_tokens_not_twenty_sentences():
     text = numbered_sentences(200)
-    profile = PROFILES["xsum"]
+    profile = PROFILES["passage"]
     chunks = chunk_text(text, profile)
     sentence_starts = {start for start, _ in split_sentences(text)}
     assert all(tokens <= 150 for _, _, tokens in chunks)
@@ -158,7 +158,7 @@ def test_xsum_overlap_is_twenty_tokens_not_twenty_sentences():
 def test_a_sentence_longer_than_the_room_after_the_overlap_fills_the_chunk():
     sentence = " ".join(["word"] * 140) + "."
     text = f"{sentence} {sentence} {sentence}"
-    chunks = chunk_text(text, PROFILES["xsum"])
+    chunks = chunk_text(text, PROFILES["passage"])
     assert all(tokens <= 150 for _, _, tokens in chunks)
     assert all(tokens > 100 for _, _, tokens in chunks[:-1])
 
@@ -202,8 +202,8 @@ def test_chunk_ids_are_stable_and_distinct():
 
 
 def test_default_profiles():
-    assert PROFILES["insightgen"] == ChunkProfile("insightgen", 2000, 0)
-    assert PROFILES["xsum"] == ChunkProfile("xsum", 150, 20)
+    assert PROFILES["section"] == ChunkProfile("section", 2000, 0)
+    assert PROFILES["passage"] == ChunkProfile("passage", 150, 20)
 
 
 @pytest.mark.parametrize(

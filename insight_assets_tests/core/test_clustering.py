@@ -5,11 +5,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from insight_assets.core.cluster_splitting import anderson_darling_pvalue
 from insight_assets.core.clustering import (
     CLUSTERING_METHODS,
     ThemeGraph,
     ThemeGraphSettings,
-    _anderson_darling_pvalue,
     build_theme_graph,
     cluster_count,
 )
@@ -255,11 +255,11 @@ def test_one_gaussian_is_not_split():
 
 def test_anderson_darling_pvalue_keeps_its_level_and_detects_bimodality():
     rng = np.random.default_rng(0)
-    pvalues = np.array([_anderson_darling_pvalue(rng.normal(size=100)) for _ in range(1000)])
+    pvalues = np.array([anderson_darling_pvalue(rng.normal(size=100)) for _ in range(1000)])
     assert 0.07 < np.mean(pvalues < 0.10) < 0.13
     bimodal = np.r_[rng.normal(-3, 1, 100), rng.normal(3, 1, 100)]
-    assert _anderson_darling_pvalue(bimodal) < 0.01
-    assert _anderson_darling_pvalue(np.ones(10)) == 1.0
+    assert anderson_darling_pvalue(bimodal) < 0.01
+    assert anderson_darling_pvalue(np.ones(10)) == 1.0
 
 
 @pytest.mark.parametrize("method", CLUSTERING_METHODS)

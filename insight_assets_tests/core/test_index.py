@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from insight_assets.core.index import ChunkRecord, CollectionIndex
-from insight_assets.core.retrieval.dense import nearest_rows
+from insight_assets.core.vectors import nearest_rows
 
 
 def test_nearest_rows_are_by_cosine_nearest_first_ties_to_the_earlier_row():
@@ -23,7 +23,9 @@ def index_of(doc_chunks: dict[str, list[list[float]]]) -> CollectionIndex:
         for position, vector in enumerate(rows):
             chunks.append(ChunkRecord(f"{doc_id}-{position}", doc_id, position, "text", 10))
             vectors.append(np.asarray(vector, dtype=np.float32) / np.linalg.norm(vector))
-    return CollectionIndex("xsum", chunks, np.stack(vectors), {}, {doc_id: doc_id for doc_id in doc_chunks})
+    return CollectionIndex(
+        "passage", chunks, np.stack(vectors), {}, {doc_id: doc_id for doc_id in doc_chunks}
+    )
 
 
 def test_nearest_documents_compare_mean_chunk_vectors():

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from insight_assets.core.judge import (
+from insight_assets.core.llm import LLMClient, LLMSettings
+from insight_assets.core.methods.insightgen import INSIGHT_METHODS
+from insight_assets.core.methods.insightgen.judge import (
     JudgeRow,
     MethodInsights,
     judge_agreement,
@@ -20,8 +22,6 @@ from insight_assets.core.judge import (
     shuffled_methods,
     single_insight_requests,
 )
-from insight_assets.core.llm import LLMClient, LLMSettings
-from insight_assets.core.methods.insightgen import INSIGHT_METHODS
 from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import FakeModelServer, Reply
 

@@ -65,7 +65,7 @@ def _chunk_rows() -> list[dict]:
         for index, text in enumerate(texts):
             rows.append(
                 {
-                    "collection": COLLECTION, "profile": "xsum", "chunk_id": f"{doc_id}-{index}",
+                    "collection": COLLECTION, "profile": "passage", "chunk_id": f"{doc_id}-{index}",
                     "doc_id": doc_id, "chunk_index": index, "text": text, "char_start": index * 100,
                     "char_end": index * 100 + len(text), "page_start": index + 1, "page_end": index + 1,
                     "token_count": len(text.split()), "text_sha": hashlib.sha256(text.encode()).hexdigest(),
@@ -94,7 +94,7 @@ def retriever(tmp_path_factory, embedder) -> Retriever:
     )
     vectors.replace(COLLECTION, vectorize_chunks(COLLECTION, rows, embedder, None).table)
     vectors.build_text_index(COLLECTION)
-    return Retriever.open(warehouse, vectors, COLLECTION, embedder, "xsum")
+    return Retriever.open(warehouse, vectors, COLLECTION, embedder, "passage")
 
 
 def ids(hits) -> list[str]:

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from insight_assets.core.clustering import ThemeGraph, build_theme_graph
-from insight_assets.core.selection import (
+from insight_assets.core.methods.insightgen.selection import (
     ClusterIndex,
     SelectionSettings,
     answer_pieces,

@@ -53,10 +53,10 @@ def vectors(collection: str, profile: str, ids: list[str], variant: str = "v1") 
 
 def test_vector_tables_are_per_collection_and_text_search_filters(tmp_path):
     store = VectorStore(str(tmp_path / "lancedb"))
-    store.replace("a", vectors("a", "xsum", ["x1", "x2", "x3"]))
-    store.replace("b", vectors("b", "xsum", ["y1"]))
+    store.replace("a", vectors("a", "passage", ["x1", "x2", "x3"]))
+    store.replace("b", vectors("b", "passage", ["y1"]))
     store.replace(
-        "a", pa.concat_tables([vectors("a", "xsum", ["x1", "x2"]), vectors("a", "insightgen", ["g1"], "v2")])
+        "a", pa.concat_tables([vectors("a", "passage", ["x1", "x2"]), vectors("a", "section", ["g1"], "v2")])
     )
     assert store.read("b", ["chunk_id"]).column("chunk_id").to_pylist() == ["y1"]
     assert sorted(store.read("a", ["chunk_id"]).column("chunk_id").to_pylist()) == ["g1", "x1", "x2"]
@@ -65,12 +65,12 @@ def test_vector_tables_are_per_collection_and_text_search_filters(tmp_path):
     assert not store.has_text_index("a")
     store.build_text_index("a")
     assert store.has_text_index("a") and not store.has_text_index("b")
-    found = store.text_search("a", "x2", "profile = 'xsum'", 5)
+    found = store.text_search("a", "x2", "profile = 'passage'", 5)
     assert [chunk_id for chunk_id, _ in found] == ["x2"] and found[0][1] > 0
-    assert store.text_search("a", "x2", "profile = 'insightgen'", 5) == []
+    assert store.text_search("a", "x2", "profile = 'section'", 5) == []
     assert store.text_search("nothing", "x2", "true", 5) == []
     # Rewriting the table drops its index: the asset builds it again.
-    store.replace("a", vectors("a", "xsum", ["x1"]))
+    store.replace("a", vectors("a", "passage", ["x1"]))
     assert not store.has_text_index("a")
 
 
@@ -93,3 +93,34 @@ def test_the_warehouse_has_the_tables_and_columns_users_rely_on(tmp_path):
     expected = json.loads((Path(__file__).parents[1] / "data" / "warehouse_columns.json").read_text())
     assert sorted(columns) == sorted(expected)
     assert columns == expected
+
+
+def test_a_store_written_with_the_old_profile_names_is_renamed_when_opened(tmp_path):
+    """Chunk profiles were named after methods ("insightgen", "xsum"); a warehouse and a vector
+    table of that time read back with the new names ("section", "passage")."""
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as old:
+        old.execute("CREATE TABLE chunks (collection VARCHAR, profile VARCHAR, chunk_id VARCHAR)")
+        old.execute(
+            "INSERT INTO chunks VALUES ('a', 'insightgen', 'c1'), ('a', 'xsum', 'c2'), ('a', 'other', 'c3')"
+        )
+    lancedb_uri = str(tmp_path / "lancedb")
+    VectorStore(lancedb_uri).db.create_table(
+        "chunk_embeddings__a",
+        data=pa.table(
+            {"profile": ["xsum", "insightgen"], "chunk_id": ["c2", "c1"], "pooled_from": ["", "xsum"]}
+        ),
+    )
+
+    rows = Warehouse(path).rows("SELECT chunk_id, profile FROM chunks ORDER BY chunk_id")
+    vectors = VectorStore(lancedb_uri).read("a").to_pylist()
+
+    assert rows == [
+        {"chunk_id": "c1", "profile": "section"},
+        {"chunk_id": "c2", "profile": "passage"},
+        {"chunk_id": "c3", "profile": "other"},
+    ]
+    assert sorted((row["chunk_id"], row["profile"], row["pooled_from"]) for row in vectors) == [
+        ("c1", "section", "passage"),
+        ("c2", "passage", ""),
+    ]

@@ -228,7 +228,7 @@ def test_garbled_pages_are_dropped_from_a_good_paper(tmp_path: Path) -> None:
     assert "pages 14, 15" in result.problems[0].message
     assert document.page_count == 15 and document.page_texts[13:] == ["", ""]
     assert document.title.startswith("SPECTER")
-    chunks = chunk_document(document, PROFILES["xsum"])
+    chunks = chunk_document(document, PROFILES["passage"])
     assert chunks and max(chunk.page_end for chunk in chunks) <= 13
 
 

@@ -1,4 +1,4 @@
-"""Each text goes to the model once: xsum chunks are embedded, insightgen chunks pooled from them."""
+"""Each text goes to the model once: passage chunks are embedded, section chunks pooled from them."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ PARAGRAPH = (
 )
 
 
-def rows_for(documents, profiles=("insightgen", "xsum")) -> list[dict]:
+def rows_for(documents, profiles=("section", "passage")) -> list[dict]:
     chunks = chunk_documents(documents, [PROFILES[name] for name in profiles])
     return [
         {
@@ -49,8 +49,8 @@ def vectors_by_profile(outcome) -> dict[str, np.ndarray]:
 
 def test_fine_chunks_are_nested_inside_coarse_chunks():
     rows = rows_for([document()])
-    coarse = [r for r in rows if r["profile"] == "insightgen"]
-    fine = [r for r in rows if r["profile"] == "xsum"]
+    coarse = [r for r in rows if r["profile"] == "section"]
+    fine = [r for r in rows if r["profile"] == "passage"]
     assert len(coarse) >= 2
     for row in fine:
         assert any(c["char_start"] <= row["char_start"] and row["char_end"] <= c["char_end"] for c in coarse)
@@ -60,22 +60,22 @@ def test_coarse_chunks_are_pooled_and_only_fine_texts_reach_the_model():
     rows = rows_for([document()])
     embedder = HashingEmbedder()
     outcome = vectorize_chunks("c", rows, embedder, None)
-    fine = [r for r in rows if r["profile"] == "xsum"]
-    assert outcome.pooled == sum(r["profile"] == "insightgen" for r in rows)
+    fine = [r for r in rows if r["profile"] == "passage"]
+    assert outcome.pooled == sum(r["profile"] == "section" for r in rows)
     assert outcome.embedded == len({r["text_sha"] for r in fine})
     assert outcome.words_embedded == sum(
         len(t.split()) for t in {r["text_sha"]: r["text"] for r in fine}.values()
     )
-    assert set(outcome.table.column("pooled_from").to_pylist()) == {"xsum", ""}
+    assert set(outcome.table.column("pooled_from").to_pylist()) == {"passage", ""}
 
     # A pooled vector is the token-weighted mean of the fine vectors inside its span.
-    first = next(r for r in rows if r["profile"] == "insightgen")
+    first = next(r for r in rows if r["profile"] == "section")
     inside = [
         r for r in fine if first["char_start"] <= r["char_start"] and r["char_end"] <= first["char_end"]
     ]
     expected = np.sum([r["token_count"] * embedder.embed([r["text"]])[0] for r in inside], axis=0)
     expected /= np.linalg.norm(expected)
-    assert np.allclose(vectors_by_profile(outcome)["insightgen"][0], expected, atol=1e-5)
+    assert np.allclose(vectors_by_profile(outcome)["section"][0], expected, atol=1e-5)
 
 
 def test_a_rerun_reuses_model_vectors_and_recomputes_pooled_ones():
@@ -83,12 +83,12 @@ def test_a_rerun_reuses_model_vectors_and_recomputes_pooled_ones():
     first = vectorize_chunks("c", rows, HashingEmbedder(), None)
     again = vectorize_chunks("c", rows, HashingEmbedder(), first.table)
     assert again.embedded == 0 and again.words_embedded == 0
-    assert again.reused == sum(r["profile"] == "xsum" for r in rows) and again.pooled == first.pooled
-    assert np.allclose(vectors_by_profile(again)["insightgen"], vectors_by_profile(first)["insightgen"])
+    assert again.reused == sum(r["profile"] == "passage" for r in rows) and again.pooled == first.pooled
+    assert np.allclose(vectors_by_profile(again)["section"], vectors_by_profile(first)["section"])
 
 
 def test_without_the_fine_profile_coarse_chunks_are_embedded_directly():
-    rows = rows_for([document()], profiles=("insightgen",))
+    rows = rows_for([document()], profiles=("section",))
     outcome = vectorize_chunks("c", rows, HashingEmbedder(), None)
     assert outcome.pooled == 0 and outcome.embedded == len(rows)
     assert set(outcome.table.column("pooled_from").to_pylist()) == {""}
@@ -109,9 +109,9 @@ def test_pooled_vectors_equal_embedding_the_coarse_text_directly(name):
     rows = rows_for([parsed])
     embedder = LocalEmbedder(precision="fp32")
     outcome = vectorize_chunks("c", rows, embedder, None)
-    coarse_texts = [r["text"] for r in rows if r["profile"] == "insightgen"]
+    coarse_texts = [r["text"] for r in rows if r["profile"] == "section"]
     direct = embedder.embed(coarse_texts)
-    cosines = (vectors_by_profile(outcome)["insightgen"] * direct).sum(axis=1)
+    cosines = (vectors_by_profile(outcome)["section"] * direct).sum(axis=1)
     assert cosines.min() > 0.9999
 
 

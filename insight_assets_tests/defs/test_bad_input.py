@@ -132,22 +132,22 @@ def test_a_folder_of_unusable_files_fails_parsing_with_each_reason(instance, sto
 
 
 def test_a_theme_graph_with_nothing_to_cluster_says_so(instance, storage, hashing_embedder):
-    folder = Path(storage.collections_root) / "xsum-only"
+    folder = Path(storage.collections_root) / "passage-only"
     folder.mkdir()
     (folder / "good.pdf").write_bytes(
         min(DEMO_COLLECTION.glob("*.pdf"), key=lambda p: p.stat().st_size).read_bytes()
     )
-    config = {"ops": {"chunks": {"config": {"profiles": ["xsum"]}}}}
+    config = {"ops": {"chunks": {"config": {"profiles": ["passage"]}}}}
     assets = [*INGESTION_ASSETS, themes.theme_graph]
     result = materialize_collection(
         instance,
         storage,
         hashing_embedder,
-        "xsum-only",
+        "passage-only",
         assets=assets,
         run_config=config,
         raise_on_error=False,
     )
     step, message = failure(result)
     assert step == "theme_graph"
-    assert message.startswith("collection 'xsum-only': nothing to cluster: no insightgen chunks")
+    assert message.startswith("collection 'passage-only': nothing to cluster: no section chunks")

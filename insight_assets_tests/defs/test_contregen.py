@@ -41,7 +41,7 @@ def _chunk_docs(storage) -> dict[str, str]:
     return {
         row["chunk_id"]: row["doc_id"]
         for row in storage.warehouse.rows(
-            "SELECT chunk_id, doc_id FROM chunks WHERE collection = 'demo' AND profile = 'xsum'"
+            "SELECT chunk_id, doc_id FROM chunks WHERE collection = 'demo' AND profile = 'passage'"
         )
     }
 

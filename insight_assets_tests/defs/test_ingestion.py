@@ -59,9 +59,9 @@ def test_demo_collection_builds_documents_chunks_and_vectors(instance, storage, 
             "SELECT profile, count(*) AS n, max(token_count) AS biggest FROM chunks WHERE collection='demo' GROUP BY profile"
         )
     }
-    assert set(profiles) == {"insightgen", "xsum"}
-    assert profiles["insightgen"]["biggest"] <= 2000 and profiles["xsum"]["biggest"] <= 150
-    assert profiles["xsum"]["n"] > 5 * profiles["insightgen"]["n"]
+    assert set(profiles) == {"section", "passage"}
+    assert profiles["section"]["biggest"] <= 2000 and profiles["passage"]["biggest"] <= 150
+    assert profiles["passage"]["n"] > 5 * profiles["section"]["n"]
 
     # Every chunk has exactly one vector, keyed by (profile, chunk_id), all from one variant.
     assert vector_keys(storage, "demo") == chunk_keys(storage, "demo")
@@ -106,10 +106,10 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     folder = add_collection(storage, "inc", DEMO_PDFS[:2])
     first = materialize_collection(instance, storage, hashing_embedder, "inc")
     assert metadata(first, "parsed_documents")["documents_parsed"] == 2
-    # The model reads the xsum chunks; each insightgen chunk is pooled from the xsum vectors it covers.
+    # The model reads the passage chunks; each section chunk is pooled from the passage vectors it covers.
     first_embedded = metadata(first, "chunk_embeddings")["chunks_embedded"]
-    assert first_embedded == profile_count(storage, "inc", "xsum")
-    assert metadata(first, "chunk_embeddings")["chunks_pooled"] == profile_count(storage, "inc", "insightgen")
+    assert first_embedded == profile_count(storage, "inc", "passage")
+    assert metadata(first, "chunk_embeddings")["chunks_pooled"] == profile_count(storage, "inc", "section")
     # The chunk text is under a full-text index, built with the table.
     assert metadata(first, "chunk_embeddings")["text_index"] == "rebuilt"
     assert storage.vectors.has_text_index("inc")
@@ -142,7 +142,8 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
         "SELECT doc_id FROM source_documents WHERE collection='inc' AND file=?", [DEMO_PDFS[2].name]
     )[0]["doc_id"]
     new_chunks = storage.warehouse.rows(
-        "SELECT count(*) AS n FROM chunks WHERE collection='inc' AND doc_id=? AND profile='xsum'", [new_doc]
+        "SELECT count(*) AS n FROM chunks WHERE collection='inc' AND doc_id=? AND profile='passage'",
+        [new_doc],
     )[0]["n"]
     assert metadata(added, "chunk_embeddings")["chunks_embedded"] == new_chunks
 
@@ -168,13 +169,11 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
         storage,
         hashing_embedder,
         "inc",
-        run_config={"ops": {"chunks": {"config": {"xsum_target_tokens": 120}}}},
+        run_config={"ops": {"chunks": {"config": {"passage_target_tokens": 120}}}},
     )
     after = chunk_keys(storage, "inc")
-    assert {key for key in after if key[0] == "insightgen"} == {
-        key for key in before if key[0] == "insightgen"
-    }
-    assert {key for key in after if key[0] == "xsum"} != {key for key in before if key[0] == "xsum"}
+    assert {key for key in after if key[0] == "section"} == {key for key in before if key[0] == "section"}
+    assert {key for key in after if key[0] == "passage"} != {key for key in before if key[0] == "passage"}
     # Only texts never embedded before are embedded: unchanged chunks keep their vectors.
     new_texts = {
         row["text_sha"]
@@ -183,7 +182,7 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
     assert metadata(rechunked, "chunk_embeddings")["chunks_embedded"] == len(new_texts) > 0
     assert (
         storage.warehouse.rows(
-            "SELECT max(token_count) AS m FROM chunks WHERE collection='inc' AND profile='xsum'"
+            "SELECT max(token_count) AS m FROM chunks WHERE collection='inc' AND profile='passage'"
         )[0]["m"]
         <= 120
     )
@@ -238,7 +237,7 @@ def test_preview_lists_every_file_with_pages_chunks_and_problems(instance, stora
     add_collection(storage, "preview", [DEMO_PDFS[0], corpus / "bad" / "not-a-pdf_qpdf-bad1.pdf"])
     result = materialize_collection(instance, storage, hashing_embedder, "preview")
     lines = metadata(result, "chunks")["preview"].splitlines()
-    assert lines[0] == "| file | pages | characters | insightgen chunks | xsum chunks | problems |"
+    assert lines[0] == "| file | pages | characters | section chunks | passage chunks | problems |"
     bad = next(line for line in lines if "not-a-pdf" in line)
     good = next(line for line in lines if DEMO_PDFS[0].name in line)
     assert "not_a_pdf (error)" in bad
@@ -248,7 +247,7 @@ def test_preview_lists_every_file_with_pages_chunks_and_problems(instance, stora
 
 def test_an_invalid_chunk_size_fails_with_the_reason(instance, storage, hashing_embedder):
     add_collection(storage, "cfg", DEMO_PDFS[:1])
-    config = {"ops": {"chunks": {"config": {"xsum_target_tokens": 30, "xsum_overlap_tokens": 20}}}}
+    config = {"ops": {"chunks": {"config": {"passage_target_tokens": 30, "passage_overlap_tokens": 20}}}}
     result = materialize_collection(
         instance, storage, hashing_embedder, "cfg", run_config=config, raise_on_error=False
     )
@@ -263,9 +262,9 @@ def test_a_vector_table_read_back_in_another_order_counts_as_unchanged():
     from insight_assets.defs.ingestion.embeddings import _same_rows
 
     rows = [
-        {"profile": "xsum", "chunk_id": "a", "text_sha": "1", "variant": "v", "pooled_from": None, "text": "A",
+        {"profile": "passage", "chunk_id": "a", "text_sha": "1", "variant": "v", "pooled_from": None, "text": "A",
          "vector": [1.0]},
-        {"profile": "insightgen", "chunk_id": "b", "text_sha": "2", "variant": "v", "pooled_from": "xsum",
+        {"profile": "section", "chunk_id": "b", "text_sha": "2", "variant": "v", "pooled_from": "passage",
          "text": "B", "vector": [0.5]},
     ]  # fmt: skip
     written = pa.Table.from_pylist(rows)
@@ -303,16 +302,16 @@ def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retri
         chunks = storage.warehouse.rows(
             "SELECT profile, chunk_id, text FROM chunks WHERE collection = 'flaky'"
         )
-        xsum_failed = {
-            row["chunk_id"] for row in chunks if row["profile"] == "xsum" and row["text"] in failed_texts
+        passage_failed = {
+            row["chunk_id"] for row in chunks if row["profile"] == "passage" and row["text"] in failed_texts
         }
-        assert {row["chunk_id"] for row in errors if row["profile"] == "xsum"} == xsum_failed
+        assert {row["chunk_id"] for row in errors if row["profile"] == "passage"} == passage_failed
         assert all("model crashed" in row["error"] for row in errors)
-        # An insightgen chunk pooled from a failed xsum chunk has no vector either, and says why.
+        # A section chunk pooled from a failed passage chunk has no vector either, and says why.
         assert all(
-            row["error"].startswith("pooled from xsum chunk")
+            row["error"].startswith("pooled from passage chunk")
             for row in errors
-            if row["profile"] == "insightgen"
+            if row["profile"] == "section"
         )
         assert report["chunks_failed"] == len(errors) > 0
         # Everything else is embedded and stored.
@@ -326,8 +325,8 @@ def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retri
         server.requests.clear()
         second = materialize_collection(instance, storage, embedder, "flaky")
         retried = {text for request in server.requests for text in request.body["input"]}
-        assert retried == {row["text"] for row in chunks if row["chunk_id"] in xsum_failed}
-        assert metadata(second, "chunk_embeddings")["chunks_embedded"] == len(xsum_failed)
+        assert retried == {row["text"] for row in chunks if row["chunk_id"] in passage_failed}
+        assert metadata(second, "chunk_embeddings")["chunks_embedded"] == len(passage_failed)
         assert not storage.warehouse.rows("SELECT 1 FROM embedding_errors WHERE collection = 'flaky'")
         assert vector_keys(storage, "flaky") == chunk_keys(storage, "flaky")
         assert check(second, "embedding_per_chunk").passed

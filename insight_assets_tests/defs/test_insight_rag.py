@@ -13,12 +13,8 @@ from insight_assets.core.methods.insight_rag.report import CHART_FILE
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
-from insight_assets.defs.insight_rag.assets import (
-    insight_rag_answers,
-    insight_rag_benchmark,
-    insight_rag_scores,
-    knowledge_triples,
-)
+from insight_assets.defs.insight_rag.answers import insight_rag_answers, insight_rag_scores
+from insight_assets.defs.insight_rag.assets import insight_rag_benchmark, knowledge_triples
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata

@@ -29,9 +29,9 @@ def test_every_asset_builds_and_the_report_ranks_all_methods(instance, storage, 
     result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm)
     warehouse = storage.warehouse
 
-    chunks = warehouse.rows(
-        "SELECT count(*) AS n FROM chunks WHERE collection='demo' AND profile='insightgen'"
-    )[0]["n"]
+    chunks = warehouse.rows("SELECT count(*) AS n FROM chunks WHERE collection='demo' AND profile='section'")[
+        0
+    ]["n"]
     graph = metadata(result, "theme_graph")
     assert graph["clusters"] == math.ceil(math.sqrt(chunks)) and graph["chunks"] == chunks
     assert graph["graph"].startswith("![theme graph](data:image/png;base64,")

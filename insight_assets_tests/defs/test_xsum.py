@@ -12,7 +12,8 @@ from insight_assets.defs.ingestion.assets import chunks, parsed_documents, sourc
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.xsum.assets import xsum_answers, xsum_questions, xsum_scores, xsum_summaries
+from insight_assets.defs.xsum.assets import xsum_answers, xsum_questions
+from insight_assets.defs.xsum.summaries import xsum_scores, xsum_summaries
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import Received, Reply
@@ -70,7 +71,7 @@ def test_the_four_assets_build_offline_on_the_demo(instance, storage, hashing_em
     chunk_docs = {
         row["chunk_id"]: row["doc_id"]
         for row in storage.warehouse.rows(
-            "SELECT chunk_id, doc_id FROM chunks WHERE collection = 'demo' AND profile = 'xsum'"
+            "SELECT chunk_id, doc_id FROM chunks WHERE collection = 'demo' AND profile = 'passage'"
         )
     }
     answers = _rows(storage, "xsum_answers")

@@ -44,7 +44,7 @@ template text and the version are part of the cache key, so either change re-ask
 
 from .budget import Budget
 from .cache import ResponseCache, cache_key
-from .client import BatchResult, CallContext, ItemResult, LLMClient
+from .client import LLMClient
 from .dry_run import DryRunEstimate
 from .errors import (
     AuthenticationError,
@@ -63,6 +63,7 @@ from .ledger import CallLedger, LedgerRow, RunSummary
 from .passage_answers import SUMMARIZE_PASSAGES, Passage, PassageSummary
 from .pricing import PRICES, Price, estimate_cost, price_for
 from .providers import OFFLINE_LABEL
+from .results import BatchResult, CallContext, ItemResult
 from .settings import DEFAULT_API_KEY_ENV, DEFAULT_MODELS, PROVIDERS, LLMSettings, TaskParams
 from .tasks import Task, exactly, get_task, narrowed, register_task, registered_tasks
 

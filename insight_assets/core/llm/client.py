@@ -13,7 +13,6 @@ request, cache hit and offline answer is a ledger row.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import random
 import string
@@ -21,22 +20,31 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel
 
-from ..text import count_tokens
 from . import ledger as ledger_rows
 from .budget import Budget
-from .cache import ResponseCache, cache_key
-from .dry_run import DryRunEstimate, EstimateTally
+from .cache import ResponseCache
+from .dry_run import EstimateTally
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
-from .jsonout import OutputProblem, parse_output, parse_text_output, validate_value
-from .ledger import CallLedger, LedgerRow, RunSummary
-from .pricing import context_window, estimate_cost, unpriced_note
+from .estimating import EstimatingClient
+from .jsonout import OutputProblem, parse_output, parse_text_output
+from .ledger import CallLedger, LedgerRow
+from .pricing import context_window, estimate_cost
 from .providers import OFFLINE_LABEL, ChatProvider, Completion, Message, OfflineProvider, make_chat_provider
+from .recording import RecordingClient
 from .redaction import Redactor
+from .results import (
+    TRUNCATED,
+    Answer,
+    BatchResult,
+    CallContext,
+    ItemResult,
+    _count_text_tokens,
+    count_message_tokens,
+)
 from .retry import Retrier, RetryPolicy, RetryStats
 from .settings import OFFLINE, LLMSettings, ModelParams
 from .tasks import Task, load_prompt
@@ -49,90 +57,8 @@ log = logging.getLogger(__name__)
 REPAIR_TEMPLATE = "repair_json.v1.txt"
 REPAIR_TEXT_TEMPLATE = "repair_text.v1.txt"
 
-# Why an answer ended, as ``ItemResult.finish_reason`` reports it.
-FINISHED = "stop"
-TRUNCATED = "length"
 
-# The bundled tokenizer keeps per-call state; calls from run_many's threads take turns.
-_TOKENIZER_LOCK = threading.Lock()
-
-
-def count_message_tokens(messages: Sequence[Message]) -> int:
-    """Estimated input tokens of a request (cl100k_base; other providers' tokenizers differ by
-    a few percent, which is fine for budgets and dry runs)."""
-    with _TOKENIZER_LOCK:
-        return sum(count_tokens(message.content) + TOKENS_PER_MESSAGE for message in messages)
-
-
-def _count_text_tokens(text: str) -> int:
-    with _TOKENIZER_LOCK:
-        return count_tokens(text)
-
-
-@dataclass(frozen=True)
-class CallContext:
-    """Where calls come from; copied into every ledger row."""
-
-    asset: str | None = None
-    partition: str | None = None
-    run_id: str | None = None
-
-
-ItemStatus = Literal["ok", "failed", "skipped"]
-
-
-@dataclass(frozen=True)
-class ItemResult(Generic[T]):
-    """One item of a batch: its value, or why there is none. ``skipped`` items were not run
-    because the budget was reached."""
-
-    index: int
-    status: ItemStatus
-    value: T | None = None
-    error: str | None = None
-    finish_reason: str | None = None  # FINISHED or TRUNCATED when there is a value
-    trimmed: str | None = None  # what was dropped from the inputs to fit the context window
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-@dataclass(frozen=True)
-class BatchResult(Generic[T]):
-    items: tuple[ItemResult[T], ...]
-    budget_error: BudgetExceeded | None = None
-
-    @property
-    def budget_exceeded(self) -> bool:
-        return self.budget_error is not None
-
-    @property
-    def values(self) -> list[T | None]:
-        """One entry per input, ``None`` where the item failed or was skipped."""
-        return [item.value for item in self.items]
-
-    @property
-    def failed(self) -> list[ItemResult[T]]:
-        return [item for item in self.items if item.status == "failed"]
-
-    @property
-    def skipped(self) -> list[ItemResult[T]]:
-        return [item for item in self.items if item.status == "skipped"]
-
-    @property
-    def trimmed(self) -> list[ItemResult[T]]:
-        return [item for item in self.items if item.trimmed]
-
-
-@dataclass(frozen=True)
-class _Answer(Generic[T]):
-    value: T
-    finish_reason: str = FINISHED
-    trimmed: str | None = None
-
-
-class LLMClient:
+class LLMClient(EstimatingClient, RecordingClient):
     """Runs tasks against the configured provider for one asset (or one piece of work).
 
     ``cache`` and ``ledger`` are shared, persistent stores (``None``: no cache; no persistent
@@ -212,7 +138,7 @@ class LLMClient:
         none (``BudgetExceeded``, ``ProviderError`` subclasses, ``InvalidOutputError``...)."""
         return self._counted_run(task, inputs).value
 
-    def _counted_run(self, task: Task[T], inputs: Mapping[str, Any]) -> _Answer[T]:
+    def _counted_run(self, task: Task[T], inputs: Mapping[str, Any]) -> Answer[T]:
         try:
             return self._run(task, inputs)
         except BudgetExceeded:
@@ -222,12 +148,12 @@ class LLMClient:
                 self._failed_items += 1
             raise
 
-    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> _Answer[T]:
+    def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> Answer[T]:
         full_inputs = task.complete_inputs(inputs)
         if self.estimate_only:
-            return _Answer(self._run_estimate(task, full_inputs))
+            return Answer(self._run_estimate(task, full_inputs))
         if self.settings.is_offline:
-            return _Answer(self._run_offline(task, full_inputs))
+            return Answer(self._run_offline(task, full_inputs))
         self.settings.check_ready()
         params = self._params(task, full_inputs)
         fitted = self._fit(task, params, full_inputs)
@@ -243,7 +169,7 @@ class LLMClient:
         key = self._cache_key(task, params, prompt)
         cached = self._from_cache(task, params, key, full_inputs)
         if cached is not None:
-            return _Answer(cached, trimmed=fitted.trimmed)
+            return Answer(cached, trimmed=fitted.trimmed)
         messages = [Message("user", prompt)]
         completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.ANSWER)
         room = self._answer_room(params, fitted)
@@ -265,7 +191,7 @@ class LLMClient:
             )
         if completion.truncated:
             # Kept, marked as cut off, and not cached: the next run asks again.
-            return _Answer(outcome, TRUNCATED, fitted.trimmed)
+            return Answer(outcome, TRUNCATED, fitted.trimmed)
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -277,7 +203,7 @@ class LLMClient:
                 input_tokens=completion.input_tokens,
                 output_tokens=completion.output_tokens,
             )
-        return _Answer(outcome, trimmed=fitted.trimmed)
+        return Answer(outcome, trimmed=fitted.trimmed)
 
     def _params(self, task: Task[Any], inputs: Mapping[str, Any]) -> ModelParams:
         """The task's parameters, with max_tokens sized to ``inputs`` when the task sizes it and
@@ -365,96 +291,6 @@ class LLMClient:
             raise fatal_errors[0]
         return BatchResult(tuple(results), budget_errors[0] if budget_errors else None)
 
-    def dry_run(self, task: Task[T], inputs: Sequence[Mapping[str, Any]]) -> DryRunEstimate:
-        """Tokens and cost of running ``task`` on ``inputs``, without calling any provider (and
-        without needing an API key)."""
-        tally = EstimateTally()
-        for item in inputs:
-            self._tally(tally, task, task.complete_inputs(item))
-        return self._estimate(task, tally)
-
-    def estimates(self) -> list[DryRunEstimate]:
-        """What an ``estimate_only`` client's runs would have cost, one entry per task, in the
-        order the tasks were first run."""
-        with self._lock:
-            tallies = dict(self._estimates)
-        return [self._estimate(task, tally) for task, tally in tallies.values()]
-
-    def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
-        with self._lock:
-            _, tally = self._estimates.setdefault(task.name, (task, EstimateTally()))
-        self._tally(tally, task, inputs)
-        return self._offline_answer(task, inputs)
-
-    def _tally(self, tally: EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
-        params = self._params(task, inputs)
-        prompt = task.render(inputs)
-        cached = (
-            self.cache is not None
-            and not self.settings.is_offline
-            and self.cache.get(self._cache_key(task, params, prompt)) is not None
-        )
-        tokens = 0 if cached else self._message_tokens(params, [Message("user", prompt)])
-        with self._lock:
-            tally.items += 1
-            tally.cached_items += cached
-            tally.input_tokens += tokens
-            tally.max_output_tokens += 0 if cached else params.max_tokens
-
-    def _estimate(self, task: Task[Any], tally: EstimateTally) -> DryRunEstimate:
-        params = self.settings.params_for(task)
-        to_run = tally.items - tally.cached_items
-        max_output = tally.max_output_tokens
-        typical = min(task.expected_output_tokens or params.max_tokens, params.max_tokens)
-        note = expected = None
-        if self.settings.is_local:
-            speed = self._chat_provider(params).throughput()
-            expected = speed.seconds(tally.input_tokens, typical * to_run)
-            note = (
-                f"local model {params.model}: nothing is spent; wall time from its speed measured now on "
-                f"this machine ({speed.prompt_tokens_per_s:.0f} prompt tokens/s read, "
-                f"{speed.output_tokens_per_s:.0f} tokens/s written), typical answer lengths assumed"
-            )
-        if self.settings.is_offline:
-            note = (
-                "offline provider: extractive, no model is called and nothing is spent; the token "
-                "counts are what a model provider would read"
-            )
-            cost = max_cost = 0.0
-        else:
-            cost = estimate_cost(params.provider, params.model, tally.input_tokens, typical * to_run)
-            max_cost = estimate_cost(params.provider, params.model, tally.input_tokens, max_output)
-            if cost is None:
-                note = unpriced_note(params.provider, params.model)
-        return DryRunEstimate(
-            task=task.key,
-            provider=self.provider_label,
-            model=params.model,
-            items=tally.items,
-            cached_items=tally.cached_items,
-            input_tokens=tally.input_tokens,
-            output_tokens=typical * to_run,
-            max_output_tokens=max_output,
-            cost_usd=cost,
-            max_cost_usd=max_cost,
-            note=note,
-            expected_seconds=expected,
-        )
-
-    @property
-    def rows(self) -> list[LedgerRow]:
-        """The ledger rows of this client's calls."""
-        with self._lock:
-            return list(self._rows)
-
-    def summary(self) -> RunSummary:
-        with self._lock:
-            rows, refusals, failed = list(self._rows), self._budget_refusals, self._failed_items
-            trimmed = self._trimmed_items
-        return RunSummary.from_rows(
-            self.provider_label, rows, failed_items=failed, budget_refusals=refusals, trimmed_items=trimmed
-        )
-
     def close(self) -> None:
         with self._lock:
             providers, self._providers = list(self._providers.values()), {}
@@ -490,35 +326,6 @@ class LLMClient:
             )
             raise
         self._record(task, OFFLINE, model, started=started)
-        return value
-
-    @staticmethod
-    def _cache_key(task: Task[Any], params: ModelParams, prompt: str) -> str:
-        return cache_key(
-            model_identity=params.identity(),
-            task_name=task.name,
-            task_version=task.version,
-            template_hash=task.template_hash,
-            prompt=prompt,
-        )
-
-    def _from_cache(
-        self, task: Task[T], params: ModelParams, key: str, inputs: Mapping[str, Any]
-    ) -> T | None:
-        if self.cache is None:
-            return None
-        started = self.clock()
-        cached = self.cache.get(key)
-        if cached is None:
-            return None
-        try:
-            value = validate_value(
-                json.loads(cached.value_json), task.output_model, task.check_output, inputs
-            )
-        except OutputProblem:
-            # The schema changed without a version bump: ask again, and overwrite the entry.
-            return None
-        self._record(task, params.provider, params.model, started=started, cache_hit=True)
         return value
 
     def _chat_provider(self, params: ModelParams) -> Any:
@@ -632,46 +439,3 @@ class LLMClient:
         return string.Template(load_prompt(REPAIR_TEMPLATE)).substitute(
             problems=str(problem), output_schema=task.output_schema_json
         )
-
-    def _record(
-        self,
-        task: Task[Any],
-        provider: str,
-        model: str,
-        *,
-        started: float,
-        purpose: str = ledger_rows.ANSWER,
-        status: str = ledger_rows.OK,
-        cache_hit: bool = False,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
-        tokens_estimated: bool = False,
-        cost_usd: float | None = 0.0,
-        attempts: int = 0,
-        error: str | None = None,
-    ) -> None:
-        row = LedgerRow(
-            run_id=self.context.run_id,
-            asset=self.context.asset,
-            partition=self.context.partition,
-            task=task.name,
-            task_version=str(task.version),
-            provider=provider,
-            model=model,
-            purpose=purpose,
-            status=status,
-            cache_hit=cache_hit,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            tokens_estimated=tokens_estimated,
-            latency_s=self.clock() - started,
-            cost_usd=cost_usd,
-            attempts=attempts,
-            error=self.redact(error) if error else None,
-            created_at=time.time(),
-        )
-        with self._lock:
-            self._rows.append(row)
-        self.ledger.record(row)
-        if status != ledger_rows.OK:
-            self.log.warning("task %s on %s: %s", task.key, provider, row.error)

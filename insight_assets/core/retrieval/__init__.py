@@ -5,23 +5,16 @@ one profile; ``search(query, k, mode, documents=..., exclude=...)`` returns ``Hi
 document id, title, page span, text, score, and the mode that found each) by ``dense``,
 ``lexical`` or ``hybrid`` search; ``rerank(query, hits, top_n, reranker)`` reorders them by
 ``late-interaction``, ``llm`` or ``none``. ``retrieve(...)`` is one query in one call.
-
-XSum's defaults (§3.4): 100 candidates by cosine, reranked to 20 (``XSUM_CANDIDATES``, ``XSUM_TOP_N``).
 """
 
 from .rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction, RerankError, rerank
 from .search import DEFAULT_PROFILE, RETRIEVAL_MODES, Hit, RetrievalError, Retriever, retrieve
-
-XSUM_CANDIDATES = 100
-XSUM_TOP_N = 20
 
 __all__ = [
     "DEFAULT_PROFILE",
     "DEFAULT_RERANKER",
     "RERANKERS",
     "RETRIEVAL_MODES",
-    "XSUM_CANDIDATES",
-    "XSUM_TOP_N",
     "Hit",
     "LateInteraction",
     "RerankError",

@@ -4,8 +4,8 @@
   the token vectors of the bundled all-MiniLM-L6-v2. Query and candidates go through the model in one
   batched pass; every token vector is normalised; a candidate's score is the mean over the query's
   content tokens (punctuation and stopwords left out) of the best cosine with any of the
-  candidate's tokens. This is *not* ColBERTv2, which XSum
-  (§3.4) uses and which cannot be had offline: it is the same scoring rule on a model trained for
+  candidate's tokens. This is *not* ColBERTv2, which a summarization paper we implement uses
+  and which cannot be had offline: it is the same scoring rule on a model trained for
   pooled sentence vectors, not for late interaction.
 - ``llm``: the ``rate_passages`` task rates each candidate 0-5 for the query, in batches; meant for
   hosted models. Offline, its extractive stand-in rates by the share of the query's content words a

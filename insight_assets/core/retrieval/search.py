@@ -18,14 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..chunking import PASSAGE
 from ..embedding import one_torch_thread
 from ..index import CollectionIndex, load_index
 from ..stores import VectorStore, Warehouse, sql_text
-from ..vectors import normalize_rows
-from .dense import top_rows
+from ..vectors import normalize_rows, top_rows
 
 RETRIEVAL_MODES = ("dense", "lexical", "hybrid")
-DEFAULT_PROFILE = "xsum"
+DEFAULT_PROFILE = PASSAGE
 # Cormack et al. (2009): k = 60 is near-optimal and not critical; LanceDB's default too.
 RRF_K = 60
 

@@ -27,6 +27,7 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    SMOKE_ANSWERS,
     JudgeCallConfig,
     ModelCallConfig,
     llm_metadata,
@@ -77,13 +78,13 @@ class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
         description="Offline: a passage is relevant at this share of the question's best passage's cosine.",
     )
 
-    def settings(self) -> contregen.ContregenSettings:
+    def settings(self) -> contregen.ConTReGenSettings:
         if self.questions not in QUESTION_SOURCES:
             raise dg.Failure(
                 description=f"Invalid contregen_trees config: questions must be one of {', '.join(QUESTION_SOURCES)}"
             )
         with invalid_config("contregen_trees"):
-            return contregen.ContregenSettings(
+            return contregen.ConTReGenSettings(
                 top_k=self.top_k,
                 retrieval_mode=self.retrieval_mode,
                 max_depth=self.max_depth,
@@ -208,9 +209,9 @@ class ConTReGenAnswersConfig(ConTReGenRetrievalConfig):
         description="Each synthesis prompt's budget for passages and summaries, in tokens.",
     )
 
-    def settings(self) -> contregen.ContregenSettings:
+    def settings(self) -> contregen.ConTReGenSettings:
         with invalid_config("contregen_answers"):
-            return contregen.ContregenSettings(
+            return contregen.ConTReGenSettings(
                 top_k=self.top_k,
                 retrieval_mode=self.retrieval_mode,
                 iterations=self.iterations,
@@ -467,3 +468,11 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             **llm_metadata(client),
         }
     )
+
+
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one tree of depth 1, no baselines.
+SMOKE_SETTINGS = {
+    "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **SMOKE_ANSWERS},
+    "contregen_answers": {"baselines": False, "answer_words": 80, **SMOKE_ANSWERS},
+    "contregen_scores": SMOKE_ANSWERS,
+}

@@ -16,6 +16,7 @@ from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -356,3 +357,17 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
             ),
         ],
     )
+
+
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question, short papers, answers of at most 400 tokens.
+SMOKE_SETTINGS = {
+    "compressed_documents": {"max_input_tokens": 1500, "max_tokens": 400},
+    "generated_questions": {
+        "num_combinations": 1,
+        "candidates_per_combination": 2,
+        "target_count": 1,
+        "min_words": 4,
+        **SMOKE_ANSWERS,
+    },
+    "generated_answers": {"max_tokens": 400},
+}

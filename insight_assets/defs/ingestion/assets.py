@@ -12,7 +12,7 @@ import dagster as dg
 from pydantic import Field
 
 from insight_assets.core import ingest
-from insight_assets.core.chunking import PROFILES, ChunkProfile
+from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
@@ -325,18 +325,16 @@ def _reusable_parses(
 class IngestionChunkingConfig(dg.Config):
     """Chunk profiles and their sizes in tokens (cl100k_base). Defaults are the papers'."""
 
-    profiles: list[str] = Field(default=["insightgen", "xsum"], description="Profiles to build.")
-    insightgen_target_tokens: int = Field(default=2000, description="InsightGen §4.1: about 2K tokens.")
-    xsum_target_tokens: int = Field(default=150, description="XSum §3.3: 150-token chunks.")
-    xsum_overlap_tokens: int = Field(default=20, description="XSum §3.3: 20 tokens of overlap.")
+    profiles: list[str] = Field(default=[SECTION, PASSAGE], description="Profiles to build.")
+    section_target_tokens: int = Field(default=2000, description="InsightGen §4.1: about 2K tokens.")
+    passage_target_tokens: int = Field(default=150, description="XSum §3.3: 150-token chunks.")
+    passage_overlap_tokens: int = Field(default=20, description="XSum §3.3: 20 tokens of overlap.")
 
     def chunk_profiles(self) -> list[ChunkProfile]:
         with invalid_config("chunking"):
             sizes = {
-                "insightgen": ChunkProfile(
-                    "insightgen", self.insightgen_target_tokens, PROFILES["insightgen"].overlap_tokens
-                ),
-                "xsum": ChunkProfile("xsum", self.xsum_target_tokens, self.xsum_overlap_tokens),
+                SECTION: ChunkProfile(SECTION, self.section_target_tokens, PROFILES[SECTION].overlap_tokens),
+                PASSAGE: ChunkProfile(PASSAGE, self.passage_target_tokens, self.passage_overlap_tokens),
             }
         unknown = [name for name in self.profiles if name not in sizes]
         if unknown:

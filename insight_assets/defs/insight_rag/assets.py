@@ -3,50 +3,43 @@ sentences), the benchmark built from them and the citation graph, the answers of
 its baselines, and their scores with the report."""
 
 import dagster as dg
-import numpy as np
 import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.methods import insight_rag
-from insight_assets.core.methods.insight_rag import report, retriever, scores, store
-from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem, why_no_matching
+from insight_assets.core.methods.insight_rag import retriever, store
+from insight_assets.core.methods.insight_rag.benchmark import why_no_matching
 from insight_assets.core.methods.insight_rag.collection import first_chunks, phrase_questions, read_triples
-from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
 from insight_assets.core.methods.insight_rag.tasks import (
-    ANSWER_TASKS,
     BENCHMARK_TASKS,
-    INSIGHT_RAG_ANSWER,
     INSIGHT_RAG_QUESTION,
     INSIGHT_RAG_TRIPLES,
     TRIPLE_TASKS,
 )
-from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
-from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
-    index_required,
     invalid_config,
     items_check,
     markdown_table,
     materialize_each,
     nothing_to_do,
     skipped_metadata,
-    write_report,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 INSIGHT_RAG_GROUP = asset_settings("insight_rag")
 
@@ -284,283 +277,9 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
     )
 
 
-# -- answers ---------------------------------------------------------------------------------------
-
-
-class InsightRAGAnswersConfig(ModelCallConfig):
-    """§2 and §5: Insight-RAG with each retriever mode, RAG with k = 1, 3, 5, 10 chunks, no context."""
-
-    TASKS = ANSWER_TASKS
-
-    retriever_modes: list[str] = Field(
-        default=list(insight_rag.schemas.DEFAULT_RETRIEVER_MODES),
-        description=f"Insight-retriever modes to answer with: some of {', '.join(RETRIEVER_MODES)}.",
-    )
-    rag_ks: list[int] = Field(default=list(insight_rag.schemas.RAG_KS), description="RAG's chunk counts.")
-    rag_mode: str = Field(default="dense", description=f"RAG's retrieval: {', '.join(RETRIEVAL_MODES)}.")
-    insight_search_mode: str = Field(
-        default="hybrid", description="How the retriever searches triples and sentences."
-    )
-    max_items: int | None = Field(
-        default=None, ge=1, description="Only the first N items per kind (cost control)."
-    )
-
-    def selected(self, items: list[BenchmarkItem]) -> list[BenchmarkItem]:
-        """The items to answer: all, or the first ``max_items`` of each kind."""
-        if self.max_items is None:
-            return items
-        return [
-            item
-            for kind in insight_rag.schemas.KINDS
-            for item in [i for i in items if i.kind == kind][: self.max_items]
-        ]
-
-    def settings(self) -> insight_rag.AnswerSettings:
-        with invalid_config("insight_rag_answers"):
-            return insight_rag.AnswerSettings(
-                tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
-            )
-
-
-@dg.asset(
-    kinds={"duckdb"},
-    deps=[insight_rag_benchmark],
-    code_version="1",
-    pool=LLM_POOL,
-    check_specs=[
-        dg.AssetCheckSpec(
-            "answers_cite_given_passages",
-            asset="insight_rag_answers",
-            description="Every citation of every answer is a passage (insight or chunk) its method was given.",
-        )
-    ],
-    **INSIGHT_RAG_GROUP,
-)
-def insight_rag_answers(
-    context: dg.AssetExecutionContext,
-    config: InsightRAGAnswersConfig,
-    storage: StorageResource,
-    llm: LLMResource,
-    embedder: EmbedderResource,
-) -> dg.MaterializeResult:
-    """The identified insights of every benchmark item, and the answers of Insight-RAG (each
-    retriever mode), RAG with k chunks and no retrieval, with their contexts' sizes and the
-    retrieval rankings they came from."""
-    settings = config.settings()
-    return materialize_each(
-        context,
-        storage,
-        lambda collection: _answers(context, config, settings, storage, llm, embedder, collection),
-    )
-
-
-def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    items = config.selected(store.load_benchmark(warehouse, collection))
-    if not items:
-        return _no_answers(warehouse, collection)
-    with index_required(collection):
-        setup = store.open_setup(
-            warehouse, storage.lancedb_uri, embedder.get_embedder(), collection, settings
-        )
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        identified = insight_rag.identify(client, items, setup)
-        answers = insight_rag.answer(client, items, identified, setup)
-    writer = client.writer_label(INSIGHT_RAG_ANSWER)
-    warehouse.replace_partition(
-        collection,
-        {
-            "insight_rag_insights": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        "item_id": i.item_id,
-                        "status": i.status,
-                        "insights": [x.insight for x in i.insights],
-                        "multi_answer": [x.multi_answer for x in i.insights],
-                        "error": i.error,
-                        "writer": client.writer_label(insight_rag.tasks.INSIGHT_RAG_IDENTIFY),
-                    }
-                    for i in identified
-                ]
-            ),
-            "insight_rag_answers": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        **{k: list(v) if isinstance(v, tuple) else v for k, v in a.__dict__.items()},
-                        "rendered": render_citations(a.answer, setup.sources) if a.answer else None,
-                        "writer": writer,
-                    }
-                    for a in answers
-                ]
-            ),
-        },
-    )
-    problems = [
-        f"{a.method} on {a.item_id}: cites {cid[:12]}, not given"
-        for a in answers
-        for cid in a.cited_chunk_ids
-        if cid not in set(a.passage_chunk_ids)
-    ]
-    statuses = {s: sum(i.status == s for i in identified) for s in {i.status for i in identified}}
-    questions = {i.item_id: i.question for i in items}
-    failed = [a for a in answers if a.status == FAILED]
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(answers),
-            "items": len(items),
-            "identifier": dg.MetadataValue.json(statuses),
-            "methods": ", ".join(dict.fromkeys(a.method for a in answers)),
-            "mean_context_tokens": dg.MetadataValue.json(
-                {
-                    method: round(
-                        float(np.mean([a.context_tokens for a in answers if a.method == method])), 1
-                    )
-                    for method in dict.fromkeys(a.method for a in answers)
-                }
-            ),
-            "failures": dg.MetadataValue.md(
-                markdown_table(
-                    [
-                        {"method": a.method, "item": questions[a.item_id] or a.item_id, "error": a.error}
-                        for a in failed[:20]
-                    ],
-                    ["method", "item", "error"],
-                    empty="None.",
-                )
-            ),
-            "writer": writer,
-            **llm_metadata(client),
-        },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="answers_cite_given_passages",
-                passed=not problems,
-                metadata={"problems": "; ".join(problems[:10]) or "none"},
-            )
-        ],
-    )
-
-
-def _no_answers(warehouse, collection: str) -> CollectionReport:
-    """Nothing to answer: the benchmark is empty (its own check says why)."""
-    warehouse.replace_partition(
-        collection,
-        {name: pa.Table.from_pylist([]) for name in ("insight_rag_insights", "insight_rag_answers")},
-    )
-    why = "no benchmark items: `insight_rag_benchmark` stored none (see its check benchmark_has_items)."
-    return CollectionReport(
-        metadata={"dagster/row_count": 0, "why_none": why},
-        checks=[
-            dg.AssetCheckResult(
-                check_name="answers_cite_given_passages",
-                passed=True,
-                metadata={"problems": "none: no answers"},
-            )
-        ],
-    )
-
-
-# -- scores and report -------------------------------------------------------------------------
-
-
-@dg.asset(
-    kinds={"duckdb"}, deps=[insight_rag_answers], code_version="1", pool=EMBEDDING_POOL, **INSIGHT_RAG_GROUP
-)
-def insight_rag_scores(
-    context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
-) -> dg.MaterializeResult:
-    """Exact match and token F1 per question kind and method (accuracy for matching), Hits@50 and
-    MRR of the gold documents and gold units in each retrieval ranking, context tokens, and the
-    identifier's agreement with the gold (subject + relation) by embedding cosine. Table, chart and
-    data/reports/<collection>/insight_rag_report.md."""
-    return materialize_each(context, storage, lambda collection: _scores(storage, embedder, collection))
-
-
-def _scores(storage, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    items = {item.item_id: item for item in store.load_benchmark(warehouse, collection)}
-    rows = warehouse.rows("SELECT writer FROM insight_rag_answers WHERE collection = ?", [collection])
-    if not rows or not items:
-        warehouse.replace_partition(collection, {"insight_rag_scores": pa.Table.from_pylist([])})
-        return CollectionReport(
-            metadata={
-                "dagster/row_count": 0,
-                "why_none": "no answers to score: the benchmark is empty (see insight_rag_benchmark's check).",
-            }
-        )
-    answers = store.load_answers(warehouse, collection)
-    sources = load_sources(warehouse, collection, insight_rag.PROFILE)
-    sentence_ids = store.sentence_ids(warehouse, collection)
-    units = {
-        item_id: scores.gold_units(item, sources, sentence_ids)
-        for item_id, item in items.items()
-        if item.kind != MATCHING
-    }
-    scored = [
-        score
-        for a in answers
-        if a.item_id in items
-        for score in [scores.score_answer(a, items[a.item_id], units.get(a.item_id, set()))]
-    ]
-    with one_torch_thread():
-        agreement = scores.identifier_agreement(
-            store.identified_fragments(warehouse, collection), items, embedder.get_embedder().embed
-        )
-    table = scores.method_table(scored, agreement)
-    warehouse.replace_partition(
-        collection,
-        {"insight_rag_scores": pa.Table.from_pylist([{"collection": collection, **s} for s in scored])},
-    )
-    chart = report.render_chart(table)
-    by_key = {(a.item_id, a.method): a for a in answers}
-    examples = []
-    for kind in (insight_rag.schemas.BURIED, MULTI):
-        item = next((i for i in items.values() if i.kind == kind), None)
-        if item:
-            examples.append(
-                {
-                    "question": item.question,
-                    "gold": "; ".join(item.gold_answers),
-                    "answers": [
-                        (a.method, strip_citations(a.answer) or f"({a.status}: {a.error})")
-                        for (item_id, _), a in by_key.items()
-                        if item_id == item.item_id
-                    ],
-                }
-            )
-    offline = any(row["writer"].startswith("offline") for row in rows)
-    notes = [
-        f"generator: {rows[0]['writer']}"
-        + (
-            " — a rule-based reader (triples of the context matched to the question's fragment), not a model"
-            if offline
-            else ""
-        ),
-        "exact_match: the gold appears in the answer (§4), averaged over a multi-document question's gold answers; f1: SQuAD token F1, averaged the same way",
-        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection under 50 papers doc_hits50 is 1 by construction",
-        "unit_hits50 / unit_mrr: the gold unit in the ranking — the chunk holding the evidence sentence (RAG), the gold triple (index, llm), the evidence sentence (sentences)",
-        "index mode searches the very triples the benchmark was built from: a found triple is the gold answer, so its scores are close to circular; sentences mode searches no triple",
-        "identifier_agreement: mean cosine (our embedder) between the identified fragment and the gold subject + relation — an embedding similarity, not the paper's GPT-4o-mini 0/0.5/1 judge",
-        "matching offline: the papers' similarity above the collection's median pair; the rule reads no context, so every matching method answers alike offline",
-        "buried questions: subject and object each once in the paper's full text (the paper: its abstract)",
-        "not built: the paper's parametric retriever (Llama-3.2 3B continually pre-trained with LoRA: weights, a GPU, hours per collection) and Self-RAG",
-    ]
-    written = write_report(
-        storage,
-        collection,
-        "insight_rag_report.md",
-        report.render_report(collection, table, examples, notes),
-        report.CHART_FILE,
-        chart,
-        "exact match per method",
-    )
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(scored),
-            "scores": dg.MetadataValue.md(markdown_table(table, report.TABLE_COLUMNS)),
-            **written,
-        }
-    )
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one benchmark item of each kind, RAG with one chunk.
+SMOKE_SETTINGS = {
+    "knowledge_triples": {"max_chunks_per_paper": 2, "max_tokens": 400},
+    "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **SMOKE_ANSWERS},
+    "insight_rag_answers": {"max_items": 2, "rag_ks": [1], **SMOKE_ANSWERS},
+}

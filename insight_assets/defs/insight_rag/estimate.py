@@ -4,11 +4,8 @@ from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
 from insight_assets.defs.dry_run import DryRun, EstimateStep
-from insight_assets.defs.insight_rag.assets import (
-    InsightRAGAnswersConfig,
-    InsightRAGBenchmarkConfig,
-    InsightRAGTriplesConfig,
-)
+from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
+from insight_assets.defs.insight_rag.assets import InsightRAGBenchmarkConfig, InsightRAGTriplesConfig
 
 
 def _triples(config: InsightRAGTriplesConfig, run: DryRun) -> None:

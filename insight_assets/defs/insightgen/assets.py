@@ -9,7 +9,7 @@ from insight_assets.core import curation
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insightgen
 from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_text
-from insight_assets.core.selection import SelectionSettings
+from insight_assets.core.methods.insightgen.selection import SelectionSettings
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.curation.assets import generated_answers
 from insight_assets.defs.insightgen.themes import theme_graph
@@ -23,6 +23,7 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -264,3 +265,11 @@ def _tables(collection, contexts, outcome, writer) -> dict[str, pa.Table]:
         "insights": pa.Table.from_pylist(insight_rows),
         "insight_intents": pa.Table.from_pylist(intent_rows),
     }
+
+
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): two themes, one question, two insights, one judging.
+SMOKE_SETTINGS = {
+    "theme_graph": {"max_clusters": 2},
+    "insights": {"max_questions": 1, "max_insights": 2, **SMOKE_ANSWERS},
+    "judge_scores": {"repetitions": 1, **SMOKE_ANSWERS},
+}

@@ -96,7 +96,9 @@ def _generated_answer(
 
 
 def _ask_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--answer", help="insightgen: your answer; without it one is generated from the papers")
+    parser.add_argument(
+        "--answer", help="insightgen: your answer; without it one is generated from the papers"
+    )
 
 
 ASK = AskFlow("insightgen", "related insights from the theme graph", ask, _ask_arguments, default=True)

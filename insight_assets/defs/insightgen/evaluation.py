@@ -7,7 +7,8 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.curation import load_pairs
-from insight_assets.core.judge import (
+from insight_assets.core.llm import RunSummary
+from insight_assets.core.methods.insightgen.judge import (
     JUDGE_INSIGHT_SET,
     JUDGE_SINGLE_INSIGHTS,
     JudgedQuestion,
@@ -17,8 +18,7 @@ from insight_assets.core.judge import (
     judged_questions,
     mean_scores,
 )
-from insight_assets.core.llm import RunSummary
-from insight_assets.core.report import render_method_report
+from insight_assets.core.methods.insightgen.report import render_method_report
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.insightgen.assets import insights
 from insight_assets.defs.metadata import (

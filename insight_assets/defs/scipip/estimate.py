@@ -6,12 +6,8 @@ from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import scipip
 from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_folder
-from insight_assets.defs.scipip.assets import (
-    SciPIPIdeasConfig,
-    SciPIPRetrievalConfig,
-    SciPIPScoresConfig,
-    SciPIPSummariesConfig,
-)
+from insight_assets.defs.scipip.assets import SciPIPRetrievalConfig, SciPIPSummariesConfig
+from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig, SciPIPScoresConfig
 
 
 def _summaries(config: SciPIPSummariesConfig, run: DryRun) -> None:

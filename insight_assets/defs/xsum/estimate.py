@@ -7,12 +7,8 @@ from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import LateInteraction
 from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_folder
-from insight_assets.defs.xsum.assets import (
-    XSumAnswersConfig,
-    XSumQuestionsConfig,
-    XSumScoresConfig,
-    XSumSummariesConfig,
-)
+from insight_assets.defs.xsum.assets import XSumAnswersConfig, XSumQuestionsConfig
+from insight_assets.defs.xsum.summaries import XSumScoresConfig, XSumSummariesConfig
 
 
 def _questions(config: XSumQuestionsConfig, run: DryRun) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, Budget, BudgetExceeded, CallContext, price_for
-from insight_assets.core.llm.client import count_message_tokens
 from insight_assets.core.llm.providers import Message
+from insight_assets.core.llm.results import count_message_tokens
 from insight_assets_tests.fake_model_server import Reply
 
 from .conftest import MODELS, PASSAGES, VALID_ANSWER, Harness

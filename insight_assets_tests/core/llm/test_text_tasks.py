@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from insight_assets.core.llm import LLMClient, LLMSettings, Task, TaskParams
-from insight_assets.core.llm.client import FINISHED, TRUNCATED
 from insight_assets.core.llm.errors import TaskDefinitionError
+from insight_assets.core.llm.results import FINISHED, TRUNCATED
 from insight_assets_tests.core.llm.conftest import Harness
 from insight_assets_tests.fake_model_server import Reply
 

@@ -56,7 +56,7 @@ def corpus(tmp_path_factory) -> tuple[Retriever, dict]:
         for index, text in enumerate(texts):
             rows.append(
                 {
-                    "collection": COLLECTION, "profile": "xsum", "chunk_id": hashlib.md5(f"{doc_id}{index}".encode()).hexdigest(),
+                    "collection": COLLECTION, "profile": "passage", "chunk_id": hashlib.md5(f"{doc_id}{index}".encode()).hexdigest(),
                     "doc_id": doc_id, "chunk_index": index, "text": text, "char_start": 0, "char_end": len(text),
                     "page_start": index + 1, "page_end": index + 1, "token_count": len(text.split()),
                     "text_sha": hashlib.sha256(text.encode()).hexdigest(),
@@ -72,7 +72,7 @@ def corpus(tmp_path_factory) -> tuple[Retriever, dict]:
     embedder = HashingEmbedder()
     vectors.replace(COLLECTION, vectorize_chunks(COLLECTION, rows, embedder, None).table)
     vectors.build_text_index(COLLECTION)
-    retriever = Retriever.open(warehouse, vectors, COLLECTION, embedder, "xsum")
+    retriever = Retriever.open(warehouse, vectors, COLLECTION, embedder, "passage")
     return retriever, {row["chunk_id"]: row["doc_id"] for row in rows}
 
 
@@ -145,7 +145,7 @@ def test_the_tree_reaches_a_facet_the_question_shares_no_word_with(server, corpu
     retriever, chunk_docs = corpus
     model = ScriptedModel(_moraine_plan, relevant=lambda question, text: "bread" not in question)
     client = _client(server, model)
-    settings = contregen.ContregenSettings(top_k=2, max_depth=1)
+    settings = contregen.ConTReGenSettings(top_k=2, max_depth=1)
     question = TreeQuestion("q1", QUERY, GOLD)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [question], settings)
@@ -175,7 +175,7 @@ def test_depth_limit_not_needed_pruning_and_bottom_up_order(server, corpus):
 
     model = ScriptedModel(plan, needed=lambda q: not q.endswith("skip"))
     client = _client(server, model)
-    settings = contregen.ContregenSettings(top_k=2, max_depth=2)
+    settings = contregen.ConTReGenSettings(top_k=2, max_depth=2)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY)], settings)
     contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
@@ -199,7 +199,7 @@ def test_a_failed_node_is_recorded_and_the_question_still_gets_an_answer(server,
         fail_on="The sub-question that retrieved these passages: Which bread",
     )
     client = _client(server, model)
-    settings = contregen.ContregenSettings(top_k=2, max_depth=1)
+    settings = contregen.ConTReGenSettings(top_k=2, max_depth=1)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY)], settings)
     (answer,) = contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
@@ -212,7 +212,7 @@ def test_a_failed_node_is_recorded_and_the_question_still_gets_an_answer(server,
 def test_trees_survive_their_rows(server, corpus):
     retriever, _ = corpus
     client = _client(server, ScriptedModel(_moraine_plan))
-    settings = contregen.ContregenSettings(top_k=2, max_depth=2)
+    settings = contregen.ConTReGenSettings(top_k=2, max_depth=2)
     trees, _ = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY, GOLD)], settings)
 
     table = records.tree_rows(COLLECTION, trees, "scripted")
@@ -227,7 +227,7 @@ def test_trees_survive_their_rows(server, corpus):
 def test_offline_tree_plans_from_passages_and_verifies_by_similarity(corpus):
     retriever, _ = corpus
     client = LLMClient(LLMSettings())
-    settings = contregen.ContregenSettings(top_k=2, max_depth=1, relevance_ratio=0.0)
+    settings = contregen.ConTReGenSettings(top_k=2, max_depth=1, relevance_ratio=0.0)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY, GOLD)], settings)
     (answer,) = contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
@@ -270,6 +270,6 @@ def test_recall_and_chance():
 
 def test_settings_are_validated():
     with pytest.raises(ValueError, match="retrieval_mode"):
-        contregen.ContregenSettings(retrieval_mode="fuzzy")
+        contregen.ConTReGenSettings(retrieval_mode="fuzzy")
     with pytest.raises(ValueError, match="context_tokens"):
-        contregen.ContregenSettings(context_tokens=100)
+        contregen.ConTReGenSettings(context_tokens=100)

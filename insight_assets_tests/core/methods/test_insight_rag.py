@@ -253,7 +253,7 @@ def _collection(root) -> tuple[insight_rag.Setup, Warehouse]:
     warehouse, vectors = Warehouse(root / "warehouse.duckdb"), VectorStore(str(root / "lancedb"))
     rows = [
         {
-            "collection": COLLECTION, "profile": "xsum", "chunk_id": hashlib.md5(f"{d}{n}".encode()).hexdigest(),
+            "collection": COLLECTION, "profile": "passage", "chunk_id": hashlib.md5(f"{d}{n}".encode()).hexdigest(),
             "doc_id": d, "chunk_index": n, "text": text, "char_start": 0, "char_end": len(text),
             "page_start": n + 1, "page_end": n + 1, "token_count": len(text.split()),
             "text_sha": hashlib.sha256(text.encode()).hexdigest(),
@@ -314,11 +314,11 @@ def _collection(root) -> tuple[insight_rag.Setup, Warehouse]:
     }
     chunk_of = {t.triple_id: t.chunk_id for t in triples} | {s.sentence_id: s.chunk_id for s in sentences}
     setup = insight_rag.Setup(
-        chunks=Retriever.open(warehouse, vectors, COLLECTION, embedder, "xsum"),
+        chunks=Retriever.open(warehouse, vectors, COLLECTION, embedder, "passage"),
         insights=insight_rag.InsightRetriever(
             opened["triples"], opened["sentences"], chunk_of, {t.triple_id: t for t in triples}
         ),
-        sources=load_sources(warehouse, COLLECTION, "xsum"),
+        sources=load_sources(warehouse, COLLECTION, "passage"),
         modes=("index", "sentences"),
         rag_ks=(1, 3),
     )

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...chunking import PASSAGE
 from ...llm import LLMClient
 from ...retrieval import Retriever
 from ...retrieval.citing import Source
@@ -51,17 +52,18 @@ from .schemas import (
     Tree,
     TreeQuestion,
 )
+from .scores import score_answers
 from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 from .tree import explore, synthesize
 
-PROFILE = "xsum"
+PROFILE = PASSAGE
 TASKS = TREE_TASKS + WRITE_TASKS + JUDGE_TASKS
 # The smallest prompt budget that holds k passages, five child summaries and the template.
 MIN_CONTEXT_TOKENS = 2000
 
 
 @dataclass(frozen=True)
-class ContregenSettings:
+class ConTReGenSettings:
     """The paper's defaults (k = 5, depth 2, 5 sub-questions, 5 iterations for IterRetGen), the
     issue's where the paper is silent, and the offline verifier's thresholds."""
 
@@ -97,7 +99,7 @@ def grow_trees(
     client: LLMClient,
     retriever: Retriever,
     questions: Sequence[TreeQuestion],
-    settings: ContregenSettings = ContregenSettings(),
+    settings: ConTReGenSettings = ConTReGenSettings(),
     themes: Sequence[str] = (),
 ) -> tuple[list[Tree], dict[str, Source]]:
     """Stage 1 for every question: its tree, and the retrieved chunks as sources."""
@@ -109,7 +111,7 @@ def write_answers(
     retriever: Retriever,
     trees: Sequence[Tree],
     sources: dict[str, Source],
-    settings: ContregenSettings = ContregenSettings(),
+    settings: ConTReGenSettings = ConTReGenSettings(),
     baselines: bool = True,
 ) -> list[Answer]:
     """Stage 2 for every tree (its answer), and the baselines' answers to the same questions."""
@@ -135,10 +137,11 @@ __all__ = [
     "RETGEN_BUDGET",
     "TASKS",
     "Answer",
-    "ContregenSettings",
+    "ConTReGenSettings",
     "Tree",
     "TreeQuestion",
     "grow_trees",
+    "score_answers",
     "store",
     "write_answers",
 ]

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...llm import LLMClient
-from ...llm.client import FINISHED
-from ...llm.client import TRUNCATED as CUT_OFF
+from ...llm.results import FINISHED
+from ...llm.results import TRUNCATED as CUT_OFF
 from ...retrieval import Hit, Retriever
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, strip_citations
 from .schemas import (

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...llm import LLMClient, Task
-from ...llm.client import TRUNCATED as CUT_OFF
+from ...llm.results import TRUNCATED as CUT_OFF
 from ...retrieval import Hit, Retriever
 from ...retrieval.citing import Source, aliased, chunk_citations, passage
 from ...text import count_tokens, cut_to_tokens, sentence_texts

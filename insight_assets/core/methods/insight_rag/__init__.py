@@ -21,6 +21,7 @@ from ...ingest import load_documents
 from ...stores import Warehouse
 from . import store  # declares the method's warehouse tables
 from .benchmark import Benchmark, BenchmarkItem, build_questions, matching_pairs
+from .collection import phrase_questions, read_triples
 from .pipeline import Identification, MethodAnswer, Setup, answer, identify
 from .retriever import InsightRetriever, RetrievedInsight, Sentence
 from .settings import PROFILE, AnswerSettings, BenchmarkSettings
@@ -81,5 +82,7 @@ __all__ = [
     "collection_benchmark",
     "extract",
     "identify",
+    "phrase_questions",
+    "read_triples",
     "store",
 ]

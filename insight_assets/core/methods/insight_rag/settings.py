@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...chunking import PASSAGE
 from ...retrieval.search import RETRIEVAL_MODES
 from .schemas import (
     DEFAULT_RETRIEVER_MODES,
@@ -16,7 +17,7 @@ from .schemas import (
     VAGUE_DOCUMENT_SHARE,
 )
 
-PROFILE = "xsum"
+PROFILE = PASSAGE
 
 
 @dataclass(frozen=True)

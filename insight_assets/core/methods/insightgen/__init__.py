@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...chunking import SECTION
 from ...curation import QAPair
-from ...index import CollectionIndex, load_theme_index
+from ...index import CollectionIndex
 from ...llm import LLMClient
-from ...selection import ClusterIndex, SelectionSettings
 from ...stores import VectorStore, Warehouse
 from . import store  # declares the method's warehouse tables
 from .contexts import MethodContext, build_contexts
@@ -48,6 +48,7 @@ from .schemas import (
     insight_text,
     uses_chain_of_thought,
 )
+from .selection import ClusterIndex, SelectionSettings
 from .tasks import (
     DIRECT_INSIGHTS,
     GENERATE_INSIGHTS,
@@ -60,7 +61,7 @@ from .tasks import (
 )
 
 # The chunk profile InsightGen clusters and reads: about 2,000 tokens a chunk (§4.1).
-PROFILE = "insightgen"
+PROFILE = SECTION
 TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS)
 
 
@@ -85,7 +86,7 @@ def load_insightgen_index(
 ) -> tuple[CollectionIndex, ClusterIndex]:
     """The collection's InsightGen chunks and vectors, and its theme graph ready for selection;
     raises ``IndexMissing`` saying what to build first."""
-    return load_theme_index(warehouse, vectors, collection, variant, PROFILE)
+    return store.load_theme_index(warehouse, vectors, collection, variant, PROFILE)
 
 
 def run_insightgen(

@@ -22,9 +22,9 @@ import numpy as np
 
 from ...curation import QAPair
 from ...index import ChunkRecord
-from ...retrieval.dense import nearest_rows
-from ...selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
 from ...text import count_tokens, cut_to_tokens
+from ...vectors import nearest_rows
+from .selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,16 @@
 scores (the theme graph it reads is shared: ``core/clustering.py``).
 
 Declared here, where the method reads them back, and added to the warehouse when the method is
-imported (``stores.declare_tables``).
+imported (``stores.declare_tables``). The theme index, read back for context selection, raises
+``IndexMissing`` before the collection has a theme graph.
 """
 
-from insight_assets.core.stores import declare_tables
+from __future__ import annotations
+
+from ...clustering import ThemeGraph
+from ...index import CollectionIndex, IndexMissing, load_index
+from ...stores import VectorStore, Warehouse, declare_tables
+from .selection import ClusterIndex
 
 TABLES = {
     "insight_runs": """
@@ -25,3 +31,29 @@ TABLES = {
         relevance DOUBLE, depth DOUBLE, overall DOUBLE, rationale VARCHAR""",
 }
 declare_tables(TABLES)
+
+
+def load_theme_graph(warehouse: Warehouse, collection: str) -> ThemeGraph:
+    with warehouse.session() as db:
+        tables = [
+            db.query(f"SELECT * FROM {name} WHERE collection = ?", [collection])
+            for name in ("theme_clusters", "theme_edges", "theme_assignments")
+        ]
+    if not tables[0].num_rows:
+        raise IndexMissing("no theme graph; materialize `theme_graph` first")
+    return ThemeGraph.from_tables(*tables)
+
+
+def load_theme_index(
+    warehouse: Warehouse, vectors: VectorStore, collection: str, variant: str, profile: str
+) -> tuple[CollectionIndex, ClusterIndex]:
+    """The collection's index of ``profile`` (the one its theme graph clusters) and the theme graph
+    prepared for context selection."""
+    index = load_index(warehouse, vectors, collection, variant, profile)
+    graph = load_theme_graph(warehouse, collection)
+    try:
+        return index, ClusterIndex(
+            graph, {c.chunk_id: c.text for c in index.chunks}, {c.chunk_id: c.tokens for c in index.chunks}
+        )
+    except KeyError as error:  # chunks changed since the graph was built
+        raise IndexMissing(str(error.args[0])) from error

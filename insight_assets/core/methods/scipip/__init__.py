@@ -20,7 +20,7 @@ from .ideas import IdeaRun, Paper, propose_ideas
 from .judging import IdeaSet, JudgedIdea, good_shares, judge_ideas
 from .keywords import KeywordGraph
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
-from .retrieval import Library, Retrieval, SKCSettings, cluster, retrieve, round_robin
+from .retrieval import Library, Retrieval, SciPIPSettings, cluster, retrieve, round_robin
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SUMMARY_TASKS
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
     "Query",
     "RecallRow",
     "Retrieval",
-    "SKCSettings",
+    "SciPIPSettings",
     "cluster",
     "good_shares",
     "judge_ideas",

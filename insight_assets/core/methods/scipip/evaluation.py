@@ -14,7 +14,7 @@ from ...citations import missing_links
 from ...llm import LLMClient
 from ...vectors import normalize_rows
 from .backgrounds import Background
-from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SKCSettings, keyword_ranking, retrieve
+from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, keyword_ranking, retrieve
 from .schemas import KEYWORD_ONLY, SEMANTIC_ONLY, SKC, SKC_FILTERED, VARIANTS
 from .tasks import SCIPIP_ENTITIES
 
@@ -76,7 +76,7 @@ class RecallRow:
 
 
 def variant_rankings(
-    library: Library, query: Query, settings: SKCSettings
+    library: Library, query: Query, settings: SciPIPSettings
 ) -> tuple[dict[str, list[str]], Retrieval]:
     """Each variant's ranked papers for ``query``, and the SKC retrieval they came from."""
     skc = retrieve(library, query.vector, query.entities, settings)
@@ -95,7 +95,7 @@ def leave_one_out(
     library: Library,
     queries: Sequence[Query],
     references: Mapping[str, Sequence[str]],
-    settings: SKCSettings = DEFAULT_SETTINGS,
+    settings: SciPIPSettings = DEFAULT_SETTINGS,
     k: int = RECALL_AT,
 ) -> list[RecallRow]:
     """Recall@k of every variant for every held-out query whose paper cites another collection

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ...llm import LLMClient
 from .evaluation import Query
 from .judging import IdeaSet
-from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SKCSettings, retrieve
+from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, retrieve
 from .schemas import (
     BRAINSTORM_IDEAS,
     BRAINSTORM_ONLY,
@@ -98,7 +98,7 @@ def propose_ideas(
     library: Library,
     papers: Mapping[str, Paper],
     queries: Sequence[Query],
-    settings: SKCSettings = DEFAULT_SETTINGS,
+    settings: SciPIPSettings = DEFAULT_SETTINGS,
 ) -> list[IdeaRun]:
     """Both paths, integration and expansion, and the direct baseline, for every query; a query
     that is a collection paper's own background is answered without that paper."""

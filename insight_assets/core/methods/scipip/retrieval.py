@@ -38,8 +38,8 @@ from .schemas import (
 
 
 @dataclass(frozen=True)
-class SKCSettings:
-    """§4.1's values (TopK, nCOCITE, tau, nPapers) and the keyword filter's (m, n)."""
+class SciPIPSettings:
+    """SciPIP's settings: §4.1's retrieval values (TopK, nCOCITE, tau, nPapers) and the keyword filter's (m, n)."""
 
     top_k: int = TOP_K
     n_cocite: int = N_COCITE
@@ -57,7 +57,7 @@ class SKCSettings:
             raise ValueError("neighbour_min_papers must be at least 1")
 
 
-DEFAULT_SETTINGS = SKCSettings()
+DEFAULT_SETTINGS = SciPIPSettings()
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def retrieve(
     library: Library,
     query_vector: np.ndarray,
     entities: Sequence[str],
-    settings: SKCSettings = DEFAULT_SETTINGS,
+    settings: SciPIPSettings = DEFAULT_SETTINGS,
     extra_keywords: Sequence[str] = (),
 ) -> Retrieval:
     """SKC retrieval for a query (its background's unit vector and its entities), then the filter."""

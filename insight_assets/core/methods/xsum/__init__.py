@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ...chunking import PASSAGE
 from ...llm import LLMClient
 from ...retrieval import Retriever
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, render_citations
@@ -66,9 +67,10 @@ from .schemas import (
     XSumAnswerRecord,
     XSumQuestion,
 )
+from .scores import score_summaries
 from .tasks import GENERATION_TASKS, JUDGE_TASKS
 
-PROFILE = "xsum"
+PROFILE = PASSAGE
 TASKS = GENERATION_TASKS + JUDGE_TASKS
 
 
@@ -185,6 +187,7 @@ __all__ = [
     "paper_input",
     "plain_rag_summaries",
     "render_citations",
+    "score_summaries",
     "store",
     "summarize",
     "summary_citations_valid",

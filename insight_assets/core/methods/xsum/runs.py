@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...llm import LLMClient
-from ...llm.client import TRUNCATED as CUT_OFF
+from ...llm.results import TRUNCATED as CUT_OFF
 from ...retrieval import Hit, Retriever, rerank
 from ...retrieval.citing import (
     Source,

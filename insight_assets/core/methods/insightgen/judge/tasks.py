@@ -8,7 +8,7 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..llm import Task, register_task
+from ....llm import Task, register_task
 from .offline import judge_sets_offline, judge_single_offline
 from .schemas import MethodInsights, SetJudgement
 

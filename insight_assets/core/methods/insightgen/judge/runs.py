@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..curation import QAPair
-from ..llm import LLMClient, Task
+from ....curation import QAPair
+from ....llm import LLMClient, Task
 from .schemas import (
     CRITERIA_SET,
     CRITERIA_SINGLE,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .markdown import markdown_table
+from ...markdown import markdown_table
 
 CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")
 CHART_FILE = "method_scores.png"

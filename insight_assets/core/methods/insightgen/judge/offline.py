@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..extractive import terms, tfidf
-from ..text import split_sentences
+from ....extractive import terms, tfidf
+from ....text import split_sentences
 from .schemas import CRITERIA_SET, CRITERIA_SINGLE, MethodScore, SetJudgement
 
 _FULLY_RELEVANT = 0.3

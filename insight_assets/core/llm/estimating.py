@@ -1,0 +1,96 @@
+"""The dry-run side of ``LLMClient``: tokens, cost and time of tasks, tallied without calling a model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from .dry_run import DryRunEstimate, EstimateTally
+from .pricing import estimate_cost, unpriced_note
+from .providers import Message
+from .tasks import Task
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class EstimatingClient:
+    """``LLMClient``'s estimates: ``dry_run`` prices one task's inputs; an ``estimate_only``
+    client tallies every run (``_run_estimate``) for ``estimates()``."""
+
+    def dry_run(self, task: Task[T], inputs: Sequence[Mapping[str, Any]]) -> DryRunEstimate:
+        """Tokens and cost of running ``task`` on ``inputs``, without calling any provider (and
+        without needing an API key)."""
+        tally = EstimateTally()
+        for item in inputs:
+            self._tally(tally, task, task.complete_inputs(item))
+        return self._estimate(task, tally)
+
+    def estimates(self) -> list[DryRunEstimate]:
+        """What an ``estimate_only`` client's runs would have cost, one entry per task, in the
+        order the tasks were first run."""
+        with self._lock:
+            tallies = dict(self._estimates)
+        return [self._estimate(task, tally) for task, tally in tallies.values()]
+
+    def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        with self._lock:
+            _, tally = self._estimates.setdefault(task.name, (task, EstimateTally()))
+        self._tally(tally, task, inputs)
+        return self._offline_answer(task, inputs)
+
+    def _tally(self, tally: EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
+        params = self._params(task, inputs)
+        prompt = task.render(inputs)
+        cached = (
+            self.cache is not None
+            and not self.settings.is_offline
+            and self.cache.get(self._cache_key(task, params, prompt)) is not None
+        )
+        tokens = 0 if cached else self._message_tokens(params, [Message("user", prompt)])
+        with self._lock:
+            tally.items += 1
+            tally.cached_items += cached
+            tally.input_tokens += tokens
+            tally.max_output_tokens += 0 if cached else params.max_tokens
+
+    def _estimate(self, task: Task[Any], tally: EstimateTally) -> DryRunEstimate:
+        params = self.settings.params_for(task)
+        to_run = tally.items - tally.cached_items
+        max_output = tally.max_output_tokens
+        typical = min(task.expected_output_tokens or params.max_tokens, params.max_tokens)
+        note = expected = None
+        if self.settings.is_local:
+            speed = self._chat_provider(params).throughput()
+            expected = speed.seconds(tally.input_tokens, typical * to_run)
+            note = (
+                f"local model {params.model}: nothing is spent; wall time from its speed measured now on "
+                f"this machine ({speed.prompt_tokens_per_s:.0f} prompt tokens/s read, "
+                f"{speed.output_tokens_per_s:.0f} tokens/s written), typical answer lengths assumed"
+            )
+        if self.settings.is_offline:
+            note = (
+                "offline provider: extractive, no model is called and nothing is spent; the token "
+                "counts are what a model provider would read"
+            )
+            cost = max_cost = 0.0
+        else:
+            cost = estimate_cost(params.provider, params.model, tally.input_tokens, typical * to_run)
+            max_cost = estimate_cost(params.provider, params.model, tally.input_tokens, max_output)
+            if cost is None:
+                note = unpriced_note(params.provider, params.model)
+        return DryRunEstimate(
+            task=task.key,
+            provider=self.provider_label,
+            model=params.model,
+            items=tally.items,
+            cached_items=tally.cached_items,
+            input_tokens=tally.input_tokens,
+            output_tokens=typical * to_run,
+            max_output_tokens=max_output,
+            cost_usd=cost,
+            max_cost_usd=max_cost,
+            note=note,
+            expected_seconds=expected,
+        )

@@ -1,0 +1,110 @@
+"""The cache and ledger side of ``LLMClient``: cached answers read back, every call recorded."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from . import ledger as ledger_rows
+from .cache import cache_key
+from .jsonout import OutputProblem, validate_value
+from .ledger import LedgerRow, RunSummary
+from .settings import ModelParams
+from .tasks import Task
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class RecordingClient:
+    """``LLMClient``'s memory: the response cache (keys, validated reads) and the ledger rows of
+    its calls, summed up by ``summary()``."""
+
+    @property
+    def rows(self) -> list[LedgerRow]:
+        """The ledger rows of this client's calls."""
+        with self._lock:
+            return list(self._rows)
+
+    def summary(self) -> RunSummary:
+        with self._lock:
+            rows, refusals, failed = list(self._rows), self._budget_refusals, self._failed_items
+            trimmed = self._trimmed_items
+        return RunSummary.from_rows(
+            self.provider_label, rows, failed_items=failed, budget_refusals=refusals, trimmed_items=trimmed
+        )
+
+    @staticmethod
+    def _cache_key(task: Task[Any], params: ModelParams, prompt: str) -> str:
+        return cache_key(
+            model_identity=params.identity(),
+            task_name=task.name,
+            task_version=task.version,
+            template_hash=task.template_hash,
+            prompt=prompt,
+        )
+
+    def _from_cache(
+        self, task: Task[T], params: ModelParams, key: str, inputs: Mapping[str, Any]
+    ) -> T | None:
+        if self.cache is None:
+            return None
+        started = self.clock()
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        try:
+            value = validate_value(
+                json.loads(cached.value_json), task.output_model, task.check_output, inputs
+            )
+        except OutputProblem:
+            # The schema changed without a version bump: ask again, and overwrite the entry.
+            return None
+        self._record(task, params.provider, params.model, started=started, cache_hit=True)
+        return value
+
+    def _record(
+        self,
+        task: Task[Any],
+        provider: str,
+        model: str,
+        *,
+        started: float,
+        purpose: str = ledger_rows.ANSWER,
+        status: str = ledger_rows.OK,
+        cache_hit: bool = False,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        tokens_estimated: bool = False,
+        cost_usd: float | None = 0.0,
+        attempts: int = 0,
+        error: str | None = None,
+    ) -> None:
+        row = LedgerRow(
+            run_id=self.context.run_id,
+            asset=self.context.asset,
+            partition=self.context.partition,
+            task=task.name,
+            task_version=str(task.version),
+            provider=provider,
+            model=model,
+            purpose=purpose,
+            status=status,
+            cache_hit=cache_hit,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tokens_estimated=tokens_estimated,
+            latency_s=self.clock() - started,
+            cost_usd=cost_usd,
+            attempts=attempts,
+            error=self.redact(error) if error else None,
+            created_at=time.time(),
+        )
+        with self._lock:
+            self._rows.append(row)
+        self.ledger.record(row)
+        if status != ledger_rows.OK:
+            self.log.warning("task %s on %s: %s", task.key, provider, row.error)

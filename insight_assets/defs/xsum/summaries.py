@@ -1,0 +1,328 @@
+"""XSum's summary assets: the summaries of each target (XSum and its baselines), their scores and the report."""
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core.methods import xsum
+from insight_assets.core.methods.xsum import load, report, scores
+from insight_assets.core.retrieval.citing import load_sources
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+    open_retriever,
+    skipped_metadata,
+    write_report,
+)
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    JudgeCallConfig,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+)
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.xsum.assets import XSUM_GROUP, xsum_answers
+
+# -- summaries --------------------------------------------------------------------------------
+
+
+class XSumSummariesConfig(ModelCallConfig):
+    """§3.5: the editor at temperature 0.3, top-p 0.95, max_tokens sized to its input; the baselines
+    plain RAG (topic as query, top 20 by cosine) and abstracts only, on every target."""
+
+    TASKS = (xsum.tasks.XSUM_EDITOR, xsum.tasks.XSUM_TOPIC_SUMMARY)
+
+    baselines: bool = Field(
+        default=True, description="Also write the plain-RAG and abstracts-only summaries."
+    )
+    plain_rag_k: int = Field(default=xsum.TOP_N, ge=1, description="Chunks the plain-RAG baseline reads.")
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[xsum_answers],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "summary_citations_in_target",
+            asset="xsum_summaries",
+            description="Every citation of every summary is a chunk of one of its target's papers.",
+        ),
+        dg.AssetCheckSpec(
+            "summaries_not_truncated",
+            asset="xsum_summaries",
+            description="No summary was cut off at max_tokens (after one retry with twice the room).",
+        ),
+    ],
+    **XSUM_GROUP,
+)
+def xsum_summaries(
+    context: dg.AssetExecutionContext,
+    config: XSumSummariesConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """One summary per target by the editor from its answers, citations kept as chunk ids and
+    rendered as (Title, pp. a-b); with the baselines plain RAG and abstracts only beside it."""
+    return materialize_each(
+        context, storage, lambda collection: _summaries(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _summaries(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    targets = xsum.store.load_targets(warehouse, collection)
+    if not targets:
+        raise nothing_to_do(collection, "no summary targets: `xsum_answers` found none.")
+    answers = [
+        xsum.XSumAnswerRecord(
+            row["target_id"],
+            row["question_id"],
+            row["doc_id"],
+            row["status"],
+            row["answer"] or "",
+            tuple(row["cited_chunk_ids"]),
+        )
+        for row in warehouse.rows("SELECT * FROM xsum_answers WHERE collection = ?", [collection])
+    ]
+    questions = {
+        row["question_id"]: row["question"]
+        for row in warehouse.rows(
+            "SELECT question_id, question FROM xsum_questions WHERE collection = ? AND status = 'ok'",
+            [collection],
+        )
+    }
+    sources = load_sources(warehouse, collection, xsum.PROFILE)
+    papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, collection)}
+    client = model_client(context, llm, config, collection)
+    with model_errors_as_failures(client, collection):
+        records = xsum.write_summaries(client, targets, answers, questions, sources)
+        if config.baselines:
+            retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
+            records += xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources)
+            records += xsum.abstracts_summaries(client, targets, papers, load.first_chunks(sources), sources)
+    writers = {
+        xsum.XSUM: client.writer_label(xsum.tasks.XSUM_EDITOR),
+        xsum.PLAIN_RAG: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
+        xsum.ABSTRACTS_ONLY: client.writer_label(xsum.tasks.XSUM_EDITOR),
+    }
+    written = [r for r in records if r.text]
+    if not written:
+        raise nothing_to_do(
+            collection, f"no summary was written: {records[0].error if records else 'no targets'}"
+        )
+    warehouse.replace_partition(collection, {"xsum_summaries": _summary_table(collection, records, writers)})
+    chunk_docs = {cid: source.doc_id for cid, source in sources.items()}
+    problems = xsum.summary_citations_valid(written, {t.target_id: t for t in targets}, chunk_docs)
+    truncated = [r for r in records if r.status == xsum.TRUNCATED]
+    topics = {t.target_id: t.topic for t in targets}
+    status_counts = {
+        method: {
+            status: sum(r.method == method and r.status == status for r in records)
+            for status in {r.status for r in records}
+        }
+        for method in dict.fromkeys(r.method for r in records)
+    }
+    example = next((r for r in records if r.method == xsum.XSUM and r.text), None)
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(written),
+            "summaries": dg.MetadataValue.json(status_counts),
+            "citations_dropped_by_editor": sum(len(r.dropped) for r in records if r.method == xsum.XSUM),
+            "example": dg.MetadataValue.md(
+                f"**{topics[example.target_id]}**\n\n{example.rendered}" if example else "No XSum summary."
+            ),
+            "failures": dg.MetadataValue.md(
+                markdown_table(
+                    [
+                        {
+                            "method": r.method,
+                            "topic": topics[r.target_id],
+                            "status": r.status,
+                            "error": r.error,
+                        }
+                        for r in records
+                        if r.error
+                    ],
+                    ["method", "topic", "status", "error"],
+                    empty="None.",
+                )
+            ),
+            **llm_metadata(client),
+        },
+        checks=[
+            dg.AssetCheckResult(
+                check_name="summary_citations_in_target",
+                passed=not problems,
+                metadata={"summaries_checked": len(written), "problems": "; ".join(problems[:10]) or "none"},
+            ),
+            dg.AssetCheckResult(
+                check_name="summaries_not_truncated",
+                passed=not truncated,
+                metadata={
+                    "truncated": "; ".join(f"{r.method}: {topics[r.target_id]}" for r in truncated) or "none"
+                },
+            ),
+        ],
+    )
+
+
+def _summary_table(collection, records, writers) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "collection": collection,
+                "target_id": r.target_id,
+                "method": r.method,
+                "status": r.status,
+                "summary": r.text or None,
+                "rendered": r.rendered or None,
+                "cited_chunk_ids": list(r.cited),
+                "dropped_chunk_ids": list(r.dropped),
+                "finish_reason": r.finish_reason,
+                "answers_used": r.answers_used,
+                "error": r.error,
+                "writer": writers[r.method],
+            }
+            for r in records
+        ]
+    )
+
+
+# -- scores and report ------------------------------------------------------------------------
+
+
+class XSumScoresConfig(JudgeCallConfig):
+    """§4.2's metrics; the judge may be another model than the generator's (the paper judged with
+    Phi-3 what GPT-4o-mini wrote, §4.3)."""
+
+    TASKS = xsum.tasks.JUDGE_TASKS
+
+
+@dg.asset(kinds={"duckdb"}, deps=[xsum_summaries], code_version="1", pool=LLM_POOL, **XSUM_GROUP)
+def xsum_scores(
+    context: dg.AssetExecutionContext,
+    config: XSumScoresConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """ROUGE-1/2/L recall, Ref-F1 (precision, recall, F1), a semantic recall with the embedder,
+    G-Eval coverage and CheckEval for XSum and both baselines: on evaluation targets against the
+    related-work section, on the others against the papers' abstracts. Table, chart and
+    data/reports/<collection>/xsum_report.md."""
+    return materialize_each(
+        context, storage, lambda collection: _scores(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _scores(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    targets = xsum.store.load_targets(warehouse, collection)
+    summaries = [
+        xsum.SummaryRecord(
+            row["target_id"],
+            row["method"],
+            row["status"],
+            row["summary"] or "",
+            row["rendered"] or "",
+            tuple(row["cited_chunk_ids"]),
+        )
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_summaries WHERE collection = ? AND summary IS NOT NULL", [collection]
+        )
+    ]
+    if not summaries:
+        raise nothing_to_do(collection, "no summaries to score: `xsum_summaries` wrote none.")
+    sources = load_sources(warehouse, collection, xsum.PROFILE)
+    abstracts = {p.doc_id: p.abstract for p in load.load_papers(warehouse, collection)}
+    choice = config.judge_choice()
+    client = model_client(context, llm, config, collection, model_choice=choice)
+    with model_errors_as_failures(client, collection):
+        scored = scores.score_summaries(
+            client,
+            targets,
+            summaries,
+            {c: s.doc_id for c, s in sources.items()},
+            embedder.get_embedder().embed,
+            abstracts,
+        )
+    if not scored:
+        raise nothing_to_do(collection, "no summary has a reference to be scored against.")
+    judge = client.writer_label(xsum.tasks.GEVAL_COVERAGE)
+    warehouse.replace_partition(
+        collection,
+        {
+            "xsum_scores": pa.Table.from_pylist(
+                [
+                    {
+                        "collection": collection,
+                        "target_id": s.target_id,
+                        "method": s.method,
+                        "reference_kind": s.reference_kind,
+                        **s.scores,
+                        "judge": judge,
+                        "errors": list(s.errors),
+                    }
+                    for s in scored
+                ]
+            )
+        },
+    )
+    tables = report.score_tables(scored)
+    chart = report.render_chart(tables)
+    topics = {t.target_id: t.topic for t in targets}
+    example_target = next(
+        (s.target_id for s in scored if s.reference_kind == scores.SECTION), scored[0].target_id
+    )
+    examples = [
+        {"method": s.method, "topic": topics[s.target_id], "rendered": s.rendered}
+        for s in summaries
+        if s.target_id == example_target
+    ]
+    notes = [
+        f"judge: {judge}"
+        + (
+            " — G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
+            if judge.startswith("offline")
+            else ""
+        ),
+        "semantic_recall: each reference sentence's best cosine with a summary sentence (the embedder, not BERTScore)",
+        "ref_*: the papers a summary cites against the target's papers",
+    ]
+    written = write_report(
+        storage,
+        collection,
+        "xsum_report.md",
+        report.render_report(collection, tables, examples, notes),
+        report.CHART_FILE,
+        chart,
+        "mean scores per method",
+    )
+    columns = ["method", "targets", *scores.SCORE_COLUMNS]
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(scored),
+            "evaluation_targets": sum(t.is_evaluation for t in targets),
+            **skipped_metadata(
+                {}
+                if any(t.is_evaluation for t in targets)
+                else {
+                    "scores against related-work sections": "no evaluation target (see `skipped` of xsum_answers)."
+                }
+            ),
+            **{
+                f"scores_vs_{kind}": dg.MetadataValue.md(markdown_table(rows, columns))
+                for kind, rows in tables.items()
+            },
+            "judge": judge,
+            **written,
+            **llm_metadata(client),
+        }
+    )

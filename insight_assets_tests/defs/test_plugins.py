@@ -1,0 +1,87 @@
+"""A method is a plug-in: a new defs folder is found by the catalog, the dry run and the CLI, and
+its own tables join the warehouse, with nothing shared edited."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+import insight_assets.definitions
+import insight_assets.defs
+from insight_assets.core import stores
+from insight_assets.core.stores import Warehouse, warehouse_tables
+
+ASSETS = '''
+    import dagster as dg
+
+    from insight_assets.core.stores import declare_tables
+    from insight_assets.defs.curation.assets import generated_answers
+    from insight_assets.defs.model_calls import ModelCallConfig
+
+    declare_tables({"toy_method_rows": "collection VARCHAR, pairs INTEGER"})
+
+
+    class ToyMethodConfig(ModelCallConfig):
+        pass
+
+
+    @dg.asset(deps=[generated_answers])
+    def toy_method_rows() -> None:
+        """Nothing: the test only plugs it in."""
+'''
+ESTIMATE = """
+    from insight_assets.defs.dry_run import EstimateStep
+    from insight_assets.defs.toy_method.assets import ToyMethodConfig
+
+    ESTIMATE_STEPS = (EstimateStep("toy_method_rows", ToyMethodConfig, lambda config, run: None),)
+"""
+CLI = """
+    from insight_assets.defs.commands import AskFlow, Command
+
+    COMMANDS = (Command("toy", "a toy command", lambda args: 7),)
+    ASK = AskFlow("toy", "a toy flow", lambda args: 5)
+"""
+
+
+@pytest.fixture
+def toy_method(tmp_path, monkeypatch):
+    """A defs folder ``toy_method`` on the defs package's path, as a new method would add it."""
+    folder = tmp_path / "defs" / "toy_method"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text('"""A toy method."""\n')
+    for name, source in (("assets", ASSETS), ("estimate", ESTIMATE), ("cli", CLI)):
+        (folder / f"{name}.py").write_text(textwrap.dedent(source))
+    monkeypatch.setattr(insight_assets.defs, "__path__", [*insight_assets.defs.__path__, str(folder.parent)])
+    # The toy's table is declared for this test only (every real method's was, at import, for good).
+    monkeypatch.setattr(stores, "_DECLARED", dict(stores._DECLARED))
+    yield folder
+    for module in [name for name in sys.modules if name.startswith("insight_assets.defs.toy_method")]:
+        del sys.modules[module]
+
+
+def test_a_new_defs_folder_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
+    from insight_assets.defs.catalog import domain_assets, domains
+    from insight_assets.defs.estimate import estimate_steps
+
+    assert "toy_method" in domains()
+    keys = {key.to_user_string() for asset in domain_assets() for key in asset.keys}
+    assert {"toy_method_rows", "generated_answers"} <= keys
+    order = [step.asset for step in estimate_steps()]
+    assert order.index("generated_answers") < order.index("toy_method_rows")
+    assert "toy_method_rows" in warehouse_tables()
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    assert warehouse.rows("SELECT count(*) AS n FROM toy_method_rows") == [{"n": 0}]
+
+
+def test_a_new_defs_folder_adds_its_command_and_its_ask_flow(toy_method, tmp_path, monkeypatch):
+    from insight_assets import cli
+
+    (tmp_path / "data" / "collections" / "papers").mkdir(parents=True)
+    (tmp_path / "data" / "collections" / "papers" / "a.pdf").write_bytes(b"%PDF-1.4\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["toy"]) == 7
+    assert cli.main(["ask", "--collection", "papers", "--method", "toy", "why?"]) == 5
+    with pytest.raises(SystemExit):
+        cli.main(["ask", "--collection", "papers", "--method", "no-such-method", "why?"])
