@@ -57,7 +57,7 @@ def skipped_metadata(skipped: dict[str, str]) -> dict[str, dg.MetadataValue]:
 @contextlib.contextmanager
 def invalid_config(asset: str) -> Iterator[None]:
     """A config's settings that fail their own checks (``ValueError``) fail the step with the
-    reason: ``with invalid_config("xsum_answers"): return XSumSettings(...)``."""
+    reason: ``with invalid_config("my_answers"): return MySettings(...)``."""
     try:
         yield
     except ValueError as error:
