@@ -4,7 +4,7 @@ Same model instance, same texts, same batch size. Bare is
 ``model.encode(texts, batch_size=B, normalize_embeddings=True)``; ours is ``LocalEmbedder.embed``,
 which first tokenizes every text to cut the ones over 256 word pieces into windows (bare silently
 truncates them) and then makes the same ``encode`` call on the windows. The texts are the first N
-xsum chunks (150 tokens) of the corpus's PDFs outside bad/, taking one PDF from each collection in
+passage chunks (150 tokens) of the corpus's PDFs outside bad/, taking one PDF from each collection in
 turn so every topic contributes. Each side runs ``REPEATS`` times, order swapped each round, best
 time counts. The mean cosine between the two vector sets is ~1.0 when no text needed windows.
 Target: ours >= 0.9x bare.

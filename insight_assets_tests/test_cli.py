@@ -69,7 +69,7 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
     assert built.returncode == 0, built.stderr[-3000:]
     summary = built.stdout.splitlines()
     line = next(text for text in summary if text.startswith("tiny:"))
-    assert "1 documents" in line and "insightgen chunks" in line and "xsum chunks" in line
+    assert "1 documents" in line and "section chunks" in line and "passage chunks" in line
     assert "http://127.0.0.1:3000" in built.stdout
     # No library chatter: LanceDB's "No existing dataset ... it will be created", Dagster's beta notices.
     chatter = [text for text in built.stderr.splitlines() if "WARN" in text or "Warning" in text]
