@@ -8,24 +8,12 @@ defs folder (build, collections, estimate) in ``defs/commands.py``, the others i
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import pkgutil
 import sys
 
-import insight_assets.defs
 from insight_assets.defs import commands
 from insight_assets.defs.commands import AskFlow, Command
-
-
-def _folder_modules() -> list:
-    """Each defs folder's ``cli`` module (light: its imports are inside its functions)."""
-    found = []
-    for info in sorted(pkgutil.iter_modules(insight_assets.defs.__path__), key=lambda info: info.name):
-        name = f"insight_assets.defs.{info.name}.cli"
-        if info.ispkg and importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return found
+from insight_assets.defs.folders import domain_modules
 
 
 def _ask_command(flows: list[AskFlow]) -> Command:
@@ -60,7 +48,7 @@ def _ask_command(flows: list[AskFlow]) -> Command:
 
 
 def all_commands() -> list[Command]:
-    modules = _folder_modules()
+    modules = domain_modules("cli")  # light: a folder's cli imports inside its functions
     flows = [module.ASK for module in modules if hasattr(module, "ASK")]
     return [
         *commands.COMMANDS,

@@ -10,27 +10,12 @@ A new method adds its folder and nothing here changes.
 """
 
 import importlib
-import pkgutil
-from types import ModuleType
 
 import dagster as dg
 
-import insight_assets.defs
+from insight_assets.defs.folders import domain_modules, domains
 
-
-def domains() -> list[str]:
-    """The defs folders' names, sorted."""
-    return sorted(info.name for info in pkgutil.iter_modules(insight_assets.defs.__path__) if info.ispkg)
-
-
-def domain_modules(module: str) -> list[ModuleType]:
-    """Each domain's ``module`` (e.g. ``"estimate"``), for the domains that have one."""
-    found = []
-    for domain in domains():
-        name = f"insight_assets.defs.{domain}.{module}"
-        if importlib.util.find_spec(name) is not None:
-            found.append(importlib.import_module(name))
-    return found
+__all__ = ["ALL_ASSETS", "INGESTION_ASSETS", "domain_assets", "domain_modules", "domains"]
 
 
 def domain_assets(*names: str) -> list:

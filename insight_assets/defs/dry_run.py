@@ -1,7 +1,7 @@
 """The state a dry run's steps share, and the shape of a step (see ``defs/estimate.py``).
 
-Apart from the machinery so that a defs folder's ``estimate.py`` can import it while the catalog
-loads that folder.
+A module apart from the dry run's machinery, which imports the catalog: a defs folder's
+``estimate.py`` imports this while the catalog is loading that folder.
 """
 
 from collections.abc import Callable
