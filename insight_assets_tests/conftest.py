@@ -45,6 +45,8 @@ def storage(tmp_path: Path) -> StorageResource:
         collections_root=str(tmp_path / "collections"),
         warehouse_path=str(tmp_path / "warehouse.duckdb"),
         lancedb_uri=str(tmp_path / "lancedb"),
+        reports_dir=str(tmp_path / "reports"),
+        adapters_dir=str(tmp_path / "adapters"),
     )
 
 

@@ -29,7 +29,8 @@ from insight_assets.core.stores import VectorStore, Warehouse
 
 
 class StorageResource(dg.ConfigurableResource):
-    """Paths of the collections, the DuckDB warehouse and LanceDB (local path or s3:// / gs:// URI).
+    """Paths of the collections, the DuckDB warehouse, LanceDB (local path or s3:// / gs:// URI), the
+    reports and trained adapters.
 
     Relative paths resolve against the working directory (the project root under `dagster dev`).
     """
@@ -38,6 +39,7 @@ class StorageResource(dg.ConfigurableResource):
     warehouse_path: str = "data/warehouse.duckdb"
     lancedb_uri: str = "data/lancedb"
     reports_dir: str = "data/reports"
+    adapters_dir: str = "data/adapters"  # trained model adapters, one folder per collection
 
     @property
     def warehouse(self) -> Warehouse:

@@ -15,6 +15,7 @@ from insight_assets.defs.ingestion.assets import chunks, parsed_documents, sourc
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.insight_rag.answers import insight_rag_answers, insight_rag_scores
 from insight_assets.defs.insight_rag.assets import insight_rag_benchmark, knowledge_triples
+from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
@@ -22,7 +23,19 @@ from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [source_documents, parsed_documents, chunks, chunk_embeddings, citations]
-INSIGHT_RAG = [knowledge_triples, insight_rag_benchmark, insight_rag_answers, insight_rag_scores]
+INSIGHT_RAG = [
+    knowledge_triples,
+    insight_rag_benchmark,
+    insight_retriever,
+    insight_retriever_accuracy,
+    insight_rag_answers,
+    insight_rag_scores,
+]
+# For the tests of other parts than the parametric retriever: one short epoch, no model in Table 3.
+BRIEF_TRAINING = {
+    "insight_retriever": {"config": {"epochs": 1, "max_epoch_tokens": 300, "probes": 0}},
+    "insight_retriever_accuracy": {"config": {"modes": ["index", "sentences"]}},
+}
 RAG = {"rag@1", "rag@3", "rag@5", "rag@10"}
 
 
@@ -38,8 +51,20 @@ def test_the_four_assets_build_offline_on_the_demo(instance, storage, hashing_em
     add_collection(storage, "demo", DEMO_PDFS)
     llm = LLMResource(data_dir=str(tmp_path / "data"))
 
+    run_config = {
+        "ops": {
+            **BRIEF_TRAINING,
+            "insight_rag_answers": {"config": {"retriever_modes": ["index", "sentences"]}},
+        }
+    }
     result = materialize_collection(
-        instance, storage, hashing_embedder, "demo", llm=llm, assets=UPSTREAM + INSIGHT_RAG
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=llm,
+        assets=UPSTREAM + INSIGHT_RAG,
+        run_config=run_config,
     )
 
     triples = _rows(storage, "knowledge_triples")
@@ -137,6 +162,7 @@ def test_a_model_extracts_asks_identifies_completes_and_answers_through_the_open
     llm = hosted_llm(server, tmp_path)
     run_config = {
         "ops": {
+            **BRIEF_TRAINING,
             "insight_rag_benchmark": {"config": {"max_buried": 6, "max_multi": 2, "max_matching": 2}},
             "insight_rag_answers": {"config": {"retriever_modes": ["index", "llm"], "rag_ks": [1, 3]}},
         }
@@ -206,7 +232,7 @@ def test_a_benchmark_with_no_item_is_said_by_a_warning_and_the_rest_still_builds
         "demo",
         llm=LLMResource(data_dir=str(tmp_path / "data")),
         assets=UPSTREAM + INSIGHT_RAG,
-        run_config={"ops": {"insight_rag_benchmark": {"config": nothing}}},
+        run_config={"ops": {**BRIEF_TRAINING, "insight_rag_benchmark": {"config": nothing}}},
     )
 
     assert result.success

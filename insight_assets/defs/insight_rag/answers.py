@@ -1,5 +1,7 @@
 """Insight-RAG's answer assets: the answers of Insight-RAG and its baselines to the benchmark, their scores and the report."""
 
+from pathlib import Path
+
 import dagster as dg
 import numpy as np
 import pyarrow as pa
@@ -7,8 +9,9 @@ from pydantic import Field
 
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.methods import insight_rag
-from insight_assets.core.methods.insight_rag import report, scores, store
+from insight_assets.core.methods.insight_rag import accuracy, report, scores, store
 from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem
+from insight_assets.core.methods.insight_rag.cpt import read_training
 from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
 from insight_assets.core.methods.insight_rag.tasks import (
     ANSWER_TASKS,
@@ -17,6 +20,7 @@ from insight_assets.core.methods.insight_rag.tasks import (
 from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark
+from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
 from insight_assets.defs.metadata import (
     CollectionReport,
     index_required,
@@ -74,7 +78,7 @@ class InsightRAGAnswersConfig(ModelCallConfig):
 
 @dg.asset(
     kinds={"duckdb"},
-    deps=[insight_rag_benchmark],
+    deps=[insight_rag_benchmark, insight_retriever],
     code_version="1",
     pool=LLM_POOL,
     check_specs=[
@@ -217,7 +221,11 @@ def _no_answers(warehouse, collection: str) -> CollectionReport:
 
 
 @dg.asset(
-    kinds={"duckdb"}, deps=[insight_rag_answers], code_version="1", pool=EMBEDDING_POOL, **INSIGHT_RAG_GROUP
+    kinds={"duckdb"},
+    deps=[insight_rag_answers, insight_retriever_accuracy],
+    code_version="1",
+    pool=EMBEDDING_POOL,
+    **INSIGHT_RAG_GROUP,
 )
 def insight_rag_scores(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource
@@ -281,36 +289,35 @@ def _scores(storage, embedder, collection) -> CollectionReport:
                     ],
                 }
             )
-    offline = any(row["writer"].startswith("offline") for row in rows)
-    notes = [
-        f"generator: {rows[0]['writer']}"
-        + (
-            " — a rule-based reader (triples of the context matched to the question's fragment), not a model"
-            if offline
-            else ""
-        ),
-        "exact_match: the gold appears in the answer (§4), averaged over a multi-document question's gold answers; f1: SQuAD token F1, averaged the same way",
-        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection under 50 papers doc_hits50 is 1 by construction",
-        "unit_hits50 / unit_mrr: the gold unit in the ranking — the chunk holding the evidence sentence (RAG), the gold triple (index, llm), the evidence sentence (sentences)",
-        "index mode searches the very triples the benchmark was built from: a found triple is the gold answer, so its scores are close to circular; sentences mode searches no triple",
-        "identifier_agreement: mean cosine (our embedder) between the identified fragment and the gold subject + relation — an embedding similarity, not the paper's GPT-4o-mini 0/0.5/1 judge",
-        "matching offline: the papers' similarity above the collection's median pair; the rule reads no context, so every matching method answers alike offline",
-        "buried questions: subject and object each once in the paper's full text (the paper: its abstract)",
-        "not built: the paper's parametric retriever (Llama-3.2 3B continually pre-trained with LoRA: weights, a GPU, hours per collection) and Self-RAG",
-    ]
+    identifier = warehouse.rows(
+        "SELECT writer FROM insight_rag_insights WHERE collection = ? LIMIT 1", [collection]
+    )
+    adapter = next(
+        iter(warehouse.rows("SELECT * FROM insight_retriever WHERE collection = ?", [collection])), None
+    )
+    training = read_training(Path(adapter["adapter_path"])) if adapter and adapter["adapter_path"] else None
+    notes = report.report_notes(rows[0]["writer"], identifier[0]["writer"] if identifier else "", adapter)
+    accuracy_table = accuracy.accuracy_table(store.load_retriever_accuracy(warehouse, collection))
     written = write_report(
         storage,
         collection,
         "insight_rag_report.md",
-        report.render_report(collection, table, examples, notes),
+        report.render_report(collection, table, examples, notes, accuracy_table, training is not None),
         report.CHART_FILE,
         chart,
         "exact match per method",
     )
+    if training is not None:
+        (Path(storage.reports_dir) / collection / report.TRAINING_CHART_FILE).write_bytes(
+            report.render_training_chart(training)
+        )
     return CollectionReport(
         metadata={
             "dagster/row_count": len(scored),
             "scores": dg.MetadataValue.md(markdown_table(table, report.TABLE_COLUMNS)),
+            "retriever_accuracy": dg.MetadataValue.md(
+                markdown_table(accuracy_table, accuracy.TABLE_COLUMNS, empty="Not measured.")
+            ),
             **written,
         }
     )

@@ -282,4 +282,6 @@ SMOKE_SETTINGS = {
     "knowledge_triples": {"max_chunks_per_paper": 2, "max_tokens": 400},
     "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **SMOKE_ANSWERS},
     "insight_rag_answers": {"max_items": 2, "rag_ks": [1], **SMOKE_ANSWERS},
+    "insight_retriever": {"epochs": 1, "max_epoch_tokens": 1000, "probes": 4},
+    "insight_retriever_accuracy": {"max_items": 1, **SMOKE_ANSWERS},
 }

@@ -15,7 +15,7 @@ from insight_assets.defs.commands import (
 )
 
 # insight_rag's RETRIEVER_MODES, the first its default, spelled out so that `--help` imports nothing heavy.
-INSIGHT_RETRIEVERS = ("index", "sentences", "llm")
+INSIGHT_RETRIEVERS = ("index", "sentences", "llm", "parametric")
 
 
 def ask(args: argparse.Namespace) -> int:

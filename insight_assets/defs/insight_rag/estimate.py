@@ -1,11 +1,15 @@
-"""Insight-RAG's dry-run steps: triples, the benchmark's questions, and answers once the triples are indexed."""
+"""Insight-RAG's dry-run steps: triples, the benchmark's questions, and answers and the retrievers'
+accuracy once the triples are indexed. The insight retriever's training calls no priced model."""
 
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insight_rag
+from insight_assets.core.methods.insight_rag import accuracy
 from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
+from insight_assets.core.methods.insight_rag.schemas import LLM
 from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
 from insight_assets.defs.insight_rag.assets import InsightRAGBenchmarkConfig, InsightRAGTriplesConfig
+from insight_assets.defs.insight_rag.retriever import InsightRetrieverAccuracyConfig
 
 
 def _triples(config: InsightRAGTriplesConfig, run: DryRun) -> None:
@@ -42,8 +46,27 @@ def _answers(config: InsightRAGAnswersConfig, run: DryRun) -> None:
     insight_rag.answer(run.client, items, identified, setup)
 
 
+def _accuracy(config: InsightRetrieverAccuracyConfig, run: DryRun) -> None:
+    """Table 3's model calls: the ``llm`` mode's completions (the parametric modes run no priced call)."""
+    items = accuracy.asked_items(run.output("insight_rag_benchmark", []), config.max_items)
+    if not items or LLM not in config.modes:
+        return
+    try:
+        setup = insight_rag.store.open_setup(
+            run.storage.warehouse,
+            run.storage.lancedb_uri,
+            run.embedder.get_embedder(),
+            run.collection,
+            insight_rag.AnswerSettings(retriever_modes=(LLM,)),
+        )
+    except IndexMissing:
+        return
+    accuracy.retriever_outputs(run.client, items, setup.insights, [LLM])
+
+
 ESTIMATE_STEPS = (
     EstimateStep("knowledge_triples", InsightRAGTriplesConfig, _triples),
     EstimateStep("insight_rag_benchmark", InsightRAGBenchmarkConfig, _benchmark),
     EstimateStep("insight_rag_answers", InsightRAGAnswersConfig, _answers),
+    EstimateStep("insight_retriever_accuracy", InsightRetrieverAccuracyConfig, _accuracy),
 )

@@ -6,12 +6,13 @@ response generator, with the paper's triple-based benchmark built from each coll
 2. *Benchmark* (§3, ``benchmark.py``): deeply buried, multi-document and matching items, each
    dropped triple with its reason; questions phrased by a task (offline: templates).
 3. *Insight-RAG* (§2, ``pipeline.py``): the identifier (Appendix A.1, temperature 0) returns
-   fragments with their multiplicity; the retriever (``retriever.py``: ``index``, ``sentences`` or
-   ``llm``; the paper's continually pre-trained LLM is not built, see there) completes each into
-   insights (1 per single-answer fragment, 10 per multi-answer one, within 100 tokens); the
-   generator answers from the question and the insights (A.3), citing their chunks.
+   fragments with their multiplicity; the retriever (``retriever.py``: ``parametric``, the paper's
+   LM continually pre-trained with LoRA in ``cpt.py``; or ``index``, ``sentences``, ``llm``)
+   completes each into insights (1 per single-answer fragment, 10 per multi-answer one, within 100
+   tokens); the generator answers from the question and the insights (A.3), citing their chunks.
 4. *Baselines* (§5): conventional RAG with k = 1, 3, 5, 10 chunks, and no retrieval.
-5. *Scores* (§4, §5.4, ``scores.py``): exact match, token F1, matching accuracy, Hits@50 and MRR.
+5. *Scores* (§4, §5.4, ``scores.py``): exact match, token F1, matching accuracy, Hits@50 and MRR;
+   each retriever alone on the gold fragments (Table 3, ``accuracy.py``).
 """
 
 from __future__ import annotations

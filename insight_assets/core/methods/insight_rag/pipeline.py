@@ -28,6 +28,7 @@ from .schemas import (
     MATCHING,
     NO_INSIGHT,
     OK,
+    PARAMETRIC,
     RANK_DEPTH,
     VANILLA,
     IdentifiedInsight,
@@ -165,14 +166,15 @@ def _insight_contexts(
     texts = [insight.insight for _, insight in fragments]
     multi = [insight.multi_answer for _, insight in fragments]
     counts = [INSIGHTS_MULTI if flag else INSIGHTS_SINGLE for flag in multi]
+    excludes = [_exclude(item) for item, _ in fragments]
     rankings = {
         profile: [
             setup.insights.units[profile].search(
-                text, RANK_DEPTH, setup.insights.search_mode, exclude=_exclude(item)
+                text, RANK_DEPTH, setup.insights.search_mode, exclude=exclude
             )
-            for text, (item, _) in zip(texts, fragments, strict=True)
+            for text, exclude in zip(texts, excludes, strict=True)
         ]
-        for profile in {_unit_profile(mode) for mode in setup.modes}
+        for profile in {unit_profile(mode) for mode in setup.modes if mode != PARAMETRIC}
     }
     positions: dict[str, list[int]] = {item.item_id: [] for item in items}
     for position, (item, _) in enumerate(fragments):
@@ -180,8 +182,15 @@ def _insight_contexts(
     skips = {item.item_id: _skip_reason(by_item[item.item_id]) for item in items}
     contexts = []
     for mode in setup.modes:
-        ranking = rankings[_unit_profile(mode)]
-        found = setup.insights.retrieve(client, mode, texts, multi, counts, ranking)
+        if mode == PARAMETRIC and setup.insights.parametric is None:
+            reason = f"no parametric insight retriever: {setup.insights.parametric_missing}"
+            contexts += [_Context(item, insight_method(mode), [], [], reason) for item in items]
+            continue
+        if mode == PARAMETRIC:
+            found, ranking = setup.insights.complete(texts, counts, excludes)
+        else:
+            ranking = rankings[unit_profile(mode)]
+            found = setup.insights.retrieve(client, mode, texts, multi, counts, ranking)
         for item in items:
             mine = positions[item.item_id]
             passages = list({p.text: p for n in mine for p in found[n]}.values())
@@ -190,7 +199,7 @@ def _insight_contexts(
     return contexts
 
 
-def _unit_profile(mode: str) -> str:
+def unit_profile(mode: str) -> str:
     """What a retriever mode searches: sentences, or triples (``index`` and ``llm``)."""
     return SENTENCES if mode == SENTENCES else TRIPLES
 

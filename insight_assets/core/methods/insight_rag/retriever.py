@@ -1,14 +1,14 @@
-"""The insight retriever (§2), as an interface with three modes, over a collection's triples and
+"""The insight retriever (§2), as an interface with four modes, over a collection's triples and
 sentences indexed like chunks (vectors in LanceDB, BM25 on their text, the shared ``Retriever``).
 
-The paper's retriever is Llama-3.2 3B continually pre-trained with LoRA on the papers and their
-triples; it completes an identified fragment from what it memorised. That needs model weights, a
-GPU and hours of training per collection (Appendix B: 8 A100s, ~7 hours), so it is not built. The
-modes stand in for it:
-
-- ``index`` (default): hybrid search of the triples with the fragment; each of the top triples is
-  an insight, shown with the sentence it was read in and cited by its chunk. On a benchmark built
-  from the same triples this is close to circular: a triple that is found *is* the gold answer.
+- ``parametric``, the paper's: a causal LM continually pre-trained with LoRA on the collection's
+  triples and text (``cpt.py``; the paper: Llama-3.2 3B, here the bundled SmolLM2-135M by default)
+  completes the fragment from what it memorised, greedily (one insight) or by beam search (ten),
+  within 100 tokens. A memorised insight has no source of its own: it is attributed to the
+  collection's sentence that states it best (hybrid search with the insight), whose chunk it cites.
+- ``index``: hybrid search of the triples with the fragment; each of the top triples is an
+  insight, shown with the sentence it was read in and cited by its chunk. On a benchmark built from
+  the same triples this is close to circular: a triple that is found *is* the gold answer.
 - ``sentences``: the same search over the collection's sentences, no triples; the insight is the
   fragment completed by the text of the best sentences that continues it (within the paper's 100
   tokens).
@@ -27,8 +27,9 @@ from ...llm import LLMClient
 from ...retrieval import Hit, Retriever
 from ...stores import VectorStore, Warehouse
 from ...text import count_tokens, cut_to_tokens
+from .causal_lm import CausalLM
 from .offline import ABSTAIN, completion
-from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, SENTENCES
+from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, RANK_DEPTH, SENTENCES
 from .tasks import INSIGHT_RAG_COMPLETE
 from .triples import Triple
 
@@ -120,7 +121,8 @@ class InsightRetriever:
     """Completes identified fragments from a collection, in one of ``RETRIEVER_MODES``.
 
     ``chunk_of`` maps a triple's or sentence's id to its chunk (the citable source); ``triples``
-    maps a triple's id to the triple.
+    maps a triple's id to the triple. ``parametric`` is the adapted model, or ``None`` with
+    ``parametric_missing`` saying why there is none.
     """
 
     def __init__(
@@ -130,11 +132,37 @@ class InsightRetriever:
         chunk_of: dict[str, str],
         triples_by_id: dict[str, Triple],
         search_mode: str = "hybrid",
+        parametric: CausalLM | None = None,
+        parametric_missing: str = "the insight retriever was not opened",
     ):
         self.units = {TRIPLES: triples, SENTENCES: sentences}
         self.chunk_of = chunk_of
         self.triples = triples_by_id
         self.search_mode = search_mode
+        self.parametric = parametric
+        self.parametric_missing = parametric_missing
+
+    def complete(
+        self, fragments: Sequence[str], counts: Sequence[int], excludes: Sequence[tuple[str, ...]] = ()
+    ) -> tuple[list[list[RetrievedInsight]], list[list[Hit]]]:
+        """``parametric`` mode: the adapted model's ``counts[i]`` completions of each fragment, each
+        attributed to the sentence that states it best; and each fragment's ranking of sentences
+        (its first completion's search). ``excludes[i]``: papers left out of the attribution."""
+        if self.parametric is None:
+            raise ValueError(f"no parametric retriever: {self.parametric_missing}")
+        completed = self.parametric.complete(fragments, counts, INSIGHT_MAX_TOKENS)
+        excludes = excludes or [()] * len(fragments)
+        insights, rankings = [], []
+        for fragment, texts, exclude in zip(fragments, completed, excludes, strict=True):
+            mine, first = [], []
+            for text in texts:
+                ranked = self.units[SENTENCES].search(text, RANK_DEPTH, self.search_mode, exclude=exclude)
+                first = first or ranked
+                if ranked:
+                    mine.append(self._insight(fragment, ranked[0], cut_to_tokens(text, INSIGHT_MAX_TOKENS)))
+            insights.append(mine)
+            rankings.append(first)
+        return insights, rankings
 
     def retrieve(
         self,

@@ -24,8 +24,14 @@ RAG_KS = (1, 3, 5, 10)
 INDEX = "index"
 SENTENCES = "sentences"
 LLM = "llm"
-RETRIEVER_MODES = (INDEX, SENTENCES, LLM)
-DEFAULT_RETRIEVER_MODES = (INDEX, SENTENCES)
+# The paper's insight retriever: a causal LM continually pre-trained with LoRA on the collection.
+PARAMETRIC = "parametric"
+RETRIEVER_MODES = (INDEX, SENTENCES, LLM, PARAMETRIC)
+DEFAULT_RETRIEVER_MODES = (INDEX, SENTENCES, PARAMETRIC)
+# Table 3 (§5.4) scores each retriever alone, and the parametric retriever's base model without its
+# adapter: what continual pre-training added.
+BASE_MODEL = "base model"
+ACCURACY_MODES = (PARAMETRIC, BASE_MODEL, INDEX, SENTENCES, LLM)
 # §5.1: "even with only one generated insight"; §5.4 scores the multi-document retriever at
 # recall@10, so a multi-answer insight retrieves 10.
 INSIGHTS_SINGLE = 1

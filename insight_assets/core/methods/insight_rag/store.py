@@ -1,6 +1,7 @@
 """Insight-RAG's stored rows: its warehouse tables (triples and sentences, whose vectors are in
-LanceDB under ``VECTOR_KIND``; the benchmark with every triple's fate; the identified insights, the
-answers and their scores), and the readers that bring them back.
+LanceDB under ``VECTOR_KIND``; the benchmark with every triple's fate; the insight retriever's
+adapter record and its accuracy; the identified insights, the answers and their scores), and the
+readers that bring them back.
 
 The tables are declared here and added to the warehouse when the method is imported
 (``stores.declare_tables``). A reader that finds nothing to read raises ``IndexMissing``.
@@ -9,6 +10,7 @@ The tables are declared here and added to the warehouse when the method is impor
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 from ...index import IndexMissing
 from ...ingest import load_documents
@@ -18,13 +20,19 @@ from ...stores import VectorStore, Warehouse, declare_tables
 from ...vectors import normalize_rows
 from . import retriever
 from .benchmark import BenchmarkItem
+from .causal_lm import CausalLM, base_model_source
+from .cpt import read_training
 from .pipeline import MethodAnswer, Setup, paper_text
 from .retriever import InsightRetriever
+from .schemas import PARAMETRIC
 from .settings import PROFILE, AnswerSettings
 from .triples import Triple
 
 # The LanceDB tables of the searchable triples and sentences, one per collection.
 VECTOR_KIND = "insight_rag_index"
+# ``insight_retriever``'s statuses: an adapter trained (or reused), or nothing to train on.
+TRAINED = "trained"
+SKIPPED = "skipped"
 
 TABLES = {
     "knowledge_triples": """
@@ -48,6 +56,13 @@ TABLES = {
         answer VARCHAR, rendered VARCHAR, context_tokens INTEGER, insights VARCHAR[],
         passage_chunk_ids VARCHAR[], cited_chunk_ids VARCHAR[], ranked_ids VARCHAR[],
         ranked_doc_ids VARCHAR[], error VARCHAR, writer VARCHAR""",
+    "insight_retriever": """
+        collection VARCHAR, status VARCHAR, reason VARCHAR, adapter_key VARCHAR, adapter_path VARCHAR,
+        base_model VARCHAR, base_model_setting VARCHAR, base_parameters BIGINT, device VARCHAR, epochs INTEGER, texts INTEGER,
+        training_tokens BIGINT, final_loss DOUBLE, seconds DOUBLE""",
+    "insight_retriever_accuracy": """
+        collection VARCHAR, item_id VARCHAR, kind VARCHAR, mode VARCHAR, fragment VARCHAR,
+        outputs VARCHAR[], gold_answers VARCHAR[], score DOUBLE""",
     "insight_rag_scores": """
         collection VARCHAR, item_id VARCHAR, kind VARCHAR, method VARCHAR, status VARCHAR,
         exact_match DOUBLE, f1 DOUBLE, context_tokens INTEGER, doc_hits50 DOUBLE, doc_mrr DOUBLE,
@@ -117,11 +132,42 @@ def identified_fragments(warehouse: Warehouse, collection: str) -> list[dict]:
     )
 
 
+def load_adapter(warehouse: Warehouse, collection: str) -> dict:
+    """The collection's insight retriever as ``insight_retriever`` recorded it: trained (with its
+    adapter's folder) or skipped (with the reason). Raises ``IndexMissing`` before it is built."""
+    rows = warehouse.rows("SELECT * FROM insight_retriever WHERE collection = ?", [collection])
+    if not rows:
+        raise IndexMissing("no insight retriever: build `insight_retriever` for the parametric mode")
+    return rows[0]
+
+
+def open_parametric(warehouse: Warehouse, collection: str) -> tuple[CausalLM | None, str]:
+    """The collection's adapted model, or ``None`` and why there is none."""
+    try:
+        stored = load_adapter(warehouse, collection)
+    except IndexMissing as error:
+        return None, str(error)
+    if stored["status"] != TRAINED:
+        return None, stored["reason"]
+    folder = Path(stored["adapter_path"])
+    if read_training(folder) is None:
+        return None, f"its adapter {folder} is gone: rebuild `insight_retriever`"
+    return CausalLM.open(base_model_source(stored["base_model_setting"]), folder), ""
+
+
+def load_retriever_accuracy(warehouse: Warehouse, collection: str) -> list[dict]:
+    return warehouse.rows(
+        "SELECT * FROM insight_retriever_accuracy WHERE collection = ? ORDER BY kind, item_id, mode",
+        [collection],
+    )
+
+
 def open_setup(
     warehouse: Warehouse, lancedb_uri: str, embedder, collection: str, settings: AnswerSettings
 ) -> Setup:
-    """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule.
-    Raises ``IndexMissing`` before the collection's chunks, triples and sentences have vectors."""
+    """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule,
+    and the adapted model when a mode needs it. Raises ``IndexMissing`` before the collection's
+    chunks, triples and sentences have vectors."""
     chunks = Retriever.open(warehouse, VectorStore(lancedb_uri), collection, embedder, PROFILE)
     stored = unit_vectors(lancedb_uri)
     units = {
@@ -148,6 +194,11 @@ def open_setup(
     def similarity(a: str, b: str) -> float:
         return float(centres[a] @ centres[b]) if a in centres and b in centres else 0.0
 
+    parametric, missing = (
+        open_parametric(warehouse, collection)
+        if PARAMETRIC in settings.retriever_modes
+        else (None, "not asked for")
+    )
     ids = sorted(centres)
     pairs = [similarity(a, b) for n, a in enumerate(ids) for b in ids[n + 1 :]]
     return Setup(
@@ -158,6 +209,8 @@ def open_setup(
             chunk_of,
             triples,
             settings.insight_search_mode,
+            parametric,
+            missing,
         ),
         sources=load_sources(warehouse, collection, PROFILE),
         modes=settings.retriever_modes,

@@ -1,0 +1,184 @@
+"""The insight retriever's language model, read by ``transformers``: the base model (the bundled
+SmolLM2-135M GGUF by default, or any Hugging Face model directory or GGUF file), with or without a
+LoRA adapter, completing fragments greedily (one insight) or by beam search (several).
+
+A GGUF file is dequantised to float32 on load (the bundled one: 134.5 M parameters, ~15 s on 2 CPU
+cores); a loaded base model is kept for the process, since training, the accuracy table and the
+answers each read it. A CUDA device is used when there is one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import io
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...llm.errors import ConfigurationError
+from ...llm.gguf import bundled_model, model_file
+
+# A multi-answer completion's beams are searched for this many fragments at once.
+BEAM_BATCH = 4
+GREEDY_BATCH = 16
+SENTENCE_ENDS = (". ", "\n")
+
+
+@dataclass(frozen=True)
+class BaseModelSource:
+    """Where a base model is read from: a Hugging Face model directory, or a GGUF file in ``folder``."""
+
+    folder: Path
+    gguf_file: str | None
+    label: str  # what reports call it: the file or directory name
+    size_bytes: int  # part of the adapter's key: another model of the same name trains again
+
+
+def base_model_source(base_model: str | None) -> BaseModelSource:
+    """``base_model`` checked (``None``: the bundled SmolLM2-135M GGUF); raises ``ConfigurationError``
+    naming the path before anything is loaded or trained."""
+    if base_model is None:
+        path = bundled_model()
+        return BaseModelSource(path.parent, path.name, path.name.removesuffix(".gguf"), path.stat().st_size)
+    path = Path(base_model).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ConfigurationError(
+                f"base model {str(path)!r} is a directory without config.json: give a Hugging Face model "
+                "directory (config.json, weights, tokenizer) or a .gguf file"
+            )
+        weights = [p for p in path.iterdir() if p.suffix in (".safetensors", ".bin")]
+        if not weights:
+            raise ConfigurationError(
+                f"base model directory {str(path)!r} holds no .safetensors or .bin weights"
+            )
+        return BaseModelSource(path.resolve(), None, path.name, sum(p.stat().st_size for p in weights))
+    if not path.exists():
+        raise ConfigurationError(
+            f"base model {str(path)!r} does not exist: give a Hugging Face model directory or a .gguf "
+            "file, or leave base_model unset for the bundled SmolLM2-135M"
+        )
+    checked = model_file(str(path))  # the GGUF header check, with its own clear errors
+    return BaseModelSource(
+        checked.parent, checked.name, checked.name.removesuffix(".gguf"), checked.stat().st_size
+    )
+
+
+@contextlib.contextmanager
+def no_library_notices() -> Iterator[None]:
+    """Inside: no warnings from transformers or peft (deprecations of their own internals, a missing
+    config beside a GGUF file): nothing a user can act on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"(transformers|peft)(\.|$)")
+        yield
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """``no_library_notices`` and no progress bar (the GGUF dequantisation's), for loading and saving."""
+    with no_library_notices(), contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
+def device_name() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@functools.lru_cache(maxsize=1)
+def _load(source: BaseModelSource):
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    extra = {"gguf_file": source.gguf_file} if source.gguf_file else {}
+    try:
+        with quiet():
+            tokenizer = AutoTokenizer.from_pretrained(str(source.folder), **extra)
+            model = AutoModelForCausalLM.from_pretrained(str(source.folder), dtype=torch.float32, **extra)
+    except (OSError, ValueError, RuntimeError, KeyError) as error:
+        raise ConfigurationError(
+            f"base model {source.label!r} could not be read by transformers ({error}); the GGUF "
+            "architectures it reads are llama, mistral, qwen2, gemma and a few more"
+        ) from None
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"  # generation continues each fragment from its last token
+    return model.to(device_name()).eval(), tokenizer
+
+
+def load_base(source: BaseModelSource):
+    """A fresh copy of the base model (training wraps and changes it) and its tokenizer."""
+    model, tokenizer = _load(source)
+    return copy.deepcopy(model), tokenizer
+
+
+class CausalLM:
+    """A base model, optionally with a LoRA adapter, that completes fragments."""
+
+    def __init__(self, model, tokenizer, label: str):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.label = label
+
+    @classmethod
+    def open(cls, source: BaseModelSource, adapter: Path | None = None) -> CausalLM:
+        """The base model, with the adapter saved in ``adapter`` when given."""
+        model, tokenizer = _load(source)
+        if adapter is None:
+            return cls(model, tokenizer, source.label)
+        from peft import PeftModel
+
+        with quiet():
+            adapted = PeftModel.from_pretrained(copy.deepcopy(model), str(adapter))
+        return cls(adapted, tokenizer, f"{source.label} + LoRA")
+
+    def complete(
+        self, fragments: Sequence[str], returns: Sequence[int], max_new_tokens: int
+    ) -> list[list[str]]:
+        """For each fragment, ``returns[i]`` completions (the fragment, then the generated text to the
+        end of its first sentence): greedy for one, beam search for several, at most ``max_new_tokens``."""
+        out: list[list[str]] = [[] for _ in fragments]
+        for width, batch in ((1, GREEDY_BATCH), *((n, BEAM_BATCH) for n in sorted(set(returns) - {1}))):
+            chosen = [n for n, count in enumerate(returns) if count == width]
+            for start in range(0, len(chosen), batch):
+                positions = chosen[start : start + batch]
+                texts = self._generate([fragments[n] for n in positions], width, max_new_tokens)
+                for position, found in zip(positions, texts, strict=True):
+                    out[position] = [f"{fragments[position].strip()} {text}".strip() for text in found]
+        return out
+
+    def _generate(self, fragments: Sequence[str], width: int, max_new_tokens: int) -> list[list[str]]:
+        import torch
+
+        inputs = self.tokenizer([f.strip() for f in fragments], return_tensors="pt", padding=True)
+        inputs = {k: v.to(self.model.device) for k, v in inputs.items()}
+        with torch.no_grad():
+            generated = self.model.generate(
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                num_beams=width,
+                num_return_sequences=width,
+                pad_token_id=self.tokenizer.pad_token_id,
+                # An insight is one sentence (a triple is trained as one): stop a sequence there,
+                # rather than writing the rest of the 100 tokens for nothing.
+                stop_strings=list(SENTENCE_ENDS),
+                tokenizer=self.tokenizer,
+            )
+        new = generated[:, inputs["input_ids"].shape[1] :]
+        texts = [first_sentence(self.tokenizer.decode(row, skip_special_tokens=True)) for row in new]
+        return [list(dict.fromkeys(texts[n * width : (n + 1) * width])) for n in range(len(fragments))]
+
+
+def first_sentence(text: str) -> str:
+    """``text`` up to its first line break or sentence end (a full stop followed by a space)."""
+    line = text.strip().split("\n")[0]
+    end = line.find(". ")
+    return (line[: end + 1] if end >= 0 else line).strip()

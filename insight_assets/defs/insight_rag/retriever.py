@@ -1,0 +1,297 @@
+"""Insight-RAG's parametric insight retriever: the LoRA adapter continually pre-trained on the
+collection (``insight_retriever``), and every retriever mode scored alone on the benchmark's gold
+fragments (``insight_retriever_accuracy``, the paper's Table 3)."""
+
+import base64
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import Field
+
+from insight_assets.core.llm.errors import ConfigurationError
+from insight_assets.core.methods.insight_rag import accuracy, cpt, store
+from insight_assets.core.methods.insight_rag.causal_lm import CausalLM, base_model_source
+from insight_assets.core.methods.insight_rag.report import render_training_chart
+from insight_assets.core.methods.insight_rag.schemas import (
+    ACCURACY_MODES,
+    BASE_MODEL,
+    PARAMETRIC,
+    RETRIEVER_MODES,
+)
+from insight_assets.core.methods.insight_rag.settings import AnswerSettings
+from insight_assets.core.methods.insight_rag.tasks import INSIGHT_RAG_COMPLETE
+from insight_assets.core.text import count_tokens
+from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark, knowledge_triples
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    index_required,
+    invalid_config,
+    items_check,
+    markdown_table,
+    materialize_each,
+    skipped_metadata,
+)
+from insight_assets.defs.model_calls import (
+    LLM_POOL,
+    ModelCallConfig,
+    llm_metadata,
+    model_client,
+    model_errors_as_failures,
+)
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+
+_DEFAULTS = cpt.CPTSettings()
+
+
+class InsightRetrieverConfig(dg.Config):
+    """LoRA continual pre-training (Appendix B). The paper grid-searches learning rate {3e-3, 1e-3,
+    3e-4, 1e-4, 3e-5}, rank {4, 8, 16}, alpha {8, 16, 32} and dropout {0.05, 0.1} by training loss,
+    for 30 epochs on the whole papers; these defaults train a 20-paper collection in under 10
+    minutes on 2 CPU cores."""
+
+    base_model: str | None = Field(
+        default=None,
+        description="A Hugging Face model directory or a GGUF file; unset: the bundled SmolLM2-135M.",
+    )
+    learning_rate: float = Field(default=_DEFAULTS.learning_rate, description="AdamW's learning rate.")
+    rank: int = Field(default=_DEFAULTS.rank, description="LoRA rank r.")
+    alpha: int = Field(default=_DEFAULTS.alpha, description="LoRA alpha.")
+    dropout: float = Field(default=_DEFAULTS.dropout, description="LoRA dropout.")
+    epochs: int = Field(
+        default=_DEFAULTS.epochs, description="Passes over the training texts (the paper: 30)."
+    )
+    batch_size: int = Field(default=_DEFAULTS.batch_size, description="Texts per optimiser step.")
+    block_tokens: int = Field(
+        default=_DEFAULTS.block_tokens, description="A training text's tokens, at most."
+    )
+    max_epoch_tokens: int | None = Field(
+        default=_DEFAULTS.max_epoch_tokens,
+        description="Training tokens per epoch: every triple first, then the sentences they were read in; "
+        "unset: all of them, as the paper does (slower).",
+    )
+    probes: int = Field(
+        default=_DEFAULTS.probes,
+        description="Trained facts asked back after each epoch (the memorisation curve).",
+    )
+    seed: int = Field(default=_DEFAULTS.seed, description="Shuffling and initialisation seed.")
+
+    def settings(self) -> cpt.CPTSettings:
+        with invalid_config("insight_retriever"):
+            return cpt.CPTSettings(**self.model_dump())
+
+
+@dg.asset(
+    kinds={"pytorch"},
+    deps=[knowledge_triples],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "adapter_trained",
+            asset="insight_retriever",
+            description="The collection had triples to train on, and an adapter was trained or reused.",
+        )
+    ],
+    **INSIGHT_RAG_GROUP,
+)
+def insight_retriever(
+    context: dg.AssetExecutionContext, config: InsightRetrieverConfig, storage: StorageResource
+) -> dg.MaterializeResult:
+    """The paper's insight retriever: a causal LM continually pre-trained with LoRA on the
+    collection's triples (verbalised as sentences) and the sentences they were read in. The adapter
+    is stored under data/adapters/<collection>/<key>, keyed by the training texts, the settings and
+    the base model: a rerun with nothing changed trains nothing."""
+    settings = config.settings()
+    try:
+        source = base_model_source(settings.base_model)
+    except ConfigurationError as error:
+        raise dg.Failure(description=f"insight_retriever: {error}") from None
+    return materialize_each(
+        context, storage, lambda collection: _train(context, settings, source, storage, collection)
+    )
+
+
+def _train(context, settings, source, storage, collection) -> CollectionReport:
+    triples = store.load_triples(storage.warehouse, collection)
+    if not triples:
+        reason = "no triples to train on: `knowledge_triples` stored none for this collection"
+        _record(storage, collection, {"status": store.SKIPPED, "reason": reason})
+        return CollectionReport(
+            metadata={"status": store.SKIPPED, "why_none": reason},
+            checks=[items_check("adapter_trained", 0, reason)],
+        )
+    texts = cpt.training_texts(triples, settings, count_tokens)
+    key = cpt.adapter_key(texts, settings, source)
+    folder = Path(storage.adapters_dir) / collection / key
+    training = cpt.read_training(folder)
+    reused = training is not None
+    if training is None:
+        asked = cpt.probes(triples, texts, settings.probes, settings.seed)
+        context.log.info(
+            f"{collection}: LoRA on {len(texts)} texts, {settings.epochs} epochs ({source.label})"
+        )
+        try:
+            training = cpt.train_adapter(texts, settings, source, folder, asked, context.log.info)
+        except cpt.TrainingDiverged as error:
+            raise dg.Failure(
+                description=f"collection {collection!r}: {error}; no adapter was stored",
+                metadata={"step": error.step, "epoch": error.epoch, "loss": str(error.loss)},
+            ) from None
+    _record(
+        storage,
+        collection,
+        {
+            "status": store.TRAINED,
+            "reason": "reused: the same texts, settings and base model" if reused else "trained",
+            "adapter_key": key,
+            "adapter_path": str(folder.resolve()),
+            "base_model": training.base_model,
+            "base_model_setting": settings.base_model,
+            "base_parameters": training.base_parameters,
+            "device": training.device,
+            "epochs": training.epochs,
+            "texts": training.texts,
+            "training_tokens": training.training_tokens,
+            "final_loss": training.final_loss,
+            "seconds": training.seconds,
+        },
+    )
+    chart = base64.b64encode(render_training_chart(training)).decode("ascii")
+    return CollectionReport(
+        metadata={
+            "reused": reused,
+            "base_model": training.base_model,
+            "base_parameters": training.base_parameters,
+            "device": training.device,
+            "texts": training.texts,
+            "triples": len(triples),
+            "training_tokens": training.training_tokens,
+            "epochs": training.epochs,
+            "final_loss": training.final_loss,
+            "training_seconds": training.seconds,
+            "probe_accuracy": dg.MetadataValue.json(training.probe_accuracy),
+            "loss_curve": dg.MetadataValue.md(
+                f"![loss and probe accuracy per epoch](data:image/png;base64,{chart})"
+            ),
+            "adapter": dg.MetadataValue.path(str(folder.resolve())),
+        },
+        checks=[items_check("adapter_trained", 1, "")],
+        data_version=key,
+    )
+
+
+def _record(storage: StorageResource, collection: str, row: dict) -> None:
+    storage.warehouse.replace_partition(
+        collection, {"insight_retriever": pa.Table.from_pylist([{"collection": collection, **row}])}
+    )
+
+
+class InsightRetrieverAccuracyConfig(ModelCallConfig):
+    """Table 3: every retriever mode given the gold subject + relation of each question."""
+
+    TASKS = (INSIGHT_RAG_COMPLETE,)
+
+    modes: list[str] = Field(
+        default=list(ACCURACY_MODES),
+        description=f"Modes scored: some of {', '.join(ACCURACY_MODES)} ('{BASE_MODEL}': the parametric "
+        "retriever's base model without its adapter).",
+    )
+    max_items: int | None = Field(
+        default=30,
+        ge=1,
+        description="Questions of each kind (buried, multi-document) asked, at most (the base model writes "
+        "its full 100 tokens, ten beams for a multi-document one); unset: all.",
+    )
+
+
+@dg.asset(
+    kinds={"duckdb"},
+    deps=[insight_retriever, insight_rag_benchmark],
+    code_version="1",
+    pool=LLM_POOL,
+    check_specs=[
+        dg.AssetCheckSpec(
+            "retrievers_scored",
+            asset="insight_retriever_accuracy",
+            description="Some question was asked of some retriever.",
+        )
+    ],
+    **INSIGHT_RAG_GROUP,
+)
+def insight_retriever_accuracy(
+    context: dg.AssetExecutionContext,
+    config: InsightRetrieverAccuracyConfig,
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+) -> dg.MaterializeResult:
+    """The insight retriever alone (§5.4, Table 3): for each buried and multi-document question, its
+    gold subject + relation given to each mode (parametric, its base model, index, sentences, llm),
+    scored by whether the output holds the gold object: exact match (buried), recall@10 (multi)."""
+    unknown = sorted(set(config.modes) - set(ACCURACY_MODES))
+    if unknown or not config.modes:
+        raise dg.Failure(
+            description=f"Invalid insight_retriever_accuracy config: modes must be some of {', '.join(ACCURACY_MODES)}"
+        )
+    return materialize_each(
+        context, storage, lambda collection: _accuracy(context, config, storage, llm, embedder, collection)
+    )
+
+
+def _accuracy(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    items = accuracy.asked_items(store.load_benchmark(warehouse, collection), config.max_items)
+    skipped = {}
+    rows = []
+    client = None
+    if items:
+        searched = tuple(m for m in RETRIEVER_MODES if m in config.modes)
+        with index_required(collection):
+            setup = store.open_setup(
+                warehouse,
+                storage.lancedb_uri,
+                embedder.get_embedder(),
+                collection,
+                AnswerSettings(searched or (PARAMETRIC,)),
+            )
+        base = _base_model(warehouse, collection, skipped) if BASE_MODEL in config.modes else None
+        if PARAMETRIC in config.modes and setup.insights.parametric is None:
+            skipped[PARAMETRIC] = setup.insights.parametric_missing
+        client = model_client(context, llm, config, collection)
+        with model_errors_as_failures(client, collection):
+            outputs = accuracy.retriever_outputs(client, items, setup.insights, config.modes, base)
+        rows = accuracy.accuracy_rows(items, outputs)
+    warehouse.replace_partition(
+        collection,
+        {
+            "insight_retriever_accuracy": pa.Table.from_pylist(
+                [{"collection": collection, **row} for row in rows]
+            )
+        },
+    )
+    table = accuracy.accuracy_table(rows)
+    why = "no buried or multi-document question: `insight_rag_benchmark` stored none (see its check)"
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(rows),
+            "questions": len(items),
+            "accuracy": dg.MetadataValue.md(markdown_table(table, accuracy.TABLE_COLUMNS, empty="None.")),
+            **skipped_metadata(skipped),
+            **(llm_metadata(client) if client else {}),
+        },
+        checks=[items_check("retrievers_scored", len(rows), why)],
+    )
+
+
+def _base_model(warehouse, collection: str, skipped: dict[str, str]) -> CausalLM | None:
+    """The adapter's base model alone, or ``None`` with the reason in ``skipped``."""
+    try:
+        stored = store.load_adapter(warehouse, collection)
+    except store.IndexMissing as error:
+        skipped[BASE_MODEL] = str(error)
+        return None
+    if stored["status"] != store.TRAINED:
+        skipped[BASE_MODEL] = stored["reason"]
+        return None
+    return CausalLM.open(base_model_source(stored["base_model_setting"]))
