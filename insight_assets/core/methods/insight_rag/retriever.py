@@ -3,8 +3,8 @@ sentences indexed like chunks (vectors in LanceDB, BM25 on their text, the share
 
 - ``parametric``, the paper's: a causal LM continually pre-trained with LoRA on the collection's
   triples and text (``cpt.py``; the paper: Llama-3.2 3B, here the bundled SmolLM2-135M by default)
-  completes the fragment from what it memorised, greedily (one insight) or by beam search (ten),
-  within 100 tokens. A memorised insight has no source of its own: it is attributed to the
+  completes the fragment from what it memorised, greedily (one insight, or ten from the ten
+  likeliest first tokens), within 100 tokens. A memorised insight has no source of its own: it is attributed to the
   collection's sentence that states it best (hybrid search with the insight), whose chunk it cites.
 - ``index``: hybrid search of the triples with the fragment; each of the top triples is an
   insight, shown with the sentence it was read in and cited by its chunk. On a benchmark built from
@@ -152,11 +152,16 @@ class InsightRetriever:
             raise ValueError(f"no parametric retriever: {self.parametric_missing}")
         completed = self.parametric.complete(fragments, counts, INSIGHT_MAX_TOKENS)
         excludes = excludes or [()] * len(fragments)
+        sentences = self.units[SENTENCES]
+        every = [text for texts in completed for text in texts]
+        vectors = iter(sentences.embed(every) if every else [])  # one batch
         insights, rankings = [], []
         for fragment, texts, exclude in zip(fragments, completed, excludes, strict=True):
             mine, first = [], []
             for text in texts:
-                ranked = self.units[SENTENCES].search(text, RANK_DEPTH, self.search_mode, exclude=exclude)
+                ranked = sentences.search(
+                    text, RANK_DEPTH, self.search_mode, exclude=exclude, query_vector=next(vectors)
+                )
                 first = first or ranked
                 if ranked:
                     mine.append(self._insight(fragment, ranked[0], cut_to_tokens(text, INSIGHT_MAX_TOKENS)))
