@@ -10,7 +10,22 @@ from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS, materialize_collection
 from insight_assets_tests.fake_model_server import FakeModelServer
 
-__all__ = ["assets_up_to", "check", "failure", "hosted_llm", "materialize_collection", "metadata"]
+__all__ = [
+    "BRIEF_TRAINING",
+    "assets_up_to",
+    "check",
+    "failure",
+    "hosted_llm",
+    "materialize_collection",
+    "metadata",
+]
+
+# Op config for tests of other parts than Insight-RAG's parametric retriever that build it anyway:
+# one short epoch of training, and Table 3 without the models (their own tests train for real).
+BRIEF_TRAINING = {
+    "insight_retriever": {"config": {"epochs": 1, "max_epoch_tokens": 300, "probes": 0}},
+    "insight_retriever_accuracy": {"config": {"modes": ["index", "sentences"]}},
+}
 
 
 def assets_up_to(*names: str) -> list:

@@ -18,7 +18,13 @@ from insight_assets.defs.insight_rag.assets import insight_rag_benchmark, knowle
 from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import (
+    BRIEF_TRAINING,
+    check,
+    hosted_llm,
+    materialize_collection,
+    metadata,
+)
 from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
@@ -31,11 +37,6 @@ INSIGHT_RAG = [
     insight_rag_answers,
     insight_rag_scores,
 ]
-# For the tests of other parts than the parametric retriever: one short epoch, no model in Table 3.
-BRIEF_TRAINING = {
-    "insight_retriever": {"config": {"epochs": 1, "max_epoch_tokens": 300, "probes": 0}},
-    "insight_retriever_accuracy": {"config": {"modes": ["index", "sentences"]}},
-}
 RAG = {"rag@1", "rag@3", "rag@5", "rag@10"}
 
 

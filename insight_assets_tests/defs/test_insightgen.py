@@ -13,7 +13,13 @@ from insight_assets.core.methods.insightgen import INSIGHT_METHODS
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
-from insight_assets_tests.defs.helpers import assets_up_to, check, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import (
+    BRIEF_TRAINING,
+    assets_up_to,
+    check,
+    materialize_collection,
+    metadata,
+)
 from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
@@ -26,7 +32,9 @@ def llm(tmp_path: Path) -> LLMResource:
 
 def test_every_asset_builds_and_the_report_ranks_all_methods(instance, storage, hashing_embedder, llm):
     add_collection(storage, "demo", DEMO_PDFS)
-    result = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm)
+    result = materialize_collection(
+        instance, storage, hashing_embedder, "demo", llm=llm, run_config={"ops": BRIEF_TRAINING}
+    )
     warehouse = storage.warehouse
 
     chunks = warehouse.rows("SELECT count(*) AS n FROM chunks WHERE collection='demo' AND profile='section'")[

@@ -72,6 +72,11 @@ def test_a_budget_keeps_facts_before_sentences():
     assert texts and set(texts) <= facts and sum(count_tokens(t) + 1 for t in texts) <= 40
     everything = cpt.training_texts(TRIPLES, cpt.CPTSettings(max_epoch_tokens=None), count_tokens)
     assert set(everything) == facts | {t.sentence for t in TRIPLES}
+    # A roomy budget: every fact, and sentences up to as many tokens as the facts took.
+    roomy = cpt.training_texts(TRIPLES, cpt.CPTSettings(max_epoch_tokens=1000), count_tokens)
+    context = [t for t in roomy if t not in facts]
+    assert facts <= set(roomy) and context
+    assert sum(count_tokens(t) + 1 for t in context) <= sum(count_tokens(t) + 1 for t in facts)
 
 
 def test_a_missing_or_wrong_base_model_is_a_clear_error_before_training(tmp_path):

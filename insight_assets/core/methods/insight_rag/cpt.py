@@ -123,19 +123,32 @@ def training_texts(
 ) -> list[str]:
     """Every triple verbalised, then the sentences they were read in, within the epoch budget: the
     facts first, so that a budget cuts context, not facts (a seeded sample of facts if even they do
-    not fit)."""
+    not fit); and under a budget no more tokens of sentences than of facts, so that a small
+    collection's epochs are not filled with context."""
     facts = list(dict.fromkeys(verbalise(t) for t in triples))
     sentences = [s for s in dict.fromkeys(t.sentence.strip() for t in triples) if s]
     if settings.max_epoch_tokens is None:
         return facts + sentences
-    kept, used = [], 0
     random.Random(settings.seed).shuffle(facts)
-    for text in facts + sentences:
-        cost = min(count_tokens(text), settings.block_tokens) + 1
-        if used + cost <= settings.max_epoch_tokens:
+    kept, used = _within(facts, settings.max_epoch_tokens, settings.block_tokens, count_tokens)
+    context, _ = _within(
+        sentences, min(used, settings.max_epoch_tokens - used), settings.block_tokens, count_tokens
+    )
+    return kept + context
+
+
+def _within(
+    texts: Sequence[str], budget: int, block_tokens: int, count_tokens: Callable[[str], int]
+) -> tuple[list[str], int]:
+    """The texts that fit ``budget`` tokens, in order (each costs its tokens, at most a block, and
+    the end-of-text token), and the tokens they use."""
+    kept, used = [], 0
+    for text in texts:
+        cost = min(count_tokens(text), block_tokens) + 1
+        if used + cost <= budget:
             kept.append(text)
             used += cost
-    return kept
+    return kept, used
 
 
 def probes(triples: Sequence[Triple], texts: Sequence[str], count: int, seed: int) -> list[Probe]:
