@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from insight_assets.defs.partitions import (
     validate_collection_key,
 )
 from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT, add_collection
+from insight_assets_tests.defs.helpers import BRIEF_TRAINING
 
 DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"))
 
@@ -145,9 +147,12 @@ def test_shell_backfill_over_several_collections_with_dagster_asset_materialize(
         instance.add_dynamic_partitions(collection_partitions.name, ["a-papers", "b-papers"])
 
     # The in-process executor: a step per process would spend most of the test importing.
-    hashing = (
-        '{"resources": {"embedder": {"config": {"provider": "hashing"}}}, '
-        '"execution": {"config": {"in_process": {}}}}'
+    hashing = json.dumps(
+        {
+            "resources": {"embedder": {"config": {"provider": "hashing"}}},
+            "execution": {"config": {"in_process": {}}},
+            "ops": BRIEF_TRAINING,
+        }
     )
     completed = subprocess.run(
         [
