@@ -9,7 +9,7 @@ import dagster as dg
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import add_collection
-from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
+from insight_assets_tests.defs.helpers import BRIEF_TRAINING, check, materialize_collection, metadata
 from insight_assets_tests.pdf_factory import english_pages, write_pdf
 
 
@@ -20,7 +20,9 @@ def test_a_one_paper_collection_without_references_builds_every_asset(
     note = write_pdf(tmp_path / "note.pdf", english_pages(2))
     add_collection(storage, "note", [note])
     llm = LLMResource(data_dir=str(tmp_path / "llm"))
-    result = materialize_collection(instance, storage, hashing_embedder, "note", llm=llm)
+    result = materialize_collection(
+        instance, storage, hashing_embedder, "note", llm=llm, run_config={"ops": BRIEF_TRAINING}
+    )
 
     assert result.success
     built = {event.asset_key.to_user_string() for event in result.get_asset_materialization_events()}
