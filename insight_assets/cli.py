@@ -15,9 +15,12 @@ from insight_assets.defs import commands
 from insight_assets.defs.commands import AskFlow, Command
 from insight_assets.defs.folders import domain_modules
 
+# ``ask --method all``: every method answers, side by side.
+EVERY_METHOD = "all"
+
 
 def _ask_command(flows: list[AskFlow]) -> Command:
-    """``ask``: the shared arguments, each flow's own, and the flow of ``--method``."""
+    """``ask``: the shared arguments, each flow's own, and the flow of ``--method`` (or all)."""
     flows = sorted(flows, key=lambda flow: not flow.default)  # the default flow first
     by_method = {flow.method: flow for flow in flows}
 
@@ -26,21 +29,27 @@ def _ask_command(flows: list[AskFlow]) -> Command:
         parser.add_argument("question", help="the question, in quotes")
         parser.add_argument(
             "--method",
-            choices=list(by_method),
+            choices=[*by_method, EVERY_METHOD],
             default=flows[0].method,
             help="the method that answers (default: %(default)s): "
-            + "; ".join(f"{flow.method}, {flow.help}" for flow in flows),
+            + "; ".join(f"{flow.method}, {flow.help}" for flow in flows)
+            + f"; {EVERY_METHOD}, every method side by side (exit status 1 if any could not answer)",
         )
+        parser.add_argument("--json", action="store_true", help="print the answers as one JSON document")
         for flow in flows:
             flow.arguments(parser)
 
     def run(args: argparse.Namespace) -> int:
+        from insight_assets.defs.asking import Asked
+
         storage = commands.storage_resource()
         problem = commands.known_collection(storage, args.collection) or commands.missing_key()
         if problem:
             print(problem, file=sys.stderr)
             return 2
-        return by_method[args.method].run(args)
+        asked = Asked(args.collection, args.question, storage, commands.embedder_resource(), vars(args))
+        chosen = flows if args.method == EVERY_METHOD else [by_method[args.method]]
+        return commands.answer_and_print(asked, chosen, as_json=args.json)
 
     return Command(
         "ask", "answer a question from a built collection, with the method you pick", run, arguments

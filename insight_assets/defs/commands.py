@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -49,14 +50,15 @@ class Command:
 
 @dataclass(frozen=True)
 class AskFlow:
-    """A method's answer to ``insight-assets ask --method NAME``. ``run`` gets the parsed arguments
-    (``collection``, ``question`` and the flow's own) once the collection exists and the configured
-    model can run; ``arguments`` adds the flow's own options to ``ask``. The core method's flow is
-    the ``default``."""
+    """A method's answer to ``insight-assets ask --method NAME`` (and its section of ``--method
+    all`` and of the collection's page). ``answer`` gets an ``asking.Asked`` (the collection, the
+    question, the resources and ``ask``'s options) and a model client, and returns an
+    ``asking.MethodAnswer`` or raises ``asking.AskFailed``; ``arguments`` adds the flow's own
+    options to ``ask``. The core method's flow is the ``default``."""
 
     method: str
     help: str
-    run: Callable[[argparse.Namespace], int]
+    answer: Callable
     arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
     default: bool = False
 
@@ -104,10 +106,25 @@ def not_built(collection: str, error: Exception) -> int:
     return 1
 
 
-def print_calls(client) -> None:
-    """The model calls a command made: how many, how many from the cache, their cost."""
-    calls = client.summary()
-    print(f"\n{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
+def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> int:
+    """Put ``asked`` to each flow with the environment's model, print the answers (text, or one
+    JSON document), and return 0 when every method answered, else 1."""
+    from insight_assets.defs import asking
+
+    llm = environment_llm()
+
+    def open_client():
+        return llm.client(asset="ask", partition=asked.collection, run_id=None)
+
+    answers = [asking.ask(flow.method, flow.help, flow.answer, asked, open_client) for flow in flows]
+    if as_json:
+        print(json.dumps(asking.as_json(asked, answers), indent=2, ensure_ascii=False))
+    else:
+        print(asking.as_text(asked, answers))
+    for found in answers:
+        if not found.ok:
+            print(f"{found.method}: {found.error}", file=sys.stderr)
+    return 0 if all(found.ok for found in answers) else 1
 
 
 def known_collection(storage, name: str) -> str | None:
@@ -166,6 +183,22 @@ class _FailuresInBrief(io.TextIOBase):
         self.stream.flush()
 
 
+def run_job(job, dagster_instance, collection: str, asset_selection=None):
+    """Run ``job`` (or its ``asset_selection``) for one collection in this process, recorded in
+    the instance like any run, its console log without stack traces; never raises for a failed step."""
+    from insight_assets.defs.in_process import process_tags
+
+    with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
+        return job.execute_in_process(
+            instance=dagster_instance,
+            partition_key=collection,
+            asset_selection=asset_selection,
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags=process_tags(),
+        )
+
+
 def failure_reasons(result) -> list[str]:
     """Why each failed step of a run failed: a ``dg.Failure``'s description, else the error's message."""
     reasons = []
@@ -186,7 +219,7 @@ def build(args: argparse.Namespace) -> int:
     collections, every = args.collection, args.all
     from insight_assets.definitions import defs
     from insight_assets.defs.automation import collection_folders
-    from insight_assets.defs.in_process import end_abandoned_runs, process_tags
+    from insight_assets.defs.in_process import end_abandoned_runs
     from insight_assets.defs.runs import register_collections
 
     storage = storage_resource()
@@ -214,14 +247,7 @@ def build(args: argparse.Namespace) -> int:
     failed = []
     for name in collections:
         print(f"Building collection {name!r} ...", flush=True)
-        with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
-            result = job.execute_in_process(
-                instance=dagster_instance,
-                partition_key=name,
-                raise_on_error=False,
-                run_config=QUIET_RUN_CONFIG,
-                tags=process_tags(),
-            )
+        result = run_job(job, dagster_instance, name)
         if not result.success:
             failed.append(name)
             for reason in failure_reasons(result):
@@ -269,7 +295,12 @@ def summary(storage, collections: list[str]) -> str:
         )
     lines.append(f"Tables: {Path(storage.warehouse_path).resolve()}  Vectors: {storage.lancedb_uri}")
     reports = [
-        report for name in collections for report in sorted((Path(storage.reports_dir) / name).glob("*.md"))
+        report
+        for name in collections
+        for report in sorted(
+            (Path(storage.reports_dir) / name).glob("*.*"), key=lambda path: (path.suffix != ".html", path.name)
+        )
+        if report.suffix in (".html", ".md")
     ]
     if reports:
         lines.append("Reports: " + "  ".join(str(report) for report in reports))

@@ -38,10 +38,11 @@ ESTIMATE = """
     ESTIMATE_STEPS = (EstimateStep("toy_method_rows", ToyMethodConfig, lambda config, run: None),)
 """
 CLI = """
+    from insight_assets.defs.asking import MethodAnswer
     from insight_assets.defs.commands import AskFlow, Command
 
     COMMANDS = (Command("toy", "a toy command", lambda args: 7),)
-    ASK = AskFlow("toy", "a toy flow", lambda args: 5)
+    ASK = AskFlow("toy", "a toy flow", lambda asked, client: MethodAnswer(f"toy says: {asked.question}"))
 """
 
 
@@ -75,13 +76,15 @@ def test_a_new_defs_folder_joins_the_assets_the_dry_run_and_the_warehouse(toy_me
     assert warehouse.rows("SELECT count(*) AS n FROM toy_method_rows") == [{"n": 0}]
 
 
-def test_a_new_defs_folder_adds_its_command_and_its_ask_flow(toy_method, tmp_path, monkeypatch):
+def test_a_new_defs_folder_adds_its_command_and_its_ask_flow(toy_method, tmp_path, monkeypatch, capsys):
     from insight_assets import cli
 
     (tmp_path / "data" / "collections" / "papers").mkdir(parents=True)
     (tmp_path / "data" / "collections" / "papers" / "a.pdf").write_bytes(b"%PDF-1.4\n")
     monkeypatch.chdir(tmp_path)
     assert cli.main(["toy"]) == 7
-    assert cli.main(["ask", "--collection", "papers", "--method", "toy", "why?"]) == 5
+    capsys.readouterr()
+    assert cli.main(["ask", "--collection", "papers", "--method", "toy", "why?"]) == 0
+    assert capsys.readouterr().out.startswith("Question: why?\n\ntoy says: why?\n\n0 model calls")
     with pytest.raises(SystemExit):
         cli.main(["ask", "--collection", "papers", "--method", "no-such-method", "why?"])

@@ -3,68 +3,61 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from insight_assets.defs.commands import (
-    AskFlow,
-    embedder_resource,
-    environment_llm,
-    not_built,
-    print_calls,
-    storage_resource,
-)
+from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
+from insight_assets.defs.commands import AskFlow
 
 # insight_rag's RETRIEVER_MODES, the first its default, spelled out so that `--help` imports nothing heavy.
 INSIGHT_RETRIEVERS = ("index", "sentences", "llm", "parametric")
 
 
-def ask(args: argparse.Namespace) -> int:
+def answer(asked: Asked, client) -> MethodAnswer:
     """Insight-RAG for one question: the identified insights, what the retriever returned for each
     (with sources), and the answer generated from them."""
-    collection, question, mode = args.collection, args.question, args.retriever
-    from insight_assets.core.index import IndexMissing
-    from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import insight_rag
     from insight_assets.core.methods.insight_rag.schemas import BURIED, OK
-    from insight_assets.core.retrieval.citing import render_citations
+    from insight_assets.core.retrieval.citing import cited_chunks, render_citations
 
-    storage = storage_resource()
+    mode = asked.options.get("retriever") or INSIGHT_RETRIEVERS[0]
     settings = insight_rag.AnswerSettings(retriever_modes=(mode,))
-    try:
-        setup = insight_rag.store.open_setup(
-            storage.warehouse, storage.lancedb_uri, embedder_resource().get_embedder(), collection, settings
-        )
-    except IndexMissing as error:
-        return not_built(collection, error)
-    asked = insight_rag.BenchmarkItem(item_id="cli", kind=BURIED, question=question)
-    with environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
-        try:
-            (identified,) = insight_rag.identify(client, [asked], setup)
-            if identified.status != OK:
-                reason = identified.error or "it found no fragment to complete"
-                print(f"The insight identifier gave nothing to retrieve: {reason}", file=sys.stderr)
-                return 1
-            (answered,) = insight_rag.answer(client, [asked], [identified], setup, baselines=False)
-        except LLMError as error:
-            print(f"Cannot answer: {error}", file=sys.stderr)
-            return 1
-        print(f"Question: {question}\n\nIdentified insights ({client.provider_label}):")
-        for found in identified.insights:
-            print(f"- {found.insight} … ({'several answers' if found.multi_answer else 'one answer'})")
-        print(f"\nRetrieved insights ({mode} retriever):")
-        for number, (text, chunk_id) in enumerate(
-            zip(answered.insights, answered.passage_chunk_ids, strict=True), start=1
-        ):
-            source = setup.sources.get(chunk_id)
-            print(f"{number}. {text}\n   Source: {source.label if source else chunk_id}")
-        if not answered.insights:
-            print("(none)")
-        if answered.status != OK:
-            print(f"\nNo answer: {answered.error}", file=sys.stderr)
-            return 1
-        print(f"\nAnswer ({client.provider_label}):\n{render_citations(answered.answer, setup.sources)}")
-        print_calls(client)
-    return 0
+    setup = insight_rag.store.open_setup(
+        asked.storage.warehouse,
+        asked.storage.lancedb_uri,
+        asked.embedder.get_embedder(),
+        asked.collection,
+        settings,
+    )
+    item = insight_rag.BenchmarkItem(item_id="cli", kind=BURIED, question=asked.question)
+    (identified,) = insight_rag.identify(client, [item], setup)
+    if identified.status != OK:
+        reason = identified.error or "it found no fragment to complete"
+        raise AskFailed(f"the insight identifier gave nothing to retrieve: {reason}")
+    (answered,) = insight_rag.answer(client, [item], [identified], setup, baselines=False)
+    lines = [f"Identified insights ({client.provider_label}):"]
+    lines += [
+        f"- {found.insight} … ({'several answers' if found.multi_answer else 'one answer'})"
+        for found in identified.insights
+    ]
+    lines.append(f"\nRetrieved insights ({mode} retriever):")
+    for number, (text, chunk_id) in enumerate(
+        zip(answered.insights, answered.passage_chunk_ids, strict=True), start=1
+    ):
+        source = setup.sources.get(chunk_id)
+        lines.append(f"{number}. {text}\n   Source: {source.label if source else chunk_id}")
+    if not answered.insights:
+        lines.append("(none)")
+    if answered.status != OK:
+        raise AskFailed(f"no answer: {answered.error}")
+    cited = [
+        setup.sources[chunk_id]
+        for chunk_id in dict.fromkeys([*cited_chunks(answered.answer), *answered.passage_chunk_ids])
+        if chunk_id in setup.sources
+    ]
+    return MethodAnswer(
+        text="\n".join(lines)
+        + f"\n\nAnswer ({client.provider_label}):\n{render_citations(answered.answer, setup.sources)}",
+        citations=citations((s.title, s.page_start, s.page_end) for s in cited),
+    )
 
 
 def _ask_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +70,6 @@ def _ask_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 ASK = AskFlow(
-    "insight-rag", "insights identified, retrieved and answered from (Insight-RAG)", ask, _ask_arguments
+    "insight-rag", "insights identified, retrieved and answered from (Insight-RAG)", answer, _ask_arguments
 )
 COMMANDS = ()

@@ -3,67 +3,53 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from insight_assets.defs.commands import (
-    AskFlow,
-    embedder_resource,
-    environment_llm,
-    not_built,
-    storage_resource,
-)
+from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
+from insight_assets.defs.commands import AskFlow
 
 
-class AnswerUnavailable(RuntimeError):
-    """No answer could be generated for an asked question; the message says why."""
-
-
-def ask(args: argparse.Namespace) -> int:
+def answer(asked: Asked, client) -> MethodAnswer:
     """Answer (unless given) and related insights for one question, from the stored index."""
-    collection, question, answer = args.collection, args.question, args.answer
     from insight_assets.core.curation import QAPair
-    from insight_assets.core.index import IndexMissing
-    from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import insightgen
 
-    storage = storage_resource()
-    embedder = embedder_resource().get_embedder()
-    try:
-        index, cluster_index = insightgen.load_insightgen_index(
-            storage.warehouse, storage.vectors, collection, embedder.variant
+    storage, question = asked.storage, asked.question
+    embedder = asked.embedder.get_embedder()
+    index, cluster_index = insightgen.load_insightgen_index(
+        storage.warehouse, storage.vectors, asked.collection, embedder.variant
+    )
+    given = asked.options.get("answer")
+    cited: tuple[str, ...] = ()
+    if given is None:
+        given, cited = _generated_answer(client, storage, index, asked.collection, question, embedder.embed)
+    settings = insightgen.InsightGenSettings(methods=("insightgen",))
+    result = insightgen.run_insightgen(
+        client, [QAPair("ask", question, given)], index, cluster_index, embedder.embed, settings
+    )
+    (run,) = result.outcome.runs
+    if not run.insights:
+        raise AskFailed(f"no related insights: {run.error}")
+    lines = [f"Answer ({client.provider_label if cited else 'given'}):\n{given}"]
+    if cited:
+        lines.append("Cited: " + "; ".join(index.titles.get(doc_id, doc_id) for doc_id in cited))
+    lines.append(f"Related insights ({client.provider_label}):")
+    for number, insight in enumerate(run.insights, start=1):
+        sources = "; ".join(index.source_labels.get(chunk_id, chunk_id) for chunk_id in insight.chunk_ids)
+        lines.append(
+            f"{number}. [{insight.type}] {insight.hook}\n   {insight.body}\n   → {insight.realization}"
+            f"\n   Sources: {sources}"
         )
-    except IndexMissing as error:
-        return not_built(collection, error)
-    with environment_llm().client(asset="ask", partition=collection, run_id=None) as client:
-        try:
-            cited: tuple[str, ...] = ()
-            if answer is None:
-                answer, cited = _generated_answer(
-                    client, storage, index, collection, question, embedder.embed
-                )
-            pair = QAPair("ask", question, answer)
-            settings = insightgen.InsightGenSettings(methods=("insightgen",))
-            result = insightgen.run_insightgen(client, [pair], index, cluster_index, embedder.embed, settings)
-        except (LLMError, AnswerUnavailable) as error:
-            print(f"Cannot answer: {error}", file=sys.stderr)
-            return 1
-        print(f"Question: {question}\n\nAnswer ({client.provider_label if cited else 'given'}):\n{answer}")
-        if cited:
-            print("\nCited: " + "; ".join(index.titles.get(doc_id, doc_id) for doc_id in cited))
-        (run,) = result.outcome.runs
-        if not run.insights:
-            print(f"\nNo insights: {run.error}", file=sys.stderr)
-            return 1
-        print(f"\nRelated insights ({client.provider_label}):")
-        for number, insight in enumerate(run.insights, start=1):
-            sources = "; ".join(index.source_labels.get(chunk_id, chunk_id) for chunk_id in insight.chunk_ids)
-            print(
-                f"\n{number}. [{insight.type}] {insight.hook}\n   {insight.body}\n   → {insight.realization}"
-            )
-            print(f"   Sources: {sources}")
-        summary = client.summary()
-        print(f"\n{summary.calls} model calls, {summary.cache_hits} from cache, cost ${summary.cost_usd:.4f}")
-    return 0
+    chunks = {chunk.chunk_id: chunk for chunk in index.chunks}
+    passages = [
+        chunks[chunk_id] for insight in run.insights for chunk_id in insight.chunk_ids if chunk_id in chunks
+    ]
+    return MethodAnswer(
+        text="\n\n".join(lines),
+        citations=citations(
+            [(index.titles.get(doc_id, doc_id), 0, 0) for doc_id in cited]
+            + [(index.titles[chunk.doc_id], chunk.page_start, chunk.page_end) for chunk in passages]
+        ),
+    )
 
 
 def _generated_answer(
@@ -91,7 +77,7 @@ def _generated_answer(
     outcome = curation.generate_answers(client, [asked], compressed, curation.AnswerSettings(), embed)
     (result,) = outcome.answers
     if result.status != "kept":
-        raise AnswerUnavailable(result.error or outcome.budget_error or "no answer was produced")
+        raise AskFailed("no answer: " + (result.error or outcome.budget_error or "none was produced"))
     return result.answer, result.cited_document_ids
 
 
@@ -101,5 +87,5 @@ def _ask_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-ASK = AskFlow("insightgen", "related insights from the theme graph", ask, _ask_arguments, default=True)
+ASK = AskFlow("insightgen", "related insights from the theme graph", answer, _ask_arguments, default=True)
 COMMANDS = ()

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
 from insight_assets.defs.commands import (
     AskFlow,
     Command,
@@ -47,15 +48,9 @@ def ideas(args: argparse.Namespace) -> int:
         return 2
     embedder = embedder_resource()
     try:
-        library = scipip.store.load_library(
-            storage.warehouse, storage.lancedb_uri, embedder.get_embedder(), collection
-        )
+        library, papers = _library(storage, embedder, collection)
     except IndexMissing as error:
         return not_built(collection, error)
-    papers = {
-        row["doc_id"]: scipip.Paper(row["title"], row["method"])
-        for row in scipip.store.load_papers(storage.warehouse, collection)
-    }
     with environment_llm().client(asset="ideas", partition=collection, run_id=None) as client:
         try:
             queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
@@ -64,25 +59,66 @@ def ideas(args: argparse.Namespace) -> int:
             print(f"Cannot propose ideas: {error}", file=sys.stderr)
             return 1
         for run in runs:
-            print(f"Background: {run.query.background}\n\nRetrieved papers (SKC, then the filter):")
-            for doc in run.retrieval.selected:
-                print(
-                    f"- {papers[doc].title if doc in papers else doc}  [{', '.join(run.retrieval.routes[doc])}]"
-                )
-            print(f"\nIdeas ({client.provider_label}):")
-            for number, (idea, detail) in enumerate(zip(run.integrated, run.expanded, strict=True), start=1):
-                print(f"\n{number}. {idea.title}\n   {idea.idea}")
-                if detail is not None and detail.method != f"{idea.title}: {idea.idea}":  # offline repeats it
-                    print(f"   Problem: {detail.problem}\n   Method: {detail.method}")
-                    print(f"   Expected outcome: {detail.expected_outcome}")
-                if idea.inspired_by:
-                    print(f"   Inspired by: {'; '.join(idea.inspired_by)}")
+            print(f"Background: {run.query.background}\n\n{_ideas_text(run, papers, client.provider_label)}")
             for error in run.errors:
                 print(f"{error}", file=sys.stderr)
             print()
         calls = client.summary()
         print(f"{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
     return 0 if any(run.integrated for run in runs) else 1
+
+
+def _library(storage, embedder, collection: str):
+    """The collection's SciPIP library and its papers (title and method) by document id."""
+    from insight_assets.core.methods import scipip
+
+    library = scipip.store.load_library(
+        storage.warehouse, storage.lancedb_uri, embedder.get_embedder(), collection
+    )
+    papers = {
+        row["doc_id"]: scipip.Paper(row["title"], row["method"])
+        for row in scipip.store.load_papers(storage.warehouse, collection)
+    }
+    return library, papers
+
+
+def _ideas_text(run, papers, writer: str) -> str:
+    """The papers a background retrieved, with the routes that found them, and the ideas."""
+    lines = ["Retrieved papers (SKC, then the filter):"]
+    lines += [
+        f"- {papers[doc].title if doc in papers else doc}  [{', '.join(run.retrieval.routes[doc])}]"
+        for doc in run.retrieval.selected
+    ]
+    lines.append(f"\nIdeas ({writer}):")
+    for number, (idea, detail) in enumerate(zip(run.integrated, run.expanded, strict=True), start=1):
+        lines.append(f"\n{number}. {idea.title}\n   {idea.idea}")
+        if detail is not None and detail.method != f"{idea.title}: {idea.idea}":  # offline repeats it
+            lines.append(f"   Problem: {detail.problem}\n   Method: {detail.method}")
+            lines.append(f"   Expected outcome: {detail.expected_outcome}")
+        if idea.inspired_by:
+            lines.append(f"   Inspired by: {'; '.join(idea.inspired_by)}")
+    return "\n".join(lines)
+
+
+def answer(asked: Asked, client) -> MethodAnswer:
+    """SciPIP's ideas with the question as the research background; citations are the retrieved
+    papers (their summaries, so no pages)."""
+    from insight_assets.core.methods import scipip
+
+    library, papers = _library(asked.storage, asked.embedder, asked.collection)
+    background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
+    queries = scipip.make_queries(client, asked.embedder.get_embedder().embed, [background])
+    (run,) = scipip.propose_ideas(client, library, papers, queries)
+    if not run.integrated:
+        raise AskFailed(
+            "no idea was proposed: " + ("; ".join(map(str, run.errors)) or "every path came back empty")
+        )
+    return MethodAnswer(
+        text=_ideas_text(run, papers, client.provider_label),
+        citations=citations(
+            (papers[doc].title if doc in papers else doc, 0, 0) for doc in run.retrieval.selected
+        ),
+    )
 
 
 def _ideas_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,11 +135,6 @@ def _ideas_misuse(args: argparse.Namespace) -> str | None:
     )
 
 
-def _ask(args: argparse.Namespace) -> int:
-    """The question as a research background."""
-    return ideas(argparse.Namespace(collection=args.collection, background=args.question, file=None))
-
-
 COMMANDS = (
     Command(
         "ideas",
@@ -113,4 +144,4 @@ COMMANDS = (
         _ideas_misuse,
     ),
 )
-ASK = AskFlow("scipip", "research ideas with the question as their background (SciPIP)", _ask)
+ASK = AskFlow("scipip", "research ideas with the question as their background (SciPIP)", answer)

@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
 from insight_assets.defs.commands import (
     AskFlow,
     Command,
     add_collection_argument,
+    answer_and_print,
     embedder_resource,
-    environment_llm,
     known_collection,
     missing_key,
-    not_built,
-    print_calls,
     storage_resource,
 )
 
@@ -79,56 +78,59 @@ def _resolve_papers(storage, collection: str, names: list[str]) -> tuple[list[st
 
 
 def _new_summary(storage, collection: str, topic: str, names: list[str] | None) -> int:
-    from insight_assets.core.index import IndexMissing
-    from insight_assets.core.llm import LLMError
-    from insight_assets.core.methods import xsum
-    from insight_assets.core.methods.xsum import load
-    from insight_assets.core.retrieval import Retriever
-    from insight_assets.core.retrieval.citing import load_sources
-
-    embedder = embedder_resource().get_embedder()
-    try:
-        retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder, xsum.PROFILE)
-    except IndexMissing as error:
-        return not_built(collection, error)
+    doc_ids = None
     if names:
         doc_ids, unknown = _resolve_papers(storage, collection, names)
         if unknown:
             print(f"No single paper of {collection!r} matches: {'; '.join(unknown)}", file=sys.stderr)
             return 2
-    else:
+    asked = Asked(collection, topic, storage, embedder_resource(), {"papers": doc_ids})
+    return answer_and_print(asked, [ASK])
+
+
+def answer(asked: Asked, client) -> MethodAnswer:
+    """XSum's summary for the question as a topic, over the papers in ``papers`` (document ids) or
+    those holding the chunks that best match it."""
+    from insight_assets.core.methods import xsum
+    from insight_assets.core.methods.xsum import load
+    from insight_assets.core.retrieval import Retriever
+    from insight_assets.core.retrieval.citing import load_sources
+
+    storage, collection, topic = asked.storage, asked.collection, asked.question
+    retriever = Retriever.open(
+        storage.warehouse, storage.vectors, collection, asked.embedder.get_embedder(), xsum.PROFILE
+    )
+    doc_ids = asked.options.get("papers")
+    if not doc_ids:
         hits = retriever.search(topic, k=50, mode="hybrid")
         doc_ids = list(dict.fromkeys(hit.doc_id for hit in hits))[:TOPIC_PAPERS]
     doc_ids = [doc for doc in doc_ids if doc in retriever.documents]
     if not doc_ids:
-        print(f"No paper of {collection!r} has text to summarize for {topic!r}.", file=sys.stderr)
-        return 1
+        raise AskFailed(f"no paper of {collection!r} has text to summarize for {topic!r}")
     target = xsum.SummaryTarget("cli", "user", topic, tuple(doc_ids))
     papers = {paper.doc_id: paper for paper in load.load_papers(storage.warehouse, collection)}
     sources = load_sources(storage.warehouse, collection, xsum.PROFILE)
-    with environment_llm().client(asset="summarize", partition=collection, run_id=None) as client:
-        try:
-            result = xsum.summarize(client, retriever, target, papers, sources)
-        except LLMError as error:
-            print(f"Cannot summarize: {error}", file=sys.stderr)
-            return 1
-        summary = result.summary
-        answered = sum(answer.status == xsum.ANSWERED for answer in result.answers)
-        print(f"Topic: {topic}\nPapers: " + "; ".join(papers[doc].title for doc in doc_ids))
-        print(
-            f"Questions: {len(result.questions)}, answered {answered}, abstained "
-            f"{sum(a.status == xsum.ABSTAINED for a in result.answers)}"
-        )
-        if not summary.text:
-            print(f"\nNo summary: {summary.error}", file=sys.stderr)
-            return 1
-        flag = " (cut off at max_tokens)" if summary.status == xsum.TRUNCATED else ""
-        print(f"\nSummary ({client.provider_label}){flag}:\n{summary.rendered}")
-        print("\nSources:")
-        for number, chunk_id in enumerate(summary.cited, start=1):
-            print(f"  {number}. {sources[chunk_id].label if chunk_id in sources else chunk_id}")
-        print_calls(client)
-    return 0
+    result = xsum.summarize(client, retriever, target, papers, sources)
+    summary = result.summary
+    if not summary.text:
+        raise AskFailed(f"no summary: {summary.error}")
+    answered = sum(a.status == xsum.ANSWERED for a in result.answers)
+    abstained = sum(a.status == xsum.ABSTAINED for a in result.answers)
+    flag = " (cut off at max_tokens)" if summary.status == xsum.TRUNCATED else ""
+    cited = [sources[chunk_id] for chunk_id in summary.cited if chunk_id in sources]
+    listed = "\n".join(
+        f"  {number}. {sources[chunk_id].label if chunk_id in sources else chunk_id}"
+        for number, chunk_id in enumerate(summary.cited, start=1)
+    )
+    return MethodAnswer(
+        text=f"Summary ({client.provider_label}){flag}:\n{summary.rendered}\n\nSources:\n{listed}",
+        citations=citations((s.title, s.page_start, s.page_end) for s in cited),
+        details=(
+            "Papers: "
+            + "; ".join(papers[doc].title for doc in doc_ids)
+            + f"\nQuestions: {len(result.questions)}, answered {answered}, abstained {abstained}"
+        ),
+    )
 
 
 def _summarize_arguments(parser: argparse.ArgumentParser) -> None:
@@ -145,11 +147,6 @@ def _summarize_misuse(args: argparse.Namespace) -> str | None:
     return "--papers needs --topic" if args.papers and not args.topic else None
 
 
-def _ask(args: argparse.Namespace) -> int:
-    """The question as a topic, over the papers best matching it."""
-    return _new_summary(storage_resource(), args.collection, args.question, None)
-
-
 COMMANDS = (
     Command(
         "summarize",
@@ -159,4 +156,4 @@ COMMANDS = (
         _summarize_misuse,
     ),
 )
-ASK = AskFlow("xsum", "a cited summary of the papers best matching the question", _ask)
+ASK = AskFlow("xsum", "a cited summary of the papers best matching the question", answer)

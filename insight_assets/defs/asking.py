@@ -1,0 +1,186 @@
+"""One question put to one method, or to every method side by side.
+
+A method's ``ask`` flow (``AskFlow.answer`` in its defs folder's ``cli.py``) gets an ``Asked`` and a
+model client and returns a ``MethodAnswer``: its text as people read it, the papers and pages it
+cites, and what led to it. ``ask`` runs one flow and measures it (model calls, tokens, cost,
+seconds); a flow that cannot answer raises ``AskFailed`` (or a missing index, or a model error),
+and that becomes the method's failure with its reason, so that the other methods still answer.
+The CLI (``insight-assets ask``) and the collection's page (``collection_report``) both use this.
+
+No heavy import at module level: ``insight-assets --help`` loads no model library.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class AskFailed(RuntimeError):
+    """A method could not answer the question; the message says why."""
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A paper a method cites, with the pages it cites (none: the paper as a whole)."""
+
+    title: str
+    pages: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.pages:
+            return self.title
+        return f"{self.title}, {'p.' if len(self.pages) == 1 else 'pp.'} {page_ranges(self.pages)}"
+
+
+def page_ranges(pages: Iterable[int]) -> str:
+    """Pages as people write them: 1, 3–5, 9."""
+    ordered = sorted(set(pages))
+    spans: list[list[int]] = []
+    for page in ordered:
+        if spans and page == spans[-1][1] + 1:
+            spans[-1][1] = page
+        else:
+            spans.append([page, page])
+    return ", ".join(str(a) if a == b else f"{a}\u2013{b}" for a, b in spans)
+
+
+def citations(cited: Iterable[tuple[str, int, int]]) -> tuple[Citation, ...]:
+    """(title, first page, last page) of each cited passage, as one citation per paper in order of
+    first citation; a page of 0 or less cites the paper as a whole."""
+    pages: dict[str, set[int]] = {}
+    for title, first, last in cited:
+        pages.setdefault(title, set()).update(range(first, last + 1) if first > 0 else ())
+    return tuple(Citation(title, tuple(sorted(found))) for title, found in pages.items())
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question to a collection: the collection's storage and embedder resources, and the
+    options of ``ask`` (by name; each flow reads its own, such as ``answer`` or ``retriever``)."""
+
+    collection: str
+    question: str
+    storage: Any
+    embedder: Any
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodAnswer:
+    """What a method made of a question: ``text`` as people read it (the answer, citations as
+    titles and pages), the papers it cites, and ``details``, what led to it (a tree of
+    sub-questions, the insights retrieved, the papers an idea draws on)."""
+
+    text: str
+    citations: tuple[Citation, ...] = ()
+    details: str = ""
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One method's answer, or its failure and why, with what it cost."""
+
+    method: str
+    description: str
+    answer: MethodAnswer | None
+    error: str | None
+    model: str
+    calls: int
+    cache_hits: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.answer is not None
+
+    def costs(self) -> str:
+        return (
+            f"{self.calls} model calls ({self.cache_hits} from cache), {self.input_tokens} tokens in, "
+            f"{self.output_tokens} out, cost ${self.cost_usd:.4f}, {self.seconds:.1f} s"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        found = asdict(self)
+        if self.answer is not None:
+            found["answer"]["citations"] = [
+                {"title": c.title, "pages": list(c.pages), "label": c.label} for c in self.answer.citations
+            ]
+        return found
+
+
+# A flow's answer function: the question and a model client in, the method's answer out.
+AnswerFunction = Callable[[Asked, Any], MethodAnswer]
+
+
+def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_client) -> Answered:
+    """Run one method's flow with a client of its own (``open_client()``), timed and counted. Its
+    failure, whatever it is, becomes the answer's ``error``: one method failing does not stop the
+    others, and nobody reads a traceback."""
+    from insight_assets.core.index import IndexMissing
+    from insight_assets.core.llm import LLMError
+
+    started = time.perf_counter()
+    answer, error = None, None
+    with open_client() as client:
+        try:
+            answer = flow(asked, client)
+            if not answer.text.strip():
+                answer, error = None, "the method returned an empty answer"
+        except AskFailed as failure:
+            error = str(failure)
+        except IndexMissing as missing:
+            error = f"{missing} (insight-assets build --collection {asked.collection} builds it)"
+        except LLMError as failure:
+            error = f"the model call failed: {failure}"
+        except Exception as failure:  # noqa: BLE001 - one method's bug is its failure, not the others'
+            error = f"{type(failure).__name__}: {failure}"
+        summary = client.summary()
+        model = client.provider_label
+    return Answered(
+        method=method,
+        description=description,
+        answer=answer,
+        error=error,
+        model=model,
+        calls=summary.calls,
+        cache_hits=summary.cache_hits,
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        cost_usd=summary.cost_usd,
+        seconds=round(time.perf_counter() - started, 2),
+    )
+
+
+def as_text(asked: Asked, answers: list[Answered]) -> str:
+    """The question, then each method's answer (under its own heading when there are several),
+    with its citations as the method shows them, and its costs; a failed method says why."""
+    several = len(answers) > 1
+    parts = [f"Question: {asked.question}"]
+    for found in answers:
+        section = []
+        if several:
+            section.append(f"=== {found.method}: {found.description} ===")
+        if found.answer is None:
+            section.append(f"{found.method} could not answer: {found.error}")
+        else:
+            section.append(found.answer.text)
+            if found.answer.details:
+                section.append(found.answer.details)
+        section.append(found.costs())
+        parts.append("\n\n".join(section))
+    return "\n\n".join(parts)
+
+
+def as_json(asked: Asked, answers: list[Answered]) -> dict[str, Any]:
+    return {
+        "collection": asked.collection,
+        "question": asked.question,
+        "methods": [found.as_dict() for found in answers],
+    }
