@@ -71,6 +71,8 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
     line = next(text for text in summary if text.startswith("tiny:"))
     assert "1 documents" in line and "section chunks" in line and "passage chunks" in line
     assert "http://127.0.0.1:3000" in built.stdout
+    reports = next(text for text in summary if text.startswith("Reports: ")).split()[1:]
+    assert reports[0].endswith("tiny/index.html") and all(Path(report).is_file() for report in reports)
     # No library chatter: LanceDB's "No existing dataset ... it will be created", Dagster's beta notices.
     chatter = [text for text in built.stderr.splitlines() if "WARN" in text or "Warning" in text]
     assert chatter == []
@@ -181,6 +183,40 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
         "Retrieved papers (SKC, then the filter):\n- Construction of the Literature Graph" in proposed.stdout
     )
     assert "Ideas (offline (extractive)):\n\n1. [offline template]" in proposed.stdout
+
+    # Every method answers the same question, side by side: as text, and as one JSON document.
+    question = "How are citation contexts used to relate papers?"
+    every = cli(tmp_path, "ask", "-c", "tiny", "--method", "all", question)
+    assert every.returncode in (0, 1) and "Traceback" not in every.stderr
+    headers = [line for line in every.stdout.splitlines() if line.startswith("=== ")]
+    assert [header.split(":")[0] for header in headers] == [
+        "=== insightgen",
+        "=== contregen",
+        "=== insight-rag",
+        "=== scipip",
+        "=== xsum",
+    ]
+    as_json = cli(tmp_path, "ask", "-c", "tiny", "--method", "all", "--json", question)
+    document = json.loads(as_json.stdout)
+    assert document["question"] == question and len(document["methods"]) == 5
+    for method in document["methods"]:
+        # An answer with its citations and costs, or the reason there is none (also on stderr).
+        assert (method["answer"] is None) != (method["error"] is None)
+        assert method["model"] == "offline (extractive)" and method["seconds"] > 0
+        if method["error"]:
+            assert f"{method['method']}: {method['error']}" in as_json.stderr
+    answered = {method["method"]: method for method in document["methods"] if method["answer"]}
+    assert {"insightgen", "contregen", "xsum"} <= set(answered)
+    (cited,) = answered["xsum"]["answer"]["citations"]  # one paper, with the pages it cites
+    assert cited["title"].startswith("Construction of the Literature Graph") and cited["pages"]
+    assert answered["insightgen"]["calls"] > 0 and answered["insightgen"]["input_tokens"] > 0
+    assert as_json.returncode == (0 if len(answered) == 5 else 1)
+
+    reported = cli(tmp_path, "report", "-c", "tiny")
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    page = Path(reported.stdout.strip())
+    assert page == (tmp_path / "data" / "reports" / "tiny" / "index.html").resolve()
+    assert 'data-section="collection"' in page.read_text()
 
     given = cli(tmp_path, "ask", "-c", "tiny", "Why cite?", "--answer", "Citations credit prior work.")
     assert given.returncode == 0, given.stderr[-3000:]

@@ -93,6 +93,10 @@ SCHEMA = {
     "citations": """
         collection VARCHAR, citing_doc_id VARCHAR, cited_doc_id VARCHAR, reference_text VARCHAR,
         match_score DOUBLE""",
+    # Each report's headline for the collection's page (see headlines.py): one row per report.
+    "report_headlines": """
+        collection VARCHAR, report VARCHAR, tables VARCHAR, chart BLOB, chart_caption VARCHAR,
+        notes VARCHAR[], writer VARCHAR, judge VARCHAR""",
 }
 
 

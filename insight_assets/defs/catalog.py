@@ -4,6 +4,7 @@ domain (ingestion, curation, citations, or a method) and may hold
 - assets and checks, in any of its modules (``assets.py`` and friends);
 - ``estimate.py``: ``ESTIMATE_STEPS``, its model-calling assets' dry-run steps (see ``defs/estimate.py``);
 - ``cli.py``: ``COMMANDS`` and ``ASK``, its command-line commands and its ``ask`` flow (see ``cli.py``);
+- ``page.py``: ``PAGE``, a method's section of the collection's page (see ``defs/pages.py``);
 - ``SMOKE_SETTINGS`` in ``assets.py``: op config for a fast smoke run of its assets (see ``defs/runs.py``).
 
 A new method adds its folder and nothing here changes.

@@ -11,6 +11,7 @@ from typing import Any
 
 import dagster as dg
 
+from insight_assets.core.headlines import Headline, store_headline
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.markdown import markdown_table as core_markdown_table
 from insight_assets.core.retrieval import Retriever
@@ -72,19 +73,31 @@ def write_report(
     chart_file: str,
     chart: bytes,
     chart_caption: str,
+    headline: Headline,
 ) -> dict[str, dg.MetadataValue]:
-    """Write a method's report and its chart under data/reports/<collection>/; the metadata that
-    shows the chart in the UI and links the report."""
+    """Write a method's report and its chart under data/reports/<collection>/, and store its
+    headline for the collection's page; the metadata that shows the chart in the UI and links the
+    report."""
     folder = Path(storage.reports_dir) / collection
     folder.mkdir(parents=True, exist_ok=True)
     (folder / chart_file).write_bytes(chart)
     markdown_path = folder / markdown_file
     markdown_path.write_text(markdown, encoding="utf-8")
+    store_headline(storage.warehouse, collection, markdown_file, headline, chart, chart_caption)
     encoded = base64.b64encode(chart).decode("ascii")
     return {
         "chart": dg.MetadataValue.md(f"![{chart_caption}](data:image/png;base64,{encoded})"),
         "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
     }
+
+
+def writers(storage: StorageResource, table: str, collection: str) -> str:
+    """The models that wrote ``table``'s rows for ``collection`` (its ``writer`` column), joined."""
+    rows = storage.warehouse.rows(
+        f"SELECT DISTINCT writer FROM {table} WHERE collection = ? AND writer IS NOT NULL ORDER BY writer",
+        [collection],
+    )
+    return ", ".join(row["writer"] for row in rows)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,6 @@ from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import (
-    BRIEF_TRAINING,
     assets_up_to,
     check,
     materialize_collection,
@@ -30,12 +29,9 @@ def llm(tmp_path: Path) -> LLMResource:
     return LLMResource(data_dir=str(tmp_path / "data"))
 
 
-def test_every_asset_builds_and_the_report_ranks_all_methods(instance, storage, hashing_embedder, llm):
-    add_collection(storage, "demo", DEMO_PDFS)
-    result = materialize_collection(
-        instance, storage, hashing_embedder, "demo", llm=llm, run_config={"ops": BRIEF_TRAINING}
-    )
-    warehouse = storage.warehouse
+def test_every_asset_builds_and_the_report_ranks_all_methods(demo_offline):
+    result, warehouse = demo_offline.result, demo_offline.storage.warehouse
+    assert result.success
 
     chunks = warehouse.rows("SELECT count(*) AS n FROM chunks WHERE collection='demo' AND profile='section'")[
         0

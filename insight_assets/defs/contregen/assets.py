@@ -7,6 +7,7 @@ from pydantic import Field
 
 from insight_assets.core import curation
 from insight_assets.core.clustering import theme_labels
+from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
 from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT
@@ -24,6 +25,7 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
     open_retriever,
     write_report,
+    writers,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -458,6 +460,12 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         report.CHART_FILE,
         chart,
         "recall per method",
+        Headline(
+            tables=(headline_table("Retrieval and answers per method", rows, report.TABLE_COLUMNS),),
+            notes=tuple(notes),
+            writer=writers(storage, "contregen_answers", collection),
+            judge=judge,
+        ),
     )
     return CollectionReport(
         metadata={

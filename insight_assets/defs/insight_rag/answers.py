@@ -8,6 +8,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.embedding import one_torch_thread
+from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import accuracy, report, scores, store
 from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem
@@ -28,6 +29,7 @@ from insight_assets.defs.metadata import (
     markdown_table,
     materialize_each,
     write_report,
+    writers,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -306,6 +308,22 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         report.CHART_FILE,
         chart,
         "exact match per method",
+        Headline(
+            tables=(
+                headline_table("Answers per question kind and method", table, report.TABLE_COLUMNS),
+                *(
+                    [
+                        headline_table(
+                            "Insight retrievers alone (Table 3)", accuracy_table, accuracy.TABLE_COLUMNS
+                        )
+                    ]
+                    if accuracy_table
+                    else []
+                ),
+            ),
+            notes=tuple(notes),
+            writer=writers(storage, "insight_rag_answers", collection),
+        ),
     )
     if training is not None:
         (Path(storage.reports_dir) / collection / report.TRAINING_CHART_FILE).write_bytes(

@@ -7,6 +7,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.curation import load_pairs
+from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.llm import RunSummary
 from insight_assets.core.methods.insightgen.judge import (
     JUDGE_INSIGHT_SET,
@@ -26,6 +27,7 @@ from insight_assets.defs.metadata import (
     markdown_table,
     materialize_each,
     write_report,
+    writers,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -208,6 +210,17 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
         [collection, collection],
     )
     report = render_method_report(collection, mean_scores(rows), examples)
+    headline = Headline(
+        tables=(
+            headline_table(
+                "Methods ranked by the judges' overall score (1-5)",
+                report.ranking,
+                ["rank", "method", "overall", "judge", "level"],
+            ),
+        ),
+        writer=writers(storage, "insights", collection),
+        judge=", ".join(sorted({row.judge for row in rows})),
+    )
     written = write_report(
         storage,
         collection,
@@ -216,6 +229,7 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
         "method_scores.png",
         report.chart_png,
         "mean scores per method",
+        headline,
     )
     return CollectionReport(
         metadata={

@@ -4,6 +4,7 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, store
 from insight_assets.core.methods.scipip.evaluation import skipped_routes
@@ -15,6 +16,7 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
     skipped_metadata,
     write_report,
+    writers,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -247,6 +249,15 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         report.CHART_FILE,
         report.render_chart(recall, shares),
         "recall and idea ratings",
+        Headline(
+            tables=(
+                headline_table("Ideas rated 4 or more, per method", shares, report.SHARE_COLUMNS),
+                headline_table("Recall of the held-out paper's references", recall, report.RECALL_COLUMNS),
+            ),
+            notes=tuple(notes),
+            writer=writers(storage, "scipip_ideas", collection),
+            judge=judge,
+        ),
     )
     return CollectionReport(
         metadata={

@@ -4,6 +4,7 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.retrieval.citing import load_sources
@@ -15,6 +16,7 @@ from insight_assets.defs.metadata import (
     open_retriever,
     skipped_metadata,
     write_report,
+    writers,
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
@@ -276,6 +278,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         },
     )
     tables = report.score_tables(scored)
+    columns = ["method", "targets", *scores.SCORE_COLUMNS]
     chart = report.render_chart(tables)
     topics = {t.target_id: t.topic for t in targets}
     example_target = next(
@@ -304,8 +307,16 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         report.CHART_FILE,
         chart,
         "mean scores per method",
+        Headline(
+            tables=tuple(
+                headline_table(f"Mean scores per method against the {kind}", rows, columns)
+                for kind, rows in tables.items()
+            ),
+            notes=tuple(notes),
+            writer=writers(storage, "xsum_summaries", collection),
+            judge=judge,
+        ),
     )
-    columns = ["method", "targets", *scores.SCORE_COLUMNS]
     return CollectionReport(
         metadata={
             "dagster/row_count": len(scored),

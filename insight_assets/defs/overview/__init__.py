@@ -1,0 +1,1 @@
+"""The collection's page: every method's headline and one question answered by all of them."""

@@ -1,0 +1,184 @@
+"""``collection_report``: data/reports/<collection>/index.html, one self-contained page per
+collection with what every method made of it (see ``core/collection_page.py``)."""
+
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from insight_assets.core.citations.graph import render_citation_graph_png
+from insight_assets.core.collection_page import (
+    CollectionFacts,
+    MethodSection,
+    SideBySide,
+    render_page,
+    standins,
+)
+from insight_assets.core.headlines import load_headlines
+from insight_assets.defs import asking
+from insight_assets.defs.folders import domain_modules
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.model_calls import LLM_POOL
+from insight_assets.defs.pages import method_pages
+from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+
+PAGE_FILE = "index.html"
+
+
+class CollectionReportConfig(dg.Config):
+    question: str | None = Field(
+        default=None,
+        description="The question every method answers on the page; unset: the collection's first "
+        "question of its own (questions.jsonl), else its first generated one.",
+    )
+    answer_question: bool = Field(
+        default=True, description="Ask every method the question (off: the page shows the reports only)."
+    )
+
+
+PAGES = method_pages()
+
+
+@dg.asset(
+    kinds={"html"},
+    deps=[page.report for page in PAGES],
+    code_version="1",
+    pool=LLM_POOL,
+    **asset_settings("overview"),
+)
+def collection_report(
+    context: dg.AssetExecutionContext,
+    config: CollectionReportConfig,
+    storage: StorageResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+) -> dg.MaterializeResult:
+    """One page per collection, data/reports/<collection>/index.html, self-contained (no network,
+    pictures embedded): the papers, the files that could not be read and why, the citation graph,
+    each method's headline tables and chart with a link to its markdown report, one question
+    answered by every method side by side with its citations and costs, and which model wrote and
+    which judged (offline stand-ins said so at the top)."""
+    return materialize_each(
+        context, storage, lambda collection: _page(context, config, storage, embedder, llm, collection)
+    )
+
+
+def _page(context, config, storage, embedder, llm, collection) -> CollectionReport:
+    facts = _facts(storage, collection)
+    if not facts.papers:
+        raise nothing_to_do(collection, "no parsed paper to report on: `parsed_documents` holds none.")
+    headlines = load_headlines(storage.warehouse, collection)
+    sections = [
+        MethodSection(page.method, page.title, page.paper, page.report_file, headlines.get(page.report_file))
+        for page in PAGES
+    ]
+    side_by_side = _side_by_side(context, config, storage, embedder, llm, collection)
+    folder = Path(storage.reports_dir) / collection
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / PAGE_FILE
+    path.write_text(render_page(collection, facts, sections, side_by_side), encoding="utf-8")
+    answered = [a for a in side_by_side.answers if a["error"] is None]
+    preview = [
+        {
+            "method": section.method,
+            "report": section.report_file if section.headline else "not built",
+            "answered": next(
+                (
+                    "yes" if a["error"] is None else f"no: {a['error']}"
+                    for a in side_by_side.answers
+                    if a["method"] == section.method
+                ),
+                "-",
+            ),
+        }
+        for section in sections
+    ]
+    offline = standins(sections, side_by_side)
+    return CollectionReport(
+        metadata={
+            "page": dg.MetadataValue.path(str(path.resolve())),
+            "open": dg.MetadataValue.url(path.resolve().as_uri()),
+            "preview": dg.MetadataValue.md(
+                f"**{len(facts.papers)} papers**, question: {side_by_side.question or side_by_side.why_not}\n\n"
+                + markdown_table(preview, ["method", "report", "answered"])
+                + (f"\n\nOffline stand-ins: {', '.join(offline)}." if offline else "")
+            ),
+            "methods_reported": sum(s.headline is not None for s in sections),
+            "methods_answered": len(answered),
+            "bytes": path.stat().st_size,
+        }
+    )
+
+
+def _facts(storage: StorageResource, collection: str) -> CollectionFacts:
+    warehouse = storage.warehouse
+    papers = warehouse.rows(
+        """SELECT coalesce(nullif(title, ''), file) AS title, file, page_count AS pages, doc_id
+           FROM parsed_documents WHERE collection = ? ORDER BY file""",
+        [collection],
+    )
+    problems = warehouse.rows(
+        """SELECT file, kind, severity, message FROM parse_problems WHERE collection = ?
+           ORDER BY severity, file, kind""",
+        [collection],
+    )
+    chunks = warehouse.rows(
+        "SELECT profile, count(*) AS n FROM chunks WHERE collection = ? GROUP BY profile", [collection]
+    )
+    edges = warehouse.rows(
+        "SELECT citing_doc_id, cited_doc_id FROM citations WHERE collection = ?", [collection]
+    )
+    titles = {paper["doc_id"]: paper["title"] for paper in papers}
+    return CollectionFacts(
+        papers=papers,
+        problems=problems,
+        chunks={row["profile"]: row["n"] for row in chunks},
+        citation_links=len(edges),
+        citation_graph_png=render_citation_graph_png(titles, edges) if titles else b"",
+    )
+
+
+def the_question(storage: StorageResource, collection: str) -> str | None:
+    """The collection's first question of its own (questions.jsonl), else its first generated one
+    that was answered."""
+    rows = storage.warehouse.rows(
+        """SELECT question FROM generated_answers WHERE collection = ? AND status = 'kept'
+           ORDER BY source = 'user' DESC, position LIMIT 1""",
+        [collection],
+    )
+    return rows[0]["question"] if rows else None
+
+
+def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBySide:
+    if not config.answer_question:
+        return SideBySide(
+            None, why_not="No question was asked: `answer_question` is off in this run's config."
+        )
+    question = config.question or the_question(storage, collection)
+    if not question:
+        return SideBySide(
+            None,
+            why_not="No question to ask: the collection has no answered question "
+            "(add one to its questions.jsonl, or set `question` in this asset's config).",
+        )
+    flows = {module.ASK.method: module.ASK for module in domain_modules("cli") if hasattr(module, "ASK")}
+    asked = asking.Asked(collection, question, storage, embedder)
+
+    def open_client():
+        return llm.client(
+            asset="collection_report", partition=collection, run_id=context.run_id, logger=context.log
+        )
+
+    answers = []
+    for page in PAGES:
+        flow = flows.get(page.method)
+        if flow is None:
+            continue
+        context.log.info(f"{collection}: {page.method} answers {question!r}")
+        answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client).as_dict())
+    return SideBySide(question, answers)
+
+
+# A smoke run with a slow model shows the reports without asking every method a question.
+SMOKE_SETTINGS = {"collection_report": {"answer_question": False}}

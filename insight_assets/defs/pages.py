@@ -1,0 +1,30 @@
+"""A method's section of the collection's page (``collection_report``).
+
+A method's defs folder declares it in its ``page.py`` as ``PAGE = MethodPage(...)``: the asset
+that writes its report (and stores its headline, see ``metadata.write_report``), the report's
+file, and what to call the method. The page depends on every declared report asset and shows each
+method's headline, its answer to the page's question (its ``ask`` flow of the same ``method``
+name) and a link to its markdown report.
+"""
+
+from dataclasses import dataclass
+
+import dagster as dg
+
+from insight_assets.defs.folders import domain_modules
+
+
+@dataclass(frozen=True)
+class MethodPage:
+    method: str  # as its ask flow names it
+    title: str  # what people call it, e.g. "XSum: cited multi-paper summaries"
+    paper: str  # the paper it implements
+    report: dg.AssetsDefinition  # the asset that writes its report and headline
+    report_file: str  # the report's file name under data/reports/<collection>/
+    core: bool = False  # the project's core method: first on the page
+
+
+def method_pages() -> list[MethodPage]:
+    """Every defs folder's ``PAGE``: the core method first, then by method name."""
+    pages = [module.PAGE for module in domain_modules("page") if hasattr(module, "PAGE")]
+    return sorted(pages, key=lambda page: (not page.core, page.method))
