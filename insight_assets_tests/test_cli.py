@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from insight_assets_tests.conftest import DEMO_COLLECTION
+from insight_assets_tests.fake_model_server import FakeModelServer, Reply
+from insight_assets_tests.toy_model import answer as toy_answer
+from insight_assets_tests.toy_model import first_prompt
 
 QUIETING_VARIABLES = ("LANCEDB_LOG", "HF_HUB_DISABLE_PROGRESS_BARS")
 SMALLEST_DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
@@ -209,10 +212,28 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
     assert {"insightgen", "contregen", "xsum"} <= set(answered)
     (cited,) = answered["xsum"]["answer"]["citations"]  # one paper, with the pages it cites
     assert cited["title"].startswith("Construction of the Literature Graph") and cited["pages"]
-    assert answered["insightgen"]["calls"] > 0 and answered["insightgen"]["input_tokens"] > 0
+    assert answered["insightgen"]["calls"] > 0 and answered["xsum"]["seconds"] > 0
     assert as_json.returncode == (0 if len(answered) == 5 else 1)
 
-    reported = cli(tmp_path, "report", "-c", "tiny")
+    # A hosted model's tokens and cost are counted per method (a toy model behind a fake server).
+    server = FakeModelServer().start()
+    server.responder = lambda request: Reply(json.dumps(toy_answer(first_prompt(request))), input_tokens=30)
+    hosted = {
+        "INSIGHT_ASSETS_LLM_PROVIDER": "openai",
+        "INSIGHT_ASSETS_LLM_MODEL": "gpt-4o-mini",
+        "INSIGHT_ASSETS_LLM_BASE_URL": f"{server.url}/v1",
+        "OPENAI_API_KEY": "test-key",
+    }
+    try:
+        priced = cli(tmp_path, "ask", "-c", "tiny", "--json", question, environment=hosted)
+    finally:
+        server.stop()
+    (insightgen,) = json.loads(priced.stdout)["methods"]
+    assert insightgen["answer"] is not None, insightgen["error"]
+    assert insightgen["model"] == "openai" and insightgen["calls"] == len(server.requests) > 0
+    assert insightgen["input_tokens"] == 30 * insightgen["calls"] and insightgen["cost_usd"] > 0
+
+    reported = run_cli(tmp_path, "report", "-c", "tiny")  # a Dagster run: in a process of its own, as built
     assert reported.returncode == 0, reported.stderr[-3000:]
     page = Path(reported.stdout.strip())
     assert page == (tmp_path / "data" / "reports" / "tiny" / "index.html").resolve()

@@ -303,7 +303,7 @@ def summary(storage, collections: list[str]) -> str:
         if report.suffix in (".html", ".md")
     ]
     if reports:
-        lines.append("Reports: " + "  ".join(str(report) for report in reports))
+        lines.append("Reports: " + "  ".join(str(report.resolve()) for report in reports))
     return "\n".join(lines)
 
 
