@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from insight_assets.defs import asking
+from insight_assets.defs.folders import domain_modules
 from insight_assets.defs.pages import method_pages
-from insight_assets.defs.runs import ALL_ASSETS
+from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import metadata
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -83,19 +85,31 @@ def test_the_page_renders_in_a_real_browser_on_a_laptop_and_a_phone(demo_offline
     assert (tmp_path / "phone.png").stat().st_size > 10_000
 
 
-def test_a_method_that_cannot_answer_shows_its_reason_and_the_others_still_answer(demo_offline, tmp_path):
+def test_a_method_that_cannot_answer_says_why_and_the_others_still_answer(demo_offline, tmp_path):
     # SciPIP's library taken away from a copy of the built collection: its flow finds no paper.
     built = demo_offline.copy(tmp_path / "copy")
     empty = built.storage.warehouse.query("SELECT * FROM scipip_papers LIMIT 0")
     built.storage.warehouse.replace_partition("demo", {"scipip_papers": empty})
-    again = built.materialize([a for a in ALL_ASSETS if a.key.to_user_string() == "collection_report"])
-    assert again.success
-    shown = metadata(again, "collection_report")
-    assert shown["methods_answered"] == 4
-    html = Path(shown["page"]).read_text()
-    failed = html.split('<article data-method="scipip">')[1].split("</article>")[0]
-    assert "Could not answer: no summarized paper" in failed
-    assert "insight-assets build --collection demo" in failed
-    for method in METHODS - {"scipip"}:
-        answered = html.split(f'<article data-method="{method}">')[1].split("</article>")[0]
-        assert "Could not answer" not in answered
+    flows = {
+        flow.method: flow
+        for flow in (module.ASK for module in domain_modules("cli") if hasattr(module, "ASK"))
+    }
+    asked = asking.Asked(
+        "demo", "How are papers embedded?", built.storage, EmbedderResource(provider="hashing")
+    )
+
+    def open_client():
+        return built.llm.client(asset="ask", partition="demo", run_id=None)
+
+    answers = [
+        asking.ask(method, flows[method].help, flows[method].answer, asked, open_client)
+        for method in ("scipip", "insight-rag")
+    ]
+    failed, answered = answers
+    assert failed.answer is None and failed.error.startswith("no summarized paper")
+    assert "(insight-assets build --collection demo builds it)" in failed.error
+    assert answered.error is None and "Answer (offline (extractive)):" in answered.answer.text
+    assert answered.answer.citations and all(c.pages for c in answered.answer.citations)
+    text = asking.as_text(asked, answers)
+    assert "=== scipip: " in text and f"scipip could not answer: {failed.error}" in text
+    assert "=== insight-rag: " in text and answered.answer.text in text

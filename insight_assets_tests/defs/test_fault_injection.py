@@ -20,8 +20,8 @@ from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.toy_model import FAULT_KINDS, FaultyModel, first_prompt
 
 # The curation and insight chain, the prompts the toy model knows (the methods XSum, ConTReGen,
-# Insight-RAG and SciPIP are tested on their own).
-OWN_TESTS = {"xsum", "contregen", "insight_rag", "scipip"}
+# Insight-RAG and SciPIP, and the collection's page that asks them, are tested on their own).
+OWN_TESTS = {"xsum", "contregen", "insight_rag", "scipip", "overview"}
 CHAIN = [asset for asset in ALL_ASSETS if not set(asset.group_names_by_key.values()) & OWN_TESTS]
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
