@@ -115,6 +115,13 @@ class Answered:
         return found
 
 
+def ask_flows() -> dict[str, Any]:
+    """Every defs folder's ``ask`` flow (``ASK`` in its ``cli.py``), by method name."""
+    from insight_assets.defs.folders import domain_modules
+
+    return {module.ASK.method: module.ASK for module in domain_modules("cli") if hasattr(module, "ASK")}
+
+
 # A flow's answer function: the question and a model client in, the method's answer out.
 AnswerFunction = Callable[[Asked, Any], MethodAnswer]
 

@@ -298,7 +298,8 @@ def summary(storage, collections: list[str]) -> str:
         report
         for name in collections
         for report in sorted(
-            (Path(storage.reports_dir) / name).glob("*.*"), key=lambda path: (path.suffix != ".html", path.name)
+            (Path(storage.reports_dir) / name).glob("*.*"),
+            key=lambda path: (path.suffix != ".html", path.name),
         )
         if report.suffix in (".html", ".md")
     ]

@@ -16,7 +16,6 @@ from insight_assets.core.collection_page import (
 )
 from insight_assets.core.headlines import load_headlines
 from insight_assets.defs import asking
-from insight_assets.defs.folders import domain_modules
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import LLM_POOL
 from insight_assets.defs.pages import method_pages
@@ -27,6 +26,8 @@ PAGE_FILE = "index.html"
 
 
 class CollectionReportConfig(dg.Config):
+    """The page asks each method with that method's own task defaults and the `llm` resource."""
+
     question: str | None = Field(
         default=None,
         description="The question every method answers on the page; unset: the collection's first "
@@ -35,6 +36,10 @@ class CollectionReportConfig(dg.Config):
     answer_question: bool = Field(
         default=True, description="Ask every method the question (off: the page shows the reports only)."
     )
+
+    def task_overrides(self) -> dict:
+        """None: each method's tasks keep their own settings (the dry run asks every config)."""
+        return {}
 
 
 PAGES = method_pages()
@@ -162,7 +167,7 @@ def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBy
             why_not="No question to ask: the collection has no answered question "
             "(add one to its questions.jsonl, or set `question` in this asset's config).",
         )
-    flows = {module.ASK.method: module.ASK for module in domain_modules("cli") if hasattr(module, "ASK")}
+    flows = asking.ask_flows()
     asked = asking.Asked(collection, question, storage, embedder)
 
     def open_client():

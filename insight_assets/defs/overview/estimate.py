@@ -1,0 +1,27 @@
+"""The collection page's dry-run step: every method asked the page's question, once the collection
+has what the methods read (a method not built yet prices nothing)."""
+
+from insight_assets.core.index import IndexMissing
+from insight_assets.defs import asking
+from insight_assets.defs.dry_run import DryRun, EstimateStep
+from insight_assets.defs.overview.assets import CollectionReportConfig, the_question
+
+
+def _page(config: CollectionReportConfig, run: DryRun) -> None:
+    if not config.answer_question:
+        return
+    pairs = run.output("generated_answers", [])
+    question = (
+        config.question or the_question(run.storage, run.collection) or (pairs[0].question if pairs else None)
+    )
+    if not question:
+        return
+    asked = asking.Asked(run.collection, question, run.storage, run.embedder)
+    for flow in asking.ask_flows().values():
+        try:
+            flow.answer(asked, run.client)
+        except (IndexMissing, asking.AskFailed):
+            continue
+
+
+ESTIMATE_STEPS = (EstimateStep("collection_report", CollectionReportConfig, _page),)
