@@ -35,6 +35,7 @@ def trained(tmp_path_factory):
     return cpt.train_adapter(texts, SETTINGS, base_model_source(None), folder, asked), folder
 
 
+@pytest.mark.local_model
 def test_the_adapted_model_completes_a_trained_fact_that_the_base_model_does_not(trained):
     training, folder = trained
     source = base_model_source(None)
@@ -52,6 +53,7 @@ def test_the_adapted_model_completes_a_trained_fact_that_the_base_model_does_not
     assert training.device == "cpu" and training.base_parameters > 100_000_000
 
 
+@pytest.mark.local_model
 def test_the_adapter_is_keyed_by_its_texts_settings_and_base_model_and_read_back(trained):
     training, folder = trained
     texts = cpt.training_texts(TRIPLES, SETTINGS, count_tokens)
