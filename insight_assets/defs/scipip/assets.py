@@ -218,7 +218,9 @@ def _keyword_graph(storage, collection) -> CollectionReport:
 
 
 class SciPIPRetrievalConfig(ModelCallConfig):
-    """§3.2 and §4.1's values; m and n of the keyword filter are ours (the paper gives none)."""
+    """§3.2 and §4.1's values. Unset, tau is calibrated to the embedder (the paper's 0.8 is for
+    jina-embeddings-v3) and the keyword filter's m and n (which the paper does not give) come from
+    the collection's keyword statistics."""
 
     TASKS = (scipip.SCIPIP_ENTITIES,)
 
@@ -226,19 +228,21 @@ class SciPIPRetrievalConfig(ModelCallConfig):
     n_cocite: int = Field(
         default=scipip.schemas.N_COCITE, ge=0, description="Co-cited papers per paper (nCOCITE)."
     )
-    tau: float = Field(
-        default=scipip.schemas.TAU, description="Summary cosine that merges two papers' clusters."
+    tau: float | None = Field(
+        default=None,
+        description=(
+            "Summary cosine that merges two papers' clusters; unset: calibrated to the embedder "
+            "(set 0.8 for the paper's value on jina-embeddings-v3)."
+        ),
     )
     n_papers: int = Field(
         default=scipip.schemas.N_PAPERS, ge=1, description="Papers kept after the filter (nPapers)."
     )
-    neighbour_min_papers: int = Field(
-        default=scipip.schemas.NEIGHBOUR_MIN_PAPERS,
-        ge=1,
-        description="Papers a neighbour keyword must share (m).",
+    neighbour_min_papers: int | None = Field(
+        default=None, ge=1, description="Papers a neighbour keyword must share (m); unset: from the collection."
     )
-    neighbour_keep: int = Field(
-        default=scipip.schemas.NEIGHBOUR_KEEP, ge=0, description="Rarest neighbour keywords kept (n)."
+    neighbour_keep: int | None = Field(
+        default=None, ge=0, description="Rarest neighbour keywords kept (n); unset: from the collection."
     )
     leave_one_out: bool = Field(
         default=True, description="Also query with every paper's own background, the paper held out."
@@ -295,11 +299,13 @@ def scipip_retrievals(
 
 
 def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
-    """What tau does: clusters per leave-one-out query and SKC + filter's recall@10."""
+    """What tau does: clusters and merged papers per leave-one-out query, and SKC + filter's
+    recall@10."""
     mine = [r for r in rows if r.variant == SKC_FILTERED]
     return {
         "tau": tau,
         "clusters_per_query": round(statistics.mean(r.clusters for r in mine), 1) if mine else None,
+        "merged_per_query": round(statistics.mean(r.merged for r in mine), 1) if mine else None,
         "skc+filter recall@10": round(statistics.mean(r.recall_at(RECALL_AT) for r in mine), 3)
         if mine
         else None,
@@ -311,6 +317,7 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         library = store.load_library(
             storage.warehouse, storage.lancedb_uri, embedder.get_embedder(), collection
         )
+    settings = settings.for_library(library)
     folder = existing_collection_folder(storage.collections_root, collection)
     backgrounds, problems = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
     given = [b for b in backgrounds if b.held_out is None]
@@ -337,6 +344,9 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         {
             "scipip_retrievals": pa.Table.from_pylist(user_rows),
             "scipip_recall": pa.Table.from_pylist([{"collection": collection, **r.__dict__} for r in recall]),
+            "scipip_settings": pa.Table.from_pylist(
+                [report.settings_row(collection, config, settings, library, embedder.get_embedder().variant)]
+            ),
         },
     )
     sweep = [
@@ -361,8 +371,11 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
             "leave_one_out_queries": len({r.query_id for r in recall}),
             "recall": dg.MetadataValue.md(markdown_table(table, report.RECALL_COLUMNS)),
             "tau_sweep": dg.MetadataValue.md(
-                markdown_table(sweep, ["tau", "clusters_per_query", "skc+filter recall@10"])
+                markdown_table(sweep, report.TAU_COLUMNS)
             ),
+            "tau": report.tau_source(config.tau, library),
+            "keyword_threshold": report.keyword_source(library),
+            "keyword_filter": report.filter_source(config, library),
             "summary_similarity": (
                 f"median {statistics.median(pairs):.3f}, max {pairs.max():.3f}, "
                 f"{float((pairs >= settings.tau).mean()):.1%} of pairs >= tau {settings.tau}"

@@ -13,6 +13,8 @@ import pytest
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import offline
+from insight_assets.core.methods.scipip.keywords import KeywordSpace, filter_values, normal_keywords
+from insight_assets.core.methods.scipip.calibration import separating_threshold
 from insight_assets.core.methods.scipip.schemas import (
     COCITE,
     DIRECT,
@@ -130,6 +132,42 @@ def test_the_filter_collapses_near_duplicates_and_picks_round_robin():
         library, QUERY, [], scipip.SciPIPSettings(top_k=5, n_cocite=0, n_papers=4, tau=1.0)
     )
     assert plain.selected == plain.found[:4]  # tau = 1: nothing merges, the filter is plain top-n
+
+
+def test_a_shared_keyword_is_found_despite_case_plural_and_hyphen():
+    rows = {
+        **ROWS,
+        "far_keyword": (_unit(0, 0, 1, 0), ("Word-Embeddings", "crystal growth"), "Crystals grow."),
+    }
+    found = scipip.retrieve(_library(rows), QUERY, ["word embedding"], scipip.SciPIPSettings(n_cocite=0))
+    assert KEYWORD in found.routes["far_keyword"] and "word embedding" in found.keywords
+    assert normal_keywords(["Graph Neural-Networks", "graph neural network", "  "]) == ["graph neural network"]
+    # The same normal form in a background's text matches too (Eq. 4), plural or not.
+    rows["far_other"] = (_unit(0, 0, 0, 1), ("protein folding",), "We train word-embeddings on proteins.")
+    found = scipip.retrieve(_library(rows), QUERY, ["Word Embeddings"], scipip.SciPIPSettings(n_cocite=0))
+    assert KEYWORD in found.routes["far_other"]
+
+
+def test_keywords_match_by_embedding_within_the_threshold():
+    vectors = {"word embedding": (1.0, 0.0), "word vector": (0.9, 0.44), "crystal growth": (0.0, 1.0)}
+    space = KeywordSpace(lambda texts: np.array([vectors[t] for t in texts]), threshold=0.85)
+    graph = scipip.KeywordGraph.build({"a": ["word vectors"], "b": ["crystal growth"]}, space)
+    assert graph.held_by(["word embedding"]) == {"word embedding": {"a": pytest.approx(0.898, abs=1e-3)}}
+    strict = scipip.KeywordGraph.build({"a": ["word vectors"]}, KeywordSpace(space.embed, threshold=0.95))
+    assert strict.held_by(["word embedding"]) == {"word embedding": {}}
+
+
+def test_the_keyword_filter_values_come_from_the_collection():
+    sparse = filter_values({f"p{n}": [f"own {n}", f"other {n}"] for n in range(10)})
+    assert (sparse.min_papers, sparse.keep) == (1, 2) and "0% of 20 keywords" in sparse.reason
+    shared = filter_values({"p1": ["a b", "c d", "e f"], "p2": ["a b", "g h", "i j"], "p3": ["k l"]})
+    assert (shared.min_papers, shared.keep) == (2, 3)
+
+
+def test_a_threshold_separates_same_from_different_pairs():
+    found = separating_threshold(same=[0.9, 0.8, 0.85], different=[0.5, 0.6, 0.82])
+    assert found.threshold == pytest.approx(0.7) and found.accuracy == pytest.approx(5 / 6)
+    assert separating_threshold(same=[0.9], different=[0.1]).threshold == pytest.approx(0.5)
 
 
 def test_the_keyword_filter_needs_shared_papers_and_keeps_the_rarest():
@@ -253,7 +291,7 @@ def test_both_paths_integrate_and_expand_offline_and_every_idea_says_it_is_a_tem
     assert run.brainstorm and run.direct and run.retrieval_ideas
     for method in IDEA_METHODS:
         assert all(i.idea.startswith(OFFLINE_TEMPLATE) for i in run.ideas(method))
-    assert set(run.brainstorm_keywords) <= set(run.retrieval.keywords)  # merged into retrieval
+    assert set(normal_keywords(run.brainstorm_keywords)) <= set(run.retrieval.keywords)  # merged
     titles = {PAPERS[doc].title for doc in run.retrieval.selected}
     assert all(set(i.inspired_by) <= titles and i.inspired_by for i in run.retrieval_ideas)
     assert {i["doc_id"] for i in run.inspirations} <= set(run.retrieval.selected)

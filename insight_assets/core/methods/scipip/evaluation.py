@@ -70,6 +70,7 @@ class RecallRow:
     hits: tuple[bool, ...]  # whether each ranked paper is one of them
     clusters: int  # how many clusters the filter made of SKC's papers for this query
     candidates: int  # the papers it could rank (the collection without the held-out one)
+    merged: int = 0  # SKC's papers that joined another's cluster (found - clusters)
 
     def recall_at(self, k: int) -> float:
         return sum(self.hits[:k]) / self.relevant
@@ -79,12 +80,13 @@ def variant_rankings(
     library: Library, query: Query, settings: SciPIPSettings
 ) -> tuple[dict[str, list[str]], Retrieval]:
     """Each variant's ranked papers for ``query``, and the SKC retrieval they came from."""
+    settings = settings.for_library(library)
     skc = retrieve(library, query.vector, query.entities, settings)
     by_similarity = sorted(skc.similarity, key=lambda doc: (-skc.similarity[doc], doc))
     expanded = library.graph.expand(query.entities, settings.neighbour_min_papers, settings.neighbour_keep)
     rankings = {
         SEMANTIC_ONLY: by_similarity,
-        KEYWORD_ONLY: keyword_ranking(library, list(query.entities) + expanded),
+        KEYWORD_ONLY: keyword_ranking(library, list(query.entities) + expanded, matched_only=False),
         SKC: skc.found,
         SKC_FILTERED: skc.selected,
     }
@@ -101,6 +103,7 @@ def leave_one_out(
     """Recall@k of every variant for every held-out query whose paper cites another collection
     paper (a paper citing none has nothing to find and is left out)."""
     rows = []
+    settings = settings.for_library(library)  # once, from the whole collection
     for query in queries:
         held_out = query.held_out
         relevant = {
@@ -123,6 +126,7 @@ def leave_one_out(
                     hits,
                     len(skc.clusters),
                     len(searched.doc_ids),
+                    len(skc.found) - len(skc.clusters),
                 )
             )
     return rows

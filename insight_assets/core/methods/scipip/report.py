@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 
 from ...markdown import markdown_table
 from .evaluation import Query
-from .keywords import KeywordGraph
-from .retrieval import Retrieval
+from .keywords import KeywordGraph, filter_values
+from .retrieval import Library, Retrieval, SciPIPSettings
+from .schemas import TAU
 
 # The picture shows the most shared keywords; a graph of hundreds of labels is unreadable.
 PICTURE_KEYWORDS = 30
@@ -69,6 +70,50 @@ def retrieval_rows(collection: str, query: Query, found: Retrieval) -> list[dict
         }
         for position, (doc, routes) in enumerate(found.routes.items(), start=1)
     ]
+
+
+TAU_COLUMNS = ["tau", "clusters_per_query", "merged_per_query", "skc+filter recall@10"]
+
+
+def tau_source(configured: float | None, library: Library) -> str:
+    if configured is not None:
+        return f"{configured} (configured; the paper's 0.8 was set for jina-embeddings-v3)"
+    if library.tau is None:
+        return f"{TAU} (the paper's; no calibration for this library)"
+    return library.tau.describe("calibrated to the embedder:") + "; the paper's 0.8 is for jina-embeddings-v3"
+
+
+def keyword_source(library: Library) -> str:
+    space = library.graph.space
+    if space.embed is None:
+        return "equal normal forms only (no embedder)"
+    return f"keywords match at cosine >= {space.threshold:.3f} (calibrated to the embedder) or equal normal forms"
+
+
+def filter_source(config, library: Library) -> str:
+    values = filter_values(library.graph.papers)
+    m = config.neighbour_min_papers or values.min_papers
+    n = config.neighbour_keep if config.neighbour_keep is not None else values.keep
+    chosen = "configured" if config.neighbour_min_papers or config.neighbour_keep is not None else "from the collection"
+    return f"m = {m}, n = {n} ({chosen}: {values.reason})"
+
+
+def settings_row(collection: str, config, settings: SciPIPSettings, library: Library, embedder: str) -> dict:
+    """What retrieval ran with, and where each derived value came from (for the report)."""
+    return {
+        "collection": collection,
+        "top_k": settings.top_k,
+        "n_cocite": settings.n_cocite,
+        "tau": settings.tau,
+        "tau_source": tau_source(config.tau, library),
+        "n_papers": settings.n_papers,
+        "neighbour_min_papers": settings.neighbour_min_papers,
+        "neighbour_keep": settings.neighbour_keep,
+        "keyword_filter": filter_source(config, library),
+        "keyword_threshold": library.graph.space.threshold,
+        "keyword_source": keyword_source(library),
+        "embedder": embedder,
+    }
 
 
 CHART_FILE = "scipip_scores.png"

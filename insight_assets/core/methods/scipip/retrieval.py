@@ -17,20 +17,20 @@ their papers' summary embeddings reaches cosine ``tau`` (the paper's "any pair .
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...citations import co_citations
-from .keywords import KeywordGraph, normalise_keyword
+from .calibration import Calibration
+from .keywords import KeywordGraph, filter_values, normal_keywords, normalise_keyword
 from .schemas import (
     COCITE,
     KEYWORD,
     N_COCITE,
     N_PAPERS,
-    NEIGHBOUR_KEEP,
-    NEIGHBOUR_MIN_PAPERS,
     SEMANTIC,
     TAU,
     TOP_K,
@@ -39,22 +39,35 @@ from .schemas import (
 
 @dataclass(frozen=True)
 class SciPIPSettings:
-    """SciPIP's settings: §4.1's retrieval values (TopK, nCOCITE, tau, nPapers) and the keyword filter's (m, n)."""
+    """SciPIP's settings: §4.1's retrieval values (TopK, nCOCITE, tau, nPapers) and the keyword
+    filter's (m, n). ``None`` is derived from the library: tau calibrated to its embedder
+    (``calibration``; the paper's 0.8 is for jina-embeddings-v3, and is used when the library has
+    no calibration), m and n from its keyword statistics (``filter_values``)."""
 
     top_k: int = TOP_K
     n_cocite: int = N_COCITE
-    tau: float = TAU
+    tau: float | None = None
     n_papers: int = N_PAPERS
-    neighbour_min_papers: int = NEIGHBOUR_MIN_PAPERS
-    neighbour_keep: int = NEIGHBOUR_KEEP
+    neighbour_min_papers: int | None = None
+    neighbour_keep: int | None = None
 
     def __post_init__(self) -> None:
-        if min(self.top_k, self.n_papers) < 1 or min(self.n_cocite, self.neighbour_keep) < 0:
+        if min(self.top_k, self.n_papers) < 1 or self.n_cocite < 0 or (self.neighbour_keep or 0) < 0:
             raise ValueError("top_k and n_papers must be at least 1; n_cocite and neighbour_keep at least 0")
-        if not -1.0 <= self.tau <= 1.0:
+        if self.tau is not None and not -1.0 <= self.tau <= 1.0:
             raise ValueError("tau is a cosine: between -1 and 1")
-        if self.neighbour_min_papers < 1:
+        if self.neighbour_min_papers is not None and self.neighbour_min_papers < 1:
             raise ValueError("neighbour_min_papers must be at least 1")
+
+    def for_library(self, library: Library) -> SciPIPSettings:
+        """These settings with every derived value filled in for ``library``."""
+        values = filter_values(library.graph.papers)
+        return replace(
+            self,
+            tau=self.tau if self.tau is not None else (library.tau.threshold if library.tau else TAU),
+            neighbour_min_papers=self.neighbour_min_papers or values.min_papers,
+            neighbour_keep=self.neighbour_keep if self.neighbour_keep is not None else values.keep,
+        )
 
 
 DEFAULT_SETTINGS = SciPIPSettings()
@@ -72,6 +85,7 @@ class Library:
     summary_vectors: np.ndarray
     graph: KeywordGraph
     citations: tuple[tuple[str, str], ...] = ()
+    tau: Calibration | None = None  # the summary threshold calibrated to the library's embedder
 
     def without(self, doc_id: str) -> Library:
         """The library with ``doc_id`` gone, and its citations with it: a held-out paper's own
@@ -84,7 +98,13 @@ class Library:
             self.summary_vectors[keep],
             self.graph.without(doc_id),
             tuple(pair for pair in self.citations if doc_id not in pair),
+            self.tau,
         )
+
+    @functools.cached_property
+    def normal_backgrounds(self) -> dict[str, str]:
+        """Each background normalised as keywords are, padded with spaces for whole-word search."""
+        return {doc: f" {normalise_keyword(text)} " for doc, text in self.backgrounds.items()}
 
     def co_cited(self) -> dict[str, dict[str, int]]:
         """For each paper, the papers cited together with it and by how many citing papers."""
@@ -120,26 +140,43 @@ class Retrieval:
             routes.append(route)
 
 
-def matches(
-    graph: KeywordGraph, backgrounds: Mapping[str, str], keywords: Iterable[str]
-) -> dict[str, list[str]]:
-    """Eq. 4: each paper holding one of ``keywords`` (among its own, or in its background) and
-    which ones."""
-    wanted = [k for k in dict.fromkeys(map(normalise_keyword, keywords)) if k]
-    found: dict[str, list[str]] = {}
-    for doc, own in graph.papers.items():
-        text = " ".join(backgrounds.get(doc, "").lower().split())
-        held = [k for k in wanted if k in own or k in text]
-        if held:
-            found[doc] = held
-    return found
+def keyword_scores(library: Library, keywords: Iterable[str]) -> tuple[dict[str, float], set[str]]:
+    """Eq. 4 by keywords: each paper's score, and the papers the keywords *match* (one of its own
+    keywords within the keyword threshold, or a keyword's normal form in its normalised
+    background). A paper scores the sum over the keywords of their closeness to it (the cosine to
+    its closest keyword; 1 in its background), each weighted by the keyword's rarity (IDF over the
+    papers it matches)."""
+    wanted = normal_keywords(keywords)
+    docs = list(library.graph.papers)
+    if not wanted or not docs:
+        return {}, set()
+    known = list(library.graph.holders)
+    column = {keyword: n for n, keyword in enumerate(known)}
+    cosine = library.graph.space.similarity(wanted, known)
+    threshold = library.graph.space.threshold
+    closeness = np.zeros((len(wanted), len(docs)))
+    for d, doc in enumerate(docs):
+        own = [column[k] for k in library.graph.papers[doc]]
+        if own:
+            closeness[:, d] = cosine[:, own].max(axis=1)
+        text = library.normal_backgrounds.get(doc, "")
+        for w, keyword in enumerate(wanted):
+            if f" {keyword} " in text:
+                closeness[w, d] = 1.0
+    matching = closeness >= threshold
+    rarity = np.array([library.graph.idf(int(row.sum())) for row in matching])
+    scores = rarity @ closeness
+    return {doc: float(scores[d]) for d, doc in enumerate(docs)}, {
+        doc for d, doc in enumerate(docs) if matching[:, d].any()
+    }
 
 
-def keyword_ranking(library: Library, keywords: Iterable[str]) -> list[str]:
-    """Keyword hits, most informative first: the summed IDF of the keywords each matches."""
-    found = matches(library.graph, library.backgrounds, keywords)
-    score = {doc: sum(library.graph.idf(k) for k in held) for doc, held in found.items()}
-    return sorted(score, key=lambda doc: (-score[doc], doc))
+def keyword_ranking(library: Library, keywords: Iterable[str], matched_only: bool = True) -> list[str]:
+    """Papers by keyword score, best first: those the keywords match (the keyword route's hits),
+    or with ``matched_only`` off every paper (the keyword-only variant's full ranking)."""
+    scores, matched = keyword_scores(library, keywords)
+    ranked = sorted(scores, key=lambda doc: (-scores[doc], doc))
+    return [doc for doc in ranked if doc in matched] if matched_only else ranked
 
 
 def retrieve(
@@ -150,12 +187,13 @@ def retrieve(
     extra_keywords: Sequence[str] = (),
 ) -> Retrieval:
     """SKC retrieval for a query (its background's unit vector and its entities), then the filter."""
+    settings = settings.for_library(library)
     cosine = library.background_vectors @ query_vector if len(library.doc_ids) else np.zeros(0)
     similarity = {doc: float(cosine[n]) for n, doc in enumerate(library.doc_ids)}
     by_similarity = sorted(library.doc_ids, key=lambda doc: (-similarity[doc], doc))
     semantic = by_similarity[: settings.top_k]
     given = [*entities, *(k for doc in semantic for k in library.graph.papers.get(doc, ())), *extra_keywords]
-    start = [k for k in dict.fromkeys(map(normalise_keyword, given)) if k]
+    start = normal_keywords(given)
     expanded = library.graph.expand(start, settings.neighbour_min_papers, settings.neighbour_keep)
     keyword_hits = keyword_ranking(library, start + expanded)
     found = Retrieval(similarity, semantic, keyword_hits, start, expanded)

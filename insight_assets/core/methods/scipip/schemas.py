@@ -14,16 +14,14 @@ MOTIVATIONS = 2
 DETAILS = 3
 
 # §4.1: TopK = 5 semantic hits, nCOCITE = 1 co-cited paper per retrieved paper, tau = 0.8 on the
-# summary embeddings (the public code clusters backgrounds at 0.95), nPapers = 10.
+# summary embeddings of jina-embeddings-v3 (the public code clusters backgrounds at 0.95; here tau
+# is calibrated to the embedder unless set, see ``calibration``), nPapers = 10. Appendix C's
+# keyword filters (m, n) have no values in the paper: they come from the collection
+# (``keywords.filter_values``).
 TOP_K = 5
 N_COCITE = 1
 TAU = 0.8
 N_PAPERS = 10
-# Appendix C names two keyword filters (co-occurrence too rare, terms too common) without values;
-# for collections of 10-20 papers: a neighbour must co-occur with the keyword in >= 2 papers, and
-# the 10 rarest neighbours are kept.
-NEIGHBOUR_MIN_PAPERS = 2
-NEIGHBOUR_KEEP = 10
 
 # Which route found a retrieved paper (§3.2).
 SEMANTIC = "semantic"

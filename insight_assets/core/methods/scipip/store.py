@@ -13,7 +13,8 @@ from ...citations import citation_links
 from ...index import IndexMissing, read_vectors
 from ...stores import VectorStore, Warehouse, declare_tables
 from .evaluation import RecallRow
-from .keywords import KeywordGraph
+from .calibration import Calibration, calibrate
+from .keywords import KeywordGraph, KeywordSpace
 from .retrieval import Library
 from .schemas import BACKGROUND, SUMMARY
 
@@ -32,7 +33,11 @@ TABLES = {
         doc_id VARCHAR, routes VARCHAR[], similarity DOUBLE, cluster INTEGER, selected BOOLEAN""",
     "scipip_recall": """
         collection VARCHAR, query_id VARCHAR, held_out VARCHAR, variant VARCHAR, relevant INTEGER,
-        ranked VARCHAR[], hits BOOLEAN[], clusters INTEGER, candidates INTEGER""",
+        ranked VARCHAR[], hits BOOLEAN[], clusters INTEGER, candidates INTEGER, merged INTEGER""",
+    "scipip_settings": """
+        collection VARCHAR, top_k INTEGER, n_cocite INTEGER, tau DOUBLE, tau_source VARCHAR, n_papers INTEGER,
+        neighbour_min_papers INTEGER, neighbour_keep INTEGER, keyword_filter VARCHAR, keyword_threshold DOUBLE,
+        keyword_source VARCHAR, embedder VARCHAR""",
     "scipip_idea_runs": """
         collection VARCHAR, query_id VARCHAR, background VARCHAR, held_out VARCHAR, transformed VARCHAR,
         entities VARCHAR[], brainstorm_keywords VARCHAR[], retrieved_doc_ids VARCHAR[],
@@ -76,9 +81,24 @@ def load_library(warehouse: Warehouse, lancedb_uri: str, embedder, collection: s
         backgrounds={row["doc_id"]: row["background"] for row in rows},
         background_vectors=np.stack([found[BACKGROUND][doc] for doc in docs]),
         summary_vectors=np.stack([found[SUMMARY][doc] for doc in docs]),
-        graph=KeywordGraph.build({row["doc_id"]: row["keywords"] for row in rows}),
+        graph=KeywordGraph.build(
+            {row["doc_id"]: row["keywords"] for row in rows},
+            KeywordSpace(embedder.embed, calibrated(embedder, "keywords").threshold),
+        ),
         citations=tuple(pair for pair in citation_links(warehouse, collection) if set(pair) <= set(docs)),
+        tau=calibrated(embedder, "summaries"),
     )
+
+
+_CALIBRATIONS: dict[tuple[str, str], Calibration] = {}
+
+
+def calibrated(embedder, kind: str) -> Calibration:
+    """``calibrate`` once per embedder variant and kind in this process (it embeds ~80 texts)."""
+    key = (embedder.variant, kind)
+    if key not in _CALIBRATIONS:
+        _CALIBRATIONS[key] = calibrate(embedder.embed, kind)
+    return _CALIBRATIONS[key]
 
 
 def load_recall(warehouse: Warehouse, collection: str) -> list[RecallRow]:
