@@ -63,6 +63,20 @@ class JudgeCallConfig(ModelCallConfig):
         return ModelChoice(self.judge_provider, self.judge_model, self.judge_base_url, self.judge_api_key_env)
 
 
+class JudgeModel(dg.Config):
+    """One judge: a name for the report and, optionally, another provider or model than the `llm`
+    resource's (its key from `api_key_env`, by default the provider's usual variable)."""
+
+    name: str
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    def choice(self) -> ModelChoice:
+        return ModelChoice(self.provider, self.model, self.base_url, self.api_key_env)
+
+
 def model_client(
     context: dg.AssetExecutionContext,
     llm: LLMResource,

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from insight_assets.core.methods.scipip.keywords import normal_keywords
 from insight_assets.core.methods.scipip.report import CHART_FILE
 from insight_assets.core.methods.scipip.schemas import VARIANTS
 from insight_assets.defs.citations.assets import citations
@@ -21,7 +22,7 @@ from insight_assets_tests.fake_model_server import Received, Reply
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [source_documents, parsed_documents, citations]
 SCIPIP = [paper_summaries, keyword_graph, scipip_retrievals, scipip_ideas, scipip_scores]
-METHODS = {"scipip", "brainstorm-only", "retrieval-only", "direct"}
+METHODS = {"scipip", "brainstorm-only", "retrieval-only", "direct", "ai-scientist"}
 
 
 def _rows(storage, table: str) -> list[dict]:
@@ -60,7 +61,7 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
 
     edges = _rows(storage, "scipip_keyword_edges")
     assert {(e["doc_id"], e["keyword"]) for e in edges} == {
-        (p["doc_id"], k) for p in papers for k in p["keywords"]
+        (p["doc_id"], k) for p in papers for k in normal_keywords(p["keywords"])
     }
     graph = metadata(result, "keyword_graph")
     assert graph["papers"] == len(papers) and Path(graph["graph_file"]).read_bytes().startswith(b"\x89PNG")
@@ -95,12 +96,16 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
         assert all(i["idea"].startswith("[offline template]") for i in mine)
         assert all(set(i["inspired_by"]) <= titles for i in mine)
         assert run["held_out"] not in run["retrieved_doc_ids"]
-        assert all(i["detailed_method"] for i in mine if i["method"] == "scipip")
+        assert all(i["detailed_method"] for i in mine)  # every method's ideas expanded
+        assert "inferred from the papers' summaries" in run["field_source"]  # no field configured
     assert any(run["inspiring_doc_ids"] for run in runs)
     scores = _rows(storage, "scipip_scores")
-    assert {(s["query_id"], s["method"], s["position"]) for s in scores} == {
-        (i["query_id"], i["method"], i["position"]) for i in ideas
-    }
+    for form in ("short", "expanded"):
+        assert {(s["query_id"], s["method"], s["position"]) for s in scores if s["form"] == form} == {
+            (i["query_id"], i["method"], i["position"]) for i in ideas
+        }
+    pairs = _rows(storage, "scipip_pairs")
+    assert {p["baseline"] for p in pairs} == METHODS - {"scipip"} and all(p["outcome"] for p in pairs)
     assert all(s["judge"].startswith("offline") and "offline TF-IDF" in s["rationale"] for s in scores)
     report = Path(metadata(result, "scipip_scores")["report_file"])
     assert "## Ideas" in report.read_text() and "TF-IDF stand-ins" in report.read_text()
@@ -111,7 +116,8 @@ def _model(request: Received) -> Reply:
     """A scripted model for every SciPIP prompt: a digest naming the paper's title, two entities, a
     method; a detailed background, two brainstormed ideas, every paper inspiring, retrieval ideas
     naming the first listed paper, integration keeping ideas 1 and 3, fixed expansions, one direct
-    idea, and 4s from the judge."""
+    idea, an AI Scientist idea done at its first reflection and novel, 4s from the judge, and a
+    pairwise judge that always prefers idea A (position bias)."""
     prompt = request.last_user_text()
     reply = None
     if prompt.startswith("You are provided with the title, abstract, and introduction"):
@@ -125,7 +131,7 @@ def _model(request: Received) -> Reply:
         reply = {"entities": ["scripted entity", "shared test phrase"]}
     elif "transform it into a summarized method" in prompt:
         reply = {"method": "A scripted method."}
-    elif prompt.startswith("You are a teacher in the field of AI"):
+    elif prompt.startswith("You are a teacher in scripted studies"):
         reply = {"background": "A detailed background."}
     elif "brainstorming initial, innovative ideas" in prompt:
         reply = {"ideas": [{"title": f"Brainstorm {x}", "idea": f"Idea {x} from knowledge."} for x in "AB"]}
@@ -140,11 +146,26 @@ def _model(request: Received) -> Reply:
         reply = {"problem": "P", "method": "M", "expected_outcome": "O"}
     elif "Propose 5 novel, feasible research ideas" in prompt:
         reply = {"ideas": [{"title": "Direct A", "idea": "One prompt's idea."}]}
+    elif "ambitious researcher" in prompt and "Come up with the next" in prompt:
+        idea = {"name": "sci", "title": "Scientist A", "experiment": "Run it.", "interestingness": 6}
+        reply = {"thought": "T", "idea": {**idea, "feasibility": 6, "novelty": 6}}
+    elif "Round 1 of 3 of reflection" in prompt:
+        idea = {"name": "sci", "title": "Scientist A", "experiment": "Run it better.", "interestingness": 6}
+        reply = {"thought": "T", "idea": {**idea, "feasibility": 6, "novelty": 6}, "done": True}
+    elif "want to check whether it is novel" in prompt:
+        reply = {"novel": True, "reason": "No paper overlaps."}
+    elif "## Idea A" in prompt:
+        reply = {c: "A" for c in ("novelty", "clarity", "feasibility", "relevance", "helpfulness")}
     elif "expert reviewer of research ideas" in prompt:
         numbers = [int(n) for n in re.findall(r"^Idea (\d+): ", prompt, re.MULTILINE)]
         scores = {"novelty": 4, "clarity": 4, "feasibility": 4, "relevance": 4, "helpful": True}
         reply = {"ratings": [{"idea": n, **scores} for n in numbers]}
     return Reply(json.dumps(reply)) if reply else Reply("unexpected prompt", output_tokens=1)
+
+
+def titles_of(papers: list[dict], title: str | None) -> str | None:
+    """``title`` when it is one of ``papers``' titles."""
+    return title if title in {p["title"] for p in papers} else None
 
 
 def test_a_model_summarizes_the_papers_through_the_openai_api(
@@ -155,7 +176,8 @@ def test_a_model_summarizes_the_papers_through_the_openai_api(
     offline = LLMResource(data_dir=str(tmp_path / "data"))
     materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
 
-    run_config = {"ops": {"scipip_ideas": {"config": {"max_backgrounds": 1}}}}
+    ideas_config = {"max_backgrounds": 1, "field": "scripted studies", "ai_scientist_ideas": 1}
+    run_config = {"ops": {"scipip_ideas": {"config": ideas_config}}}
     result = materialize_collection(
         instance,
         storage,
@@ -190,7 +212,22 @@ def test_a_model_summarizes_the_papers_through_the_openai_api(
         ("brainstorm-only", "Brainstorm B"),
         ("retrieval-only", "Retrieved X"),
         ("direct", "Direct A"),
+        ("ai-scientist", "Scientist A"),
     }
+    assert ideas[("ai-scientist", "Scientist A")]["idea"] == "Run it better."  # reflected once, then done
+    assert run["field"] == "scripted studies" and run["field_source"] == "scripted studies (configured)"
+    prompts = [r.last_user_text() for r in server.requests]
+    idea_prompts = [p for p in prompts if "researcher in" in p or "teacher in" in p]
+    assert len(idea_prompts) >= 8 and all("scripted studies" in p for p in idea_prompts)
+    assert not any("field of AI" in p or "AI researcher" in p for p in prompts)
+    # Table 8's one-shot example; Table 12's demonstration is a retrieved paper's concise method.
+    assert all("# Example 1" in p for p in prompts if p.startswith("You are a teacher"))
+    expansions = [p for p in prompts if "transforming a brief scientific idea" in p]
+    shown = titles_of(papers, run["example_title"])
+    # Seven ideas, "Brainstorm A" in two methods with one prompt: the second is a cache hit.
+    assert (
+        len(expansions) == 6 and shown and all("A scripted method." in p and shown in p for p in expansions)
+    )
     titles = {p["doc_id"]: p["title"] for p in papers}
     inspired = ideas[("scipip", "Retrieved X")]["inspired_by"]
     assert inspired == [titles[run["inspiring_doc_ids"][0]]] and set(run["inspiring_doc_ids"]) <= set(
@@ -202,11 +239,18 @@ def test_a_model_summarizes_the_papers_through_the_openai_api(
     ) == ("P", "M")
 
     scores = _rows(storage, "scipip_scores")
-    assert len(scores) == 6 and all(s["novelty"] == 4 and s["helpful"] for s in scores)
+    assert len(scores) == 2 * 7 and all(s["novelty"] == 4 and s["helpful"] for s in scores)
+    assert {s["form"] for s in scores} == {"short", "expanded"}
+    # Always "A" in both orders: every criterion of every pair is a tie, never a win.
+    pairs = _rows(storage, "scipip_pairs")
+    assert {(p["scipip_first"], p["scipip_second"], p["outcome"]) for p in pairs} == {("A", "A", "tie")}
+    assert (
+        len({(p["baseline"], p["position"]) for p in pairs}) == 5
+    )  # Brainstorm A/B, X, Direct A, Scientist A
     judged = next(r for r in server.requests if "expert reviewer of research ideas" in r.last_user_text())
     assert not any(m in judged.last_user_text() for m in METHODS)
     generation = [r for r in server.requests if "brainstorming initial" in r.last_user_text()]
     assert generation and all(r.body["temperature"] == 0.7 for r in generation)
     reviews = [r for r in server.requests if "expert reviewer" in r.last_user_text()]
     assert all(r.body["temperature"] == 0 for r in reviews)
-    assert "| scipip | 2 | 1.0 |" in metadata(result, "scipip_scores")["shares_rated_4_or_more"]
+    assert "| scipip | 2 | 1.0 |" in metadata(result, "scipip_scores")["expanded_rated_4_or_more"]

@@ -31,26 +31,16 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.model_calls import (
     LLM_POOL,
+    JudgeModel,
     ModelCallConfig,
     model_client,
     model_errors_as_failures,
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.resources import LLMResource, ModelChoice, StorageResource
+from insight_assets.defs.resources import LLMResource, StorageResource
 
 SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]
-
-
-class InsightGenJudgeModel(dg.Config):
-    """One judge: a name for the report and, optionally, another provider or model than the `llm`
-    resource's (its key from `api_key_env`, by default the provider's usual variable)."""
-
-    name: str
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
 
 
 class InsightGenJudgeConfig(ModelCallConfig):
@@ -59,7 +49,7 @@ class InsightGenJudgeConfig(ModelCallConfig):
 
     TASKS = (JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS)
 
-    judges: list[InsightGenJudgeModel] = Field(
+    judges: list[JudgeModel] = Field(
         default=[], description="Judges to run; empty: one judge, the `llm` resource's model."
     )
     levels: list[str] = Field(default=["set", "insight"], description="'set' and/or 'insight'.")
@@ -109,14 +99,13 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
         storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})
         why = "no insights to judge: `insights` produced none (see its checks and failures)."
         return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
-    judges = config.judges or [InsightGenJudgeModel(name=_judge_name(llm))]
+    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
     rows: list[JudgeRow] = []
     failures: list[dict] = []
     summaries: dict[str, dict] = {}
     all_calls = []
     for judge in judges:
-        choice = ModelChoice(judge.provider, judge.model, judge.base_url, judge.api_key_env)
-        client = model_client(context, llm, config, collection, model_choice=choice)
+        client = model_client(context, llm, config, collection, model_choice=judge.choice())
         with model_errors_as_failures(client, collection):
             outcome = judge_questions(
                 client,

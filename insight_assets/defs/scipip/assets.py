@@ -239,7 +239,9 @@ class SciPIPRetrievalConfig(ModelCallConfig):
         default=scipip.schemas.N_PAPERS, ge=1, description="Papers kept after the filter (nPapers)."
     )
     neighbour_min_papers: int | None = Field(
-        default=None, ge=1, description="Papers a neighbour keyword must share (m); unset: from the collection."
+        default=None,
+        ge=1,
+        description="Papers a neighbour keyword must share (m); unset: from the collection.",
     )
     neighbour_keep: int | None = Field(
         default=None, ge=0, description="Rarest neighbour keywords kept (n); unset: from the collection."
@@ -370,9 +372,7 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
             "user_backgrounds": len(given),
             "leave_one_out_queries": len({r.query_id for r in recall}),
             "recall": dg.MetadataValue.md(markdown_table(table, report.RECALL_COLUMNS)),
-            "tau_sweep": dg.MetadataValue.md(
-                markdown_table(sweep, report.TAU_COLUMNS)
-            ),
+            "tau_sweep": dg.MetadataValue.md(markdown_table(sweep, report.TAU_COLUMNS)),
             "tau": report.tau_source(config.tau, library),
             "keyword_threshold": report.keyword_source(library),
             "keyword_filter": report.filter_source(config, library),

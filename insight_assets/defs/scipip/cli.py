@@ -54,7 +54,9 @@ def ideas(args: argparse.Namespace) -> int:
     with environment_llm().client(asset="ideas", partition=collection, run_id=None) as client:
         try:
             queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
-            runs = scipip.propose_ideas(client, library, papers, queries)
+            runs = scipip.propose_ideas(
+                client, library, papers, queries, ideas=_idea_settings(storage, library, embedder, collection)
+            )
         except LLMError as error:
             print(f"Cannot propose ideas: {error}", file=sys.stderr)
             return 1
@@ -82,15 +84,31 @@ def _library(storage, embedder, collection: str):
     return library, papers
 
 
+def _idea_settings(storage, library, embedder, collection: str):
+    """SciPIP's own path only (no baselines to compare), in the field the build used (else inferred)."""
+    from insight_assets.core.methods import scipip
+    from insight_assets.core.methods.scipip.field import research_field
+
+    built = storage.warehouse.rows(
+        "SELECT field FROM scipip_idea_runs WHERE collection = ? AND field IS NOT NULL LIMIT 1", [collection]
+    )
+    field = built[0]["field"] if built else None
+    found = research_field(field, library.summary_vectors, embedder.get_embedder().embed)
+    return scipip.IdeaSettings(found.name, scientist_ideas=0, expand=(scipip.schemas.DUAL,))
+
+
 def _ideas_text(run, papers, writer: str) -> str:
     """The papers a background retrieved, with the routes that found them, and the ideas."""
+    from insight_assets.core.methods.scipip.schemas import DUAL
+
     lines = ["Retrieved papers (SKC, then the filter):"]
     lines += [
         f"- {papers[doc].title if doc in papers else doc}  [{', '.join(run.retrieval.routes[doc])}]"
         for doc in run.retrieval.selected
     ]
     lines.append(f"\nIdeas ({writer}):")
-    for number, (idea, detail) in enumerate(zip(run.integrated, run.expanded, strict=True), start=1):
+    for number, idea in enumerate(run.integrated, start=1):
+        detail = run.expansion(DUAL, number - 1)
         lines.append(f"\n{number}. {idea.title}\n   {idea.idea}")
         if detail is not None and detail.method != f"{idea.title}: {idea.idea}":  # offline repeats it
             lines.append(f"   Problem: {detail.problem}\n   Method: {detail.method}")
@@ -108,7 +126,8 @@ def answer(asked: Asked, client) -> MethodAnswer:
     library, papers = _library(asked.storage, asked.embedder, asked.collection)
     background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
     queries = scipip.make_queries(client, asked.embedder.get_embedder().embed, [background])
-    (run,) = scipip.propose_ideas(client, library, papers, queries)
+    settings = _idea_settings(asked.storage, library, asked.embedder, asked.collection)
+    (run,) = scipip.propose_ideas(client, library, papers, queries, ideas=settings)
     if not run.integrated:
         raise AskFailed(
             "no idea was proposed: " + ("; ".join(map(str, run.errors)) or "every path came back empty")

@@ -5,9 +5,12 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.headlines import Headline, headline_table
+from insight_assets.core.llm import RunSummary
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, store
 from insight_assets.core.methods.scipip.evaluation import skipped_routes
+from insight_assets.core.methods.scipip.field import research_field
+from insight_assets.core.methods.scipip.schemas import EXPANDED, SHORT
 from insight_assets.defs.metadata import (
     CollectionReport,
     index_required,
@@ -21,6 +24,7 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.model_calls import (
     LLM_POOL,
     JudgeCallConfig,
+    JudgeModel,
     llm_metadata,
     model_client,
     model_errors_as_failures,
@@ -43,6 +47,20 @@ class SciPIPIdeasConfig(SciPIPRetrievalConfig):
         default=5,
         ge=1,
         description="Backgrounds to propose ideas for: the user's first, then papers' own (held out).",
+    )
+    field: str | None = Field(
+        default=None,
+        description="The research field the prompts name; unset: inferred from the papers' summaries.",
+    )
+    ai_scientist_ideas: int = Field(
+        default=scipip.schemas.INTEGRATED_IDEAS,
+        ge=0,
+        description="Ideas per background of the AI-Scientist-style baseline (0: no such baseline).",
+    )
+    ai_scientist_reflections: int = Field(
+        default=scipip.schemas.AI_SCIENTIST_REFLECTIONS,
+        ge=0,
+        description="Self-reflection rounds per AI Scientist idea (its launch script's 3).",
     )
 
 
@@ -85,9 +103,13 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
         )
     }
     client = model_client(context, llm, config, collection)
+    field = research_field(config.field, library.summary_vectors, embedder.get_embedder().embed)
+    idea_settings = scipip.IdeaSettings(
+        field.name, config.ai_scientist_ideas, config.ai_scientist_reflections
+    )
     with model_errors_as_failures(client, collection):
         queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
-        runs = scipip.propose_ideas(client, library, papers, queries, settings)
+        runs = scipip.propose_ideas(client, library, papers, queries, settings, idea_settings)
     writer = client.writer_label(scipip.tasks.SCIPIP_IDEAS)
     idea_rows = [
         {
@@ -117,6 +139,13 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
             "retrieved_doc_ids": list(run.retrieval.selected),
             "inspiring_doc_ids": [i["doc_id"] for i in run.inspirations],
             "errors": run.errors,
+            "field": field.name,
+            "field_source": field.describe(),
+            "example_title": run.example.get("example_title"),
+            "scientist_checks": [
+                f"{r.idea.title} ({r.rounds} reflections): {'novel' if r.novel else 'not novel'}. {r.reason}"
+                for r in run.scientist
+            ],
         }
         for run in runs
     ]
@@ -138,6 +167,9 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
             "backgrounds": len(runs),
             "ideas": dg.MetadataValue.json(counts),
             "stage_failures": sum(len(run.errors) for run in runs),
+            "field": field.describe(),
+            "ai_scientist_novel": f"{sum(bool(r.novel) for run in runs for r in run.scientist)} of "
+            f"{sum(len(run.scientist) for run in runs)} ideas passed its novelty check",
             "writer": writer,
             "scipip_ideas": dg.MetadataValue.md(markdown_table(preview, ["title", "inspired_by"])),
             **skipped_metadata(skipped_routes(library)),
@@ -147,9 +179,7 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
 
 
 def _expansion(run: scipip.IdeaRun, method: str, position: int) -> dict:
-    detailed = (
-        run.expanded[position] if method == scipip.schemas.DUAL and position < len(run.expanded) else None
-    )
+    detailed = run.expansion(method, position)
     return {
         "problem": detailed.problem if detailed else None,
         "detailed_method": detailed.method if detailed else None,
@@ -161,34 +191,43 @@ def _expansion(run: scipip.IdeaRun, method: str, position: int) -> dict:
 
 
 class SciPIPScoresConfig(JudgeCallConfig):
-    """Table 1's ratings by a judge that may be another model; the seed of the shown order."""
+    """Table 1's ratings of the short and the expanded ideas, and Fig. 4's pairwise judgements, by
+    one or more judges (each may be another model); the seed of the shown order."""
 
     TASKS = scipip.JUDGE_TASKS
 
     seed: int = Field(default=13, description="Seed of the order ideas are shown to the judge in.")
+    judges: list[JudgeModel] = Field(
+        default=[],
+        description="Judges to run (agreement is reported between them); empty: one, from judge_provider/judge_model.",
+    )
+    expanded_per_call: int = Field(
+        default=5, ge=1, description="Expanded ideas shown to the judge per call (they are long)."
+    )
+    pairwise: bool = Field(default=True, description="Judge SciPIP against each baseline pairwise (Fig. 4).")
 
 
 @dg.asset(
-    kinds={"duckdb"}, deps=[scipip_ideas, scipip_retrievals], code_version="1", pool=LLM_POOL, **SCIPIP_GROUP
+    kinds={"duckdb"}, deps=[scipip_ideas, scipip_retrievals], code_version="2", pool=LLM_POOL, **SCIPIP_GROUP
 )
 def scipip_scores(
     context: dg.AssetExecutionContext, config: SciPIPScoresConfig, storage: StorageResource, llm: LLMResource
 ) -> dg.MaterializeResult:
-    """Leave-one-out retrieval recall per variant, and every idea judged (novelty, clarity,
-    feasibility, relevance 0-5, helpfulness) with each method's share rated >= 4; a table, a chart
-    and data/reports/<collection>/scipip_report.md."""
+    """Every method's ideas judged as the paper's raters judged them, expanded (problem, method,
+    expected outcome) and, as a second table, short: novelty, clarity, feasibility, relevance 0-5
+    and helpfulness, each method's share rated >= 4; SciPIP's pairwise win rates against each
+    baseline (both orders, ties allowed); each judge and their agreement; leave-one-out recall; a
+    chart and data/reports/<collection>/scipip_report.md."""
     return materialize_each(
         context, storage, lambda collection: _scores(context, config, storage, llm, collection)
     )
 
 
-def _scores(context, config, storage, llm, collection) -> CollectionReport:
-    warehouse = storage.warehouse
+def _idea_sets(warehouse, collection: str):
+    """Each background's ideas by method, short and expanded, with the retrieved papers' texts."""
     ideas = warehouse.rows(
         "SELECT * FROM scipip_ideas WHERE collection = ? ORDER BY query_id, method, position", [collection]
     )
-    if not ideas:
-        raise nothing_to_do(collection, "no ideas to judge: `scipip_ideas` stored none.")
     runs = {
         row["query_id"]: row
         for row in warehouse.rows("SELECT * FROM scipip_idea_runs WHERE collection = ?", [collection])
@@ -199,59 +238,123 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             "SELECT doc_id, summary, method FROM scipip_papers WHERE collection = ?", [collection]
         )
     }
-    sets = []
+    short, expanded = [], []
     for query_id, run in runs.items():
         by_method: dict[str, list] = {}
+        detailed: dict[str, list] = {}
         for row in (r for r in ideas if r["query_id"] == query_id):
-            by_method.setdefault(row["method"], []).append(
-                scipip.schemas.Idea(title=row["title"], idea=row["idea"], inspired_by=row["inspired_by"])
-            )
+            idea = scipip.schemas.Idea(title=row["title"], idea=row["idea"], inspired_by=row["inspired_by"])
+            by_method.setdefault(row["method"], []).append(idea)
+            if row["detailed_method"]:
+                text = (
+                    f"Problem: {row['problem']}\nMethod: {row['detailed_method']}\n"
+                    f"Expected outcome: {row['expected_outcome']}"
+                )
+                detailed.setdefault(row["method"], []).append(
+                    scipip.schemas.Idea(title=row["title"], idea=text)
+                )
         context_texts = [summaries[doc] for doc in run["retrieved_doc_ids"] if doc in summaries]
-        sets.append(scipip.IdeaSet(query_id, run["background"], by_method, context_texts))
-    client = model_client(context, llm, config, collection, model_choice=config.judge_choice())
-    with model_errors_as_failures(client, collection):
-        judged = scipip.judge_ideas(client, sets, config.seed)
-    judge = client.writer_label(scipip.tasks.SCIPIP_JUDGE_IDEAS)
+        short.append(scipip.IdeaSet(query_id, run["background"], by_method, context_texts))
+        expanded.append(scipip.IdeaSet(query_id, run["background"], detailed, context_texts))
+    return ideas, runs, short, expanded
+
+
+def _scores(context, config, storage, llm, collection) -> CollectionReport:
+    warehouse = storage.warehouse
+    ideas, runs, short, expanded = _idea_sets(warehouse, collection)
+    if not ideas:
+        raise nothing_to_do(collection, "no ideas to judge: `scipip_ideas` stored none.")
+    judges = config.judges or [JudgeModel(name="", **_single_judge(config))]
+    judged, pairs, calls = [], [], []
+    names = []
+    for judge in judges:
+        client = model_client(context, llm, config, collection, model_choice=judge.choice())
+        name = judge.name or client.writer_label(scipip.tasks.SCIPIP_JUDGE_IDEAS)
+        names.append(name)
+        with model_errors_as_failures(client, collection):
+            judged += scipip.judge_ideas(
+                client, expanded, config.seed, form=EXPANDED, judge=name, per_call=config.expanded_per_call
+            )
+            judged += scipip.judge_ideas(client, short, config.seed, form=SHORT, judge=name)
+            if config.pairwise:
+                pair_sets = [
+                    scipip.PairSet(e.query_id, e.background, e.ideas or s.ideas, e.context)
+                    for e, s in zip(expanded, short, strict=True)
+                ]
+                pairs += scipip.judge_pairs(client, pair_sets, judge=name)
+        calls += client.rows
     warehouse.replace_partition(
         collection,
         {
-            "scipip_scores": pa.Table.from_pylist(
-                [{"collection": collection, **j.__dict__, "judge": judge} for j in judged]
-            )
+            "scipip_scores": pa.Table.from_pylist([{"collection": collection, **j.__dict__} for j in judged]),
+            "scipip_pairs": pa.Table.from_pylist([{"collection": collection, **p.__dict__} for p in pairs]),
         },
     )
     recall = scipip.recall_table(store.load_recall(warehouse, collection))
-    shares = scipip.good_shares(judged)
+    expanded_shares = scipip.good_shares([j for j in judged if j.form == EXPANDED])
+    short_shares = scipip.good_shares([j for j in judged if j.form == SHORT])
+    wins = scipip.win_rates(pairs)
+    agreement = scipip.judge_agreement(judged)
+    settings = warehouse.rows("SELECT * FROM scipip_settings WHERE collection = ?", [collection])
+    first_run = next(iter(runs.values()))
+    judge = ", ".join(names)
     notes = [
-        f"Judge: {judge}."
+        f"Judges: {judge}."
         + (
-            " Offline, the ratings are TF-IDF stand-ins, not judgements."
-            if judge.startswith("offline")
+            " Offline, the ratings and preferences are TF-IDF stand-ins, not judgements."
+            if any(n.startswith("offline") for n in names)
             else ""
         ),
         "Offline ideas are template recombinations of the background and the retrieved methods, marked as such.",
-        f"{sum(j.error is not None for j in judged)} ideas could not be rated.",
+        f"Field named in the prompts: {first_run['field_source']}.",
+        (
+            f"{sum(j.error is not None for j in judged)} idea ratings and "
+            f"{len({(p.judge, p.query_id, p.baseline, p.position) for p in pairs if p.error})} pairs could not be judged."
+        ),
+        report.SCIENTIST_NOTE,
+        *(
+            [
+                f"Retrieval: tau {settings[0]['tau_source']}; {settings[0]['keyword_source']}; keyword filter {settings[0]['keyword_filter']}."
+            ]
+            if settings
+            else []
+        ),
     ]
-    example_run = next(iter(runs.values()))
     example = {
-        "background": example_run["background"],
+        "background": first_run["background"],
         "ideas": [
             {"title": r["title"], "text": r["detailed_method"] or r["idea"], "inspired_by": r["inspired_by"]}
             for r in ideas
-            if r["query_id"] == example_run["query_id"] and r["method"] == scipip.schemas.DUAL
+            if r["query_id"] == first_run["query_id"] and r["method"] == scipip.schemas.DUAL
         ],
     }
+    tau_sweep = warehouse.rows(
+        """SELECT clusters, merged FROM scipip_recall WHERE collection = ? AND variant = ?""",
+        [collection, scipip.schemas.SKC_FILTERED],
+    )
+    merged = (
+        f"{sum(r['merged'] or 0 for r in tau_sweep)} papers merged into another's cluster over "
+        f"{len(tau_sweep)} leave-one-out queries"
+        if tau_sweep
+        else "no leave-one-out query"
+    )
+    tables = report.ReportTables(
+        recall, expanded_shares, short_shares, wins, agreement, settings[0] if settings else None, merged
+    )
     written = write_report(
         storage,
         collection,
         "scipip_report.md",
-        report.render_report(collection, recall, shares, judge, notes, example),
+        report.render_report(collection, tables, judge, notes, example),
         report.CHART_FILE,
-        report.render_chart(recall, shares),
-        "recall and idea ratings",
+        report.render_chart(recall, expanded_shares, wins),
+        "recall, expanded idea ratings and win rates",
         Headline(
             tables=(
-                headline_table("Ideas rated 4 or more, per method", shares, report.SHARE_COLUMNS),
+                headline_table(
+                    "Expanded ideas rated 4 or more, per method", expanded_shares, report.SHARE_COLUMNS
+                ),
+                headline_table("SciPIP against each baseline, both orders", wins, report.WIN_COLUMNS),
                 headline_table("Recall of the held-out paper's references", recall, report.RECALL_COLUMNS),
             ),
             notes=tuple(notes),
@@ -259,13 +362,36 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             judge=judge,
         ),
     )
+    summary = RunSummary.from_rows(", ".join(sorted({row.provider for row in calls})) or "none", calls)
     return CollectionReport(
         metadata={
             "dagster/row_count": len(judged),
             "judge": judge,
-            "shares_rated_4_or_more": dg.MetadataValue.md(markdown_table(shares, report.SHARE_COLUMNS)),
+            "expanded_rated_4_or_more": dg.MetadataValue.md(
+                markdown_table(expanded_shares, report.SHARE_COLUMNS)
+            ),
+            "short_rated_4_or_more": dg.MetadataValue.md(markdown_table(short_shares, report.SHARE_COLUMNS)),
+            "win_rates": dg.MetadataValue.md(
+                markdown_table(wins, report.WIN_COLUMNS, empty="No pairs judged.")
+            ),
+            "judge_agreement": dg.MetadataValue.md(
+                markdown_table(
+                    agreement,
+                    report.AGREEMENT_COLUMNS,
+                    empty="One judge: configure two or more `judges` to measure agreement.",
+                )
+            ),
             "recall": dg.MetadataValue.md(markdown_table(recall, report.RECALL_COLUMNS)),
             **written,
-            **llm_metadata(client),
+            **summary.as_metadata(),
         }
     )
+
+
+def _single_judge(config: SciPIPScoresConfig) -> dict:
+    return {
+        "provider": config.judge_provider,
+        "model": config.judge_model,
+        "base_url": config.judge_base_url,
+        "api_key_env": config.judge_api_key_env,
+    }

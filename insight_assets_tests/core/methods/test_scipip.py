@@ -13,8 +13,8 @@ import pytest
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import offline
-from insight_assets.core.methods.scipip.keywords import KeywordSpace, filter_values, normal_keywords
 from insight_assets.core.methods.scipip.calibration import separating_threshold
+from insight_assets.core.methods.scipip.keywords import KeywordSpace, filter_values, normal_keywords
 from insight_assets.core.methods.scipip.schemas import (
     COCITE,
     DIRECT,
@@ -141,7 +141,9 @@ def test_a_shared_keyword_is_found_despite_case_plural_and_hyphen():
     }
     found = scipip.retrieve(_library(rows), QUERY, ["word embedding"], scipip.SciPIPSettings(n_cocite=0))
     assert KEYWORD in found.routes["far_keyword"] and "word embedding" in found.keywords
-    assert normal_keywords(["Graph Neural-Networks", "graph neural network", "  "]) == ["graph neural network"]
+    assert normal_keywords(["Graph Neural-Networks", "graph neural network", "  "]) == [
+        "graph neural network"
+    ]
     # The same normal form in a background's text matches too (Eq. 4), plural or not.
     rows["far_other"] = (_unit(0, 0, 0, 1), ("protein folding",), "We train word-embeddings on proteins.")
     found = scipip.retrieve(_library(rows), QUERY, ["Word Embeddings"], scipip.SciPIPSettings(n_cocite=0))

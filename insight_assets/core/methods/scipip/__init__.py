@@ -6,8 +6,11 @@ motivations), ideas (three details), a concise method and its references (``pape
 background and summary are embedded, and a paper-keyword graph is kept (``keywords.py``).
 §3.2: SKC retrieval (semantics, keywords, co-citation) and the clustering filter
 (``retrieval.py``), with the paper's TopK = 5, nCOCITE = 1, tau = 0.8 and nPapers = 10.
-§3.3: dual-path idea generation (``ideas.py``) against each path alone and a direct prompt, judged
-on Table 1's ratings (``judging.py``). Evaluation offline: leave-one-out retrieval recall against
+§3.3: dual-path idea generation (``ideas.py``) against each path alone, a direct prompt and an
+AI-Scientist-style baseline (``ai_scientist.py``), every method's ideas expanded; judged on Table 1's
+ratings short and expanded by one or more judges (``judging.py``), and pairwise against each
+baseline in both orders (Fig. 4, ``pairwise.py``). Prompts name the collection's field
+(``field.py``); tau and the keyword threshold are calibrated to the embedder (``calibration.py``). Evaluation offline: leave-one-out retrieval recall against
 each paper's own in-collection references (``evaluation.py``).
 """
 
@@ -16,9 +19,10 @@ from __future__ import annotations
 from . import store  # declares the method's warehouse tables
 from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds, research_backgrounds
 from .evaluation import Query, RecallRow, leave_one_out, make_queries, recall_table, variant_rankings
-from .ideas import IdeaRun, Paper, propose_ideas
-from .judging import IdeaSet, JudgedIdea, good_shares, judge_ideas
+from .ideas import IdeaRun, IdeaSettings, Paper, propose_ideas
+from .judging import IdeaSet, JudgedIdea, good_shares, judge_agreement, judge_ideas
 from .keywords import KeywordGraph
+from .pairwise import PairSet, judge_pairs, win_rates
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, Retrieval, SciPIPSettings, cluster, retrieve, round_robin
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SUMMARY_TASKS
@@ -32,9 +36,11 @@ __all__ = [
     "Background",
     "IdeaRun",
     "IdeaSet",
+    "IdeaSettings",
     "JudgedIdea",
     "KeywordGraph",
     "Library",
+    "PairSet",
     "Paper",
     "PaperParts",
     "PaperSummary",
@@ -44,7 +50,9 @@ __all__ = [
     "SciPIPSettings",
     "cluster",
     "good_shares",
+    "judge_agreement",
     "judge_ideas",
+    "judge_pairs",
     "leave_one_out",
     "make_queries",
     "paper_parts",
@@ -57,4 +65,5 @@ __all__ = [
     "store",
     "summarize_papers",
     "variant_rankings",
+    "win_rates",
 ]

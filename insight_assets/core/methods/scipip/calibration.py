@@ -11,6 +11,7 @@ in the widest gap between neighbouring cosines), so "same meaning" keeps its mea
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ def separating_threshold(same: Sequence[float], different: Sequence[float]) -> C
     values = sorted({*same, *different})
     # Each cut point lies midway between two neighbouring cosines; its gap is their distance.
     cuts = [(values[0] - 1e-6, 0.0), (values[-1] + 1e-6, 0.0)] + [
-        ((a + b) / 2, b - a) for a, b in zip(values, values[1:], strict=False)
+        ((a + b) / 2, b - a) for a, b in itertools.pairwise(values)
     ]
     same_array, different_array = np.asarray(same), np.asarray(different)
 

@@ -6,9 +6,15 @@
 3. Retrieval (SKC, then the filter) with those keywords; each retrieved paper's concise method
    gives an inspiration or nothing (§3.3.2); the inspirations give the *retrieval* path's ideas
    (Table 10), each naming the papers that inspired it.
-4. *Integration* keeps about 5 of both paths' ideas, unmodified (Table 11); each is *expanded*
-   into a problem, a method and an expected outcome (Table 12).
-5. The *direct* baseline: ideas from one prompt with the original background.
+4. *Integration* keeps about 5 of both paths' ideas, unmodified (Table 11).
+5. The baselines: the *direct* prompt with the original background, and the AI Scientist's idea
+   stage (``ai_scientist``).
+6. Every method's ideas are *expanded* into a problem, a method and an expected outcome (Table 12),
+   the demonstration being the concise method of the first retrieved paper that has one (§3.3:
+   "we retrieve a concise method section from an existing paper as a demonstration"), so that the
+   judge rates what the paper's raters rated, the same way for every method.
+
+Every prompt names the collection's field (``field``), not "AI".
 
 A failed stage for a background is recorded and the later stages go on with what is left: a
 failed brainstorm leaves the retrieval path, and the reverse.
@@ -20,10 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...llm import LLMClient
+from .ai_scientist import ScientistRecord, related_texts, scientist_ideas
 from .evaluation import Query
+from .field import DEFAULT_FIELD
 from .judging import IdeaSet
 from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, retrieve
 from .schemas import (
+    AI_SCIENTIST,
+    AI_SCIENTIST_REFLECTIONS,
     BRAINSTORM_IDEAS,
     BRAINSTORM_ONLY,
     DIRECT,
@@ -36,6 +46,7 @@ from .schemas import (
     Idea,
 )
 from .tasks import (
+    EXPANSION_EXAMPLE,
     SCIPIP_BRAINSTORM,
     SCIPIP_DIRECT,
     SCIPIP_ENTITIES,
@@ -67,17 +78,25 @@ class IdeaRun:
     inspirations: list[dict[str, str]] = field(default_factory=list)  # title, text, doc_id
     retrieval_ideas: list[Idea] = field(default_factory=list)
     integrated: list[Idea] = field(default_factory=list)
-    expanded: list[DetailedIdea | None] = field(default_factory=list)
     direct: list[Idea] = field(default_factory=list)
+    scientist: list[ScientistRecord] = field(default_factory=list)  # every idea, novel or not
+    expanded: dict[str, list[DetailedIdea | None]] = field(default_factory=dict)
+    example: dict[str, str] = field(default_factory=dict)  # Table 12's demonstration
     errors: list[str] = field(default_factory=list)
 
     def ideas(self, method: str) -> list[Idea]:
+        """``method``'s ideas; the AI Scientist's are those its novelty check kept."""
         return {
             DUAL: self.integrated,
             BRAINSTORM_ONLY: self.brainstorm,
             RETRIEVAL_ONLY: self.retrieval_ideas,
             DIRECT: self.direct,
+            AI_SCIENTIST: [r.as_idea() for r in self.scientist if r.novel],
         }[method]
+
+    def expansion(self, method: str, position: int) -> DetailedIdea | None:
+        found = self.expanded.get(method, [])
+        return found[position] if position < len(found) else None
 
     def idea_set(self, context: Sequence[str]) -> IdeaSet:
         return IdeaSet(
@@ -93,41 +112,69 @@ class IdeaRun:
         return item.ok
 
 
+@dataclass(frozen=True)
+class IdeaSettings:
+    """What idea generation runs: the field its prompts name, and the AI Scientist baseline's
+    ideas per background and reflection rounds (0 ideas: no such baseline)."""
+
+    field: str = DEFAULT_FIELD
+    scientist_ideas: int = INTEGRATED_IDEAS
+    scientist_reflections: int = AI_SCIENTIST_REFLECTIONS
+    expand: tuple[str, ...] = IDEA_METHODS  # the methods whose ideas are expanded (Table 12)
+
+
 def propose_ideas(
     client: LLMClient,
     library: Library,
     papers: Mapping[str, Paper],
     queries: Sequence[Query],
     settings: SciPIPSettings = DEFAULT_SETTINGS,
+    ideas: IdeaSettings = IdeaSettings(),
 ) -> list[IdeaRun]:
-    """Both paths, integration and expansion, and the direct baseline, for every query; a query
-    that is a collection paper's own background is answered without that paper."""
+    """Both paths and integration, the baselines, and every method's ideas expanded, for every
+    query; a query that is a collection paper's own background is answered without that paper."""
     runs = [IdeaRun(query) for query in queries]
+    field_name = ideas.field
     transformed = client.run_many(
-        SCIPIP_TRANSFORM, [{"background": q.background, "keywords": list(q.entities)} for q in queries]
+        SCIPIP_TRANSFORM,
+        [{"background": q.background, "keywords": list(q.entities), "field": field_name} for q in queries],
     )
     for run, item in zip(runs, transformed.items, strict=True):
         run.transformed = item.value.background if run.note("transform", item) else run.query.background
-    _brainstorm(client, runs)
+    _brainstorm(client, runs, field_name)
     for run in runs:
         searched = library.without(run.query.held_out) if run.query.held_out else library
         run.retrieval = retrieve(
             searched, run.query.vector, run.query.entities, settings, run.brainstorm_keywords
         )
-    _retrieval_path(client, runs, papers)
-    _integrate(client, runs)
+    _retrieval_path(client, runs, papers, field_name)
+    _integrate(client, runs, field_name)
     direct = client.run_many(
-        SCIPIP_DIRECT, [{"background": r.query.background, "count": INTEGRATED_IDEAS} for r in runs]
+        SCIPIP_DIRECT,
+        [{"background": r.query.background, "count": INTEGRATED_IDEAS, "field": field_name} for r in runs],
     )
     for run, item in zip(runs, direct.items, strict=True):
         if run.note("direct", item):
             run.direct = list(item.value.ideas)
+    if ideas.scientist_ideas:
+        records, errors = scientist_ideas(
+            client,
+            [run.query.background for run in runs],
+            [related_texts(run.retrieval.selected, papers) for run in runs],
+            field_name,
+            ideas.scientist_ideas,
+            ideas.scientist_reflections,
+        )
+        for run, mine, failed in zip(runs, records, errors, strict=True):
+            run.scientist, run.errors = mine, run.errors + failed
+    _expand(client, runs, papers, field_name, ideas.expand)
     return runs
 
 
-def _brainstorm(client: LLMClient, runs: list[IdeaRun]) -> None:
+def _brainstorm(client: LLMClient, runs: list[IdeaRun], field_name: str) -> None:
     batch = client.run_many(
-        SCIPIP_BRAINSTORM, [{"background": r.transformed, "count": BRAINSTORM_IDEAS} for r in runs]
+        SCIPIP_BRAINSTORM,
+        [{"background": r.transformed, "count": BRAINSTORM_IDEAS, "field": field_name} for r in runs],
     )
     for run, item in zip(runs, batch.items, strict=True):
         if run.note("brainstorm", item):
@@ -141,14 +188,21 @@ def _brainstorm(client: LLMClient, runs: list[IdeaRun]) -> None:
             run.brainstorm_keywords = list(item.value.entities)
 
 
-def _retrieval_path(client: LLMClient, runs: list[IdeaRun], papers: Mapping[str, Paper]) -> None:
+def _retrieval_path(
+    client: LLMClient, runs: list[IdeaRun], papers: Mapping[str, Paper], field_name: str
+) -> None:
     pairs = [
         (run, doc) for run in runs for doc in run.retrieval.selected if doc in papers and papers[doc].method
     ]
     batch = client.run_many(
         SCIPIP_INSPIRATION,
         [
-            {"background": run.transformed, "title": papers[doc].title, "method": papers[doc].method}
+            {
+                "background": run.transformed,
+                "title": papers[doc].title,
+                "method": papers[doc].method,
+                "field": field_name,
+            }
             for run, doc in pairs
         ],
     )
@@ -165,6 +219,7 @@ def _retrieval_path(client: LLMClient, runs: list[IdeaRun], papers: Mapping[str,
                 "background": r.transformed,
                 "inspirations": [{"title": i["title"], "text": i["text"]} for i in r.inspirations],
                 "count": INITIAL_IDEAS,
+                "field": field_name,
             }
             for r in inspired
         ],
@@ -174,7 +229,7 @@ def _retrieval_path(client: LLMClient, runs: list[IdeaRun], papers: Mapping[str,
             run.retrieval_ideas = list(item.value.ideas)
 
 
-def _integrate(client: LLMClient, runs: list[IdeaRun]) -> None:
+def _integrate(client: LLMClient, runs: list[IdeaRun], field_name: str) -> None:
     pooled = [(run, run.brainstorm + run.retrieval_ideas) for run in runs]
     asked = [(run, pool) for run, pool in pooled if pool]
     batch = client.run_many(
@@ -187,6 +242,7 @@ def _integrate(client: LLMClient, runs: list[IdeaRun]) -> None:
                     for n, idea in enumerate(pool, start=1)
                 ],
                 "count": INTEGRATED_IDEAS,
+                "field": field_name,
             }
             for run, pool in asked
         ],
@@ -196,10 +252,38 @@ def _integrate(client: LLMClient, runs: list[IdeaRun]) -> None:
             run.integrated = [pool[n - 1] for n in dict.fromkeys(item.value.selected)][: INTEGRATED_IDEAS + 1]
         else:  # the paths' ideas still stand; the dual path keeps the first of each in turn
             run.integrated = pool[:INTEGRATED_IDEAS]
-    expansions = [(run, idea) for run in runs for idea in run.integrated]
+
+
+def _expand(
+    client: LLMClient,
+    runs: list[IdeaRun],
+    papers: Mapping[str, Paper],
+    field_name: str,
+    methods: Sequence[str],
+) -> None:
+    """Table 12 for every method's ideas, each background's demonstration the concise method of its
+    first retrieved paper that has one (else the built-in example)."""
+    for run in runs:
+        shown = next((doc for doc in run.retrieval.selected if doc in papers and papers[doc].method), None)
+        run.example = (
+            {"example_title": papers[shown].title, "example_method": papers[shown].method}
+            if shown
+            else dict(EXPANSION_EXAMPLE)
+        )
+    expansions = [(run, method, idea) for run in runs for method in methods for idea in run.ideas(method)]
     batch = client.run_many(
         SCIPIP_EXPAND,
-        [{"background": run.transformed, "idea": f"{idea.title}: {idea.idea}"} for run, idea in expansions],
+        [
+            {
+                "background": run.transformed,
+                "idea": f"{idea.title}: {idea.idea}",
+                "field": field_name,
+                **run.example,
+            }
+            for run, _, idea in expansions
+        ],
     )
-    for (run, _), item in zip(expansions, batch.items, strict=True):
-        run.expanded.append(item.value if run.note("expansion", item) else None)
+    for (run, method, _), item in zip(expansions, batch.items, strict=True):
+        run.expanded.setdefault(method, []).append(
+            item.value if run.note(f"expansion ({method})", item) else None
+        )

@@ -165,7 +165,9 @@ class KeywordGraph:
             candidates |= {other for other, shared in neighbours.items() if shared >= min_papers}
         if candidates and start:
             close = self.space.similarity(sorted(candidates), start).max(axis=1)
-            candidates = {k for k, c in zip(sorted(candidates), close, strict=True) if c < self.space.threshold}
+            candidates = {
+                k for k, c in zip(sorted(candidates), close, strict=True) if c < self.space.threshold
+            }
         return sorted(candidates, key=lambda k: (len(self.holders[k]), k))[:keep]
 
     def without(self, doc_id: str) -> KeywordGraph:

@@ -28,6 +28,7 @@ from .schemas import (
     MAX_KEYWORDS,
     MOTIVATIONS,
     OFFLINE_TEMPLATE,
+    RATINGS,
     ConciseMethod,
     DetailedIdea,
     Entities,
@@ -36,7 +37,11 @@ from .schemas import (
     IdeaRating,
     IdeaRatings,
     Inspiration,
+    NoveltyDecision,
+    PairVerdict,
     PaperDigest,
+    ScientistDraft,
+    ScientistIdea,
     Selection,
     TransformedBackground,
 )
@@ -106,13 +111,16 @@ def _need(background: str) -> str:
     return re.sub(r"^\s*\d+\.\s*", "", first).strip().rstrip(".")
 
 
-def transform_offline(background: str, keywords: list[str] = ()) -> TransformedBackground:
+# The offline stand-ins take the field the prompts name, and need not use it: a template names no field.
+
+
+def transform_offline(background: str, keywords: list[str] = (), field: str = "") -> TransformedBackground:
     listed = ", ".join(keywords)
     terms_line = f"\n{OFFLINE_TEMPLATE} Technical terms, not explained offline: {listed}." if listed else ""
     return TransformedBackground(background=f"{background.strip()}{terms_line}")
 
 
-def recombine_offline(background: str, count: int) -> IdeaList:
+def recombine_offline(background: str, count: int, field: str = "") -> IdeaList:
     """Ideas made by pairing the background's key phrases against its first need: a template,
     not knowledge (the brainstorm and direct paths offline)."""
     phrases = entities_offline(background).entities or [_need(background)]
@@ -129,7 +137,7 @@ def recombine_offline(background: str, count: int) -> IdeaList:
     )
 
 
-def inspiration_offline(background: str, title: str, method: str) -> Inspiration:
+def inspiration_offline(background: str, title: str, method: str, field: str = "") -> Inspiration:
     """The method's sentence most relevant to the background; useful when they share two content
     words."""
     sentences = sentence_texts(method)
@@ -141,7 +149,7 @@ def inspiration_offline(background: str, title: str, method: str) -> Inspiration
     return Inspiration(useful=len(shared) >= 2, inspiration=sentence)
 
 
-def ideas_offline(background: str, inspirations: list[dict], count: int) -> IdeaList:
+def ideas_offline(background: str, inspirations: list[dict], count: int, field: str = "") -> IdeaList:
     need = _need(background)
     return IdeaList(
         ideas=[
@@ -155,13 +163,13 @@ def ideas_offline(background: str, inspirations: list[dict], count: int) -> Idea
     )
 
 
-def integrate_offline(background: str, ideas: list[dict], count: int) -> Selection:
+def integrate_offline(background: str, ideas: list[dict], count: int, field: str = "") -> Selection:
     """The ideas most relevant to the background, not repeating one another."""
     chosen = rank_sentences([i["idea"] for i in ideas], background, limit=count, redundancy=0.9)
     return Selection(selected=[ideas[n]["number"] for n in sorted(chosen)])
 
 
-def expand_offline(background: str, idea: str) -> DetailedIdea:
+def expand_offline(background: str, idea: str, field: str = "", **example: str) -> DetailedIdea:
     return DetailedIdea(
         problem=_need(background),
         method=idea,
@@ -199,3 +207,65 @@ def judge_ideas_offline(background: str, ideas: list[dict], context: list[str] =
             )
         )
     return IdeaRatings(ratings=ratings)
+
+
+# -- the AI Scientist's idea stage and the pairwise judge, offline ------------------------------------
+
+
+def scientist_idea_offline(background: str, previous: list[str], field: str = "") -> ScientistDraft:
+    """The next of the background's key-phrase pairings not yet among ``previous``: a template."""
+    ideas = recombine_offline(background, len(previous) + 1).ideas
+    idea = ideas[min(len(previous), len(ideas) - 1)]
+    return ScientistDraft(
+        thought=f"{OFFLINE_TEMPLATE} no reasoning without a model.",
+        idea=ScientistIdea(
+            name=re.sub(r"[^a-z0-9]+", "_", idea.title.lower()).strip("_")[:60] or "idea",
+            title=idea.title,
+            experiment=idea.idea,
+            interestingness=5,
+            feasibility=5,
+            novelty=5,
+        ),
+    )
+
+
+def scientist_reflect_offline(
+    background: str, idea: dict, round: int, rounds: int, field: str = ""
+) -> ScientistDraft:
+    """Nothing to improve without a model: the idea as it was, done."""
+    return ScientistDraft(
+        thought=f"{OFFLINE_TEMPLATE} no reflection without a model.", idea=ScientistIdea(**idea), done=True
+    )
+
+
+# An idea whose TF-IDF cosine to a related paper reaches this overlaps it (offline stand-in).
+OFFLINE_OVERLAP = 0.5
+
+
+def novelty_offline(idea: str, papers: list[str], field: str = "") -> NoveltyDecision:
+    if not papers:
+        return NoveltyDecision(novel=True, reason="offline TF-IDF: no related paper to compare with")
+    vectors, _ = tfidf([idea, *papers])
+    nearest = float((vectors[1:] @ vectors[0]).max())
+    return NoveltyDecision(
+        novel=nearest < OFFLINE_OVERLAP,
+        reason=f"offline TF-IDF: cosine {nearest:.2f} to the nearest related paper (overlap at {OFFLINE_OVERLAP})",
+    )
+
+
+def judge_pair_offline(background: str, idea_a: str, idea_b: str, context: list[str] = ()) -> PairVerdict:
+    """The offline ratings of both ideas compared criterion by criterion (equal: a tie); helpfulness
+    compares relevance plus feasibility. Position plays no part, so both orders agree."""
+    rated = judge_ideas_offline(
+        background, [{"number": 1, "text": idea_a}, {"number": 2, "text": idea_b}], context
+    ).ratings
+
+    def prefer(a: float, b: float) -> str:
+        return "A" if a > b else "B" if b > a else "tie"
+
+    a, b = rated
+    return PairVerdict(
+        **{name: prefer(getattr(a, name), getattr(b, name)) for name in RATINGS},
+        helpfulness=prefer(a.relevance + a.feasibility, b.relevance + b.feasibility),
+        rationale="offline TF-IDF: the stand-in ratings compared, not a judgement",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ...markdown import markdown_table
 from .evaluation import Query
@@ -94,7 +95,11 @@ def filter_source(config, library: Library) -> str:
     values = filter_values(library.graph.papers)
     m = config.neighbour_min_papers or values.min_papers
     n = config.neighbour_keep if config.neighbour_keep is not None else values.keep
-    chosen = "configured" if config.neighbour_min_papers or config.neighbour_keep is not None else "from the collection"
+    chosen = (
+        "configured"
+        if config.neighbour_min_papers or config.neighbour_keep is not None
+        else "from the collection"
+    )
     return f"m = {m}, n = {n} ({chosen}: {values.reason})"
 
 
@@ -118,35 +123,78 @@ def settings_row(collection: str, config, settings: SciPIPSettings, library: Lib
 
 CHART_FILE = "scipip_scores.png"
 RECALL_COLUMNS = ["variant", "recall@5", "recall@10"]
-SHARE_COLUMNS = ["method", "ideas", "novelty", "clarity", "feasibility", "relevance", "helpful"]
+SHARE_COLUMNS = ["judge", "method", "ideas", "novelty", "clarity", "feasibility", "relevance", "helpful"]
+WIN_COLUMNS = ["judge", "baseline", "criterion", "pairs", "scipip_wins", "ties", "baseline_wins"]
+AGREEMENT_COLUMNS = ["judge_a", "judge_b", "ideas", "novelty", "clarity", "feasibility", "relevance"]
+SCIENTIST_NOTE = (
+    "The ai-scientist baseline follows The AI Scientist's idea stage (Lu et al., 2024): ideas one at "
+    "a time given those already made, up to 3 self-reflection rounds each, and a novelty check; here "
+    "the task is the research background (not a code template) and the novelty check reads the "
+    "collection's retrieved papers once instead of searching Semantic Scholar."
+)
 
 
-def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping]) -> bytes:
-    """Left: leave-one-out recall@10 per retrieval variant; right: the share of ideas rated >= 4
-    per method and rating."""
+@dataclass(frozen=True)
+class ReportTables:
+    recall: Sequence[Mapping]
+    expanded: Sequence[Mapping]
+    short: Sequence[Mapping]
+    wins: Sequence[Mapping]
+    agreement: Sequence[Mapping]
+    settings: Mapping | None
+    merged: str
+
+
+def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping], wins: Sequence[Mapping]) -> bytes:
+    """Left: leave-one-out recall@10 per retrieval variant; middle: the share of expanded ideas
+    rated >= 4 per method and rating (first judge); right: SciPIP's wins, ties and losses against
+    each baseline over all criteria (first judge)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(11, 4))
+    figure = Figure(figsize=(15, 4))
     FigureCanvasAgg(figure)
-    left, right = figure.subplots(1, 2)
+    left, middle, right = figure.subplots(1, 3)
     shown = [row for row in recall if row["recall@10"] is not None]
     left.bar([row["variant"] for row in shown], [row["recall@10"] for row in shown], color="#3366aa")
     left.set_ylim(0, 1)
     left.set_title("leave-one-out recall@10 (last bar: any order)")
     left.tick_params(axis="x", labelrotation=20, labelsize=8)
-    ratings = [c for c in SHARE_COLUMNS if c not in ("method", "ideas")]
-    width = 0.8 / max(len(shares), 1)
-    for n, row in enumerate(shares):
-        right.bar(
+    first = shares[0]["judge"] if shares else None
+    mine = [row for row in shares if row["judge"] == first]
+    ratings = [c for c in SHARE_COLUMNS if c not in ("judge", "method", "ideas")]
+    width = 0.8 / max(len(mine), 1)
+    for n, row in enumerate(mine):
+        middle.bar(
             [k + n * width for k in range(len(ratings))],
             [row[r] or 0.0 for r in ratings],
             width,
             label=row["method"],
         )
-    right.set_xticks([k + 0.4 - width / 2 for k in range(len(ratings))], ratings)
+    middle.set_xticks([k + 0.4 - width / 2 for k in range(len(ratings))], ratings)
+    middle.set_ylim(0, 1)
+    middle.set_title("expanded ideas rated >= 4 (helpful: yes)")
+    middle.legend(fontsize=7)
+    judge = wins[0]["judge"] if wins else None
+    baselines = list(dict.fromkeys(row["baseline"] for row in wins if row["judge"] == judge))
+    totals = {
+        b: [
+            sum(row[c] * row["pairs"] for row in wins if row["judge"] == judge and row["baseline"] == b)
+            / max(1, sum(row["pairs"] for row in wins if row["judge"] == judge and row["baseline"] == b))
+            for c in ("scipip_wins", "ties", "baseline_wins")
+        ]
+        for b in baselines
+    }
+    bottom = [0.0] * len(baselines)
+    for k, (label, colour) in enumerate(
+        (("SciPIP wins", "#3366aa"), ("tie", "#bbbbbb"), ("baseline wins", "#cc6633"))
+    ):
+        values = [totals[b][k] for b in baselines]
+        right.bar(baselines, values, bottom=bottom, color=colour, label=label)
+        bottom = [x + y for x, y in zip(bottom, values, strict=True)]
     right.set_ylim(0, 1)
-    right.set_title("share of ideas rated >= 4 (helpful: yes)")
+    right.set_title("SciPIP vs each baseline (pairwise, both orders)")
+    right.tick_params(axis="x", labelrotation=20, labelsize=8)
     right.legend(fontsize=7)
     figure.tight_layout()
     buffer = io.BytesIO()
@@ -155,15 +203,41 @@ def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping]) -> bytes:
 
 
 def render_report(
-    collection: str,
-    recall: Sequence[Mapping],
-    shares: Sequence[Mapping],
-    judge: str,
-    notes: Sequence[str],
-    example: Mapping | None,
+    collection: str, tables: ReportTables, judge: str, notes: Sequence[str], example: Mapping | None
 ) -> str:
+    settings = tables.settings or {}
     lines = [
         f"# SciPIP on `{collection}`",
+        "",
+        f"## Ideas, expanded (judges: {judge})",
+        "",
+        (
+            "Every method's ideas expanded into a problem, a method and an expected outcome (Table 12), "
+            "rated as the paper's raters rated them (Table 1): the share rated >= 4, and of those judged helpful."
+        ),
+        "",
+        markdown_table(list(tables.expanded), SHARE_COLUMNS),
+        "",
+        "## Pairwise win rates against each baseline (Fig. 4)",
+        "",
+        (
+            "SciPIP's idea and a baseline's for the same background, shown as A and B in both orders; "
+            "a win counts only when the two orders agree, so position bias reads as a tie."
+        ),
+        "",
+        markdown_table(list(tables.wins), WIN_COLUMNS, empty="No pairs judged."),
+        "",
+        "## Ideas, short form",
+        "",
+        markdown_table(list(tables.short), SHARE_COLUMNS),
+        "",
+        "## Judges' agreement (Kendall's tau on the ideas both rated)",
+        "",
+        markdown_table(
+            list(tables.agreement),
+            AGREEMENT_COLUMNS,
+            empty="One judge: configure two or more `judges` to measure agreement.",
+        ),
         "",
         "## Retrieval: leave-one-out recall",
         "",
@@ -172,15 +246,13 @@ def render_report(
             "the papers it cites in the collection."
         ),
         "",
-        markdown_table(list(recall), RECALL_COLUMNS),
+        markdown_table(list(tables.recall), RECALL_COLUMNS),
         "",
-        f"## Ideas (judge: {judge})",
+        f"- tau: {settings.get('tau_source', 'not recorded')}; {tables.merged}.",
+        f"- keywords: {settings.get('keyword_source', 'not recorded')}.",
+        f"- keyword filter: {settings.get('keyword_filter', 'not recorded')}.",
         "",
-        "The share of each method's ideas rated >= 4 (Table 2), and of those judged helpful.",
-        "",
-        markdown_table(list(shares), SHARE_COLUMNS),
-        "",
-        f"![recall and idea ratings]({CHART_FILE})",
+        f"![recall, expanded idea ratings and win rates]({CHART_FILE})",
         "",
         "## Notes",
         "",

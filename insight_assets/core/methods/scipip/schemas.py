@@ -3,6 +3,8 @@ the outputs its tasks answer with."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, field_validator
 
 # §3.1 / Table 6: a paper's keywords are at most 5 noun phrases of 2 to 5 words.
@@ -88,9 +90,19 @@ DUAL = "scipip"
 BRAINSTORM_ONLY = "brainstorm-only"
 RETRIEVAL_ONLY = "retrieval-only"
 DIRECT = "direct"
-IDEA_METHODS = (DUAL, BRAINSTORM_ONLY, RETRIEVAL_ONLY, DIRECT)
+# The AI Scientist's idea stage (Lu et al., 2024) on the same background: Fig. 4's baseline.
+AI_SCIENTIST = "ai-scientist"
+IDEA_METHODS = (DUAL, BRAINSTORM_ONLY, RETRIEVAL_ONLY, DIRECT, AI_SCIENTIST)
+BASELINES = tuple(m for m in IDEA_METHODS if m != DUAL)
+# The AI Scientist's launch script reflects three times on each idea (NUM_REFLECTIONS = 3).
+AI_SCIENTIST_REFLECTIONS = 3
 # Table 1: four ratings 0-5 and a yes/no; Table 2 reports the share rated >= 4.
 RATINGS = ("novelty", "clarity", "feasibility", "relevance")
+# Fig. 4's pairwise criteria: Table 1's, helpfulness included.
+PAIR_CRITERIA = (*RATINGS, "helpfulness")
+# What the judge reads of an idea: its short form, or its expansion (problem, method, outcome).
+SHORT = "short"
+EXPANDED = "expanded"
 GOOD_RATING = 4
 OFFLINE_TEMPLATE = "[offline template]"
 
@@ -144,3 +156,44 @@ class IdeaRating(BaseModel):
 
 class IdeaRatings(BaseModel):
     ratings: list[IdeaRating]
+
+
+class ScientistIdea(BaseModel):
+    """The AI Scientist's idea JSON (its Name, Title, Experiment and self-ratings 1-10)."""
+
+    name: str
+    title: str
+    experiment: str
+    interestingness: int = Field(ge=1, le=10)
+    feasibility: int = Field(ge=1, le=10)
+    novelty: int = Field(ge=1, le=10)
+
+
+class ScientistDraft(BaseModel):
+    """One round of the AI Scientist's idea generation or reflection: its thought and the idea;
+    ``done`` when reflection found nothing to improve (its "I am done")."""
+
+    thought: str
+    idea: ScientistIdea
+    done: bool = False
+
+
+class NoveltyDecision(BaseModel):
+    """The AI Scientist's novelty check: novel or not, given the most related papers."""
+
+    novel: bool
+    reason: str
+
+
+Preference = Literal["A", "B", "tie"]
+
+
+class PairVerdict(BaseModel):
+    """Fig. 4: which of two ideas is better on each criterion, or a tie."""
+
+    novelty: Preference
+    clarity: Preference
+    feasibility: Preference
+    relevance: Preference
+    helpfulness: Preference
+    rationale: str = ""

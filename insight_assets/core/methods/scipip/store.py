@@ -12,8 +12,8 @@ import numpy as np
 from ...citations import citation_links
 from ...index import IndexMissing, read_vectors
 from ...stores import VectorStore, Warehouse, declare_tables
-from .evaluation import RecallRow
 from .calibration import Calibration, calibrate
+from .evaluation import RecallRow
 from .keywords import KeywordGraph, KeywordSpace
 from .retrieval import Library
 from .schemas import BACKGROUND, SUMMARY
@@ -41,7 +41,8 @@ TABLES = {
     "scipip_idea_runs": """
         collection VARCHAR, query_id VARCHAR, background VARCHAR, held_out VARCHAR, transformed VARCHAR,
         entities VARCHAR[], brainstorm_keywords VARCHAR[], retrieved_doc_ids VARCHAR[],
-        inspiring_doc_ids VARCHAR[], errors VARCHAR[]""",
+        inspiring_doc_ids VARCHAR[], errors VARCHAR[], field VARCHAR, field_source VARCHAR,
+        example_title VARCHAR, scientist_checks VARCHAR[]""",
     "scipip_ideas": """
         collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, title VARCHAR, idea VARCHAR,
         inspired_by VARCHAR[], problem VARCHAR, detailed_method VARCHAR, expected_outcome VARCHAR,
@@ -49,7 +50,10 @@ TABLES = {
     "scipip_scores": """
         collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, shown_as INTEGER,
         title VARCHAR, novelty INTEGER, clarity INTEGER, feasibility INTEGER, relevance INTEGER,
-        helpful BOOLEAN, rationale VARCHAR, error VARCHAR, judge VARCHAR""",
+        helpful BOOLEAN, rationale VARCHAR, error VARCHAR, form VARCHAR, judge VARCHAR""",
+    "scipip_pairs": """
+        collection VARCHAR, query_id VARCHAR, baseline VARCHAR, position INTEGER, criterion VARCHAR,
+        scipip_first VARCHAR, scipip_second VARCHAR, outcome VARCHAR, judge VARCHAR, error VARCHAR""",
 }
 declare_tables(TABLES)
 

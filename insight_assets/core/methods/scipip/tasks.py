@@ -24,7 +24,10 @@ from .schemas import (
     IdeaList,
     IdeaRatings,
     Inspiration,
+    NoveltyDecision,
+    PairVerdict,
     PaperDigest,
+    ScientistDraft,
     Selection,
     TransformedBackground,
 )
@@ -103,8 +106,8 @@ SCIPIP_ENTITIES: Task[Entities] = register_task(
 SCIPIP_METHOD: Task[ConciseMethod] = register_task(
     Task(
         name="scipip_method",
-        version=1,
-        template="scipip_method.v1.txt",
+        version=2,
+        template="scipip_method.v2.txt",
         output_model=ConciseMethod,
         offline=offline.method_offline,
         inputs=("methodology",),
@@ -132,14 +135,16 @@ def _task(
     expected: int,
     description: str,
     temperature: float = IDEA_TEMPERATURE,
+    version: int = 2,
     **extra,
 ):
-    """A generation task: sampled at ``IDEA_TEMPERATURE`` unless it reads rather than writes."""
+    """A generation task: sampled at ``IDEA_TEMPERATURE`` unless it reads rather than writes.
+    Version 2 of the idea prompts names the collection's field where version 1 said "AI"."""
     return register_task(
         Task(
             name=name,
-            version=1,
-            template=f"{name}.v1.txt",
+            version=version,
+            template=f"{name}.v{version}.txt",
             output_model=output_model,
             offline=offline_fn,
             inputs=inputs,
@@ -174,11 +179,25 @@ def _check_ratings(output: IdeaRatings, inputs: Mapping[str, Any]) -> list[str]:
     return [] if given == wanted else [f"rate each of the ideas {wanted} exactly once (got {given})"]
 
 
+# Table 12's demonstration when no retrieved paper has a concise method to show.
+EXPANSION_EXAMPLE = {
+    "example_title": "a paper on key-value cache eviction (built-in example)",
+    "example_method": (
+        "To bound the memory of long-context inference, the method keeps a fixed budget of cached "
+        "tokens per attention head. At each decoding step it scores every cached token by its attention "
+        "accumulated over recent steps, keeps the highest-scoring tokens and a recent window, and evicts "
+        "the rest; the budget is split across layers in proportion to the entropy of their attention. "
+        "No training is needed: the policy is applied to a pretrained model at inference time."
+    ),
+}
+
+
 def _numbered_ideas(inputs: Mapping[str, Any]) -> dict[str, str]:
     return {
         "background": inputs["background"],
         "ideas": "\n".join(f"{i['number']}. {i.get('title', '')}: {i['idea']}" for i in inputs["ideas"]),
         "count": str(inputs["count"]),
+        "field": inputs["field"],
     }
 
 
@@ -186,8 +205,12 @@ SCIPIP_TRANSFORM = _task(
     "scipip_transform",
     TransformedBackground,
     offline.transform_offline,
-    ("background", "keywords"),
-    format_inputs=lambda i: {"background": i["background"], "keywords": ", ".join(i["keywords"]) or "(none)"},
+    ("background", "keywords", "field"),
+    format_inputs=lambda i: {
+        "background": i["background"],
+        "keywords": ", ".join(i["keywords"]) or "(none)",
+        "field": i["field"],
+    },
     max_tokens=900,
     expected=400,
     temperature=TEMPERATURE,
@@ -197,7 +220,7 @@ SCIPIP_BRAINSTORM = _task(
     "scipip_brainstorm",
     IdeaList,
     offline.recombine_offline,
-    ("background", "count"),
+    ("background", "count", "field"),
     max_tokens=1200,
     expected=500,
     description="SciPIP Table 9: ideas from the model's own knowledge.",
@@ -206,7 +229,7 @@ SCIPIP_INSPIRATION = _task(
     "scipip_inspiration",
     Inspiration,
     offline.inspiration_offline,
-    ("background", "title", "method"),
+    ("background", "title", "method", "field"),
     max_tokens=300,
     expected=100,
     temperature=TEMPERATURE,
@@ -216,11 +239,12 @@ SCIPIP_IDEAS = _task(
     "scipip_ideas",
     IdeaList,
     offline.ideas_offline,
-    ("background", "inspirations", "count"),
+    ("background", "inspirations", "count", "field"),
     format_inputs=lambda i: {
         "background": i["background"],
         "inspirations": "\n".join(f"- {item['title']}: {item['text']}" for item in i["inspirations"]),
         "count": str(i["count"]),
+        "field": i["field"],
     },
     check_output=_check_titles,
     max_tokens=1500,
@@ -231,7 +255,7 @@ SCIPIP_INTEGRATE = _task(
     "scipip_integrate",
     Selection,
     offline.integrate_offline,
-    ("background", "ideas", "count"),
+    ("background", "ideas", "count", "field"),
     format_inputs=_numbered_ideas,
     check_output=_check_selection,
     max_tokens=200,
@@ -243,7 +267,8 @@ SCIPIP_EXPAND = _task(
     "scipip_expand",
     DetailedIdea,
     offline.expand_offline,
-    ("background", "idea"),
+    ("background", "idea", "field", "example_title", "example_method"),
+    input_defaults=EXPANSION_EXAMPLE,
     max_tokens=1500,
     expected=700,
     description="SciPIP Table 12: an idea expanded into a detailed method.",
@@ -252,7 +277,7 @@ SCIPIP_DIRECT = _task(
     "scipip_direct",
     IdeaList,
     offline.recombine_offline,
-    ("background", "count"),
+    ("background", "count", "field"),
     max_tokens=1200,
     expected=500,
     description="The direct baseline (Table 2's GPT-4o row): ideas from one prompt with the background.",
@@ -270,7 +295,74 @@ SCIPIP_JUDGE_IDEAS = _task(
     max_tokens=2000,
     expected=60,
     temperature=TEMPERATURE,
+    version=1,
     description="SciPIP Table 1: novelty, clarity, feasibility, relevance (0-5) and helpfulness of each idea.",
+)
+
+
+def _scientist_idea_text(idea: Mapping[str, Any]) -> str:
+    return f"{idea['title']} ({idea['name']}): {idea['experiment']}"
+
+
+SCIPIP_AI_SCIENTIST_IDEA = _task(
+    "scipip_ai_scientist_idea",
+    ScientistDraft,
+    offline.scientist_idea_offline,
+    ("background", "previous", "field"),
+    format_inputs=lambda i: {
+        "background": i["background"],
+        "previous": "\n".join(f"- {title}" for title in i["previous"]) or "(none yet)",
+        "field": i["field"],
+    },
+    max_tokens=900,
+    expected=350,
+    version=1,
+    description="The AI Scientist's idea generation: the next idea given those already generated.",
+)
+SCIPIP_AI_SCIENTIST_REFLECT = _task(
+    "scipip_ai_scientist_reflect",
+    ScientistDraft,
+    offline.scientist_reflect_offline,
+    ("background", "idea", "round", "rounds", "field"),
+    format_inputs=lambda i: {
+        "background": i["background"],
+        "idea": _scientist_idea_text(i["idea"]),
+        "round": str(i["round"]),
+        "rounds": str(i["rounds"]),
+        "field": i["field"],
+    },
+    max_tokens=900,
+    expected=350,
+    version=1,
+    description="The AI Scientist's self-reflection on an idea, until it says it is done.",
+)
+SCIPIP_AI_SCIENTIST_NOVELTY = _task(
+    "scipip_ai_scientist_novelty",
+    NoveltyDecision,
+    offline.novelty_offline,
+    ("idea", "papers", "field"),
+    format_inputs=lambda i: {
+        "idea": i["idea"],
+        "papers": "\n".join(f"{n}. {text}" for n, text in enumerate(i["papers"], start=1)) or "(none)",
+        "field": i["field"],
+    },
+    max_tokens=300,
+    expected=80,
+    temperature=TEMPERATURE,
+    version=1,
+    description="The AI Scientist's novelty check, against the collection's most related papers.",
+)
+SCIPIP_JUDGE_PAIR = _task(
+    "scipip_judge_pair",
+    PairVerdict,
+    offline.judge_pair_offline,
+    ("background", "idea_a", "idea_b", "context"),
+    format_inputs=lambda i: {"background": i["background"], "idea_a": i["idea_a"], "idea_b": i["idea_b"]},
+    max_tokens=400,
+    expected=80,
+    temperature=TEMPERATURE,
+    version=1,
+    description="SciPIP Fig. 4: which of two ideas for one background is better on each criterion, or a tie.",
 )
 
 IDEA_TASKS = (
@@ -282,5 +374,8 @@ IDEA_TASKS = (
     SCIPIP_INTEGRATE,
     SCIPIP_EXPAND,
     SCIPIP_DIRECT,
+    SCIPIP_AI_SCIENTIST_IDEA,
+    SCIPIP_AI_SCIENTIST_REFLECT,
+    SCIPIP_AI_SCIENTIST_NOVELTY,
 )
-JUDGE_TASKS = (SCIPIP_JUDGE_IDEAS,)
+JUDGE_TASKS = (SCIPIP_JUDGE_IDEAS, SCIPIP_JUDGE_PAIR)
