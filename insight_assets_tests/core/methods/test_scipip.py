@@ -14,8 +14,12 @@ from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import offline
 from insight_assets.core.methods.scipip.calibration import separating_threshold
+from insight_assets.core.methods.scipip.field import research_field
+from insight_assets.core.methods.scipip.judging import JudgedIdea
 from insight_assets.core.methods.scipip.keywords import KeywordSpace, filter_values, normal_keywords
+from insight_assets.core.methods.scipip.pairwise import outcome
 from insight_assets.core.methods.scipip.schemas import (
+    AI_SCIENTIST,
     COCITE,
     DIRECT,
     IDEA_METHODS,
@@ -25,6 +29,7 @@ from insight_assets.core.methods.scipip.schemas import (
     SEMANTIC,
     SKC_FILTERED,
     VARIANTS,
+    Idea,
 )
 from insight_assets_tests.conftest import corpus_root
 from insight_assets_tests.core.conftest import fake_openai_client
@@ -345,3 +350,114 @@ def test_the_judge_sees_ideas_anonymised_and_shuffled_and_ratings_go_back_to_the
         and shares[DIRECT]["clarity"] == 1.0
         and shares[DIRECT]["feasibility"] == 0.0
     )
+
+
+def _pair_judge(prefer: str):
+    """A judge that prefers the idea whose text contains ``prefer`` on every criterion, and calls
+    a tie when neither or both do."""
+
+    def reply(request) -> Reply:
+        prompt = request.last_user_text()
+        a = prompt.split("## Idea A", 1)[1].split("## Idea B", 1)[0]
+        b = prompt.split("## Idea B", 1)[1]
+        verdict = (
+            "A" if prefer in a and prefer not in b else "B" if prefer in b and prefer not in a else "tie"
+        )
+        return Reply(
+            json.dumps(
+                {c: verdict for c in ("novelty", "clarity", "feasibility", "relevance", "helpfulness")}
+            )
+        )
+
+    return reply
+
+
+def test_pairwise_judging_asks_both_orders_and_counts_only_what_they_agree_on(server):
+    ideas = {
+        "scipip": [Idea(title="Strong", idea="strong idea"), Idea(title="Plain", idea="plain idea")],
+        "direct": [Idea(title="Weak", idea="weak idea"), Idea(title="Plain too", idea="plain idea")],
+    }
+    server.responder = _pair_judge("strong")
+    judged = scipip.judge_pairs(fake_openai_client(server), [scipip.PairSet("q", "Background.", ideas)], "j")
+    shown = [r.last_user_text() for r in server.requests]
+    assert len(shown) == 4  # two pairs, each in both orders
+    orders = sorted(p.index("Strong") < p.index("Weak") for p in shown if "Strong" in p)
+    assert orders == [False, True]  # shown once first, once second
+    outcomes = {(j.position, j.criterion): (j.scipip_first, j.scipip_second, j.outcome) for j in judged}
+    assert outcomes[(0, "novelty")] == ("A", "B", "win")  # preferred in both orders
+    assert outcomes[(1, "helpfulness")] == ("tie", "tie", "tie")  # neither better
+    rates = {(r["baseline"], r["criterion"]): r for r in scipip.win_rates(judged)}
+    assert rates[("direct", "clarity")] == {
+        "judge": "j",
+        "baseline": "direct",
+        "criterion": "clarity",
+        "pairs": 2,
+        "scipip_wins": 0.5,
+        "ties": 0.5,
+        "baseline_wins": 0.0,
+    }
+
+
+def test_a_judge_that_always_prefers_the_first_idea_scores_ties_not_wins():
+    assert outcome("A", "A") == "tie" and outcome("B", "B") == "tie"  # position bias either way
+    assert (outcome("A", "B"), outcome("B", "A")) == ("win", "loss")
+    assert (outcome("A", "tie"), outcome("tie", "A")) == ("win", "loss")
+
+
+def test_several_judges_agreement_is_kendalls_tau_on_the_ideas_both_rated():
+    def rated(judge: str, novelty: list[int]) -> list:
+        return [
+            JudgedIdea(
+                "q",
+                "scipip",
+                n,
+                n,
+                f"t{n}",
+                novelty=v,
+                clarity=3,
+                feasibility=v,
+                relevance=v,
+                helpful=True,
+                judge=judge,
+            )
+            for n, v in enumerate(novelty)
+        ]
+
+    same = scipip.judge_agreement(rated("a", [1, 2, 3, 4]) + rated("b", [2, 3, 4, 5]))
+    assert same == [
+        {
+            "judge_a": "a",
+            "judge_b": "b",
+            "ideas": 4,
+            "novelty": 1.0,
+            "clarity": None,
+            "feasibility": 1.0,
+            "relevance": 1.0,
+        }
+    ]
+    reverse = scipip.judge_agreement(rated("a", [1, 2, 3, 4]) + rated("b", [4, 3, 2, 1])[:3])
+    assert reverse[0]["ideas"] == 3 and reverse[0]["novelty"] == -1.0
+    assert scipip.judge_agreement(rated("a", [1, 2])) == []  # one judge: nothing to compare
+
+
+def test_the_field_is_the_configured_one_or_the_nearest_to_the_collection():
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.array([[1.0, 0.0] if "patients" in t else [0.0, 1.0] for t in texts])
+
+    assert (
+        research_field("  marine biology ", np.ones((2, 2)), embed).describe()
+        == "marine biology (configured)"
+    )
+    found = research_field(None, np.array([[1.0, 0.1], [0.9, 0.0]]), embed)
+    assert (found.name, found.source) == ("medicine and health", "inferred")
+    assert research_field(None, np.zeros((0, 2)), None).name == "artificial intelligence"
+
+
+def test_the_ai_scientist_baseline_reflects_checks_novelty_and_keeps_the_novel_ideas():
+    query = scipip.Query("q", BACKGROUND, QUERY, ("node classification", "graph training cost"))
+    settings = scipip.IdeaSettings(field="graph learning", scientist_ideas=3, scientist_reflections=2)
+    (run,) = scipip.propose_ideas(LLMClient(LLMSettings()), _library(ROWS), PAPERS, [query], ideas=settings)
+    assert len(run.scientist) == 3 and len({r.idea.title for r in run.scientist}) == 3  # each new
+    assert all(r.rounds == 1 and "offline TF-IDF" in r.reason for r in run.scientist)  # done at round 1
+    assert run.ideas(AI_SCIENTIST) == [r.as_idea() for r in run.scientist if r.novel]
+    assert set(run.expanded) == set(IDEA_METHODS) - ({AI_SCIENTIST} if not run.ideas(AI_SCIENTIST) else set())
