@@ -406,10 +406,17 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
     )
 
 
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): two backgrounds.
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one background (every
+# method's ideas are expanded and judged twice), one AI Scientist idea with one reflection, and no
+# pairwise judging (four baselines in both orders is tens of calls; its protocol has its own test).
 SMOKE_SETTINGS = {
     "paper_summaries": SMOKE_ANSWERS,
     "scipip_retrievals": SMOKE_ANSWERS,
-    "scipip_ideas": {"max_backgrounds": 2, **SMOKE_ANSWERS},
-    "scipip_scores": SMOKE_ANSWERS,
+    "scipip_ideas": {
+        "max_backgrounds": 1,
+        "ai_scientist_ideas": 1,
+        "ai_scientist_reflections": 1,
+        **SMOKE_ANSWERS,
+    },
+    "scipip_scores": {"pairwise": False, **SMOKE_ANSWERS},
 }

@@ -50,7 +50,7 @@ TABLES = {
     "scipip_scores": """
         collection VARCHAR, query_id VARCHAR, method VARCHAR, position INTEGER, shown_as INTEGER,
         title VARCHAR, novelty INTEGER, clarity INTEGER, feasibility INTEGER, relevance INTEGER,
-        helpful BOOLEAN, rationale VARCHAR, error VARCHAR, form VARCHAR, judge VARCHAR""",
+        helpful BOOLEAN, rationale VARCHAR, error VARCHAR, judge VARCHAR, form VARCHAR""",
     "scipip_pairs": """
         collection VARCHAR, query_id VARCHAR, baseline VARCHAR, position INTEGER, criterion VARCHAR,
         scipip_first VARCHAR, scipip_second VARCHAR, outcome VARCHAR, judge VARCHAR, error VARCHAR""",
