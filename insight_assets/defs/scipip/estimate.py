@@ -4,6 +4,7 @@ from insight_assets.core import ingest
 from insight_assets.core.citations import citation_links
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import scipip
+from insight_assets.core.methods.scipip.field import research_field
 from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.scipip.assets import SciPIPRetrievalConfig, SciPIPSummariesConfig
@@ -39,14 +40,24 @@ def _ideas(config: SciPIPIdeasConfig, run: DryRun) -> None:
     backgrounds = found[: config.max_backgrounds]
     papers = {p.doc_id: scipip.Paper(p.title, p.method) for p in run.output("paper_summaries", [])}
     queries = scipip.make_queries(run.client, run.embed, backgrounds)
+    field = research_field(config.field, library.summary_vectors, run.embed)
+    ideas = scipip.IdeaSettings(field.name, config.ai_scientist_ideas, config.ai_scientist_reflections)
     run.outputs["scipip_ideas"] = scipip.propose_ideas(
-        run.client, library, papers, queries, config.settings()
+        run.client, library, papers, queries, config.settings(), ideas
     )
 
 
 def _scores(config: SciPIPScoresConfig, run: DryRun) -> None:
+    """Every judge rates the expanded and the short ideas and, unless off, judges the pairs."""
     runs = run.output("scipip_ideas", [])
-    scipip.judge_ideas(run.client, [idea_run.idea_set([]) for idea_run in runs], config.seed)
+    short = [idea_run.idea_set([]) for idea_run in runs]
+    expanded = [idea_run.expanded_set([]) for idea_run in runs]
+    for _ in config.judges or [None]:
+        scipip.judge_ideas(run.client, expanded, config.seed, per_call=config.expanded_per_call)
+        scipip.judge_ideas(run.client, short, config.seed)
+        if config.pairwise:
+            pairs = [scipip.PairSet(e.query_id, e.background, e.ideas) for e in expanded]
+            scipip.judge_pairs(run.client, pairs)
 
 
 ESTIMATE_STEPS = (

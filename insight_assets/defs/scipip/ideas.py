@@ -10,6 +10,7 @@ from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, store
 from insight_assets.core.methods.scipip.evaluation import skipped_routes
 from insight_assets.core.methods.scipip.field import research_field
+from insight_assets.core.methods.scipip.ideas import expanded_text
 from insight_assets.core.methods.scipip.schemas import EXPANDED, SHORT
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -246,10 +247,7 @@ def _idea_sets(warehouse, collection: str):
             idea = scipip.schemas.Idea(title=row["title"], idea=row["idea"], inspired_by=row["inspired_by"])
             by_method.setdefault(row["method"], []).append(idea)
             if row["detailed_method"]:
-                text = (
-                    f"Problem: {row['problem']}\nMethod: {row['detailed_method']}\n"
-                    f"Expected outcome: {row['expected_outcome']}"
-                )
+                text = expanded_text(row["problem"], row["detailed_method"], row["expected_outcome"])
                 detailed.setdefault(row["method"], []).append(
                     scipip.schemas.Idea(title=row["title"], idea=text)
                 )
@@ -311,7 +309,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             f"{sum(j.error is not None for j in judged)} idea ratings and "
             f"{len({(p.judge, p.query_id, p.baseline, p.position) for p in pairs if p.error})} pairs could not be judged."
         ),
-        report.SCIENTIST_NOTE,
+        report.SCIENTIST_NOTE + " " + _novelty_counts(runs.values()),
         *(
             [
                 f"Retrieval: tau {settings[0]['tau_source']}; {settings[0]['keyword_source']}; keyword filter {settings[0]['keyword_filter']}."
@@ -386,6 +384,12 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             **summary.as_metadata(),
         }
     )
+
+
+def _novelty_counts(runs) -> str:
+    checks = [check for run in runs for check in run["scientist_checks"] or []]
+    novel = sum(": novel." in check for check in checks)
+    return f"Its novelty check kept {novel} of {len(checks)} ideas."
 
 
 def _single_judge(config: SciPIPScoresConfig) -> dict:

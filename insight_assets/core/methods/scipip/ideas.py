@@ -94,6 +94,21 @@ class IdeaRun:
             AI_SCIENTIST: [r.as_idea() for r in self.scientist if r.novel],
         }[method]
 
+    def expanded_set(self, context: Sequence[str]) -> IdeaSet:
+        """The expanded ideas by method, as the judge reads them."""
+        expanded = {
+            method: [
+                Idea(
+                    title=idea.title,
+                    idea=expanded_text(detail.problem, detail.method, detail.expected_outcome),
+                )
+                for idea, detail in zip(self.ideas(method), self.expanded.get(method, []), strict=False)
+                if detail is not None
+            ]
+            for method in IDEA_METHODS
+        }
+        return IdeaSet(self.query.query_id, self.query.background, expanded, tuple(context))
+
     def expansion(self, method: str, position: int) -> DetailedIdea | None:
         found = self.expanded.get(method, [])
         return found[position] if position < len(found) else None
@@ -110,6 +125,11 @@ class IdeaRun:
         if not item.ok:
             self.errors.append(f"{stage}: {item.error or item.status}")
         return item.ok
+
+
+def expanded_text(problem: str, method: str, expected_outcome: str) -> str:
+    """An expanded idea as the judge reads it."""
+    return f"Problem: {problem}\nMethod: {method}\nExpected outcome: {expected_outcome}"
 
 
 @dataclass(frozen=True)

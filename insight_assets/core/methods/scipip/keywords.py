@@ -55,19 +55,24 @@ class KeywordSpace:
     threshold: float = 1.0
     _vectors: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
+    def vectors(self, keywords: Sequence[str]) -> np.ndarray | None:
+        """Unit vectors of ``keywords`` (normalised), or ``None`` without an embedder."""
+        if self.embed is None:
+            return None
+        missing = [k for k in dict.fromkeys(keywords) if k not in self._vectors]
+        if missing:
+            vectors = np.asarray(self.embed(missing), dtype=np.float32)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            self._vectors.update(zip(missing, vectors, strict=True))
+        return np.stack([self._vectors[k] for k in keywords]) if keywords else np.zeros((0, 0))
+
     def similarity(self, wanted: Sequence[str], known: Sequence[str]) -> np.ndarray:
         """Cosines of every (normalised) ``wanted`` keyword to every ``known`` one; equal normal
         forms are 1."""
         equal = np.array([[float(a == b) for b in known] for a in wanted]).reshape(len(wanted), len(known))
         if self.embed is None or not len(wanted) or not len(known):
             return equal
-        missing = [k for k in dict.fromkeys([*wanted, *known]) if k not in self._vectors]
-        if missing:
-            vectors = np.asarray(self.embed(missing), dtype=np.float32)
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            self._vectors.update(zip(missing, vectors, strict=True))
-        cosine = np.stack([self._vectors[k] for k in wanted]) @ np.stack([self._vectors[k] for k in known]).T
-        return np.maximum(cosine, equal)
+        return np.maximum(self.vectors(list(wanted)) @ self.vectors(list(known)).T, equal)
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,10 @@ def keyword_source(library: Library) -> str:
     space = library.graph.space
     if space.embed is None:
         return "equal normal forms only (no embedder)"
-    return f"keywords match at cosine >= {space.threshold:.3f} (calibrated to the embedder) or equal normal forms"
+    return (
+        f"a keyword matches a paper at cosine >= {space.threshold:.3f} to one of its keywords or to its "
+        "background (calibrated to the embedder), or by an equal normal form"
+    )
 
 
 def filter_source(config, library: Library) -> str:

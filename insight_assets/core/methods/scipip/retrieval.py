@@ -141,11 +141,11 @@ class Retrieval:
 
 
 def keyword_scores(library: Library, keywords: Iterable[str]) -> tuple[dict[str, float], set[str]]:
-    """Eq. 4 by keywords: each paper's score, and the papers the keywords *match* (one of its own
-    keywords within the keyword threshold, or a keyword's normal form in its normalised
-    background). A paper scores the sum over the keywords of their closeness to it (the cosine to
-    its closest keyword; 1 in its background), each weighted by the keyword's rarity (IDF over the
-    papers it matches)."""
+    """Eq. 4 by keywords: each paper's score, and the papers the keywords *match*. A keyword's
+    closeness to a paper is the highest of its cosine to the paper's keywords, its cosine to the
+    paper's background embedding, and 1 when its normal form is in the normalised background text;
+    it matches at the keyword threshold. A paper scores the sum of the keywords' closeness to it,
+    each weighted by the keyword's rarity (IDF over the papers it matches)."""
     wanted = normal_keywords(keywords)
     docs = list(library.graph.papers)
     if not wanted or not docs:
@@ -163,8 +163,13 @@ def keyword_scores(library: Library, keywords: Iterable[str]) -> tuple[dict[str,
         for w, keyword in enumerate(wanted):
             if f" {keyword} " in text:
                 closeness[w, d] = 1.0
+    vectors = library.graph.space.vectors(wanted)
+    if vectors is not None and vectors.shape[1] == library.background_vectors.shape[1]:
+        row = {doc: n for n, doc in enumerate(library.doc_ids)}
+        closeness = np.maximum(closeness, vectors @ library.background_vectors[[row[doc] for doc in docs]].T)
     matching = closeness >= threshold
     rarity = np.array([library.graph.idf(int(row.sum())) for row in matching])
+
     scores = rarity @ closeness
     return {doc: float(scores[d]) for d, doc in enumerate(docs)}, {
         doc for d, doc in enumerate(docs) if matching[:, d].any()
