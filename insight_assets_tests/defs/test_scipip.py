@@ -81,6 +81,10 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
         assert row["hits"] == [doc in cited[row["held_out"]] for doc in row["ranked"]]
         assert row["relevant"] == len(cited[row["held_out"]])
     assert "| skc+filter |" in metadata(result, "scipip_retrievals")["recall"]
+    (settings,) = _rows(storage, "scipip_settings")  # what tau and the keyword threshold came from
+    assert settings["tau_source"].startswith("calibrated to the embedder") and settings[
+        "embedder"
+    ].startswith("hashing")
 
     runs = _rows(storage, "scipip_idea_runs")
     assert len(runs) == 5 and sum(r["held_out"] is None for r in runs) == 1  # the user's, then papers'
