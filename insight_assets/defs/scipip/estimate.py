@@ -56,7 +56,7 @@ def _scores(config: SciPIPScoresConfig, run: DryRun) -> None:
         scipip.judge_ideas(run.client, expanded, config.seed, per_call=config.expanded_per_call)
         scipip.judge_ideas(run.client, short, config.seed)
         if config.pairwise:
-            pairs = [scipip.PairSet(e.query_id, e.background, e.ideas) for e in expanded]
+            pairs = [scipip.IdeaSet(e.query_id, e.background, e.ideas) for e in expanded]
             scipip.judge_pairs(run.client, pairs)
 
 

@@ -276,7 +276,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             judged += scipip.judge_ideas(client, short, config.seed, form=SHORT, judge=name)
             if config.pairwise:
                 pair_sets = [
-                    scipip.PairSet(e.query_id, e.background, e.ideas or s.ideas, e.context)
+                    scipip.IdeaSet(e.query_id, e.background, e.ideas or s.ideas, e.context)
                     for e, s in zip(expanded, short, strict=True)
                 ]
                 pairs += scipip.judge_pairs(client, pair_sets, judge=name)

@@ -378,7 +378,7 @@ def test_pairwise_judging_asks_both_orders_and_counts_only_what_they_agree_on(se
         "direct": [Idea(title="Weak", idea="weak idea"), Idea(title="Plain too", idea="plain idea")],
     }
     server.responder = _pair_judge("strong")
-    judged = scipip.judge_pairs(fake_openai_client(server), [scipip.PairSet("q", "Background.", ideas)], "j")
+    judged = scipip.judge_pairs(fake_openai_client(server), [scipip.IdeaSet("q", "Background.", ideas)], "j")
     shown = [r.last_user_text() for r in server.requests]
     assert len(shown) == 4  # two pairs, each in both orders
     orders = sorted(p.index("Strong") < p.index("Weak") for p in shown if "Strong" in p)

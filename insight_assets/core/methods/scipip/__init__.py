@@ -22,7 +22,7 @@ from .evaluation import Query, RecallRow, leave_one_out, make_queries, recall_ta
 from .ideas import IdeaRun, IdeaSettings, Paper, propose_ideas
 from .judging import IdeaSet, JudgedIdea, good_shares, judge_agreement, judge_ideas
 from .keywords import KeywordGraph
-from .pairwise import PairSet, judge_pairs, win_rates
+from .pairwise import judge_pairs, win_rates
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, Retrieval, SciPIPSettings, cluster, retrieve, round_robin
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SUMMARY_TASKS
@@ -40,7 +40,6 @@ __all__ = [
     "JudgedIdea",
     "KeywordGraph",
     "Library",
-    "PairSet",
     "Paper",
     "PaperParts",
     "PaperSummary",

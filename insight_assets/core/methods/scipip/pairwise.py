@@ -10,25 +10,15 @@ list has, so every pair shares its background.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...llm import LLMClient
+from .judging import IdeaSet
 from .schemas import BASELINES, DUAL, PAIR_CRITERIA, Idea
 from .tasks import SCIPIP_JUDGE_PAIR
 
 WIN, LOSS, TIE = "win", "loss", "tie"
-
-
-@dataclass(frozen=True)
-class PairSet:
-    """One background's ideas by method (as the judge reads them) and the texts the offline judge
-    compares them with."""
-
-    query_id: str
-    background: str
-    ideas: Mapping[str, Sequence[Idea]]
-    context: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -54,7 +44,7 @@ def outcome(scipip_first: str, scipip_second: str) -> str:
     return WIN if score > 0 else LOSS if score < 0 else TIE
 
 
-def judge_pairs(client: LLMClient, sets: Sequence[PairSet], judge: str = "") -> list[PairJudgement]:
+def judge_pairs(client: LLMClient, sets: Sequence[IdeaSet], judge: str = "") -> list[PairJudgement]:
     """Every SciPIP idea against each baseline's idea at the same position, in both orders."""
     pairs = [
         (found, baseline, n, mine, theirs)
@@ -126,4 +116,4 @@ def win_rates(judged: Sequence[PairJudgement]) -> list[dict]:
     return rows
 
 
-__all__ = ["LOSS", "TIE", "WIN", "PairJudgement", "PairSet", "judge_pairs", "outcome", "win_rates"]
+__all__ = ["LOSS", "TIE", "WIN", "PairJudgement", "judge_pairs", "outcome", "win_rates"]
