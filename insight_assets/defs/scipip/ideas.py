@@ -310,14 +310,19 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             f"{len({(p.judge, p.query_id, p.baseline, p.position) for p in pairs if p.error})} pairs could not be judged."
         ),
         report.SCIENTIST_NOTE + " " + _novelty_counts(runs.values()),
-        *(
-            [
-                f"Retrieval: tau {settings[0]['tau_source']}; {settings[0]['keyword_source']}; keyword filter {settings[0]['keyword_filter']}."
-            ]
-            if settings
-            else []
-        ),
     ]
+    # The report lists retrieval's settings under its recall table; the collection page shows only
+    # the headline, so its notes carry them.
+    retrieval_note = (
+        [
+            (
+                f"Retrieval: tau {settings[0]['tau_source']}; {settings[0]['keyword_source']}; "
+                f"keyword filter {settings[0]['keyword_filter']}."
+            )
+        ]
+        if settings
+        else []
+    )
     example = {
         "background": first_run["background"],
         "ideas": [
@@ -355,7 +360,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
                 headline_table("SciPIP against each baseline, both orders", wins, report.WIN_COLUMNS),
                 headline_table("Recall of the held-out paper's references", recall, report.RECALL_COLUMNS),
             ),
-            notes=tuple(notes),
+            notes=(*notes, *retrieval_note),
             writer=writers(storage, "scipip_ideas", collection),
             judge=judge,
         ),
