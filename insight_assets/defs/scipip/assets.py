@@ -341,14 +341,13 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         found = scipip.retrieve(library, query.vector, query.entities, settings)
         user_rows += report.retrieval_rows(collection, query, found)
     warehouse = storage.warehouse
+    used = report.settings_row(collection, config, settings, library, embedder.get_embedder().variant)
     warehouse.replace_partition(
         collection,
         {
             "scipip_retrievals": pa.Table.from_pylist(user_rows),
             "scipip_recall": pa.Table.from_pylist([{"collection": collection, **r.__dict__} for r in recall]),
-            "scipip_settings": pa.Table.from_pylist(
-                [report.settings_row(collection, config, settings, library, embedder.get_embedder().variant)]
-            ),
+            "scipip_settings": pa.Table.from_pylist([used]),
         },
     )
     sweep = [
@@ -373,9 +372,9 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
             "leave_one_out_queries": len({r.query_id for r in recall}),
             "recall": dg.MetadataValue.md(markdown_table(table, report.RECALL_COLUMNS)),
             "tau_sweep": dg.MetadataValue.md(markdown_table(sweep, report.TAU_COLUMNS)),
-            "tau": report.tau_source(config.tau, library),
-            "keyword_threshold": report.keyword_source(library),
-            "keyword_filter": report.filter_source(config, library),
+            "tau": used["tau_source"],
+            "keyword_threshold": used["keyword_source"],
+            "keyword_filter": used["keyword_filter"],
             "summary_similarity": (
                 f"median {statistics.median(pairs):.3f}, max {pairs.max():.3f}, "
                 f"{float((pairs >= settings.tau).mean()):.1%} of pairs >= tau {settings.tau}"

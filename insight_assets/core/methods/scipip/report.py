@@ -94,16 +94,14 @@ def keyword_source(library: Library) -> str:
     )
 
 
-def filter_source(config, library: Library) -> str:
-    values = filter_values(library.graph.papers)
-    m = config.neighbour_min_papers or values.min_papers
-    n = config.neighbour_keep if config.neighbour_keep is not None else values.keep
-    chosen = (
-        "configured"
-        if config.neighbour_min_papers or config.neighbour_keep is not None
-        else "from the collection"
+def filter_source(config, settings: SciPIPSettings, library: Library) -> str:
+    """The keyword filter's m and n as ``settings`` resolved them, and where they came from."""
+    configured = config.neighbour_min_papers or config.neighbour_keep is not None
+    chosen = "configured" if configured else "from the collection"
+    return (
+        f"m = {settings.neighbour_min_papers}, n = {settings.neighbour_keep} "
+        f"({chosen}: {filter_values(library.graph.papers).reason})"
     )
-    return f"m = {m}, n = {n} ({chosen}: {values.reason})"
 
 
 def settings_row(collection: str, config, settings: SciPIPSettings, library: Library, embedder: str) -> dict:
@@ -117,7 +115,7 @@ def settings_row(collection: str, config, settings: SciPIPSettings, library: Lib
         "n_papers": settings.n_papers,
         "neighbour_min_papers": settings.neighbour_min_papers,
         "neighbour_keep": settings.neighbour_keep,
-        "keyword_filter": filter_source(config, library),
+        "keyword_filter": filter_source(config, settings, library),
         "keyword_threshold": library.graph.space.threshold,
         "keyword_source": keyword_source(library),
         "embedder": embedder,

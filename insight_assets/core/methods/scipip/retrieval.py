@@ -61,6 +61,8 @@ class SciPIPSettings:
 
     def for_library(self, library: Library) -> SciPIPSettings:
         """These settings with every derived value filled in for ``library``."""
+        if self.tau is not None and self.neighbour_min_papers and self.neighbour_keep is not None:
+            return self  # nothing to derive (retrieval gets resolved settings on every query)
         values = filter_values(library.graph.papers)
         return replace(
             self,
