@@ -10,8 +10,15 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from insight_assets.core import deployment
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets_tests.fake_model_server import FakeModelServer
+from insight_assets_tests.servers import PostgresServer, ServerMissing
+
+# A deployment's variables would send every test's stores to a shared database: the tests that need
+# one set their own.
+for _variable in deployment.VARIABLES:
+    os.environ.pop(_variable, None)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_COLLECTION = REPO_ROOT / "data" / "collections" / "scholarly-docs"
@@ -36,6 +43,17 @@ def server() -> Iterator[FakeModelServer]:
     fake = FakeModelServer().start()
     yield fake
     fake.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server on 127.0.0.1, made for this session and removed after it."""
+    try:
+        server = PostgresServer().start()
+    except ServerMissing as error:
+        pytest.fail(str(error))
+    yield server
+    server.stop()
 
 
 @pytest.fixture

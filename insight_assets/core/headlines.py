@@ -80,15 +80,7 @@ def store_headline(
         "writer": headline.writer,
         "judge": headline.judge,
     }
-    with warehouse.connect() as connection:
-        connection.execute("BEGIN TRANSACTION")
-        connection.execute(f"DELETE FROM {TABLE} WHERE collection = ? AND report = ?", [collection, report])
-        connection.register("incoming_rows", pa.Table.from_pylist([row]))
-        connection.execute(
-            f"INSERT INTO {TABLE} ({', '.join(row)}) SELECT {', '.join(row)} FROM incoming_rows"
-        )
-        connection.unregister("incoming_rows")
-        connection.execute("COMMIT")
+    warehouse.replace_rows(TABLE, "collection = ? AND report = ?", [collection, report], pa.Table.from_pylist([row]))
 
 
 def load_headlines(warehouse: Warehouse, collection: str) -> dict[str, StoredHeadline]:

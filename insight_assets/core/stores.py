@@ -1,4 +1,5 @@
-"""Where artifacts live: tables in DuckDB, vectors in LanceDB.
+"""Where artifacts live: tables in DuckDB (a file here, or a DuckLake shared by machines: ``lake.py``),
+vectors in LanceDB.
 
 Both stores write per collection: a write replaces exactly one collection's rows and never touches
 another's, so partitions can be materialised at the same time.
@@ -11,7 +12,7 @@ import functools
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import duckdb
@@ -113,9 +114,9 @@ VIEWS = {
 
 # Tables a method declares for itself (``declare_tables`` in its store module), beside ``SCHEMA``.
 _DECLARED: dict[str, str] = {}
-# (file, how many tables were known) for which the tables exist: a table declared later, by a
+# (warehouse, how many tables were known) for which the tables exist: a table declared later, by a
 # method imported later in the process, is created at the next connection.
-_SCHEMA_READY: set[tuple[Path, int]] = set()
+_SCHEMA_READY: set[tuple[str, int]] = set()
 
 
 def declare_tables(tables: dict[str, str]) -> None:
@@ -133,19 +134,53 @@ def warehouse_tables() -> dict[str, str]:
     return {**SCHEMA, **_DECLARED}
 
 
-def _add_new_columns(connection: duckdb.DuckDBPyConnection) -> None:
-    """Columns that a table gained since a warehouse was made are added to it (empty in old rows),
-    so that a new version of a step can write to an old warehouse."""
+def _existing_columns(connection: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """The columns of each table and view of the connection's current database."""
     existing: dict[str, set[str]] = {}
     for table, column in connection.execute(
-        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+        """SELECT table_name, column_name FROM information_schema.columns
+           WHERE table_catalog = current_database() AND table_schema = current_schema()"""
     ).fetchall():
         existing.setdefault(table, set()).add(column)
+    return existing
+
+
+def _create_schema(connection: duckdb.DuckDBPyConnection) -> None:
+    """Create the tables that do not exist, add the columns a table gained since the warehouse was
+    made (empty in old rows, so that a new version of a step can write to an old warehouse), run the
+    migrations, and create or update the views."""
+    existing = _existing_columns(connection)
     for table, columns in warehouse_tables().items():
+        if table not in existing:
+            connection.execute(f"CREATE TABLE {table} ({columns})")
+            continue
         for definition in columns.split(","):
             name, kind = definition.split(maxsplit=1)
-            if name not in existing.get(table, set()):
+            if name not in existing[table]:
                 connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    for statement in migrations.warehouse_statements():
+        connection.execute(statement)
+    defined = dict(
+        connection.execute(
+            """SELECT view_name, sql FROM duckdb_views()
+               WHERE database_name = current_database() AND schema_name = current_schema()"""
+        ).fetchall()
+    )
+    for view, query in VIEWS.items():
+        statement = f"CREATE OR REPLACE VIEW {view} AS {query}"
+        # Replaced only when changed: in a shared warehouse every replacement is a catalog commit.
+        if view not in defined or _words(defined[view]) != _words(statement):
+            connection.execute(statement)
+
+
+def _words(sql: str | None) -> list[str]:
+    return (sql or "").replace(";", " ").split()
+
+
+def is_write_conflict(error: Exception) -> bool:
+    """Whether ``error`` is a transaction that lost to a concurrent one (DuckLake refuses the
+    second of two commits that changed the same table) and may simply be replayed."""
+    return isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower()
 
 
 class StoreError(RuntimeError):
@@ -153,13 +188,22 @@ class StoreError(RuntimeError):
 
 
 class Warehouse:
-    """The DuckDB file holding every tabular artifact, one row set per collection."""
+    """Every tabular artifact, one row set per collection: here a DuckDB file on this machine; a
+    ``lake.LakeWarehouse`` holds the same tables in a DuckLake shared by several machines."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
 
+    @property
+    def location(self) -> str:
+        """Where the tables are, for people."""
+        return str(self.path.resolve())
+
+    def _schema_key(self) -> str:
+        return str(self.path.resolve())
+
     @contextlib.contextmanager
-    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _open(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         """A short-lived connection; waits (with jitter) while another process holds the file."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + LOCK_WAIT_S
@@ -168,6 +212,13 @@ class Warehouse:
                 connection = duckdb.connect(str(self.path), read_only=read_only and self.path.exists())
                 break
             except duckdb.IOException as error:
+                if "newer version of duckdb" in str(error).lower():
+                    raise StoreError(
+                        f"The warehouse {self.path} was written by a newer DuckDB than this one "
+                        f"({duckdb.__version__}, pinned for the shared warehouse's DuckLake extension), which "
+                        f"cannot read it. Move it aside (mv {self.path} {self.path}.newer) and build again: "
+                        "the vectors in LanceDB and the model answers in the cache are reused."
+                    ) from None
                 if "lock" not in str(error).lower() or time.monotonic() > deadline:
                     raise StoreError(
                         f"Cannot open the warehouse {self.path}: {error}. "
@@ -175,49 +226,80 @@ class Warehouse:
                     ) from error
                 time.sleep(0.05 + random.random() * 0.2)
         try:
-            # Once per file and process: these statements cost more than a small query.
-            tables = warehouse_tables()
-            ready = (self.path.resolve(), len(tables))
-            if not read_only and ready not in _SCHEMA_READY:
-                for table, columns in tables.items():
-                    connection.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
-                _add_new_columns(connection)
-                for statement in migrations.warehouse_statements():
-                    connection.execute(statement)
-                for view, query in VIEWS.items():
-                    connection.execute(f"CREATE OR REPLACE VIEW {view} AS {query}")
-                _SCHEMA_READY.add(ready)
             yield connection
         finally:
             connection.close()
 
-    def replace_partition(self, collection: str, tables: dict[str, pa.Table]) -> None:
-        """Replace ``collection``'s rows of each named table, all in one transaction."""
-        with self.connect() as connection:
+    @contextlib.contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection whose tables are current (made or migrated once per warehouse and process)."""
+        with self._open(read_only=read_only) as connection:
+            # Once per warehouse and process: these statements cost more than a small query.
+            ready = (self._schema_key(), len(warehouse_tables()))
+            if not read_only and ready not in _SCHEMA_READY:
+                self._in_transaction(connection, _create_schema)
+                _SCHEMA_READY.add(ready)
+            yield connection
+
+    def _in_transaction(
+        self, connection: duckdb.DuckDBPyConnection, work: Callable[[duckdb.DuckDBPyConnection], None]
+    ) -> None:
+        """Run ``work`` in one transaction; replay it while it loses to a concurrent writer."""
+        deadline = time.monotonic() + LOCK_WAIT_S
+        attempt = 0
+        while True:
             connection.execute("BEGIN TRANSACTION")
             try:
-                for name, rows in tables.items():
-                    if name not in warehouse_tables():
-                        raise StoreError(f"Unknown warehouse table {name!r}")
-                    connection.execute(f"DELETE FROM {name} WHERE collection = ?", [collection])
-                    if rows.num_rows:
-                        connection.register("incoming_rows", rows)
-                        columns = ", ".join(rows.column_names)
-                        connection.execute(
-                            f"INSERT INTO {name} ({columns}) SELECT {columns} FROM incoming_rows"
-                        )
-                        connection.unregister("incoming_rows")
+                work(connection)
                 connection.execute("COMMIT")
-            except Exception:
-                connection.execute("ROLLBACK")
-                raise
+                return
+            except Exception as error:
+                # A failed COMMIT has already ended the transaction.
+                with contextlib.suppress(duckdb.TransactionException):
+                    connection.execute("ROLLBACK")
+                if not is_write_conflict(error) or time.monotonic() > deadline:
+                    raise
+            attempt += 1
+            time.sleep(random.uniform(0.01, 0.05 * min(attempt, 10)))
+
+    def write(self, work: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
+        """Run ``work`` (statements on the connection it gets) as one transaction: all of it lands
+        or none does, and it is replayed when a concurrent writer wins."""
+        with self.connect() as connection:
+            self._in_transaction(connection, work)
+
+    def replace_rows(self, table: str, where: str, params: Sequence, rows: pa.Table) -> None:
+        """Replace the rows of ``table`` matching ``where`` (SQL with ``?`` for ``params``) by ``rows``."""
+        self._replace([(table, where, params, rows)])
+
+    def replace_partition(self, collection: str, tables: dict[str, pa.Table]) -> None:
+        """Replace ``collection``'s rows of each named table, all in one transaction."""
+        self._replace([(name, "collection = ?", [collection], rows) for name, rows in tables.items()])
+
+    def _replace(self, replacements: Sequence[tuple[str, str, Sequence, pa.Table]]) -> None:
+        """Each ``(table, where, params, rows)``: delete the matching rows and insert ``rows``, all in
+        one transaction."""
+        for table, *_ in replacements:
+            if table not in warehouse_tables():
+                raise StoreError(f"Unknown warehouse table {table!r}")
+
+        def replace(connection: duckdb.DuckDBPyConnection) -> None:
+            for table, where, params, rows in replacements:
+                connection.execute(f"DELETE FROM {table} WHERE {where}", list(params))
+                if rows.num_rows:
+                    connection.register("incoming_rows", rows)
+                    columns = ", ".join(rows.column_names)
+                    connection.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM incoming_rows")
+                    connection.unregister("incoming_rows")
+
+        self.write(replace)
 
     def record_build(
         self, collection: str, asset: str, *, rows: int | None, data_version: str | None, run_id: str | None
     ) -> None:
         """Note that ``asset`` was built for ``collection`` (replacing an earlier note)."""
-        with self.connect() as connection:
-            connection.execute("BEGIN TRANSACTION")
+
+        def record(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(
                 "DELETE FROM asset_builds WHERE collection = ? AND asset = ?", [collection, asset]
             )
@@ -225,7 +307,8 @@ class Warehouse:
                 "INSERT INTO asset_builds VALUES (?, ?, ?, ?, ?, now())",
                 [collection, asset, rows, data_version, run_id],
             )
-            connection.execute("COMMIT")
+
+        self.write(record)
 
     def unbuilt(self, collection: str, assets: Sequence[str]) -> list[str]:
         """Those of ``assets`` never built for ``collection``, in the given order."""

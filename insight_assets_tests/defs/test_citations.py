@@ -79,7 +79,11 @@ def test_a_collection_without_readable_references_gets_no_links_and_a_warning_sa
     add_collection(storage, "one", sorted(DEMO_COLLECTION.glob("*.pdf"))[:2])
     assert materialize_collection(instance, storage, hashing_embedder, "one", assets=ASSETS[:2]).success
     # As if the papers had no references section.
-    storage.warehouse.query("UPDATE parsed_documents SET references_text = '' WHERE collection = 'one'")
+    storage.warehouse.write(
+        lambda connection: connection.execute(
+            "UPDATE parsed_documents SET references_text = '' WHERE collection = 'one'"
+        )
+    )
     result = materialize_collection(instance, storage, hashing_embedder, "one", assets=[citations])
     assert metadata(result, "citations")["dagster/row_count"] == 0
     links = check(result, "citation_links")
