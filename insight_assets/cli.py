@@ -81,7 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     misuse = command.misuse(args)
     if misuse:
         parser.error(misuse)
-    return command.run(args)
+    try:
+        return command.run(args)
+    except Exception as error:
+        # A store that cannot be opened or a deployment setting that does not work is one sentence.
+        from insight_assets.core.deployment import DeploymentError
+        from insight_assets.core.stores import StoreError
+
+        if not isinstance(error, DeploymentError | StoreError):
+            raise
+        print(f"insight-assets {args.command}: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

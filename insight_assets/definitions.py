@@ -3,6 +3,7 @@
 import dagster as dg
 
 from insight_assets.defs import automation, estimate
+from insight_assets.defs.execution import deployment_executor
 from insight_assets.defs.catalog import ALL_ASSETS
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
@@ -16,4 +17,6 @@ defs = dg.Definitions(
         "embedder": EmbedderResource(),
         "llm": LLMResource(),
     },
+    # Dagster's default, or the Dask cluster that INSIGHT_ASSETS_DASK_SCHEDULER names.
+    executor=deployment_executor(),
 )

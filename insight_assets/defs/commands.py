@@ -68,8 +68,12 @@ def add_collection_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def storage_resource():
+    """The storage resource as the definitions have it, once the deployment's stores answer (else a
+    ``DeploymentError`` naming the setting, which ``cli.main`` prints as one sentence)."""
+    from insight_assets.core.deployment import Deployment
     from insight_assets.defs.resources import StorageResource
 
+    Deployment.from_environment().check_stores()
     return StorageResource()
 
 
@@ -183,6 +187,24 @@ class _FailuresInBrief(io.TextIOBase):
         self.stream.flush()
 
 
+def run_on_cluster(dagster_instance, collection: str):
+    """Run the build job for one collection with the deployment's executor (its steps on the Dask
+    cluster): this process orchestrates, the workers load the code location and run the steps."""
+    import dagster as dg
+
+    from insight_assets.defs.execution import build_collection_job
+    from insight_assets.defs.in_process import process_tags
+
+    with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
+        with dg.execute_job(
+            dg.reconstructable(build_collection_job),
+            dagster_instance,
+            run_config=QUIET_RUN_CONFIG,
+            tags={"dagster/partition": collection, **process_tags()},
+        ) as result:
+            return result
+
+
 def run_job(job, dagster_instance, collection: str, asset_selection=None):
     """Run ``job`` (or its ``asset_selection``) for one collection in this process, recorded in
     the instance like any run, its console log without stack traces; never raises for a failed step."""
@@ -222,7 +244,12 @@ def build(args: argparse.Namespace) -> int:
     from insight_assets.defs.in_process import end_abandoned_runs
     from insight_assets.defs.runs import register_collections
 
+    from insight_assets.core.deployment import Deployment
+    from insight_assets.defs.pools import POOLS
+
     storage = storage_resource()
+    deployment = Deployment.from_environment()
+    deployment.check_steps(worker_resources=POOLS)
     available = collection_folders(Path(storage.collections_root))
     if every:
         collections = sorted(available)
@@ -247,7 +274,10 @@ def build(args: argparse.Namespace) -> int:
     failed = []
     for name in collections:
         print(f"Building collection {name!r} ...", flush=True)
-        result = run_job(job, dagster_instance, name)
+        if deployment.dask_scheduler:
+            result = run_on_cluster(dagster_instance, name)
+        else:
+            result = run_job(job, dagster_instance, name)
         if not result.success:
             failed.append(name)
             for reason in failure_reasons(result):
@@ -293,7 +323,7 @@ def summary(storage, collections: list[str]) -> str:
                 else ""
             )
         )
-    lines.append(f"Tables: {Path(storage.warehouse_path).resolve()}  Vectors: {storage.lancedb_uri}")
+    lines.append(f"Tables: {warehouse.location}  Vectors: {storage.vectors_uri}")
     reports = [
         report
         for name in collections
@@ -318,6 +348,18 @@ def list_collections(args: argparse.Namespace) -> int:
         print(f"No collections under {Path(storage.collections_root).resolve()}.")
         return 0
     print(summary(storage, sorted(folders)))
+    return 0
+
+
+def show_deployment(args: argparse.Namespace) -> int:
+    """Where this deployment keeps its state and runs its steps, each engine tried."""
+    from insight_assets.core.deployment import Deployment
+    from insight_assets.defs.pools import POOLS
+
+    deployment = Deployment.from_environment()
+    print("\n".join(deployment.describe()))
+    deployment.check(worker_resources=POOLS)
+    print("Every engine answered.")
     return 0
 
 
@@ -385,6 +427,11 @@ def _estimate_arguments(parser: argparse.ArgumentParser) -> None:
 COMMANDS = (
     Command("build", "materialize every asset of one or more collections", build, _build_arguments),
     Command("collections", "list collections and what has been built for them", list_collections),
+    Command(
+        "deployment",
+        "where the instance, warehouse and vectors live and where steps run (INSIGHT_ASSETS_*), each tried",
+        show_deployment,
+    ),
     Command(
         "estimate",
         "dry run: tokens and cost of a collection's model calls, calling no model",

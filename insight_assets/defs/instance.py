@@ -10,9 +10,14 @@ loading its own embedding model. The settings written here:
   pools are the model-loading steps: ``embedding`` (the embedder) and ``llm`` (model calls, which
   load the local model when it is the provider).
 
-The settings live between two marker comments, rewritten on every start (so the environment
-variable takes effect), and the rest of the file is the user's. A file that already configures
-concurrency itself is never changed: the user is told what it lacks.
+With ``INSIGHT_ASSETS_POSTGRES_URL`` set, a second block keeps the instance (runs, event logs,
+schedules) in that PostgreSQL database (``storage: postgres``, the URL read from the variable when
+the instance loads, so no password is written here); without it, the block is taken out and the
+instance is SQLite under ``DAGSTER_HOME`` again.
+
+The settings live between marker comments, rewritten on every start (so the environment variables
+take effect), and the rest of the file is the user's. A file that already configures concurrency
+(or storage) itself is never changed there: the user is told what it lacks.
 """
 
 from __future__ import annotations
@@ -26,14 +31,20 @@ from pathlib import Path
 import yaml
 
 from insight_assets.core.cores import available_cores
+from insight_assets.core.deployment import POSTGRES_URL_ENV, Deployment
 
 MAX_RUNS_ENV = "INSIGHT_ASSETS_MAX_CONCURRENT_RUNS"
 COLLECTION_TAG = "dagster/partition"
 BEGIN_MARKER = "# >>> insight_assets: run queue and pools (rewritten at each start; see below)"
 END_MARKER = "# <<< insight_assets"
+STORAGE_BEGIN_MARKER = (
+    "# >>> insight_assets: instance storage (rewritten at each start from INSIGHT_ASSETS_POSTGRES_URL)"
+)
+STORAGE_END_MARKER = "# <<< insight_assets storage"
 _TELEMETRY_OFF = "# Runs stay on this machine: no usage statistics are sent (set true to opt in).\ntelemetry:\n  enabled: false\n"
-# Top-level keys through which a user configures run concurrency themselves.
+# Top-level keys through which a user configures run concurrency, or the storage, themselves.
 _CONCURRENCY_KEYS = ("concurrency", "run_queue", "run_coordinator")
+_STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage")
 
 
 @dataclass(frozen=True)
@@ -82,19 +93,80 @@ concurrency:
 """
 
 
+def storage_block() -> str:
+    """The managed storage part of ``dagster.yaml``: the instance on the deployment's PostgreSQL."""
+    return f"""{STORAGE_BEGIN_MARKER}
+# Runs, event logs and schedules in PostgreSQL, shared by every machine of the deployment. The URL is
+# read from the variable when the instance loads; unset it and this block goes at the next start.
+storage:
+  postgres:
+    postgres_url:
+      env: {POSTGRES_URL_ENV}
+{STORAGE_END_MARKER}
+"""
+
+
 def ensure_instance_config(home: Path, environ: Mapping[str, str] = os.environ) -> InstanceConfigOutcome:
-    """Make ``home/dagster.yaml`` hold the run queue and pool settings, keeping what the user wrote."""
-    path = Path(home) / "dagster.yaml"
+    """Make ``home/dagster.yaml`` hold the run queue and pool settings and, with a PostgreSQL URL in
+    the environment, the storage settings, keeping what the user wrote."""
+    outcome = _ensure_run_queue(Path(home) / "dagster.yaml", environ)
+    changed, said = _ensure_storage(
+        outcome.path, Deployment.from_environment(environ).postgres_url is not None
+    )
+    action = "refreshed" if changed and outcome.action == "unchanged" else outcome.action
+    message = "\n".join(text for text in (outcome.message, said) if text) or None
+    return InstanceConfigOutcome(outcome.path, action, message)
+
+
+def _ensure_storage(path: Path, wanted: bool) -> tuple[bool, str | None]:
+    """Put the storage block in ``path`` when ``wanted``, take it out when not; whether the file
+    changed, and what the user should know."""
+    text = path.read_text(encoding="utf-8")
+    updated = _replaced_block(
+        text, STORAGE_BEGIN_MARKER, STORAGE_END_MARKER, storage_block() if wanted else ""
+    )
+    if updated is not None:
+        updated = updated if wanted else updated.rstrip("\n") + "\n"
+        if updated == text:
+            return False, None
+        path.write_text(updated, encoding="utf-8")
+        return True, None
+    if not wanted:
+        return False, None
+    try:
+        settings = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return False, None  # left as it is; the run queue's message says so
+    own = [key for key in _STORAGE_KEYS if isinstance(settings, dict) and key in settings]
+    if own:
+        return False, (
+            f"{path} configures the instance's storage itself ({', '.join(own)}), so {POSTGRES_URL_ENV} was "
+            f"not applied to it; the warehouse still uses it. To keep the instance there too, use:\n{storage_block()}"
+        )
+    path.write_text(text.rstrip("\n") + "\n\n" + storage_block(), encoding="utf-8")
+    return True, None
+
+
+def _replaced_block(text: str, begin: str, end: str, block: str) -> str | None:
+    """``text`` with what lies between the markers ``begin`` and ``end`` (included) replaced by
+    ``block``; ``None`` when the markers are not both there."""
+    if begin not in text or end not in text:
+        return None
+    before, rest = text.split(begin, 1)
+    after = rest.split(end, 1)[1].removeprefix("\n")
+    return before + block + after
+
+
+def _ensure_run_queue(path: Path, environ: Mapping[str, str]) -> InstanceConfigOutcome:
+    """Make ``path`` hold the run queue and pool settings, keeping what the user wrote."""
     block = concurrency_block(max_concurrent_runs(environ))
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_TELEMETRY_OFF + "\n" + block, encoding="utf-8")
         return InstanceConfigOutcome(path, "created")
     text = path.read_text(encoding="utf-8")
-    if BEGIN_MARKER in text and END_MARKER in text:
-        before, rest = text.split(BEGIN_MARKER, 1)
-        after = rest.split(END_MARKER, 1)[1].removeprefix("\n")
-        refreshed = before + block + after
+    refreshed = _replaced_block(text, BEGIN_MARKER, END_MARKER, block)
+    if refreshed is not None:
         if refreshed == text:
             return InstanceConfigOutcome(path, "unchanged")
         path.write_text(refreshed, encoding="utf-8")

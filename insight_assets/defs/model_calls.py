@@ -1,6 +1,6 @@
 """What every model-calling asset shares: per-asset overrides, the client, metadata, budget stops.
 
-Model-calling assets run in the Dagster pool ``llm`` (limit it with ``dagster instance
+Model-calling assets run in the pool ``llm`` (see ``pools.py``; limit it with ``dagster instance
 concurrency set llm N`` or in the UI under Deployment -> Concurrency), so a backfill over many
 collections does not open hundreds of provider connections at once; inside an asset, calls run
 concurrently up to ``max_concurrency``.
@@ -14,9 +14,10 @@ import dagster as dg
 from pydantic import Field
 
 from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClient, LLMError, Task, TaskParams
+from insight_assets.defs.pools import LLM_POOL
 from insight_assets.defs.resources import LLMResource, ModelChoice
 
-LLM_POOL = "llm"
+__all__ = ["LLM_POOL"]
 # A smoke run's answer length (see ``defs/runs.py``): a slow model writes 200 tokens at most.
 SMOKE_ANSWERS = {"max_tokens": 200}
 

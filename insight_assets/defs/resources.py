@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
+from insight_assets.core.deployment import Deployment, normalized_postgres_url
 from insight_assets.core.embedding import Embedder, create_embedder
 from insight_assets.core.llm import (
     DEFAULT_API_KEY_ENV,
@@ -26,33 +27,52 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.llm.settings import OFFLINE
 from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.defs.pools import EMBEDDING_POOL
+
+__all__ = ["EMBEDDING_POOL", "EmbedderResource", "LLMResource", "ModelChoice", "StorageResource"]
 
 
 class StorageResource(dg.ConfigurableResource):
-    """Paths of the collections, the DuckDB warehouse, LanceDB (local path or s3:// / gs:// URI), the
-    reports and trained adapters.
+    """Paths of the collections, the warehouse, LanceDB (local path or s3:// / gs:// URI), the reports
+    and trained adapters.
+
+    The warehouse is the DuckDB file ``warehouse_path``, or, given a PostgreSQL URL in
+    ``warehouse_catalog`` (unset: INSIGHT_ASSETS_POSTGRES_URL, read at run time), a DuckLake shared by
+    every machine of the deployment: its catalog in that database, its data files under
+    ``warehouse_data_path`` (unset: INSIGHT_ASSETS_DATA_PATH, else data/lake). ``lancedb_uri`` unset:
+    INSIGHT_ASSETS_LANCEDB_URI, else data/lancedb. See ``core/deployment.py``.
 
     Relative paths resolve against the working directory (the project root under `dagster dev`).
     """
 
     collections_root: str = "data/collections"
     warehouse_path: str = "data/warehouse.duckdb"
-    lancedb_uri: str = "data/lancedb"
+    warehouse_catalog: str | None = None
+    warehouse_data_path: str | None = None
+    lancedb_uri: str | None = None
     reports_dir: str = "data/reports"
     adapters_dir: str = "data/adapters"  # trained model adapters, one folder per collection
 
     @property
     def warehouse(self) -> Warehouse:
+        deployment = Deployment.from_environment()
+        catalog = self.warehouse_catalog or deployment.postgres_url
+        if catalog:
+            from insight_assets.core.lake import LakeWarehouse
+
+            return LakeWarehouse(
+                normalized_postgres_url(catalog), self.warehouse_data_path or deployment.lake_data_path
+            )
         return Warehouse(self.warehouse_path)
 
     @property
+    def vectors_uri(self) -> str:
+        """LanceDB's location: ``lancedb_uri``, else the deployment's."""
+        return self.lancedb_uri or Deployment.from_environment().vectors_uri
+
+    @property
     def vectors(self) -> VectorStore:
-        return VectorStore(self.lancedb_uri)
-
-
-# The Dagster pool of the steps that load the embedding model (or call a hosted embedder), so that
-# one process at a time does, by default (see defs/instance.py).
-EMBEDDING_POOL = "embedding"
+        return VectorStore(self.vectors_uri)
 
 
 class EmbedderResource(dg.ConfigurableResource):

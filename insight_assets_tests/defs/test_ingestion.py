@@ -202,7 +202,7 @@ def test_two_collections_built_at_once_keep_each_others_rows(storage, tmp_path):
     fields = {
         "collections_root": storage.collections_root,
         "warehouse_path": storage.warehouse_path,
-        "lancedb_uri": storage.lancedb_uri,
+        "lancedb_uri": storage.vectors_uri,
     }
     # Separate processes, as Dagster's multiprocess executor runs them; spawned, because LanceDB's
     # runtime does not survive a fork.

@@ -106,7 +106,7 @@ def test_before_the_retriever_is_built_parametric_answers_are_rows_that_say_why(
     items = store.load_benchmark(storage.warehouse, "demo")
     setup = store.open_setup(
         storage.warehouse,
-        storage.lancedb_uri,
+        storage.vectors_uri,
         hashing_embedder.get_embedder(),
         "demo",
         insight_rag.AnswerSettings(retriever_modes=("parametric",)),

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
+from insight_assets.core.deployment import POSTGRES_URL_ENV
 from insight_assets.definitions import defs
 from insight_assets.defs.in_process import PROCESS_TAG, end_abandoned_runs, process_tags
 from insight_assets.defs.instance import (
@@ -106,6 +108,30 @@ def test_an_unreadable_file_is_left_alone_with_what_to_add(tmp_path):
     outcome = ensure_instance_config(tmp_path, environ={})
     assert outcome.action == "left_alone" and "not valid YAML" in outcome.message
     assert path.read_text() == "telemetry: [unclosed\n"
+
+
+def test_a_postgres_url_keeps_the_instance_there_and_unsetting_it_brings_it_back(tmp_path):
+    path = tmp_path / "dagster.yaml"
+    shared = {POSTGRES_URL_ENV: "postgresql://lab:hunter2@db.lab/insight"}
+    ensure_instance_config(tmp_path, environ={})
+    assert ensure_instance_config(tmp_path, environ=shared).action == "refreshed"
+    settings = yaml.safe_load(path.read_text())
+    # The URL is read from the variable when the instance loads: no password in the file.
+    assert settings["storage"] == {"postgres": {"postgres_url": {"env": POSTGRES_URL_ENV}}}
+    assert "hunter2" not in path.read_text()
+    assert settings["concurrency"]["pools"]["default_limit"] == 1  # the run queue stays
+    assert ensure_instance_config(tmp_path, environ=shared).action == "unchanged"
+    assert ensure_instance_config(tmp_path, environ={}).action == "refreshed"
+    assert "storage" not in yaml.safe_load(path.read_text())
+    assert path.read_text().endswith("# <<< insight_assets\n")
+
+
+def test_a_file_with_storage_of_its_own_keeps_it_and_the_user_is_told(tmp_path):
+    path = tmp_path / "dagster.yaml"
+    path.write_text("storage:\n  sqlite:\n    base_dir: /srv/dagster\n")
+    outcome = ensure_instance_config(tmp_path, environ={POSTGRES_URL_ENV: "postgresql://db/insight"})
+    assert outcome.action == "added" and "configures the instance's storage itself (storage)" in outcome.message
+    assert yaml.safe_load(path.read_text())["storage"] == {"sqlite": {"base_dir": "/srv/dagster"}}
 
 
 def _runs_by_status(home: Path) -> tuple[Counter, set[str]]:

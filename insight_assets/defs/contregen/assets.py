@@ -37,6 +37,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 CONTREGEN_GROUP = asset_settings("contregen")
@@ -110,7 +111,7 @@ def _questions(warehouse, collection: str, which: str, limit: int | None) -> lis
     kinds={"duckdb", "lancedb"},
     deps=[generated_questions, chunk_embeddings, theme_graph],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     **CONTREGEN_GROUP,
 )
 def contregen_trees(
@@ -226,7 +227,7 @@ class ConTReGenAnswersConfig(ConTReGenRetrievalConfig):
     kinds={"duckdb"},
     deps=[contregen_trees],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "answers_cite_retrieved_passages",
@@ -364,7 +365,7 @@ class ConTReGenScoresConfig(JudgeCallConfig):
     kinds={"duckdb"},
     deps=[contregen_answers, generated_answers],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     **CONTREGEN_GROUP,
 )
 def contregen_scores(

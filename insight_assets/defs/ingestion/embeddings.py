@@ -11,6 +11,7 @@ from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.ingestion.assets import PARTITIONED, chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
 
 _VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
@@ -44,7 +45,7 @@ def _vector_keys(table) -> Counter:
     kinds={"lancedb"},
     deps=[chunks],
     code_version="3",
-    pool=EMBEDDING_POOL,
+    **pooled(EMBEDDING_POOL),
     check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
     **PARTITIONED,
 )

@@ -38,6 +38,7 @@ from insight_assets.defs.model_calls import (
     model_client,
     model_errors_as_failures,
 )
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, LLMResource, StorageResource
 
 # -- answers ---------------------------------------------------------------------------------------
@@ -82,7 +83,7 @@ class InsightRAGAnswersConfig(ModelCallConfig):
     kinds={"duckdb"},
     deps=[insight_rag_benchmark, insight_retriever],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "answers_cite_given_passages",
@@ -117,7 +118,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         return _no_answers(warehouse, collection)
     with index_required(collection):
         setup = store.open_setup(
-            warehouse, storage.lancedb_uri, embedder.get_embedder(), collection, settings
+            warehouse, storage.vectors_uri, embedder.get_embedder(), collection, settings
         )
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
@@ -226,7 +227,7 @@ def _no_answers(warehouse, collection: str) -> CollectionReport:
     kinds={"duckdb"},
     deps=[insight_rag_answers, insight_retriever_accuracy],
     code_version="1",
-    pool=EMBEDDING_POOL,
+    **pooled(EMBEDDING_POOL),
     **INSIGHT_RAG_GROUP,
 )
 def insight_rag_scores(

@@ -39,6 +39,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 INSIGHT_RAG_GROUP = asset_settings("insight_rag")
@@ -60,7 +61,11 @@ class InsightRAGTriplesConfig(ModelCallConfig):
 
 
 @dg.asset(
-    kinds={"duckdb", "lancedb"}, deps=[chunk_embeddings], code_version="1", pool=LLM_POOL, **INSIGHT_RAG_GROUP
+    kinds={"duckdb", "lancedb"},
+    deps=[chunk_embeddings],
+    code_version="1",
+    **pooled(LLM_POOL),
+    **INSIGHT_RAG_GROUP,
 )
 def knowledge_triples(
     context: dg.AssetExecutionContext,
@@ -96,11 +101,11 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
     model = embedder.get_embedder()
     with one_torch_thread():
         vectors = model.embed(retriever.embedding_texts(triples, sentences))
-    store.unit_vectors(storage.lancedb_uri).replace(
+    store.unit_vectors(storage.vectors_uri).replace(
         collection,
         retriever.index_table(collection, model.variant, triples, sentences, normalize_rows(vectors)),
     )
-    store.unit_vectors(storage.lancedb_uri).build_text_index(collection)
+    store.unit_vectors(storage.vectors_uri).build_text_index(collection)
     warehouse.replace_partition(
         collection,
         {
@@ -179,7 +184,7 @@ class InsightRAGBenchmarkConfig(ModelCallConfig):
     kinds={"duckdb"},
     deps=[knowledge_triples, citations],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "benchmark_has_items",

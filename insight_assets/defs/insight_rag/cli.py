@@ -22,7 +22,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     settings = insight_rag.AnswerSettings(retriever_modes=(mode,))
     setup = insight_rag.store.open_setup(
         asked.storage.warehouse,
-        asked.storage.lancedb_uri,
+        asked.storage.vectors_uri,
         asked.embedder.get_embedder(),
         asked.collection,
         settings,

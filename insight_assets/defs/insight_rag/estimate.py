@@ -34,7 +34,7 @@ def _indexed_setup(run: DryRun, settings: insight_rag.AnswerSettings) -> insight
     try:
         return insight_rag.store.open_setup(
             run.storage.warehouse,
-            run.storage.lancedb_uri,
+            run.storage.vectors_uri,
             run.embedder.get_embedder(),
             run.collection,
             settings,

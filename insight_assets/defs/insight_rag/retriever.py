@@ -39,6 +39,7 @@ from insight_assets.defs.model_calls import (
     model_client,
     model_errors_as_failures,
 )
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 _DEFAULTS = cpt.CPTSettings()
@@ -85,7 +86,7 @@ class InsightRetrieverConfig(dg.Config):
     kinds={"pytorch"},
     deps=[knowledge_triples],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "adapter_trained",
@@ -209,7 +210,7 @@ class InsightRetrieverAccuracyConfig(ModelCallConfig):
     kinds={"duckdb"},
     deps=[insight_retriever, insight_rag_benchmark],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "retrievers_scored",
@@ -250,7 +251,7 @@ def _accuracy(context, config, storage, llm, embedder, collection) -> Collection
         with index_required(collection):
             setup = store.open_setup(
                 warehouse,
-                storage.lancedb_uri,
+                storage.vectors_uri,
                 embedder.get_embedder(),
                 collection,
                 AnswerSettings(searched or (PARAMETRIC,)),

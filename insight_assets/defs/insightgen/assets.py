@@ -31,6 +31,7 @@ from insight_assets.defs.model_calls import (
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 # An insight this similar (cosine, bundled MiniLM or the configured embedder) to its answer says
@@ -74,7 +75,7 @@ class InsightGenInsightsConfig(ModelCallConfig):
     kinds={"duckdb"},
     deps=[theme_graph, generated_answers],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec("insights_cite_existing_chunks", asset="insights"),
         dg.AssetCheckSpec(

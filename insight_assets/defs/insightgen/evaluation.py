@@ -38,6 +38,7 @@ from insight_assets.defs.model_calls import (
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import LLMResource, StorageResource
 
 SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]
@@ -69,7 +70,9 @@ def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuest
     )
 
 
-@dg.asset(kinds={"duckdb"}, deps=[insights], code_version="1", pool=LLM_POOL, **asset_settings("insightgen"))
+@dg.asset(
+    kinds={"duckdb"}, deps=[insights], code_version="1", **pooled(LLM_POOL), **asset_settings("insightgen")
+)
 def judge_scores(
     context: dg.AssetExecutionContext,
     config: InsightGenJudgeConfig,

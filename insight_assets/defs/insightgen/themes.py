@@ -25,6 +25,7 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
 
 INSIGHTGEN = asset_settings("insightgen")
@@ -62,7 +63,11 @@ class InsightGenThemeGraphConfig(dg.Config):
 
 
 @dg.asset(
-    kinds={"duckdb", "sklearn"}, deps=[chunk_embeddings], code_version="1", pool=EMBEDDING_POOL, **INSIGHTGEN
+    kinds={"duckdb", "sklearn"},
+    deps=[chunk_embeddings],
+    code_version="1",
+    **pooled(EMBEDDING_POOL),
+    **INSIGHTGEN,
 )
 def theme_graph(
     context: dg.AssetExecutionContext,

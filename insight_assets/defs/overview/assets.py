@@ -20,6 +20,7 @@ from insight_assets.defs.metadata import CollectionReport, markdown_table, mater
 from insight_assets.defs.model_calls import LLM_POOL
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 PAGE_FILE = "index.html"
@@ -49,7 +50,7 @@ PAGES = method_pages()
     kinds={"html"},
     deps=[page.report for page in PAGES],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     **asset_settings("overview"),
 )
 def collection_report(

@@ -42,6 +42,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 SCIPIP_GROUP = asset_settings("scipip")
@@ -62,7 +63,7 @@ class SciPIPSummariesConfig(ModelCallConfig):
     kinds={"duckdb", "lancedb"},
     deps=[parsed_documents, citations],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     **SCIPIP_GROUP,
 )
 def paper_summaries(
@@ -100,7 +101,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     with one_torch_thread():
         vectors = normalize_rows(model.embed([s.background for s in usable] + [s.summary for s in usable]))
     profiles = [BACKGROUND] * len(usable) + [SUMMARY] * len(usable)
-    store.summary_vectors(storage.lancedb_uri).replace(
+    store.summary_vectors(storage.vectors_uri).replace(
         collection,
         pa.table(
             {
@@ -266,7 +267,7 @@ class SciPIPRetrievalConfig(ModelCallConfig):
     kinds={"duckdb"},
     deps=[keyword_graph],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "backgrounds_readable",
@@ -317,7 +318,7 @@ def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
 def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     with index_required(collection):
         library = store.load_library(
-            storage.warehouse, storage.lancedb_uri, embedder.get_embedder(), collection
+            storage.warehouse, storage.vectors_uri, embedder.get_embedder(), collection
         )
     settings = settings.for_library(library)
     folder = existing_collection_folder(storage.collections_root, collection)

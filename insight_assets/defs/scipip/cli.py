@@ -75,7 +75,7 @@ def _library(storage, embedder, collection: str):
     from insight_assets.core.methods import scipip
 
     library = scipip.store.load_library(
-        storage.warehouse, storage.lancedb_uri, embedder.get_embedder(), collection
+        storage.warehouse, storage.vectors_uri, embedder.get_embedder(), collection
     )
     papers = {
         row["doc_id"]: scipip.Paper(row["title"], row["method"])

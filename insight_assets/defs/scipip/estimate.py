@@ -31,7 +31,7 @@ def _ideas(config: SciPIPIdeasConfig, run: DryRun) -> None:
     """Priced once the collection's summaries are embedded (``paper_summaries`` built)."""
     try:
         library = scipip.store.load_library(
-            run.storage.warehouse, run.storage.lancedb_uri, run.embedder.get_embedder(), run.collection
+            run.storage.warehouse, run.storage.vectors_uri, run.embedder.get_embedder(), run.collection
         )
     except IndexMissing:
         return

@@ -31,6 +31,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import existing_collection_folder
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 # tau was tuned for the paper's embedder (jina-embeddings-v3); the report shows what it does on ours.
@@ -65,7 +66,7 @@ class SciPIPIdeasConfig(SciPIPRetrievalConfig):
     )
 
 
-@dg.asset(kinds={"duckdb"}, deps=[scipip_retrievals], code_version="1", pool=LLM_POOL, **SCIPIP_GROUP)
+@dg.asset(kinds={"duckdb"}, deps=[scipip_retrievals], code_version="1", **pooled(LLM_POOL), **SCIPIP_GROUP)
 def scipip_ideas(
     context: dg.AssetExecutionContext,
     config: SciPIPIdeasConfig,
@@ -88,7 +89,7 @@ def scipip_ideas(
 def _ideas(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
     with index_required(collection):
-        library = store.load_library(warehouse, storage.lancedb_uri, embedder.get_embedder(), collection)
+        library = store.load_library(warehouse, storage.vectors_uri, embedder.get_embedder(), collection)
     folder = existing_collection_folder(storage.collections_root, collection)
     found, _ = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
     backgrounds = found[: config.max_backgrounds]
@@ -209,7 +210,11 @@ class SciPIPScoresConfig(JudgeCallConfig):
 
 
 @dg.asset(
-    kinds={"duckdb"}, deps=[scipip_ideas, scipip_retrievals], code_version="2", pool=LLM_POOL, **SCIPIP_GROUP
+    kinds={"duckdb"},
+    deps=[scipip_ideas, scipip_retrievals],
+    code_version="2",
+    **pooled(LLM_POOL),
+    **SCIPIP_GROUP,
 )
 def scipip_scores(
     context: dg.AssetExecutionContext, config: SciPIPScoresConfig, storage: StorageResource, llm: LLMResource

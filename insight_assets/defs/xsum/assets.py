@@ -35,6 +35,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 XSUM_GROUP = asset_settings("xsum")
@@ -56,7 +57,7 @@ class XSumQuestionsConfig(ModelCallConfig):
     )
 
 
-@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="1", pool=LLM_POOL, **XSUM_GROUP)
+@dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="1", **pooled(LLM_POOL), **XSUM_GROUP)
 def xsum_questions(
     context: dg.AssetExecutionContext, config: XSumQuestionsConfig, storage: StorageResource, llm: LLMResource
 ) -> dg.MaterializeResult:
@@ -154,7 +155,7 @@ class XSumAnswersConfig(ModelCallConfig):
     kinds={"duckdb", "lancedb"},
     deps=[xsum_questions, chunk_embeddings, theme_graph, citations],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "summary_targets_readable",

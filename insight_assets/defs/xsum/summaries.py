@@ -26,6 +26,7 @@ from insight_assets.defs.model_calls import (
     model_client,
     model_errors_as_failures,
 )
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.xsum.assets import XSUM_GROUP, xsum_answers
 
@@ -48,7 +49,7 @@ class XSumSummariesConfig(ModelCallConfig):
     kinds={"duckdb"},
     deps=[xsum_answers],
     code_version="1",
-    pool=LLM_POOL,
+    **pooled(LLM_POOL),
     check_specs=[
         dg.AssetCheckSpec(
             "summary_citations_in_target",
@@ -207,7 +208,7 @@ class XSumScoresConfig(JudgeCallConfig):
     TASKS = xsum.tasks.JUDGE_TASKS
 
 
-@dg.asset(kinds={"duckdb"}, deps=[xsum_summaries], code_version="1", pool=LLM_POOL, **XSUM_GROUP)
+@dg.asset(kinds={"duckdb"}, deps=[xsum_summaries], code_version="1", **pooled(LLM_POOL), **XSUM_GROUP)
 def xsum_scores(
     context: dg.AssetExecutionContext,
     config: XSumScoresConfig,
