@@ -37,7 +37,9 @@ def server_bin() -> Path:
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
         return Path(found).parent
-    for folder in sorted(glob.glob(_SERVER_BIN_GLOB), key=lambda path: int(Path(path).parent.name), reverse=True):
+    for folder in sorted(
+        glob.glob(_SERVER_BIN_GLOB), key=lambda path: int(Path(path).parent.name), reverse=True
+    ):
         if (Path(folder) / "initdb").exists() and (Path(folder) / "pg_ctl").exists():
             return Path(folder)
     raise ServerMissing(INSTALL_HINT)
@@ -60,12 +62,14 @@ class PostgresServer:
 
     def _run(self, *command: str) -> None:
         prefix = ["runuser", "-u", self.user, "--"] if self.user else []
-        completed = subprocess.run([*prefix, *command], capture_output=True, text=True, cwd=self.folder)
+        completed = subprocess.run([*prefix, *command], check=False, capture_output=True, text=True, cwd=self.folder)
         if completed.returncode != 0:
             raise RuntimeError(f"{Path(command[0]).name} failed: {completed.stdout}{completed.stderr}")
 
     def start(self) -> PostgresServer:
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8")
+        self._run(
+            str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8"
+        )
         self._run(
             str(self.bin / "pg_ctl"),
             "-D",

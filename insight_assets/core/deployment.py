@@ -104,7 +104,9 @@ class Deployment:
         else:
             instance = "Dagster instance: SQLite under DAGSTER_HOME"
             warehouse = "Warehouse: a DuckDB file (storage resource's warehouse_path)"
-        steps = f"Steps: Dask cluster at {self.dask_scheduler}" if self.dask_scheduler else "Steps: this machine"
+        steps = (
+            f"Steps: Dask cluster at {self.dask_scheduler}" if self.dask_scheduler else "Steps: this machine"
+        )
         return [instance, warehouse, f"Vectors: LanceDB at {self.vectors_uri}", steps]
 
     def check(self, *, worker_resources: Iterable[str] = ()) -> None:
@@ -183,10 +185,12 @@ def check_dask_scheduler(
         workers = client.scheduler_info(n_workers=-1)["workers"].values()
     wanted = sorted(set(worker_resources))
     start_worker = f"dask worker {address} --nthreads 1" + (
-        f" --resources \"{' '.join(f'{name}=1' for name in wanted)}\"" if wanted else ""
+        f' --resources "{" ".join(f"{name}=1" for name in wanted)}"' if wanted else ""
     )
     if not workers:
-        raise DeploymentError(f"{setting}={address}: the Dask scheduler has no worker. Start one: {start_worker}")
+        raise DeploymentError(
+            f"{setting}={address}: the Dask scheduler has no worker. Start one: {start_worker}"
+        )
     threaded = [worker for worker in workers if worker.get("nthreads", 1) != 1]
     if threaded:
         raise DeploymentError(

@@ -80,7 +80,9 @@ def store_headline(
         "writer": headline.writer,
         "judge": headline.judge,
     }
-    warehouse.replace_rows(TABLE, "collection = ? AND report = ?", [collection, report], pa.Table.from_pylist([row]))
+    warehouse.replace_rows(
+        TABLE, "collection = ? AND report = ?", [collection, report], pa.Table.from_pylist([row])
+    )
 
 
 def load_headlines(warehouse: Warehouse, collection: str) -> dict[str, StoredHeadline]:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import random
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +32,9 @@ from insight_assets.core.stores import StoreError, Warehouse
 # The catalog's tables live in this schema of the Postgres database, apart from Dagster's own.
 METADATA_SCHEMA = "insight_assets_lake"
 LAKE = "lake"
+# How long a process keeps trying while another creates a new lake's catalog, and how that shows.
+CATALOG_RACE_S = 30.0
+_CREATION_RACE = ("duplicate key", "already exists")
 
 # (package, file in the wheel, name DuckDB loads it under: the name its entry point was built with).
 _EXTENSIONS = (
@@ -56,7 +61,9 @@ def extension_file(package: str, stem: str, load_name: str) -> Path:
             f"The shared warehouse needs the Python package {package.replace('_', '-')}=={duckdb.__version__} "
             "(a dependency of insight_assets): reinstall the project (./run does)."
         ) from None
-    shipped = Path(module.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{stem}.duckdb_extension"
+    shipped = (
+        Path(module.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{stem}.duckdb_extension"
+    )
     if not shipped.is_file():
         raise StoreError(
             f"{package.replace('_', '-')} has no extension for DuckDB {duckdb.__version__} ({shipped} is missing): "
@@ -77,23 +84,34 @@ def extension_file(package: str, stem: str, load_name: str) -> Path:
 
 
 def _attach(catalog_url: str, data_path: str) -> duckdb.DuckDBPyConnection:
-    connection = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    try:
-        for package, stem, load_name in _EXTENSIONS:
-            connection.execute(f"LOAD {_quoted(str(extension_file(package, stem, load_name)))}")
-        connection.execute(
-            f"ATTACH {_quoted('ducklake:postgres:' + catalog_url)} AS {LAKE} "
-            f"(DATA_PATH {_quoted(data_path)}, METADATA_SCHEMA {_quoted(METADATA_SCHEMA)})"
+    """A DuckDB connection with the lake attached as ``lake``. The first process to attach a new
+    lake creates its catalog; another doing so at the same moment fails on PostgreSQL's unique
+    names, and tries again until it finds the catalog made."""
+    deadline = time.monotonic() + CATALOG_RACE_S
+    while True:
+        connection = duckdb.connect(
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
         )
-    except duckdb.Error as error:
-        connection.close()
-        # DuckDB's message quotes the URL it was given, password included.
-        reason = str(error).strip().splitlines()[0].replace(catalog_url, redacted(catalog_url))
-        raise StoreError(
-            f"Cannot open the shared warehouse (DuckLake, catalog in {redacted(catalog_url)}, data files "
-            f"under {data_path}): {reason}"
-        ) from None
-    return connection
+        try:
+            for package, stem, load_name in _EXTENSIONS:
+                connection.execute(f"LOAD {_quoted(str(extension_file(package, stem, load_name)))}")
+            connection.execute(
+                f"ATTACH {_quoted('ducklake:postgres:' + catalog_url)} AS {LAKE} "
+                f"(DATA_PATH {_quoted(data_path)}, METADATA_SCHEMA {_quoted(METADATA_SCHEMA)})"
+            )
+            return connection
+        except duckdb.Error as error:
+            connection.close()
+            message = str(error)
+            if any(race in message for race in _CREATION_RACE) and time.monotonic() < deadline:
+                time.sleep(random.uniform(0.05, 0.3))
+                continue
+            # DuckDB's message quotes the URL it was given, password included.
+            reason = message.strip().splitlines()[0].replace(catalog_url, redacted(catalog_url))
+            raise StoreError(
+                f"Cannot open the shared warehouse (DuckLake, catalog in {redacted(catalog_url)}, data "
+                f"files under {data_path}): {reason}"
+            ) from None
 
 
 class LakeWarehouse(Warehouse):

@@ -195,14 +195,16 @@ def run_on_cluster(dagster_instance, collection: str):
     from insight_assets.defs.execution import build_collection_job
     from insight_assets.defs.in_process import process_tags
 
-    with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
-        with dg.execute_job(
+    with (
+        contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)),
+        dg.execute_job(
             dg.reconstructable(build_collection_job),
             dagster_instance,
             run_config=QUIET_RUN_CONFIG,
             tags={"dagster/partition": collection, **process_tags()},
-        ) as result:
-            return result
+        ) as result,
+    ):
+        return result
 
 
 def run_job(job, dagster_instance, collection: str, asset_selection=None):
@@ -239,17 +241,19 @@ def failure_reasons(result) -> list[str]:
 def build(args: argparse.Namespace) -> int:
     """Register each collection as a partition and materialize all its assets."""
     collections, every = args.collection, args.all
+    from insight_assets.core.deployment import Deployment
+    from insight_assets.defs.pools import POOLS
+
+    # Every engine answers before the definitions load and anything is written.
+    storage = storage_resource()
+    deployment = Deployment.from_environment()
+    deployment.check_steps(worker_resources=POOLS)
+
     from insight_assets.definitions import defs
     from insight_assets.defs.automation import collection_folders
     from insight_assets.defs.in_process import end_abandoned_runs
     from insight_assets.defs.runs import register_collections
 
-    from insight_assets.core.deployment import Deployment
-    from insight_assets.defs.pools import POOLS
-
-    storage = storage_resource()
-    deployment = Deployment.from_environment()
-    deployment.check_steps(worker_resources=POOLS)
     available = collection_folders(Path(storage.collections_root))
     if every:
         collections = sorted(available)

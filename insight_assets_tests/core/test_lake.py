@@ -56,11 +56,15 @@ def test_a_write_that_fails_leaves_the_collections_rows_as_they_were(postgres_se
     lake = LakeWarehouse(postgres_server.new_database(), tmp_path / "lake")
     lake.replace_partition("a", {"chunk_runs": _chunk_runs("a", ["kept"])})
     with pytest.raises(StoreError, match="Unknown warehouse table"):
-        lake.replace_partition("a", {"chunk_runs": _chunk_runs("a", ["new"]), "no_such_table": _chunk_runs("a", [])})
+        lake.replace_partition(
+            "a", {"chunk_runs": _chunk_runs("a", ["new"]), "no_such_table": _chunk_runs("a", [])}
+        )
     # The second table's insert fails after the first table's rows were replaced: neither lands.
     wrong_columns = pa.table({"collection": ["a"], "no_such_column": [1]})
     with pytest.raises(Exception, match="no_such_column"):
-        lake.replace_partition("a", {"chunk_runs": _chunk_runs("a", ["new"]), "parse_problems": wrong_columns})
+        lake.replace_partition(
+            "a", {"chunk_runs": _chunk_runs("a", ["new"]), "parse_problems": wrong_columns}
+        )
     assert lake.rows("SELECT chunking_key FROM chunk_runs") == [{"chunking_key": "kept"}]
 
 
@@ -117,13 +121,17 @@ def test_two_partitions_written_from_two_processes_at_the_same_moment_both_land(
         writer.join(120)
     assert [writer.exitcode for writer in writers] == [0, 0]
     lake = LakeWarehouse(catalog, data_path)
-    counts = lake.rows("SELECT collection, count(*) AS n FROM chunk_runs GROUP BY collection ORDER BY collection")
+    counts = lake.rows(
+        "SELECT collection, count(*) AS n FROM chunk_runs GROUP BY collection ORDER BY collection"
+    )
     assert counts == [{"collection": "a", "n": 50}, {"collection": "b", "n": 50}]
     builds = lake.rows("SELECT collection, data_version FROM asset_builds ORDER BY collection")
     assert builds == [{"collection": "a", "data_version": "9"}, {"collection": "b", "data_version": "9"}]
 
 
-def test_an_older_shared_warehouse_gains_new_columns_and_renamed_profiles_when_opened(postgres_server, tmp_path):
+def test_an_older_shared_warehouse_gains_new_columns_and_renamed_profiles_when_opened(
+    postgres_server, tmp_path
+):
     catalog = postgres_server.new_database()
     old = LakeWarehouse(catalog, tmp_path / "lake")
 
@@ -149,3 +157,21 @@ def test_an_unreachable_catalog_or_an_unwritable_data_path_is_one_sentence(postg
     (tmp_path / "a-file").write_text("")
     with pytest.raises(StoreError, match="cannot write there"):
         LakeWarehouse(postgres_server.new_database(), Path(tmp_path / "a-file" / "lake")).rows("SELECT 1")
+
+
+def _open_new(catalog: str, data_path: str, start: multiprocessing.Barrier) -> None:
+    start.wait()
+    LakeWarehouse(catalog, data_path).rows("SELECT count(*) FROM chunks")
+
+
+def test_processes_opening_a_new_shared_warehouse_at_once_all_find_it_made(postgres_server, tmp_path):
+    """Each would create the catalog; those that lose the race find the winner's."""
+    catalog, data_path = postgres_server.new_database(), str(tmp_path / "lake")
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(4)
+    openers = [context.Process(target=_open_new, args=(catalog, data_path, start)) for _ in range(4)]
+    for opener in openers:
+        opener.start()
+    for opener in openers:
+        opener.join(120)
+    assert [opener.exitcode for opener in openers] == [0, 0, 0, 0]

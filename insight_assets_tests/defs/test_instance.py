@@ -130,7 +130,9 @@ def test_a_file_with_storage_of_its_own_keeps_it_and_the_user_is_told(tmp_path):
     path = tmp_path / "dagster.yaml"
     path.write_text("storage:\n  sqlite:\n    base_dir: /srv/dagster\n")
     outcome = ensure_instance_config(tmp_path, environ={POSTGRES_URL_ENV: "postgresql://db/insight"})
-    assert outcome.action == "added" and "configures the instance's storage itself (storage)" in outcome.message
+    assert (
+        outcome.action == "added" and "configures the instance's storage itself (storage)" in outcome.message
+    )
     assert yaml.safe_load(path.read_text())["storage"] == {"sqlite": {"base_dir": "/srv/dagster"}}
 
 
