@@ -62,7 +62,9 @@ class PostgresServer:
 
     def _run(self, *command: str) -> None:
         prefix = ["runuser", "-u", self.user, "--"] if self.user else []
-        completed = subprocess.run([*prefix, *command], check=False, capture_output=True, text=True, cwd=self.folder)
+        completed = subprocess.run(
+            [*prefix, *command], check=False, capture_output=True, text=True, cwd=self.folder
+        )
         if completed.returncode != 0:
             raise RuntimeError(f"{Path(command[0]).name} failed: {completed.stdout}{completed.stderr}")
 

@@ -271,18 +271,22 @@ def test_workers_that_cannot_run_the_steps_are_said_before_any_run(postgres_serv
 
     from insight_assets.core.deployment import DeploymentError, check_dask_scheduler
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
-        with pytest.raises(DeploymentError, match="no worker offers the resource.*embedding, llm"):
-            check_dask_scheduler(cluster.scheduler_address, DASK_SCHEDULER_ENV, worker_resources=POOLS)
-    with LocalCluster(
-        n_workers=1,
-        threads_per_worker=2,
-        processes=False,
-        dashboard_address=None,
-        resources=dict.fromkeys(POOLS, 1),
-    ) as cluster:
-        with pytest.raises(DeploymentError, match="run several threads"):
-            check_dask_scheduler(cluster.scheduler_address, DASK_SCHEDULER_ENV, worker_resources=POOLS)
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        pytest.raises(DeploymentError, match="no worker offers the resource.*embedding, llm"),
+    ):
+        check_dask_scheduler(cluster.scheduler_address, DASK_SCHEDULER_ENV, worker_resources=POOLS)
+    with (
+        LocalCluster(
+            n_workers=1,
+            threads_per_worker=2,
+            processes=False,
+            dashboard_address=None,
+            resources=dict.fromkeys(POOLS, 1),
+        ) as cluster,
+        pytest.raises(DeploymentError, match="run several threads"),
+    ):
+        check_dask_scheduler(cluster.scheduler_address, DASK_SCHEDULER_ENV, worker_resources=POOLS)
 
 
 def _build(root: Path, **variables: str) -> subprocess.CompletedProcess:
