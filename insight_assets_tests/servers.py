@@ -1,5 +1,6 @@
-"""Real servers for the scale tests: a PostgreSQL made by ``initdb`` in a temporary folder and
-started with ``pg_ctl`` on 127.0.0.1 and a free port, and a Dask cluster of worker processes."""
+"""Real servers for the scale tests (and ``bench/scale.py``): a PostgreSQL made by ``initdb`` in a
+temporary folder and started with ``pg_ctl`` on 127.0.0.1 and a free port; and runs started as from a
+shell, which take the engines the environment selects."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -107,3 +109,28 @@ class PostgresServer:
         finally:
             connection.close()
         return self.url(name)
+
+
+def materialize_from_shell(
+    selection: list[str], collection: str, run_config: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess:
+    """``dagster asset materialize`` of ``selection`` for one collection, in a process of its own as
+    from a shell: the run takes the executor and stores that the environment's variables select."""
+    dagster = Path(sys.executable).parent / "dagster"
+    return subprocess.run(
+        [
+            str(dagster),
+            "asset",
+            "materialize",
+            "-m",
+            "insight_assets.definitions",
+            "--select",
+            ",".join(selection),
+        ]
+        + ["--partition", collection, "--config", str(run_config)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )

@@ -30,7 +30,7 @@ from insight_assets.defs.resources import EmbedderResource, LLMResource, Storage
 from insight_assets.defs.runs import register_collections
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import assets_up_to, materialize_collection
-from insight_assets_tests.servers import free_port
+from insight_assets_tests.servers import free_port, materialize_from_shell
 
 pytestmark = pytest.mark.scale
 
@@ -144,26 +144,7 @@ def _materialize(deployment: SharedDeployment, collection: str) -> subprocess.Co
     """``dagster asset materialize`` for one collection, as from a shell on the deployment."""
     config = deployment.root / "run_config.yaml"
     config.write_text(yaml.safe_dump(_run_config(deployment.storage, deployment.root / "data")))
-    return subprocess.run(
-        [
-            str(BIN / "dagster"),
-            "asset",
-            "materialize",
-            "-m",
-            "insight_assets.definitions",
-            "--select",
-            ",".join(SELECTED_KEYS),
-            "--partition",
-            collection,
-            "--config",
-            str(config),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=deployment.env(),
-        timeout=600,
-    )
+    return materialize_from_shell(SELECTED_KEYS, collection, config, deployment.env())
 
 
 def _rows_per_table(warehouse: Warehouse, collection: str) -> dict[str, int]:
