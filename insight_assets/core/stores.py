@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import random
 import re
 import time
@@ -160,21 +161,19 @@ def _create_schema(connection: duckdb.DuckDBPyConnection) -> None:
                 connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
     for statement in migrations.warehouse_statements():
         connection.execute(statement)
-    defined = dict(
+    # A view's comment is the digest of the query it was made from, so that it is replaced only when
+    # the query changed: in a shared warehouse every replacement is a catalog commit.
+    made = dict(
         connection.execute(
-            """SELECT view_name, sql FROM duckdb_views()
+            """SELECT view_name, comment FROM duckdb_views()
                WHERE database_name = current_database() AND schema_name = current_schema()"""
         ).fetchall()
     )
     for view, query in VIEWS.items():
-        statement = f"CREATE OR REPLACE VIEW {view} AS {query}"
-        # Replaced only when changed: in a shared warehouse every replacement is a catalog commit.
-        if view not in defined or _words(defined[view]) != _words(statement):
-            connection.execute(statement)
-
-
-def _words(sql: str | None) -> list[str]:
-    return (sql or "").replace(";", " ").split()
+        digest = hashlib.sha256(query.encode()).hexdigest()[:16]
+        if made.get(view) != digest:
+            connection.execute(f"CREATE OR REPLACE VIEW {view} AS {query}")
+            connection.execute(f"COMMENT ON VIEW {view} IS '{digest}'")
 
 
 def is_write_conflict(error: Exception) -> bool:

@@ -175,3 +175,25 @@ def test_processes_opening_a_new_shared_warehouse_at_once_all_find_it_made(postg
     for opener in openers:
         opener.join(120)
     assert [opener.exitcode for opener in openers] == [0, 0, 0, 0]
+
+
+def test_opening_an_unchanged_shared_warehouse_commits_nothing_and_a_changed_view_is_replaced(
+    postgres_server, tmp_path
+):
+    """Every process opens the warehouse; in a lake each change to it is a catalog commit that
+    concurrent writers would have to replay."""
+    catalog = postgres_server.new_database()
+    lake = LakeWarehouse(catalog, tmp_path / "lake")
+    snapshots = "SELECT count(*) AS n FROM ducklake_snapshots('lake')"
+    made = lake.rows(snapshots)[0]["n"]
+    stores._SCHEMA_READY.clear()  # as the next process finds it
+    assert LakeWarehouse(catalog, tmp_path / "lake").rows(snapshots)[0]["n"] == made
+
+    lake.write(
+        lambda connection: connection.execute("CREATE OR REPLACE VIEW co_citations AS SELECT 1 AS stale")
+    )
+    stores._SCHEMA_READY.clear()
+    columns = [
+        row["column_name"] for row in LakeWarehouse(catalog, tmp_path / "lake").rows("DESCRIBE co_citations")
+    ]
+    assert columns == ["collection", "doc_a", "doc_b", "co_cited_by"]
