@@ -166,7 +166,7 @@ def _dask_figures(corpus: Path, server: PostgresServer, root: Path, quick: bool)
             n_workers=2,
             threads_per_worker=1,
             resources=dict.fromkeys(POOLS, 1),
-            dashboard_address=None,
+            dashboard_address=":0",
             env=environment,
         ),
     ):

@@ -110,7 +110,7 @@ def shared(postgres_server, tmp_path_factory) -> Iterator[SharedDeployment]:
         threads_per_worker=1,
         processes=True,
         resources=dict.fromkeys(POOLS, 1),
-        dashboard_address=None,
+        dashboard_address=":0",
         env=deployment.environment,
     ) as cluster:
         cluster.wait_for_workers(2, timeout=120)
@@ -253,7 +253,7 @@ def test_workers_that_cannot_run_the_steps_are_said_before_any_run(postgres_serv
     from insight_assets.core.deployment import DeploymentError, check_dask_scheduler
 
     with (
-        LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster,
         pytest.raises(DeploymentError, match="no worker offers the resource.*embedding, llm"),
     ):
         check_dask_scheduler(cluster.scheduler_address, DASK_SCHEDULER_ENV, worker_resources=POOLS)
@@ -262,7 +262,7 @@ def test_workers_that_cannot_run_the_steps_are_said_before_any_run(postgres_serv
             n_workers=1,
             threads_per_worker=2,
             processes=False,
-            dashboard_address=None,
+            dashboard_address=":0",
             resources=dict.fromkeys(POOLS, 1),
         ) as cluster,
         pytest.raises(DeploymentError, match="run several threads"),
