@@ -25,7 +25,8 @@ from insight_assets.defs.instance import (
     ensure_instance_config,
     max_concurrent_runs,
 )
-from insight_assets.defs.model_calls import LLM_POOL
+from insight_assets.defs.pools import DASK_RESOURCES_TAG, LLM_POOL, POOLS
+from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_COLLECTION
 
 STARTED, FAILURE = dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.FAILURE
@@ -108,6 +109,17 @@ def test_an_unreadable_file_is_left_alone_with_what_to_add(tmp_path):
     outcome = ensure_instance_config(tmp_path, environ={})
     assert outcome.action == "left_alone" and "not valid YAML" in outcome.message
     assert path.read_text() == "telemetry: [unclosed\n"
+
+
+def test_every_step_of_a_pool_asks_a_dask_worker_for_that_pool_as_a_resource():
+    """dagster-dask claims no pool slots, so on a cluster the worker resources are the pools."""
+    from dagster_dask.executor import DASK_RESOURCE_REQUIREMENTS_KEY, get_dask_resource_requirements
+
+    assert DASK_RESOURCES_TAG == DASK_RESOURCE_REQUIREMENTS_KEY
+    pooled_ops = [asset.node_def for asset in ALL_ASSETS if asset.node_def.pool]
+    assert {op.pool for op in pooled_ops} == set(POOLS)
+    for op in pooled_ops:
+        assert get_dask_resource_requirements(op.tags) == {op.pool: 1}, op.name
 
 
 def test_a_postgres_url_keeps_the_instance_there_and_unsetting_it_brings_it_back(tmp_path):

@@ -24,9 +24,10 @@ from insight_assets.defs.model_calls import (
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.pools import pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
-MODEL_CALLING = {**asset_settings("curation"), "pool": LLM_POOL}
+MODEL_CALLING = {**asset_settings("curation"), **pooled(LLM_POOL)}
 
 
 class CurationCompressionConfig(ModelCallConfig):
