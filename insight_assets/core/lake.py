@@ -128,9 +128,6 @@ class LakeWarehouse(Warehouse):
     def location(self) -> str:
         return f"DuckLake (catalog {redacted(self.catalog_url)}, data {self.data_path})"
 
-    def _schema_key(self) -> str:
-        return f"lake:{self.catalog_url}"
-
     def _root(self) -> duckdb.DuckDBPyConnection:
         key = (self.catalog_url, self.data_path, os.getpid())
         with _lock:

@@ -182,6 +182,28 @@ def is_write_conflict(error: Exception) -> bool:
     return isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower()
 
 
+def _in_transaction(
+    connection: duckdb.DuckDBPyConnection, work: Callable[[duckdb.DuckDBPyConnection], None]
+) -> None:
+    """Run ``work`` in one transaction; replay it while it loses to a concurrent writer."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    attempt = 0
+    while True:
+        connection.execute("BEGIN TRANSACTION")
+        try:
+            work(connection)
+            connection.execute("COMMIT")
+            return
+        except Exception as error:
+            # A failed COMMIT has already ended the transaction.
+            with contextlib.suppress(duckdb.TransactionException):
+                connection.execute("ROLLBACK")
+            if not is_write_conflict(error) or time.monotonic() > deadline:
+                raise
+        attempt += 1
+        time.sleep(random.uniform(0.01, 0.05 * min(attempt, 10)))
+
+
 class StoreError(RuntimeError):
     """A store could not be opened or written; the message names the file and what to do."""
 
@@ -195,10 +217,7 @@ class Warehouse:
 
     @property
     def location(self) -> str:
-        """Where the tables are, for people."""
-        return str(self.path.resolve())
-
-    def _schema_key(self) -> str:
+        """Where the tables are, for people (and which warehouse the process has made current)."""
         return str(self.path.resolve())
 
     @contextlib.contextmanager
@@ -234,38 +253,17 @@ class Warehouse:
         """A connection whose tables are current (made or migrated once per warehouse and process)."""
         with self._open(read_only=read_only) as connection:
             # Once per warehouse and process: these statements cost more than a small query.
-            ready = (self._schema_key(), len(warehouse_tables()))
+            ready = (self.location, len(warehouse_tables()))
             if not read_only and ready not in _SCHEMA_READY:
-                self._in_transaction(connection, _create_schema)
+                _in_transaction(connection, _create_schema)
                 _SCHEMA_READY.add(ready)
             yield connection
-
-    def _in_transaction(
-        self, connection: duckdb.DuckDBPyConnection, work: Callable[[duckdb.DuckDBPyConnection], None]
-    ) -> None:
-        """Run ``work`` in one transaction; replay it while it loses to a concurrent writer."""
-        deadline = time.monotonic() + LOCK_WAIT_S
-        attempt = 0
-        while True:
-            connection.execute("BEGIN TRANSACTION")
-            try:
-                work(connection)
-                connection.execute("COMMIT")
-                return
-            except Exception as error:
-                # A failed COMMIT has already ended the transaction.
-                with contextlib.suppress(duckdb.TransactionException):
-                    connection.execute("ROLLBACK")
-                if not is_write_conflict(error) or time.monotonic() > deadline:
-                    raise
-            attempt += 1
-            time.sleep(random.uniform(0.01, 0.05 * min(attempt, 10)))
 
     def write(self, work: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
         """Run ``work`` (statements on the connection it gets) as one transaction: all of it lands
         or none does, and it is replayed when a concurrent writer wins."""
         with self.connect() as connection:
-            self._in_transaction(connection, work)
+            _in_transaction(connection, work)
 
     def replace_rows(self, table: str, where: str, params: Sequence, rows: pa.Table) -> None:
         """Replace the rows of ``table`` matching ``where`` (SQL with ``?`` for ``params``) by ``rows``."""

@@ -116,11 +116,10 @@ def dask_cluster_executor(init_context: dg.InitExecutorContext):
     return _cluster_executor_class()("existing", {"address": address})
 
 
-def deployment_executor(deployment: Deployment | None = None) -> dg.ExecutorDefinition | None:
+def deployment_executor() -> dg.ExecutorDefinition | None:
     """The executor the deployment selects: Dask's when a scheduler is named (its address read
     from the variable when a run starts), else ``None``: Dagster's default."""
-    deployment = deployment or Deployment.from_environment()
-    if not deployment.dask_scheduler:
+    if not Deployment.from_environment().dask_scheduler:
         return None
     return dask_cluster_executor.configured({"address": {"env": DASK_SCHEDULER_ENV}})
 

@@ -14,10 +14,8 @@ import dagster as dg
 from pydantic import Field
 
 from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClient, LLMError, Task, TaskParams
-from insight_assets.defs.pools import LLM_POOL
 from insight_assets.defs.resources import LLMResource, ModelChoice
 
-__all__ = ["LLM_POOL"]
 # A smoke run's answer length (see ``defs/runs.py``): a slow model writes 200 tokens at most.
 SMOKE_ANSWERS = {"max_tokens": 200}
 

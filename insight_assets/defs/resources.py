@@ -27,9 +27,6 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.llm.settings import OFFLINE
 from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.defs.pools import EMBEDDING_POOL
-
-__all__ = ["EMBEDDING_POOL", "EmbedderResource", "LLMResource", "ModelChoice", "StorageResource"]
 
 
 class StorageResource(dg.ConfigurableResource):

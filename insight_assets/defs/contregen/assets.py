@@ -28,7 +28,6 @@ from insight_assets.defs.metadata import (
     writers,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     SMOKE_ANSWERS,
     JudgeCallConfig,
     ModelCallConfig,
@@ -37,7 +36,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 CONTREGEN_GROUP = asset_settings("contregen")

@@ -15,7 +15,6 @@ from insight_assets.core import curation, ingest
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
@@ -24,7 +23,7 @@ from insight_assets.defs.model_calls import (
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 MODEL_CALLING = {**asset_settings("curation"), **pooled(LLM_POOL)}

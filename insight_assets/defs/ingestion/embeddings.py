@@ -11,8 +11,8 @@ from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.ingestion.assets import PARTITIONED, chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
-from insight_assets.defs.pools import pooled
-from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
+from insight_assets.defs.pools import EMBEDDING_POOL, pooled
+from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 _VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
 # Columns a stored vector table must have to be reused as it is (``text`` feeds the full-text index).

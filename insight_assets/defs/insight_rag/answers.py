@@ -32,14 +32,13 @@ from insight_assets.defs.metadata import (
     writers,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     ModelCallConfig,
     llm_metadata,
     model_client,
     model_errors_as_failures,
 )
-from insight_assets.defs.pools import pooled
-from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.pools import EMBEDDING_POOL, LLM_POOL, pooled
+from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 # -- answers ---------------------------------------------------------------------------------------
 

@@ -33,13 +33,12 @@ from insight_assets.defs.metadata import (
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     ModelCallConfig,
     llm_metadata,
     model_client,
     model_errors_as_failures,
 )
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 _DEFAULTS = cpt.CPTSettings()

@@ -22,7 +22,6 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
@@ -31,7 +30,7 @@ from insight_assets.defs.model_calls import (
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 # An insight this similar (cosine, bundled MiniLM or the configured embedder) to its answer says

@@ -30,7 +30,6 @@ from insight_assets.defs.metadata import (
     writers,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     JudgeModel,
     ModelCallConfig,
     model_client,
@@ -38,7 +37,7 @@ from insight_assets.defs.model_calls import (
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import LLMResource, StorageResource
 
 SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]

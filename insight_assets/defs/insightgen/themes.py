@@ -25,8 +25,8 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.pools import pooled
-from insight_assets.defs.resources import EMBEDDING_POOL, EmbedderResource, StorageResource
+from insight_assets.defs.pools import EMBEDDING_POOL, pooled
+from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 INSIGHTGEN = asset_settings("insightgen")
 

@@ -17,10 +17,9 @@ from insight_assets.core.collection_page import (
 from insight_assets.core.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
-from insight_assets.defs.model_calls import LLM_POOL
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.partitions import asset_settings
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 PAGE_FILE = "index.html"

@@ -34,7 +34,6 @@ from insight_assets.defs.metadata import (
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
@@ -42,7 +41,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 SCIPIP_GROUP = asset_settings("scipip")

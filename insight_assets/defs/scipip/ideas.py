@@ -23,7 +23,6 @@ from insight_assets.defs.metadata import (
     writers,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     JudgeCallConfig,
     JudgeModel,
     llm_metadata,
@@ -31,7 +30,7 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.partitions import existing_collection_folder
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 # tau was tuned for the paper's embedder (jina-embeddings-v3); the report shows what it does on ours.

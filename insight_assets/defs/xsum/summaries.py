@@ -19,14 +19,13 @@ from insight_assets.defs.metadata import (
     writers,
 )
 from insight_assets.defs.model_calls import (
-    LLM_POOL,
     JudgeCallConfig,
     ModelCallConfig,
     llm_metadata,
     model_client,
     model_errors_as_failures,
 )
-from insight_assets.defs.pools import pooled
+from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.xsum.assets import XSUM_GROUP, xsum_answers
 
