@@ -166,6 +166,11 @@ class LocalEmbedder(_AlwaysWhole):
     def model(self):
         return _load_local_model(self.device)
 
+    @property
+    def transformer(self):
+        """The torch module that runs the model at this precision (what benchmarks time)."""
+        return _load_transformer(self.device, self.precision)
+
     def windows(self, text: str) -> list[tuple[str, int]]:
         """``(window_text, weight)`` pairs that together cover ``text``."""
         return self._windows_many([text])[0]
@@ -228,7 +233,7 @@ class LocalEmbedder(_AlwaysWhole):
             "input_ids"
         ]
         order = sorted(range(len(texts)), key=lambda index: -len(pieces[index]))
-        transformer = _load_transformer(self.device, self.precision)
+        transformer = self.transformer
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):

@@ -36,9 +36,18 @@ def source_documents(context: dg.AssetExecutionContext, storage: StorageResource
 
 def _source_documents(storage: StorageResource, collection: str) -> CollectionReport:
     folder = existing_collection_folder(storage.collections_root, collection)
+    started = time.perf_counter()
     sources = ingest.scan_collection(folder)
     table = ingest.sources_table(collection, sources)
-    storage.warehouse.replace_partition(collection, {"source_documents": table})
+    scanned = time.perf_counter()
+    rows = table.to_pylist()
+    stored = storage.warehouse.rows(
+        f"SELECT {', '.join(table.column_names)} FROM source_documents WHERE collection = ? ORDER BY file",
+        [collection],
+    )
+    if stored != rows:  # a no-change rerun writes nothing
+        storage.warehouse.replace_partition(collection, {"source_documents": table})
+    written = time.perf_counter()
     if not sources:
         raise dg.Failure(
             description=(
@@ -46,12 +55,14 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
                 "files. Put PDFs in it (sub-folders are read too) and build again."
             )
         )
-    rows = table.to_pylist()
     return CollectionReport(
         metadata={
             "dagster/row_count": len(rows),
             "folder": dg.MetadataValue.path(str(folder.resolve())),
             "total_bytes": sum(row["size_bytes"] for row in rows),
+            # Hashing every file and counting its pages.
+            "scan_seconds": round(scanned - started, 3),
+            "write_seconds": round(written - scanned, 3),
             "preview": dg.MetadataValue.md(
                 markdown_table(
                     rows, ["file", "pages", "size_bytes", "doc_id"], empty="No PDF files in the folder."
@@ -154,7 +165,8 @@ def _parsed_documents(
             )
         ]
         documents, problems = _stored_parse(db, collection)
-    parsed, seconds = 0, 0.0
+        quality_rows = _quality_rows(db, collection)
+    parsed, seconds, write_seconds = 0, 0.0, 0.0
     # Nothing to write when the stored rows already describe these very files: a no-change rerun
     # reads two small tables and stops.
     if not _parse_is_current(sources, documents, problems, version):
@@ -163,18 +175,13 @@ def _parsed_documents(
             _reusable_parses(storage, collection, sources, version),
             functools.partial(parse_pdf, quality=quality),
         )
+        started = time.perf_counter()
         warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))
+        write_seconds = time.perf_counter() - started
         parsed, seconds = outcome.parsed, outcome.seconds
         with warehouse.session() as db:
             documents, problems = _stored_parse(db, collection)
-    quality_rows = warehouse.rows(
-        """SELECT file, verdict, language, pages, chars, round(chars / greatest(pages, 1)) AS chars_per_page,
-                  round(junk_share, 3) AS junk_share, round(word_share, 3) AS word_share,
-                  round(words_per_1000_chars) AS words_per_1000_chars, round(mean_token_chars, 1) AS mean_token_chars,
-                  garbled_pages, poor_pages
-           FROM text_quality WHERE collection = ? ORDER BY file""",
-        [collection],
-    )
+            quality_rows = _quality_rows(db, collection)
 
     errors = [problem for problem in problems if problem["severity"] == "error"]
     context.log.info(
@@ -203,6 +210,7 @@ def _parsed_documents(
             "pages": sum(row["pages"] for row in documents),
             "characters": sum(row["characters"] for row in documents),
             "parse_seconds": round(seconds, 3),
+            "write_seconds": round(write_seconds, 3),
             "problems": problems_table,
             "text_quality": quality_table,
             "preview": dg.MetadataValue.md(
@@ -258,6 +266,18 @@ def _no_usable_documents(sources: list[ingest.SourceFile], errors: list[dict]) -
     return (
         f"no usable documents: {len(sources)} file{'s' if len(sources) != 1 else ''}, none usable ({reasons}). "
         "Each file's reason and what to do are in this step's `problems` metadata."
+    )
+
+
+def _quality_rows(db: WarehouseSession, collection: str) -> list[dict]:
+    """Each file's text-quality measures and verdict, rounded for people."""
+    return db.rows(
+        """SELECT file, verdict, language, pages, chars, round(chars / greatest(pages, 1)) AS chars_per_page,
+                  round(junk_share, 3) AS junk_share, round(word_share, 3) AS word_share,
+                  round(words_per_1000_chars) AS words_per_1000_chars, round(mean_token_chars, 1) AS mean_token_chars,
+                  garbled_pages, poor_pages
+           FROM text_quality WHERE collection = ? ORDER BY file""",
+        [collection],
     )
 
 
@@ -362,6 +382,7 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
     with warehouse.session() as db:
         documents, problems = _stored_parse(db, collection)
         stored_key = db.rows("SELECT chunking_key FROM chunk_runs WHERE collection = ?", [collection])
+        stats = _chunk_stats(db, collection)
     # Chunks are a function of the parsed documents, the profiles and the chunking code: when all
     # three match what the stored chunks were made from, there is nothing to redo.
     key = ingest.fingerprint(
@@ -369,30 +390,25 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         + [f"{p.name}:{p.target_tokens}/{p.overlap_tokens}" for p in profiles]
         + [f"{row['doc_id']}:{row['parser_version']}" for row in documents]
     )
-    seconds = 0.0
+    seconds, write_seconds = 0.0, 0.0
     if [row["chunking_key"] for row in stored_key] != [key]:
         started = time.perf_counter()
         all_chunks = ingest.chunk_documents(ingest.load_documents(warehouse, collection), profiles)
-        warehouse.replace_partition(
-            collection,
-            {
-                "chunks": ingest.chunks_table(collection, all_chunks),
-                "chunk_runs": ingest.chunk_run_table(collection, key),
-            },
-        )
-        seconds = time.perf_counter() - started
-
-    stats = warehouse.rows(
-        """SELECT profile, doc_id, count(*) AS chunks, sum(token_count)::BIGINT AS tokens,
-                  count(*) FILTER (WHERE trim(text) = '') AS empty
-           FROM chunks WHERE collection = ? GROUP BY profile, doc_id""",
-        [collection],
-    )
+        tables = {
+            "chunks": ingest.chunks_table(collection, all_chunks),
+            "chunk_runs": ingest.chunk_run_table(collection, key),
+        }
+        chunked = time.perf_counter()
+        warehouse.replace_partition(collection, tables)
+        seconds, write_seconds = chunked - started, time.perf_counter() - chunked
+        with warehouse.session() as db:
+            stats = _chunk_stats(db, collection)
     empty = sum(row["empty"] for row in stats)
     metadata = {
         "dagster/row_count": sum(row["chunks"] for row in stats),
         "rechunked": bool(seconds),
         "chunk_seconds": round(seconds, 3),
+        "write_seconds": round(write_seconds, 3),
         "profiles": ", ".join(
             f"{p.name} ({p.target_tokens} tokens, overlap {p.overlap_tokens})" for p in profiles
         ),
@@ -414,6 +430,16 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         ],
         # The same documents, profiles and code make the same chunks.
         data_version=key,
+    )
+
+
+def _chunk_stats(db: WarehouseSession, collection: str) -> list[dict]:
+    """Chunks, tokens and empty chunks per profile and document."""
+    return db.rows(
+        """SELECT profile, doc_id, count(*) AS chunks, sum(token_count)::BIGINT AS tokens,
+                  count(*) FILTER (WHERE trim(text) = '') AS empty
+           FROM chunks WHERE collection = ? GROUP BY profile, doc_id""",
+        [collection],
     )
 
 

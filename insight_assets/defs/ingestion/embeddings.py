@@ -66,11 +66,15 @@ def chunk_embeddings(
 def _chunk_embeddings(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource, collection: str
 ) -> CollectionReport:
-    chunk_rows = storage.warehouse.rows(
-        "SELECT profile, chunk_id, doc_id, text, text_sha, char_start, char_end, token_count FROM chunks "
-        "WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
-        [collection],
-    )
+    with storage.warehouse.session() as db:
+        chunk_rows = db.rows(
+            "SELECT profile, chunk_id, doc_id, text, text_sha, char_start, char_end, token_count FROM chunks "
+            "WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
+            [collection],
+        )
+        stored_errors = db.rows(
+            "SELECT count(*) AS n FROM embedding_errors WHERE collection = ?", [collection]
+        )
     if not chunk_rows:
         raise nothing_to_do(collection, "nothing to embed: `chunks` holds no chunks.")
     model = embedder.get_embedder()
@@ -82,15 +86,18 @@ def _chunk_embeddings(
         raise nothing_to_do(collection, f"no chunk could be embedded: {error}") from error
     # A batch that failed after the SDK's retries leaves its chunks without vectors: they are error
     # rows now, and the next run embeds exactly them again.
-    storage.warehouse.replace_partition(
-        collection,
-        {
-            "embedding_errors": pa.Table.from_pylist(
-                [{"collection": collection, "variant": model.variant, **row} for row in outcome.failures],
-                schema=_EMBEDDING_ERRORS,
-            )
-        },
-    )
+    started = time.perf_counter()
+    if outcome.failures or stored_errors[0]["n"]:
+        storage.warehouse.replace_partition(
+            collection,
+            {
+                "embedding_errors": pa.Table.from_pylist(
+                    [{"collection": collection, "variant": model.variant, **row} for row in outcome.failures],
+                    schema=_EMBEDDING_ERRORS,
+                )
+            },
+        )
+    write_seconds = time.perf_counter() - started
     if outcome.failures and not outcome.table.num_rows:
         raise nothing_to_do(
             collection,
@@ -100,8 +107,11 @@ def _chunk_embeddings(
     # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
     stored = existing
     rewritten = bool(outcome.embedded) or not _same_rows(existing, outcome.table)
+    vector_write_seconds = 0.0
     if rewritten:
+        started = time.perf_counter()
         vectors.replace(collection, outcome.table)
+        vector_write_seconds = time.perf_counter() - started
         stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
     # A rewritten table needs its full-text index again; an unchanged one keeps it (nothing written).
     text_index_seconds = 0.0
@@ -129,6 +139,8 @@ def _chunk_embeddings(
             "words_embedded": outcome.words_embedded,
             "embed_seconds": round(outcome.seconds, 3),
             "words_per_second": round(outcome.words_per_second, 1),
+            "vector_write_seconds": round(vector_write_seconds, 3),
+            "write_seconds": round(write_seconds, 3),
             "text_index": "rebuilt" if text_index_seconds else "unchanged",
             "text_index_seconds": round(text_index_seconds, 3),
             "variant": model.variant,
