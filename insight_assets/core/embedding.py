@@ -138,7 +138,7 @@ class LocalEmbedder(_AlwaysWhole):
 
     The model loads on first use, so a rerun with nothing to embed never pays for loading it.
 
-    ``precision="bf16"`` runs the transformer with bfloat16 weights: about 2.8x faster than fp32 on
+    ``precision="bf16"`` runs the transformer with bfloat16 weights: about 2.9x faster than fp32 on
     CPUs with native bf16 (AVX-512 BF16 or AMX), mean cosine 0.99995 to fp32 and the same top-10
     neighbours for 90% of queries (bench/README.md). ``"auto"``, the default, picks bf16 on such CPUs
     and fp32 elsewhere, where emulated bf16 would be slower. The variant names the precision used.
