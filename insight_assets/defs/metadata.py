@@ -11,6 +11,7 @@ from typing import Any
 
 import dagster as dg
 
+from insight_assets.core.collection_page import OFFLINE_PREFIX
 from insight_assets.core.headlines import Headline, store_headline
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.markdown import markdown_table as core_markdown_table
@@ -195,3 +196,31 @@ def materialize_each(
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def judge_note(judge: str, writer: str, offline_meaning: str) -> str:
+    """The judge of a report, named: "self-judged" when it is a model that wrote what it judges
+    (a judge grading its own texts is lenient; set one apart with the asset's ``judge_*`` config),
+    ``offline_meaning`` when it is the offline stand-in."""
+    if judge.startswith(OFFLINE_PREFIX):
+        return f"judge: {judge} — {offline_meaning}"
+    written_by = {label.strip() for label in writer.split(",") if label.strip()}
+    if judge in written_by:
+        return f"judge: {judge} — self-judged: the model that wrote the texts judges them"
+    return f"judge: {judge}, apart from the writer ({writer or 'none recorded'})"
+
+
+def standin_note(roles: dict[str, str]) -> str | None:
+    """The roles (role -> the model label that played it) that an offline stand-in played, named
+    in one note; ``None`` when a model played them all."""
+    offline = [
+        role
+        for role, label in roles.items()
+        if any(part.strip().startswith(OFFLINE_PREFIX) for part in label.split(","))
+    ]
+    if not offline:
+        return None
+    return (
+        f"offline stand-ins, not a language model: {', '.join(offline)} (texts extracted from the "
+        "papers, scores lexical); set a provider (INSIGHT_ASSETS_LLM_PROVIDER=local, say) for a model"
+    )

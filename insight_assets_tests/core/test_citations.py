@@ -191,3 +191,21 @@ def test_two_references_run_together_are_checked_by_the_authors_and_year_before_
     )
     (match,) = match_references("citing", merged, [lstm])
     assert match.cited_doc_id == "lstm"  # by Hochreiter in 1997, not Elman in 1990
+
+
+def test_citation_problems_name_invented_aliases_chunks_not_given_and_rejected_writers():
+    from insight_assets.core.retrieval.citing import citation_problems, unknown_citations
+
+    given = ["a" * 16, "b" * 16]
+    assert citation_problems(f"Fine [{'a' * 16}; {'b' * 16}].", given) == []
+    assert citation_problems(f"Invented [S9]. Real [{'a' * 16}].", given) == [
+        "cites S9, which names no passage it was given"
+    ]
+    assert citation_problems(f"Elsewhere [{'c' * 16}].", given) == [
+        f"cites {'c' * 12}, which it was not given"
+    ]
+    rejected = "invalid output twice:\n- " + unknown_citations("x [S7]", {"S1"})[0]
+    assert citation_problems("", given, rejected) == [
+        "its writer cited sources it was not given (the output was rejected)"
+    ]
+    assert citation_problems("", given, "the provider timed out") == []

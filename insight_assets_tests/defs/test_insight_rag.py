@@ -245,3 +245,69 @@ def test_a_benchmark_with_no_item_is_said_by_a_warning_and_the_rest_still_builds
     assert _rows(storage, "insight_rag_answers") == [] and _rows(storage, "insight_rag_scores") == []
     assert metadata(result, "insight_rag_answers")["dagster/row_count"] == 0
     assert "benchmark is empty" in metadata(result, "insight_rag_scores")["why_none"]
+
+
+def _answerer_citing(citation: str):
+    """The scripted model, except that an answer from retrieved passages also cites ``citation``:
+    an alias it was not given, or a chunk it was not shown."""
+
+    def model(request: Received) -> Reply:
+        if request.body["messages"][0]["content"].startswith("Answer the question using the context"):
+            return Reply(f"The first passage says so [S1]. So does another [{citation}].")
+        return _model(request)
+
+    return model
+
+
+def test_the_citation_check_fails_when_a_writer_invents_an_alias_or_cites_a_chunk_not_given(
+    instance, storage, hashing_embedder, tmp_path, server
+):
+    add_collection(storage, "demo", [p for p in DEMO_PDFS if p.name.startswith(("2020.acl", "N18"))])
+    offline = LLMResource(data_dir=str(tmp_path / "data"))
+    run_config = {
+        "ops": {
+            **BRIEF_TRAINING,
+            "insight_rag_benchmark": {"config": {"max_buried": 2, "max_multi": 1, "max_matching": 1}},
+            "insight_rag_answers": {"config": {"retriever_modes": ["index"], "rag_ks": [3]}},
+        }
+    }
+    answers_only = {"ops": {"insight_rag_answers": run_config["ops"].pop("insight_rag_answers")}}
+    materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=offline,
+        assets=UPSTREAM + INSIGHT_RAG[:4],
+        run_config=run_config,
+    )
+
+    server.responder = _answerer_citing("S99")
+    invented = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path / "invents"),
+        assets=[insight_rag_answers],
+        run_config=answers_only,
+    )
+    failed = check(invented, "answers_cite_given_passages")
+    assert not failed.passed and "cited sources it was not given" in failed.metadata["problems"].value
+
+    chunk = _rows(storage, "chunks")[0]["chunk_id"]
+    server.responder = _answerer_citing(chunk)
+    not_given = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path / "not_given"),
+        assets=[insight_rag_answers],
+        run_config=answers_only,
+    )
+    failed = check(not_given, "answers_cite_given_passages")
+    assert (
+        not failed.passed
+        and f"cites {chunk[:12]}, which it was not given" in failed.metadata["problems"].value
+    )

@@ -175,3 +175,58 @@ def test_a_model_abstains_and_an_out_of_target_citation_is_repaired_once(
     scored = _rows(storage, "xsum_scores")
     assert scored and all(row["geval_coverage"] == 4 and row["checkeval"] == 0.5 for row in scored)
     assert "openai/gpt-4o-mini" in metadata(result, "xsum_scores")["judge"]
+
+
+def _plain_rag_writer_citing(citation: str):
+    """The scripted model, except that the plain-RAG writer cites ``citation`` beside its first
+    passage, every time: an alias it was not given, or a chunk it was not shown."""
+
+    def model(request: Received) -> Reply:
+        if "You write a summary of research" in request.body["messages"][0]["content"]:
+            return Reply(f"Plain retrieval summary [S1]. More of it [{citation}].")
+        return _model(request)
+
+    return model
+
+
+def test_the_citation_check_fails_when_a_writer_invents_an_alias_or_cites_a_chunk_not_given(
+    instance, storage, hashing_embedder, tmp_path, server
+):
+    add_collection(storage, "demo", DEMO_PDFS[:2])
+    upstream = ASSETS[:-2]
+
+    server.responder = _plain_rag_writer_citing("S999")
+    invented = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path),
+        assets=upstream + [xsum_summaries],
+    )
+    failed = check(invented, "summary_citations_in_target")
+    assert not failed.passed and "cited sources it was not given" in failed.metadata["problems"].value
+    plain = [s for s in _rows(storage, "xsum_summaries") if s["method"] == "plain_rag"]
+    assert plain and all(s["status"] == "failed" for s in plain)
+
+    # A chunk of the target's own papers that the writer was not shown still fails the check.
+    shown = {cid for s in _rows(storage, "xsum_summaries") for cid in s["cited_chunk_ids"]}
+    other = next(
+        row["chunk_id"]
+        for row in _rows(storage, "chunks")
+        if row["profile"] == "passage" and row["chunk_id"] not in shown
+    )
+    server.responder = _plain_rag_writer_citing(other)
+    not_given = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path / "again"),
+        assets=[xsum_summaries],
+    )
+    failed = check(not_given, "summary_citations_in_target")
+    assert (
+        not failed.passed
+        and f"cites {other[:12]}, which it was not given" in failed.metadata["problems"].value
+    )

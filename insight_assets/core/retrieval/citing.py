@@ -9,7 +9,7 @@ next prompt), and people read them as ``(Title, p. 3; Other title, pp. 4–5)``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..stores import Warehouse
@@ -89,13 +89,33 @@ def cited_aliases(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# How ``unknown_citations`` names the problem; a model call rejected for it carries these words in
+# its error, which is how a check tells "the writer invented a source" from other failures.
+NOT_AMONG_SOURCES = "which are not among the sources"
+
+
 def unknown_citations(text: str, known: set[str]) -> list[str]:
     """A grounding problem when ``text`` cites an alias that is not in ``known`` (for a repair)."""
     unknown = [name for name in cited_aliases(text) if name not in known]
     if not unknown:
         return []
     allowed = ", ".join(sorted(known, key=lambda name: int(name[1:])))
-    return [f"the text cites {', '.join(unknown)}, which are not among the sources; cite only {allowed}"]
+    return [f"the text cites {', '.join(unknown)}, {NOT_AMONG_SOURCES}; cite only {allowed}"]
+
+
+def citation_problems(text: str, given: Collection[str], error: str | None = None) -> list[str]:
+    """What is wrong with the citations of a stored text whose writer was given the chunks
+    ``given``: an alias still in the text (one that named no given passage, so it never became a
+    chunk id), a cited chunk that was not given, or, for a text that was not stored (``error``), a
+    writer whose every try cited sources it was not given."""
+    problems = [f"cites {name}, which names no passage it was given" for name in cited_aliases(text)]
+    allowed = set(given)
+    problems += [
+        f"cites {cid[:12]}, which it was not given" for cid in cited_chunks(text) if cid not in allowed
+    ]
+    if error and NOT_AMONG_SOURCES in error:
+        problems.append("its writer cited sources it was not given (the output was rejected)")
+    return problems
 
 
 def strip_citations(text: str) -> str:
@@ -138,6 +158,17 @@ def chunk_citations(text: str, ids: Mapping[str, str]) -> str:
 def cited_chunks(text: str) -> list[str]:
     """The chunk ids a stored text cites, in order of first citation."""
     return list(dict.fromkeys(cid for group in CHUNK_CITATION.findall(text) for cid in group.split("; ")))
+
+
+def without_unknown_chunks(text: str, known: Collection[str]) -> str:
+    """``text`` with the chunk ids that are not in ``known`` taken out of its citations (a
+    citation left empty goes): what a writer made up is not passed on to the next prompt."""
+
+    def keep(found: re.Match[str]) -> str:
+        kept = [cid for cid in found.group(1).split("; ") if cid in known]
+        return "[" + "; ".join(kept) + "]" if kept else ""
+
+    return CHUNK_CITATION.sub(keep, text)
 
 
 def render_citations(text: str, sources: Mapping[str, Source]) -> str:

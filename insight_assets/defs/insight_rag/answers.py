@@ -18,7 +18,12 @@ from insight_assets.core.methods.insight_rag.tasks import (
     ANSWER_TASKS,
     INSIGHT_RAG_ANSWER,
 )
-from insight_assets.core.retrieval.citing import load_sources, render_citations, strip_citations
+from insight_assets.core.retrieval.citing import (
+    citation_problems,
+    load_sources,
+    render_citations,
+    strip_citations,
+)
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark
 from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
@@ -28,6 +33,7 @@ from insight_assets.defs.metadata import (
     invalid_config,
     markdown_table,
     materialize_each,
+    standin_note,
     write_report,
     writers,
 )
@@ -87,7 +93,7 @@ class InsightRAGAnswersConfig(ModelCallConfig):
         dg.AssetCheckSpec(
             "answers_cite_given_passages",
             asset="insight_rag_answers",
-            description="Every citation of every answer is a passage (insight or chunk) its method was given.",
+            description="Every citation of every answer is a passage (insight or chunk) its method was given; an invented alias, or a writer rejected for citing sources it was not given, fails it.",
         )
     ],
     **INSIGHT_RAG_GROUP,
@@ -155,10 +161,9 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         },
     )
     problems = [
-        f"{a.method} on {a.item_id}: cites {cid[:12]}, not given"
+        f"{a.method} on {a.item_id}: {problem}"
         for a in answers
-        for cid in a.cited_chunk_ids
-        if cid not in set(a.passage_chunk_ids)
+        for problem in citation_problems(a.answer, a.passage_chunk_ids, a.error)
     ]
     statuses = {s: sum(i.status == s for i in identified) for s in {i.status for i in identified}}
     questions = {i.item_id: i.question for i in items}
@@ -298,7 +303,15 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         iter(warehouse.rows("SELECT * FROM insight_retriever WHERE collection = ?", [collection])), None
     )
     training = read_training(Path(adapter["adapter_path"])) if adapter and adapter["adapter_path"] else None
-    notes = report.report_notes(rows[0]["writer"], identifier[0]["writer"] if identifier else "", adapter)
+    identifier_label = identifier[0]["writer"] if identifier else ""
+    notes = report.report_notes(rows[0]["writer"], identifier_label, adapter)
+    roles = {
+        "triple extractor": _labels(warehouse, "knowledge_triples", "extractor", collection),
+        "question writer": writers(storage, "insight_rag_benchmark", collection),
+        "identifier": identifier_label,
+        "writer": rows[0]["writer"],
+    }
+    notes += list(filter(None, [standin_note(roles)]))
     accuracy_table = accuracy.accuracy_table(store.load_retriever_accuracy(warehouse, collection))
     written = write_report(
         storage,
@@ -339,3 +352,12 @@ def _scores(storage, embedder, collection) -> CollectionReport:
             **written,
         }
     )
+
+
+def _labels(warehouse, table: str, column: str, collection: str) -> str:
+    """The distinct model labels in ``table``'s ``column`` for ``collection``, joined."""
+    rows = warehouse.rows(
+        f"SELECT DISTINCT {column} AS label FROM {table} WHERE collection = ? AND {column} IS NOT NULL",
+        [collection],
+    )
+    return ", ".join(sorted(row["label"] for row in rows))

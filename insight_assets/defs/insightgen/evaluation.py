@@ -24,8 +24,10 @@ from insight_assets.core.stores import Warehouse
 from insight_assets.defs.insightgen.assets import insights
 from insight_assets.defs.metadata import (
     CollectionReport,
+    judge_note,
     markdown_table,
     materialize_each,
+    standin_note,
     write_report,
     writers,
 )
@@ -106,8 +108,15 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
     failures: list[dict] = []
     summaries: dict[str, dict] = {}
     all_calls = []
+    insight_writers = writers(storage, "insights", collection)
+    judge_notes = []
     for judge in judges:
         client = model_client(context, llm, config, collection, model_choice=judge.choice())
+        label = client.writer_label(JUDGE_INSIGHT_SET)
+        judge_notes.append(
+            f"{judge.name}: "
+            + judge_note(label, insight_writers, "lexical stand-in scores, not a model's judgement")
+        )
         with model_errors_as_failures(client, collection):
             outcome = judge_questions(
                 client,
@@ -141,6 +150,7 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
             "dagster/row_count": len(rows),
             "questions": len(questions),
             "judges": ", ".join(names),
+            "judge_models": dg.MetadataValue.md("\n".join(f"- {note}" for note in judge_notes)),
             "failed_calls": len(failures),
             "mean_scores": dg.MetadataValue.md(
                 markdown_table(scores, SCORE_COLUMNS, empty="Nothing judged.")
@@ -208,6 +218,19 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
                 report.ranking,
                 ["rank", "method", "overall", "judge", "level"],
             ),
+        ),
+        notes=tuple(
+            filter(
+                None,
+                [
+                    standin_note(
+                        {
+                            "writer": writers(storage, "insights", collection),
+                            "judge": ", ".join(sorted({row.judge for row in rows})),
+                        }
+                    )
+                ],
+            )
         ),
         writer=writers(storage, "insights", collection),
         judge=", ".join(sorted({row.judge for row in rows})),

@@ -19,6 +19,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
     skipped_metadata,
+    standin_note,
     write_report,
     writers,
 )
@@ -314,6 +315,10 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             f"{len({(p.judge, p.query_id, p.baseline, p.position) for p in pairs if p.error})} pairs could not be judged."
         ),
         report.SCIENTIST_NOTE + " " + _novelty_counts(runs.values()),
+        *filter(
+            None,
+            [standin_note({"idea writer": writers(storage, "scipip_ideas", collection), "judge": judge})],
+        ),
     ]
     # The report lists retrieval's settings under its recall table; the collection page shows only
     # the headline, so its notes carry them.

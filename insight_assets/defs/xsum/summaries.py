@@ -10,11 +10,13 @@ from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.defs.metadata import (
     CollectionReport,
+    judge_note,
     markdown_table,
     materialize_each,
     nothing_to_do,
     open_retriever,
     skipped_metadata,
+    standin_note,
     write_report,
     writers,
 )
@@ -53,7 +55,7 @@ class XSumSummariesConfig(ModelCallConfig):
         dg.AssetCheckSpec(
             "summary_citations_in_target",
             asset="xsum_summaries",
-            description="Every citation of every summary is a chunk of one of its target's papers.",
+            description="Every citation of every summary is a chunk its writer was given, of one of its target's papers; an invented alias, or a writer rejected for citing sources it was not given, fails it.",
         ),
         dg.AssetCheckSpec(
             "summaries_not_truncated",
@@ -121,7 +123,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
         )
     warehouse.replace_partition(collection, {"xsum_summaries": _summary_table(collection, records, writers)})
     chunk_docs = {cid: source.doc_id for cid, source in sources.items()}
-    problems = xsum.summary_citations_valid(written, {t.target_id: t for t in targets}, chunk_docs)
+    problems = xsum.summary_citations_valid(records, {t.target_id: t for t in targets}, chunk_docs)
     truncated = [r for r in records if r.status == xsum.TRUNCATED]
     topics = {t.target_id: t.topic for t in targets}
     status_counts = {
@@ -289,13 +291,18 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         for s in summaries
         if s.target_id == example_target
     ]
+    summary_writers = writers(storage, "xsum_summaries", collection)
+    roles = {
+        "question writer": writers(storage, "xsum_questions", collection),
+        "answerer": writers(storage, "xsum_answers", collection),
+        "summary writer": summary_writers,
+        "judge": judge,
+    }
     notes = [
-        f"judge: {judge}"
-        + (
-            " — G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
-            if judge.startswith("offline")
-            else ""
+        judge_note(
+            judge, summary_writers, "G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
         ),
+        *filter(None, [standin_note(roles)]),
         "semantic_recall: each reference sentence's best cosine with a summary sentence (the embedder, not BERTScore)",
         "ref_*: the papers a summary cites against the target's papers",
     ]
@@ -313,7 +320,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
                 for kind, rows in tables.items()
             ),
             notes=tuple(notes),
-            writer=writers(storage, "xsum_summaries", collection),
+            writer=summary_writers,
             judge=judge,
         ),
     )

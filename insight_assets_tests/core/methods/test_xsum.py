@@ -179,6 +179,13 @@ def test_scores():
         "ref_recall": 0.5,
         "ref_f1": 0.5714,
     }
+    # Two citations that name no paper (an invented alias, a chunk that does not exist) are wrong.
+    assert scores.reference_f1(["a", "b"], ["a", "b", "c", "d"], unresolved=2)["ref_precision"] == 0.5
+    assert scores.reference_f1([], ["a"], unresolved=1) == {
+        "ref_precision": 0.0,
+        "ref_recall": 0.0,
+        "ref_f1": 0.0,
+    }
     assert (
         scores.plain_text(f"Vectors [{'a' * 32}] work (Kiros et al., 2015) well [3, 4].")
         == "Vectors work well ."

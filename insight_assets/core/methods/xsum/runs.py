@@ -18,6 +18,7 @@ from ...retrieval.citing import (
     alias,
     aliased,
     chunk_citations,
+    citation_problems,
     cited_chunks,
     passage,
     render_citations,
@@ -193,7 +194,9 @@ def _summary_record(
 ) -> SummaryRecord:
     if not item.ok:
         status = SKIPPED if item.status == "skipped" else FAILED
-        return SummaryRecord(target_id, method, status, error=item.error, answers_used=used)
+        return SummaryRecord(
+            target_id, method, status, error=item.error, answers_used=used, given=tuple(ids.values())
+        )
     text = chunk_citations(item.value.text, ids)
     cited = tuple(cited_chunks(text))
     truncated = item.finish_reason == CUT_OFF
@@ -208,6 +211,7 @@ def _summary_record(
         finish_reason=item.finish_reason,
         answers_used=used,
         error="cut off at max_tokens twice (the second time with twice the room)" if truncated else None,
+        given=tuple(ids.values()),
     )
 
 
@@ -319,18 +323,19 @@ def abstracts_summaries(
 def summary_citations_valid(
     records: Sequence[SummaryRecord], targets: Mapping[str, SummaryTarget], chunk_docs: Mapping[str, str]
 ) -> list[str]:
-    """Problems with summaries' citations: a cited chunk that does not exist, or belongs to a paper
-    outside the target."""
+    """Problems with summaries' citations: an alias or chunk its writer was not given, a writer
+    whose output was rejected for citing sources it was not given, a cited chunk that does not
+    exist, or one of a paper outside the target."""
     problems = []
     for record in records:
+        about = f"{record.method} summary of {record.target_id}"
+        problems += [
+            f"{about} {problem}" for problem in citation_problems(record.text, record.given, record.error)
+        ]
         allowed = set(targets[record.target_id].doc_ids)
         for cid in record.cited:
             if cid not in chunk_docs:
-                problems.append(
-                    f"{record.method} summary of {record.target_id} cites unknown chunk {cid[:12]}"
-                )
+                problems.append(f"{about} cites unknown chunk {cid[:12]}")
             elif chunk_docs[cid] not in allowed:
-                problems.append(
-                    f"{record.method} summary of {record.target_id} cites chunk {cid[:12]} of a paper outside the target"
-                )
+                problems.append(f"{about} cites chunk {cid[:12]} of a paper outside the target")
     return problems

@@ -142,3 +142,4 @@ class SummaryRecord:
     finish_reason: str | None = None
     answers_used: int = 0
     error: str | None = None
+    given: tuple[str, ...] = ()  # the chunks its writer was shown under aliases (not stored)

@@ -5,7 +5,8 @@ section (our SurveySum), or, for a target without one, its papers' abstracts.
   markers are removed from both texts first (ours, and the reference's "(Author et al., 2014)" and
   "[12]"), as neither side's markers are content.
 - Ref-F1: the papers a summary cites against the papers the reference cites (the target's papers):
-  precision, recall and F1 (the public code computes recall only).
+  precision, recall and F1 (the public code computes recall only). A citation that names no paper
+  (an alias the writer invented, a chunk that does not exist) counts as a wrong one in precision.
 - ``semantic_recall``: BERTScore needs a model we cannot download, so this is its recall rule on
   sentences instead of tokens, with the configured embedder: each reference sentence's best cosine
   with a summary sentence, averaged. Named for what it is.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...llm import LLMClient
-from ...retrieval.citing import strip_citations
+from ...retrieval.citing import cited_aliases, strip_citations
 from ...text import sentence_texts
 from ...vectors import normalize_rows
 from .schemas import SummaryRecord, SummaryTarget
@@ -57,10 +58,13 @@ def rouge_recall(reference: str, summary: str) -> dict[str, float]:
     return {name: round(score.recall, 4) for name, score in scores.items()}
 
 
-def reference_f1(cited_docs: Sequence[str], reference_docs: Sequence[str]) -> dict[str, float]:
+def reference_f1(
+    cited_docs: Sequence[str], reference_docs: Sequence[str], unresolved: int = 0
+) -> dict[str, float]:
+    """Ref-F1 of the papers cited; ``unresolved`` citations named no paper and count as wrong."""
     cited, gold = set(cited_docs), set(reference_docs)
     hits = len(cited & gold)
-    precision = hits / len(cited) if cited else 0.0
+    precision = hits / (len(cited) + unresolved) if cited or unresolved else 0.0
     recall = hits / len(gold) if gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"ref_precision": round(precision, 4), "ref_recall": round(recall, 4), "ref_f1": round(f1, 4)}
@@ -155,6 +159,7 @@ def score_summaries(
         target = by_id[summary.target_id]
         kind, text = reference[summary.target_id]
         cited_docs = [chunk_docs[cid] for cid in summary.cited if cid in chunk_docs]
+        unresolved = len(cited_aliases(summary.text)) + sum(cid not in chunk_docs for cid in summary.cited)
         errors = []
         if not judged.ok:
             errors.append(f"geval: {judged.error}")
@@ -170,7 +175,7 @@ def score_summaries(
                 kind,
                 {
                     **rouge_recall(text, summary.text),
-                    **reference_f1(cited_docs, target.doc_ids),
+                    **reference_f1(cited_docs, target.doc_ids, unresolved),
                     "semantic_recall": semantic_recall(text, summary.text, embed),
                     "geval_coverage": round(judged.value.score, 3) if judged.ok else None,
                     "checkeval": check_score,
