@@ -7,11 +7,11 @@ import json
 import re
 from pathlib import Path
 
+from insight_assets.core.methods.contregen.baselines import PREVIOUS_ANSWER
 from insight_assets.defs.contregen.assets import contregen_answers, contregen_scores, contregen_trees
 from insight_assets.defs.curation.assets import compressed_documents, generated_answers, generated_questions
 from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
-from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
@@ -23,7 +23,6 @@ UPSTREAM = [
     parsed_documents,
     chunks,
     chunk_embeddings,
-    theme_graph,
     compressed_documents,
     generated_questions,
     generated_answers,
@@ -147,6 +146,16 @@ def test_a_model_plans_verifies_and_writes_through_the_openai_api(
     assert plans and all(r.body["temperature"] == 0 for r in plans)
     writes = [r for r in server.requests if "comprehensive long-form answer" in r.last_user_text()]
     assert writes and all(r.body["temperature"] == 0.3 and "response_format" not in r.body for r in writes)
+    # IterRetGen's rounds 2-5 refine the round before: its answer is in the prompt, as a finding
+    # (a round whose prompt repeats the round before's is answered from the cache, not sent).
+    refined = {
+        re.search(r"^Question: (.*)$", w.last_user_text(), re.MULTILINE).group(1)
+        for w in writes
+        if f"On '{PREVIOUS_ANSWER}': A long answer" in w.last_user_text()
+    }
+    assert len(refined) == len(questions)
+    # Verification and synthesis carry their one worked example.
+    assert all("A worked example (invented" in w.last_user_text() for w in writes)
 
     answers = {(a["question_id"], a["method"]): a for a in _rows(storage, "contregen_answers")}
     for qid in questions:
@@ -160,3 +169,60 @@ def test_a_model_plans_verifies_and_writes_through_the_openai_api(
     scored = _rows(storage, "contregen_scores")
     assert scored and all(s["coverage"] == 4 and s["relevance"] == 5 for s in scored)
     assert "openai/gpt-4o-mini" in metadata(result, "contregen_scores")["judge"]
+
+
+INVENTED_ALIAS = "S99"
+NOT_GIVEN_CHUNK = "0123456789abcdef0123"
+
+
+def _writer_citing(citation: str):
+    """The scripted model, except that an answer written without findings (the baselines')
+    cites ``citation`` beside its first passage: an alias or a chunk it was not given."""
+
+    def model(request: Received) -> Reply:
+        prompt = request.body["messages"][0]["content"]
+        without_findings = "listed below):\n(none)" in prompt
+        if "comprehensive long-form answer" in prompt and without_findings:
+            return Reply(f"The passages answer the question [S1]. They say more [{citation}].")
+        return _model(request)
+
+    return model
+
+
+def test_the_citation_check_fails_when_a_writer_invents_an_alias_or_cites_a_passage_not_given(
+    instance, storage, hashing_embedder, tmp_path, server
+):
+    add_collection(storage, "demo", DEMO_PDFS[:2])
+    offline = LLMResource(data_dir=str(tmp_path / "data"))
+    materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
+    run_config = {"ops": {"contregen_trees": {"config": {"max_questions": 1}}}}
+
+    server.responder = _writer_citing(INVENTED_ALIAS)
+    invented = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path / "invents"),
+        assets=CONTREGEN[:2],
+        run_config=run_config,
+    )
+    failed = check(invented, "answers_cite_retrieved_passages")
+    assert not failed.passed
+    assert "cited sources it was not given" in failed.metadata["problems"].value
+    baselines = [a for a in _rows(storage, "contregen_answers") if a["method"] != "contregen"]
+    assert baselines and all(a["status"] == "failed" for a in baselines)
+
+    server.responder = _writer_citing(NOT_GIVEN_CHUNK)
+    not_given = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path / "not_given"),
+        assets=CONTREGEN[:2],
+        run_config=run_config,
+    )
+    failed = check(not_given, "answers_cite_retrieved_passages")
+    assert not failed.passed
+    assert f"cites {NOT_GIVEN_CHUNK[:12]}, which it was not given" in failed.metadata["problems"].value

@@ -6,24 +6,24 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
-from insight_assets.core.clustering import theme_labels
 from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
 from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT
 from insight_assets.core.methods.contregen.tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
-from insight_assets.core.retrieval.citing import load_sources, render_citations
+from insight_assets.core.retrieval.citing import citation_problems, load_sources, render_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
 from insight_assets.defs.curation.assets import generated_answers, generated_questions
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
-from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
+    judge_note,
     markdown_table,
     materialize_each,
     nothing_to_do,
     open_retriever,
+    standin_note,
     write_report,
     writers,
 )
@@ -108,7 +108,7 @@ def _questions(warehouse, collection: str, which: str, limit: int | None) -> lis
 
 @dg.asset(
     kinds={"duckdb", "lancedb"},
-    deps=[generated_questions, chunk_embeddings, theme_graph],
+    deps=[generated_questions, chunk_embeddings],
     code_version="1",
     **pooled(LLM_POOL),
     **CONTREGEN_GROUP,
@@ -139,10 +139,9 @@ def _trees(context, config, settings, storage, llm, embedder, collection) -> Col
             collection, f"no {config.questions} question: `generated_questions` holds none to explore."
         )
     retriever = open_retriever(storage, embedder, collection, contregen.PROFILE)
-    themes = theme_labels(warehouse, collection)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
-        trees, _ = contregen.grow_trees(client, retriever, questions, settings, themes)
+        trees, _ = contregen.grow_trees(client, retriever, questions, settings)
     writer = client.writer_label(contregen.tasks.CONTREGEN_PLAN)
     warehouse.replace_partition(collection, {"contregen_trees": records.tree_rows(collection, trees, writer)})
     nodes = [node for tree in trees for node in tree.nodes.values()]
@@ -231,7 +230,7 @@ class ConTReGenAnswersConfig(ConTReGenRetrievalConfig):
         dg.AssetCheckSpec(
             "answers_cite_retrieved_passages",
             asset="contregen_answers",
-            description="Every citation of every answer is a passage its method retrieved.",
+            description="Every citation of every answer is a passage its writer was given; an invented alias, or a writer rejected for citing sources it was not given, fails it.",
         ),
         dg.AssetCheckSpec(
             "answers_not_truncated",
@@ -298,10 +297,9 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
             collection, f"no answer was written: {answers[0].error if answers else 'no trees'}"
         )
     problems = [
-        f"{a.method} answer to {a.question_id[:10]} cites {cid[:12]}, which it did not retrieve"
-        for a in written
-        for cid in a.cited
-        if cid not in set(a.retrieved)
+        f"{a.method} answer to {a.question_id[:10]} {problem}"
+        for a in answers
+        for problem in citation_problems(a.text, a.used, a.error)
     ]
     truncated = [a for a in answers if a.status == contregen.schemas.TRUNCATED]
     statuses = {
@@ -425,13 +423,19 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     )
     rows = scores.method_table(scored, questions, collection_size)
     chart = report.render_chart(rows)
+    answer_writers = writers(storage, "contregen_answers", collection)
+    roles = {
+        "planner": writers(storage, "contregen_trees", collection),
+        "writer": answer_writers,
+        "judge": judge,
+    }
     notes = [
-        f"judge: {judge}"
-        + (
-            " — coverage and relevance here are lexical stand-ins, not a model's judgement"
-            if judge.startswith("offline")
-            else ""
+        judge_note(
+            judge,
+            answer_writers,
+            "coverage and relevance here are lexical stand-ins, not a model's judgement",
         ),
+        *filter(None, [standin_note(roles)]),
         f"collection: {collection_size} papers; chance = a question's gold documents / the collection's papers",
         (
             "recall: gold documents holding a passage the method retrieved (ConTReGen: every node of the "
@@ -463,7 +467,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         Headline(
             tables=(headline_table("Retrieval and answers per method", rows, report.TABLE_COLUMNS),),
             notes=tuple(notes),
-            writer=writers(storage, "contregen_answers", collection),
+            writer=answer_writers,
             judge=judge,
         ),
     )

@@ -8,7 +8,6 @@ from insight_assets.defs.commands import AskFlow
 
 def answer(asked: Asked, client) -> MethodAnswer:
     """ConTReGen for one question: the tree, its synthesis into a cited answer, the tree shown."""
-    from insight_assets.core.clustering import theme_labels
     from insight_assets.core.methods import contregen
     from insight_assets.core.methods.contregen.report import tree_text
     from insight_assets.core.retrieval import Retriever
@@ -18,9 +17,8 @@ def answer(asked: Asked, client) -> MethodAnswer:
     retriever = Retriever.open(
         storage.warehouse, storage.vectors, collection, asked.embedder.get_embedder(), contregen.PROFILE
     )
-    themes = theme_labels(storage.warehouse, collection)
     question = contregen.TreeQuestion("cli", asked.question, source="cli")
-    (tree,), found = contregen.grow_trees(client, retriever, [question], themes=themes)
+    (tree,), found = contregen.grow_trees(client, retriever, [question])
     sources = {**load_sources(storage.warehouse, collection, contregen.PROFILE), **found}
     (written,) = contregen.write_answers(client, retriever, [tree], sources, baselines=False)
     if not written.text:

@@ -1,6 +1,5 @@
 """ConTReGen's dry-run steps: trees and answers (once the collection has chunk vectors), scores."""
 
-from insight_assets.core.clustering import theme_labels
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import scores as contregen_scores
 from insight_assets.defs.contregen.assets import (
@@ -21,8 +20,7 @@ def _trees(config: ConTReGenTreesConfig, run: DryRun) -> None:
         for q in run.output("generated_questions", [])
         if config.questions == "all" or q.source == config.questions
     ][: config.max_questions]
-    themes = theme_labels(run.storage.warehouse, run.collection)
-    trees, sources = contregen.grow_trees(run.client, retriever, asked, config.settings(), themes)
+    trees, sources = contregen.grow_trees(run.client, retriever, asked, config.settings())
     run.outputs["contregen_trees"] = (retriever, trees, sources)
 
 

@@ -100,10 +100,9 @@ def grow_trees(
     retriever: Retriever,
     questions: Sequence[TreeQuestion],
     settings: ConTReGenSettings = ConTReGenSettings(),
-    themes: Sequence[str] = (),
 ) -> tuple[list[Tree], dict[str, Source]]:
     """Stage 1 for every question: its tree, and the retrieved chunks as sources."""
-    return explore(client, retriever, questions, settings, themes)
+    return explore(client, retriever, questions, settings)
 
 
 def write_answers(

@@ -4,12 +4,14 @@
 - *budget-matched RetGen*: one retrieval of as many passages as the question's tree retrieved in
   all (the issue's: recall compared at equal retrieval; the paper's comparison is not). Its answer
   reads the leading passages that fit the prompt budget.
-- *IterRetGen* (Shao et al., 2023): the previous answer followed by the question is the next
-  retrieval query; each iteration answers from its own k passages; 5 iterations. Its retrieval is
-  everything the iterations retrieved.
+- *IterRetGen* (Shao et al., 2023, as ConTReGen's §4.2 runs it): the previous answer followed by
+  the question is the next retrieval query, and each iteration refines the previous answer with its
+  own k passages (the previous answer is shown as a finding, its citations as sources); 5
+  iterations. Its retrieval is everything the iterations retrieved; what it used is what its final
+  answer saw (the last written round's passages and the sources its previous answer cited).
 
-Every answer is written by the root's task (``contregen_answer``) with no findings, so the
-methods differ in what they retrieve and how, not in the writing prompt.
+Every answer is written by the root's task (``contregen_answer``), so the methods differ in what
+they retrieve and how, not in the writing prompt.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from .schemas import (
 )
 from .tasks import CONTREGEN_ANSWER
 from .tree import search_each, spend, synthesis_inputs
+
+# How IterRetGen shows a round the answer it refines (as a finding of the answer prompt).
+PREVIOUS_ANSWER = "The previous answer, to refine with the passages above"
 
 
 def tree_answer(tree: Tree) -> Answer:
@@ -124,12 +129,14 @@ def iterative(
     sources: dict[str, Source],
 ) -> list[Answer]:
     """IterRetGen: ``settings.iterations`` rounds; round t retrieves with the answer of round t-1
-    followed by the question (round 1, and a round after a failed one, with the question alone)."""
+    followed by the question (round 1, and a round after a failed one, with the question alone) and
+    refines that answer with its passages."""
     count = len(questions)
     queries = [q.question for q in questions]
     retrieved: list[list[str]] = [[] for _ in range(count)]
     usages = [Usage() for _ in range(count)]
-    latest: list[tuple[str, str, str | None] | None] = [None] * count  # text, status, finish reason
+    # The last written round: text, status, finish reason, the chunks it saw.
+    latest: list[tuple[str, str, str | None, tuple[str, ...]] | None] = [None] * count
     errors: list[str | None] = [None] * count
     for _ in range(settings.iterations):
         found = _chunk_ids(
@@ -137,9 +144,15 @@ def iterative(
         )
         prepared = [
             synthesis_inputs(
-                None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens
+                None,
+                q.question,
+                ids,
+                [(PREVIOUS_ANSWER, last[0])] if last else [],
+                sources,
+                settings.answer_words,
+                settings.context_tokens,
             )
-            for q, ids in zip(questions, found, strict=True)
+            for q, ids, last in zip(questions, found, latest, strict=True)
         ]
         batch = client.run_many(CONTREGEN_ANSWER, [inputs for inputs, _ in prepared])
         for i, (ids_found, (inputs, ids), item) in enumerate(zip(found, prepared, batch.items, strict=True)):
@@ -153,7 +166,7 @@ def iterative(
                 queries[i] = questions[i].question
                 continue
             text, status = _written(item, ids)
-            latest[i] = (text, status, item.finish_reason)
+            latest[i] = (text, status, item.finish_reason, tuple(ids.values()))
             queries[i] = f"{strip_citations(text)} {questions[i].question}"
     answers = []
     for question, chunks, usage, last, error in zip(
@@ -163,7 +176,6 @@ def iterative(
             "question_id": question.question_id,
             "method": ITERATIVE,
             "retrieved": tuple(dict.fromkeys(chunks)),
-            "used": tuple(dict.fromkeys(chunks)),
             "calls": usage.calls,
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
@@ -172,12 +184,13 @@ def iterative(
             status = FAILED if error else NO_INPUT
             answers.append(Answer(status=status, error=error or "no iteration retrieved anything", **common))
             continue
-        text, status, finish = last
+        text, status, finish, seen = last
         answers.append(
             Answer(
                 status=status,
                 text=text,
                 cited=tuple(cited_chunks(text)),
+                used=seen,
                 finish_reason=finish,
                 error=f"an iteration failed: {error}" if error else None,
                 **common,

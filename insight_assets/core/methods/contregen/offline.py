@@ -1,9 +1,10 @@
 """ConTReGen's tasks without a model: deterministic, extractive, and labelled as such.
 
-- planning: the facets are key phrases (RAKE) of the node's passages and the labels of the theme
-  graph's clusters that the passages share, leaving out phrases the question or an explored
-  question already holds; each becomes a template sub-question ("What do the papers report about
-  <facet> in relation to <topic>?"). No facet left: no further plan.
+- planning: from what a model planner sees (the question, the explored questions, the node's
+  passages) and nothing else: the facets are key phrases (RAKE) of the passages, named by the most
+  passages first, leaving out phrases the question or an explored question already holds; each
+  becomes a template sub-question ("What do the papers report about <facet> in relation to
+  <topic>?"). No facet left: no further plan.
 - verification: a sub-question is needed when its cosine with the original query reaches the
   threshold and it does not repeat an explored question; its search query is its content words.
   A passage is relevant when its cosine with the original query reaches the node's floor (a share
@@ -58,25 +59,17 @@ def plan_offline(
     explored: Sequence[str],
     passages: Sequence[Mapping[str, str]],
     max_sub_questions: int,
-    themes: Sequence[str] = (),
 ) -> Plan:
     asked = set(terms(question)) | {t for text in explored for t in terms(text)}
-    named: dict[str, int] = {}  # facet -> how many passages (or shared theme labels) name it
+    named: dict[str, int] = {}  # facet -> how many passages name it
     for passage in passages:
         for phrase in rake_keyphrases(passage["text"], limit=PHRASES_PER_PASSAGE, exclude=asked):
             named[phrase] = named.get(phrase, 0) + 1
-    passage_terms = {t for passage in passages for t in terms(passage["text"])}
-    for label in themes:
-        for phrase in label.split(", "):
-            words = set(terms(phrase))
-            if words and words <= passage_terms and not words <= asked:
-                named[phrase] = named.get(phrase, 0) + 1
-    theme_words = {t for label in themes for t in terms(label)}
     facets: list[str] = []
     used: set[str] = set()
-    # Named by more passages first; then phrases of the collection's themes (a title block's names
-    # and affiliations are not), then longer phrases.
-    ranked = sorted(named, key=lambda p: (-named[p], not set(terms(p)) & theme_words, -len(p.split())))
+    # Named by more passages first (a title block's names and affiliations are named by one), then
+    # longer phrases.
+    ranked = sorted(named, key=lambda p: (-named[p], -len(p.split())))
     for phrase in ranked:
         words = set(terms(phrase))
         if not words or words & used or any(c.isdigit() for c in phrase) or _CITATION_PHRASE.search(phrase):

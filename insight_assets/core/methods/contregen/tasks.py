@@ -48,7 +48,7 @@ CONTREGEN_PLAN: Task[Plan] = register_task(
         template="contregen_plan.v1.txt",
         output_model=Plan,
         offline=offline.plan_offline,
-        inputs=("query", "question", "explored", "passages", "max_sub_questions", "themes"),
+        inputs=("query", "question", "explored", "passages", "max_sub_questions"),
         trim_input="passages",
         format_inputs=lambda inputs: {
             "query": str(inputs["query"]),
@@ -57,7 +57,6 @@ CONTREGEN_PLAN: Task[Plan] = register_task(
             "passages": format_passages(inputs["passages"]) or "(none)",
             "max_sub_questions": str(inputs["max_sub_questions"]),
         },
-        input_defaults={"themes": ()},
         check_output=_check_plan,
         temperature=PLAN_TEMPERATURE,
         max_tokens=600,
@@ -85,8 +84,8 @@ def _check_sub_question_verdicts(output: SubQuestionVerdicts, inputs: Mapping[st
 CONTREGEN_VERIFY_SUB_QUESTIONS: Task[SubQuestionVerdicts] = register_task(
     Task(
         name="contregen_verify_sub_questions",
-        version=1,
-        template="contregen_verify_sub_questions.v1.txt",
+        version=2,
+        template="contregen_verify_sub_questions.v2.txt",
         output_model=SubQuestionVerdicts,
         offline=offline.verify_sub_questions_offline,
         inputs=("query", "parent", "sub_questions", "need_similarity", "repeat_similarity"),
@@ -117,8 +116,8 @@ def _check_passage_verdicts(output: PassageVerdicts, inputs: Mapping[str, Any]) 
 CONTREGEN_JUDGE_PASSAGES: Task[PassageVerdicts] = register_task(
     Task(
         name="contregen_judge_passages",
-        version=1,
-        template="contregen_judge_passages.v1.txt",
+        version=2,
+        template="contregen_judge_passages.v2.txt",
         output_model=PassageVerdicts,
         offline=offline.judge_passages_offline,
         inputs=("query", "question", "passages", "floor"),
@@ -174,8 +173,8 @@ def _format_synthesis(inputs: Mapping[str, Any]) -> dict[str, str]:
 CONTREGEN_SUMMARIZE: Task[WrittenText] = register_task(
     Task(
         name="contregen_summarize",
-        version=1,
-        template="contregen_summarize.v1.txt",
+        version=2,
+        template="contregen_summarize.v2.txt",
         output_model=WrittenText,
         offline=offline.summarize_offline,
         inputs=("query", "question", "passages", "findings", "sources", "words"),
@@ -194,8 +193,8 @@ CONTREGEN_SUMMARIZE: Task[WrittenText] = register_task(
 CONTREGEN_ANSWER: Task[WrittenText] = register_task(
     Task(
         name="contregen_answer",
-        version=1,
-        template="contregen_answer.v1.txt",
+        version=2,
+        template="contregen_answer.v2.txt",
         output_model=WrittenText,
         offline=offline.answer_offline,
         inputs=("query", "passages", "findings", "sources", "words"),

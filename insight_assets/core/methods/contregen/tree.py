@@ -18,7 +18,7 @@ import numpy as np
 from ...llm import LLMClient, Task
 from ...llm.results import TRUNCATED as CUT_OFF
 from ...retrieval import Hit, Retriever
-from ...retrieval.citing import Source, aliased, chunk_citations, passage
+from ...retrieval.citing import Source, aliased, chunk_citations, passage, without_unknown_chunks
 from ...text import count_tokens, cut_to_tokens, sentence_texts
 from ...vectors import normalize_rows
 from .schemas import (
@@ -118,7 +118,6 @@ def explore(
     retriever: Retriever,
     questions: Sequence[TreeQuestion],
     settings,
-    themes: Sequence[str] = (),
 ) -> tuple[list[Tree], dict[str, Source]]:
     """Each question's tree, to ``settings.max_depth``; and every retrieved chunk as a source."""
     trees = [
@@ -145,7 +144,7 @@ def explore(
 
     frontier = [(tree, tree.root) for tree in trees]
     for depth in range(settings.max_depth):
-        planned = _plan(client, frontier, sources, settings, themes)
+        planned = _plan(client, frontier, sources, settings)
         children = _verify_sub_questions(client, retriever, planned, vector_of, settings)
         found = retrieve([child.search_query for _, child in children])
         frontier = _judge_passages(client, retriever, children, found, vector_of, floors, sources)
@@ -155,7 +154,7 @@ def explore(
     return trees, sources
 
 
-def _plan(client, frontier, sources, settings, themes) -> list[tuple[Tree, TreeNode, list[str]]]:
+def _plan(client, frontier, sources, settings) -> list[tuple[Tree, TreeNode, list[str]]]:
     inputs = [
         {
             "query": tree.question.question,
@@ -163,7 +162,6 @@ def _plan(client, frontier, sources, settings, themes) -> list[tuple[Tree, TreeN
             "explored": _explored(tree, node),
             "passages": _node_passages(node, sources),
             "max_sub_questions": settings.max_sub_questions,
-            "themes": list(themes),
         }
         for tree, node in frontier
     ]
@@ -332,7 +330,8 @@ def synthesis_inputs(
     budget = context_tokens - TEMPLATE_TOKENS
     own = passages_within(chunk_ids, sources, budget) if chunk_ids else []
     budget -= sum(count_tokens(sources[c].text) + 20 for c in own)
-    texts, ids = aliased([summary for _, summary in findings], first=own)
+    # A finding that cites a chunk no source holds (its writer made it up) passes on without it.
+    texts, ids = aliased([without_unknown_chunks(summary, sources) for _, summary in findings], first=own)
     cited = [name for name, cid in ids.items() if cid not in own]
     budget -= 20 * len(cited)
     texts = fit_sentences(texts, max(budget, 0))
