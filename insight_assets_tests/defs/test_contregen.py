@@ -28,7 +28,17 @@ UPSTREAM = [
     generated_answers,
 ]
 CONTREGEN = [contregen_trees, contregen_answers, contregen_scores]
-METHODS = {"contregen", "retgen", "retgen_budget", "iterretgen"}
+METHODS = {
+    "contregen",
+    "retgen",
+    "retgen_budget",
+    "iterretgen",
+    "self_ask",
+    "searchain",
+    "dsp",
+    "contre_no_synthesis",
+    "dsp_with_contre",
+}
 FEW_QUESTIONS = {"ops": {"contregen_trees": {"config": {"max_questions": 3}}}}
 
 
@@ -106,6 +116,21 @@ def _model(request: Received) -> Reply:
     if "You judge retrieved passages" in prompt:
         ids = re.findall(r"^\[(S\d+)\] ", prompt, re.MULTILINE)
         return Reply(json.dumps({"verdicts": [{"id": i, "relevant": True} for i in ids]}))
+    if "the way Self-Ask does" in prompt:
+        first = "asked so far, with their intermediate answers from the papers:\n(none)" in prompt
+        return Reply(
+            json.dumps({"follow_up_needed": first, "follow_up": "Which datasets are used?" if first else ""})
+        )
+    if "the way SearChain does" in prompt:
+        first = "with the answers the papers support:\n(none)" in prompt
+        return Reply(json.dumps({"queries": ["datasets used for evaluation"] if first else []}))
+    if "DSP's multi-hop search" in prompt:
+        return Reply(json.dumps({"queries": ["datasets used for evaluation", "evaluation metrics"]}))
+    if "DSP's predict stage" in prompt:
+        cited = ", ".join(dict.fromkeys(re.findall(r"^\[(S\d+)\] ", prompt, re.MULTILINE)))
+        return Reply(
+            json.dumps({"reasoning": "the passages name them", "text": f"A reasoned answer [{cited}]."})
+        )
     if "You summarize what a collection" in prompt:
         return Reply("The datasets are named in the passages [S1].")
     if "comprehensive long-form answer" in prompt:
@@ -144,7 +169,11 @@ def test_a_model_plans_verifies_and_writes_through_the_openai_api(
         assert nodes[(qid, "0")]["calls"] == 4
     plans = [r for r in server.requests if "You plan the search" in r.last_user_text()]
     assert plans and all(r.body["temperature"] == 0 for r in plans)
-    writes = [r for r in server.requests if "comprehensive long-form answer" in r.last_user_text()]
+    writes = [
+        r
+        for r in server.requests
+        if "comprehensive long-form answer" in r.last_user_text() and "DSP's predict" not in r.last_user_text()
+    ]
     assert writes and all(r.body["temperature"] == 0.3 and "response_format" not in r.body for r in writes)
     # IterRetGen's rounds 2-5 refine the round before: its answer is in the prompt, as a finding
     # (a round whose prompt repeats the round before's is answered from the cache, not sent).
@@ -165,6 +194,20 @@ def test_a_model_plans_verifies_and_writes_through_the_openai_api(
         assert set(tree_answer["cited_chunk_ids"]) & leaf_chunks
         assert answers[(qid, "contregen")]["calls"] == 4 + 2  # and the leaf's summary, the root's answer
         assert answers[(qid, "iterretgen")]["calls"] == 5 and answers[(qid, "retgen")]["calls"] == 1
+        # one follow-up (or chain), its answer, the check that no more is needed, the final answer
+        assert answers[(qid, "self_ask")]["calls"] == 4 and answers[(qid, "searchain")]["calls"] == 4
+        assert answers[(qid, "dsp")]["calls"] == 2  # the hops, the reasoned answer
+        # the ablations share the tree's planning and verification (4 calls) and write once
+        assert (
+            answers[(qid, "contre_no_synthesis")]["calls"] == 5
+            and answers[(qid, "dsp_with_contre")]["calls"] == 5
+        )
+        assert answers[(qid, "dsp")]["answer"].startswith("A reasoned answer")
+        assert all(answers[(qid, m)]["status"] == "written" for m in METHODS)
+        # DSP retrieved for the question and its two hops
+        assert len(answers[(qid, "dsp")]["retrieved_chunk_ids"]) > len(
+            answers[(qid, "retgen")]["retrieved_chunk_ids"]
+        )
     assert check(result, "answers_cite_retrieved_passages").passed
     scored = _rows(storage, "contregen_scores")
     assert scored and all(s["coverage"] == 4 and s["relevance"] == 5 for s in scored)
@@ -210,8 +253,10 @@ def test_the_citation_check_fails_when_a_writer_invents_an_alias_or_cites_a_pass
     failed = check(invented, "answers_cite_retrieved_passages")
     assert not failed.passed
     assert "cited sources it was not given" in failed.metadata["problems"].value
-    baselines = [a for a in _rows(storage, "contregen_answers") if a["method"] != "contregen"]
-    assert baselines and all(a["status"] == "failed" for a in baselines)
+    one_shot = [
+        a for a in _rows(storage, "contregen_answers") if a["method"] in ("retgen", "contre_no_synthesis")
+    ]
+    assert one_shot and all(a["status"] == "failed" for a in one_shot)
 
     server.responder = _writer_citing(NOT_GIVEN_CHUNK)
     not_given = materialize_collection(

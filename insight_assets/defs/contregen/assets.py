@@ -443,6 +443,14 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             "relevant passages)"
         ),
         "retgen_budget retrieves as many passages as the question's tree retrieved in all",
+        (
+            "iterretgen refines its previous answer with each round's passages (5 rounds); self_ask, "
+            "searchain and dsp: the paper's multi-hop baselines on the same retriever, top-k and "
+            "iteration cap, prompted with one worked example; contre_no_synthesis: the tree's relevant "
+            "passages answered once (Table 5); dsp_with_contre: those passages given to DSP's "
+            "reasoning answer (Table 8); the two ablations' calls include the tree's planning and verification"
+        ),
+        "Self-RAG is not built: it needs its fine-tuned reflection-token model, and a prompted imitation would be another method",
         "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs not counted)",
     ]
     example = max(trees, key=lambda tree: len(tree.nodes))

@@ -17,8 +17,9 @@ For a question (``tree.py``):
    survive every level to the root. Each prompt is cut to ``context_tokens`` by token counts.
 
 Planning and verification run at temperature 0, synthesis at 0.3 (the paper gives neither).
-``baselines.py`` answers the same questions with RetGen, a budget-matched RetGen and IterRetGen;
-``scores.py`` measures recall of the questions' gold documents and has the judge rate the answers.
+``baselines.py`` answers the same questions with RetGen, a budget-matched RetGen and IterRetGen,
+``multihop.py`` with Self-Ask, SearChain and DSP, and the two ablations (ConTRe without bottom-up
+synthesis, DSP with ConTRe's passages); ``scores.py`` measures recall of the questions' gold documents and has the judge rate the answers.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ...llm import LLMClient
 from ...retrieval import Retriever
 from ...retrieval.citing import Source
 from ...retrieval.search import RETRIEVAL_MODES
-from . import store  # declares the method's warehouse tables
+from . import multihop, store  # store declares the method's warehouse tables
 from .baselines import iterative, one_retrieval, tree_answer
 from .schemas import (
     ANSWER_WORDS,
@@ -114,6 +115,7 @@ def write_answers(
     baselines: bool = True,
 ) -> list[Answer]:
     """Stage 2 for every tree (its answer), and the baselines' answers to the same questions."""
+    planning = multihop.planning_usage(trees)
     synthesize(client, trees, sources, settings)
     answers = [tree_answer(tree) for tree in trees]
     if baselines:
@@ -124,6 +126,11 @@ def write_answers(
         budgets = [max(len(tree.retrieved()), settings.top_k) for tree in trees]
         answers += one_retrieval(client, retriever, questions, budgets, RETGEN_BUDGET, settings, sources)
         answers += iterative(client, retriever, questions, settings, sources)
+        answers += multihop.self_ask(client, retriever, questions, settings, sources)
+        answers += multihop.searchain(client, retriever, questions, settings, sources)
+        answers += multihop.dsp(client, retriever, questions, settings, sources)
+        answers += multihop.contre_no_synthesis(client, trees, planning, settings, sources)
+        answers += multihop.dsp_with_contre(client, trees, planning, settings, sources)
     return answers
 
 

@@ -11,6 +11,8 @@
   of the query's own best passage's). The cosines come with the inputs (the runner's embedder).
 - synthesis: the passages' and the children's summaries' sentences most central to the question,
   each with its citation, up to the word budget: a digest, not a rewrite.
+- the multi-hop baselines: a follow-up question or a chain of queries is the planner's sub-questions
+  on what has been retrieved so far; DSP's reasoning says it is extractive; the answers are digests.
 - the judge: lexical stand-ins (coverage: the share of the reference answer's content words the
   answer holds; relevance: TF-IDF cosine of the answer's sentences with the question).
 """
@@ -27,9 +29,12 @@ from ...retrieval.citing import cited_sentences, strip_citations
 from ...text import sentence_texts
 from .schemas import (
     AnswerJudgement,
+    FollowUp,
     PassageVerdict,
     PassageVerdicts,
     Plan,
+    QueryChain,
+    ReasonedAnswer,
     SubQuestionVerdict,
     SubQuestionVerdicts,
     WrittenText,
@@ -204,4 +209,33 @@ def judge_answer_offline(question: str, answer: str, reference: str) -> AnswerJu
         ),
         coverage=round(1 + 4 * coverage, 2),
         relevance=round(1 + 4 * relevance, 2),
+    )
+
+
+def follow_up_offline(
+    question: str, steps: Sequence[Mapping[str, str]], passages: Sequence[Mapping[str, str]]
+) -> FollowUp:
+    plan = plan_offline(question, question, [step["question"] for step in steps], passages, 1)
+    if not plan.sub_questions:
+        return FollowUp(follow_up_needed=False)
+    return FollowUp(follow_up_needed=True, follow_up=plan.sub_questions[0])
+
+
+def chain_offline(
+    question: str, steps: Sequence[Mapping[str, str]], passages: Sequence[Mapping[str, str]], max_queries: int
+) -> QueryChain:
+    explored = [step["question"] for step in steps]
+    return QueryChain(queries=plan_offline(question, question, explored, passages, max_queries).sub_questions)
+
+
+def reasoned_answer_offline(
+    query: str,
+    passages: Sequence[Mapping[str, str]],
+    findings: Sequence[Mapping[str, str]],
+    sources: Any,
+    words: int,
+) -> ReasonedAnswer:
+    written = _digest(query, passages, findings, words)
+    return ReasonedAnswer(
+        reasoning="offline: no reasoning, the sentences most central to the question", text=written.text
     )

@@ -35,7 +35,23 @@ RELEVANCE_RATIO = 0.7
 
 # Methods whose answers and retrieval are compared (§4.2, and the issue's budget-matched RetGen).
 CONTREGEN, RETGEN, RETGEN_BUDGET, ITERATIVE = "contregen", "retgen", "retgen_budget", "iterretgen"
-METHODS = (CONTREGEN, RETGEN, RETGEN_BUDGET, ITERATIVE)
+# The multi-hop baselines of Table 2 (Self-RAG needs its fine-tuned reflection-token model: not
+# built), and the ablations of Tables 5 and 8.
+SELF_ASK, SEARCHAIN, DSP = "self_ask", "searchain", "dsp"
+CONTRE_NO_SYNTHESIS, DSP_WITH_CONTRE = "contre_no_synthesis", "dsp_with_contre"
+METHODS = (
+    CONTREGEN,
+    RETGEN,
+    RETGEN_BUDGET,
+    ITERATIVE,
+    SELF_ASK,
+    SEARCHAIN,
+    DSP,
+    CONTRE_NO_SYNTHESIS,
+    DSP_WITH_CONTRE,
+)
+# Words of an intermediate answer (Self-Ask's, SearChain's): one or two sentences.
+HOP_ANSWER_WORDS = 60
 
 # A node's status: the root; a sub-question kept; pruned as not needed, or for want of a relevant
 # passage; or left out because its verification call failed.
@@ -87,6 +103,26 @@ class PassageVerdicts(BaseModel):
 
 class WrittenText(BaseModel):
     text: str = Field(min_length=1)
+
+
+class FollowUp(BaseModel):
+    """Self-Ask's step: another follow-up question, or none when the answers so far suffice."""
+
+    follow_up_needed: bool
+    follow_up: str = Field(default="", description="when needed: the next follow-up question")
+
+
+class QueryChain(BaseModel):
+    """SearChain's chain of queries still to answer (refined each round), and DSP's hops."""
+
+    queries: list[str] = Field(default_factory=list, max_length=10)
+
+
+class ReasonedAnswer(BaseModel):
+    """DSP's chain-of-thought answer: the reasoning first, then the cited answer."""
+
+    reasoning: str = Field(description="the step-by-step reasoning from the passages to the answer")
+    text: str = Field(min_length=1, description="the answer, citing its passages")
 
 
 class AnswerJudgement(BaseModel):

@@ -21,8 +21,11 @@ from .schemas import (
     PLAN_TEMPERATURE,
     WRITE_TEMPERATURE,
     AnswerJudgement,
+    FollowUp,
     PassageVerdicts,
     Plan,
+    QueryChain,
+    ReasonedAnswer,
     SubQuestionVerdicts,
     WrittenText,
 )
@@ -211,6 +214,109 @@ CONTREGEN_ANSWER: Task[WrittenText] = register_task(
 )
 
 
+# -- the multi-hop baselines (§4.2: Self-Ask, SearChain, DSP) ---------------------------------------
+
+
+def _format_hops(inputs: Mapping[str, Any]) -> dict[str, str]:
+    values = {
+        "question": str(inputs["question"]),
+        "passages": format_passages(inputs["passages"]) or "(none)",
+        "steps": "\n".join(f"- {s['question']} -> {s['answer']}" for s in inputs.get("steps", ()))
+        or "(none)",
+    }
+    if "max_queries" in inputs:
+        values["max_queries"] = str(inputs["max_queries"])
+    return values
+
+
+def _check_chain(output: QueryChain, inputs: Mapping[str, Any]) -> list[str]:
+    problems = []
+    if len(output.queries) > inputs["max_queries"]:
+        problems.append(f"there are {len(output.queries)} queries; write at most {inputs['max_queries']}")
+    if any(not query.strip() for query in output.queries):
+        problems.append("a query is empty")
+    return problems
+
+
+def _check_follow_up(output: FollowUp, inputs: Mapping[str, Any]) -> list[str]:
+    if output.follow_up_needed and not output.follow_up.strip():
+        return ["follow_up_needed is true but the follow-up question is empty"]
+    return []
+
+
+CONTREGEN_SELF_ASK: Task[FollowUp] = register_task(
+    Task(
+        name="contregen_self_ask",
+        version=1,
+        template="contregen_self_ask.v1.txt",
+        output_model=FollowUp,
+        offline=offline.follow_up_offline,
+        inputs=("question", "steps", "passages"),
+        trim_input="passages",
+        format_inputs=_format_hops,
+        check_output=_check_follow_up,
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=200,
+        expected_output_tokens=60,
+        description="Self-Ask (baseline): the next follow-up question, or none.",
+    )
+)
+
+CONTREGEN_SEARCHAIN: Task[QueryChain] = register_task(
+    Task(
+        name="contregen_searchain",
+        version=1,
+        template="contregen_searchain.v1.txt",
+        output_model=QueryChain,
+        offline=offline.chain_offline,
+        inputs=("question", "steps", "passages", "max_queries"),
+        trim_input="passages",
+        format_inputs=_format_hops,
+        check_output=_check_chain,
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=400,
+        expected_output_tokens=120,
+        description="SearChain (baseline): the rest of the chain of queries, refined by the checked answers.",
+    )
+)
+
+CONTREGEN_DSP_HOPS: Task[QueryChain] = register_task(
+    Task(
+        name="contregen_dsp_hops",
+        version=1,
+        template="contregen_dsp_hops.v1.txt",
+        output_model=QueryChain,
+        offline=offline.chain_offline,
+        inputs=("question", "steps", "passages", "max_queries"),
+        input_defaults={"steps": ()},
+        trim_input="passages",
+        format_inputs=_format_hops,
+        check_output=_check_chain,
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=400,
+        expected_output_tokens=120,
+        description="DSP (baseline): the question's multi-hop search queries.",
+    )
+)
+
+CONTREGEN_DSP_ANSWER: Task[ReasonedAnswer] = register_task(
+    Task(
+        name="contregen_dsp_answer",
+        version=1,
+        template="contregen_dsp_answer.v1.txt",
+        output_model=ReasonedAnswer,
+        offline=offline.reasoned_answer_offline,
+        inputs=("query", "passages", "findings", "sources", "words"),
+        trim_input="passages",
+        format_inputs=_format_synthesis,
+        check_output=_check_written,
+        temperature=WRITE_TEMPERATURE,
+        max_tokens=ANSWER_MAX_TOKENS + 300,
+        expected_output_tokens=600,
+        description="DSP's predict stage (baseline): reasoning step by step, then the cited answer.",
+    )
+)
+
 # -- the judge -----------------------------------------------------------------------------------
 
 CONTREGEN_JUDGE_ANSWER: Task[AnswerJudgement] = register_task(
@@ -233,5 +339,12 @@ CONTREGEN_JUDGE_ANSWER: Task[AnswerJudgement] = register_task(
 )
 
 TREE_TASKS = (CONTREGEN_PLAN, CONTREGEN_VERIFY_SUB_QUESTIONS, CONTREGEN_JUDGE_PASSAGES)
-WRITE_TASKS = (CONTREGEN_SUMMARIZE, CONTREGEN_ANSWER)
+WRITE_TASKS = (
+    CONTREGEN_SUMMARIZE,
+    CONTREGEN_ANSWER,
+    CONTREGEN_SELF_ASK,
+    CONTREGEN_SEARCHAIN,
+    CONTREGEN_DSP_HOPS,
+    CONTREGEN_DSP_ANSWER,
+)
 JUDGE_TASKS = (CONTREGEN_JUDGE_ANSWER,)

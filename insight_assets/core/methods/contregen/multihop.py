@@ -1,0 +1,329 @@
+"""The multi-hop baselines of ConTReGen's Table 2 and the ablations of its Tables 5 and 8, on the
+same retriever, top-k and iteration cap as ConTReGen (``settings``).
+
+- *Self-Ask* (Press et al., 2023): a follow-up question at a time, each retrieved for and answered
+  from its passages (an intermediate answer), until the model asks none or ``iterations`` are
+  spent; the final answer is written from the intermediate answers.
+- *SearChain* (Xu et al., 2024): a chain of queries; each round the first query is checked against
+  retrieval (answered from its passages, which replaces whatever the model assumed) and the model
+  refines the rest of the chain in the light of the checked answers; the final answer is written
+  from them.
+- *DSP* (Khattab et al., 2022): demonstrate (one worked example in each prompt), search (the
+  question's passages, then one retrieval per hop the model decomposes the question into),
+  predict (reasoning step by step, then the cited answer).
+- *ConTRe w/o bottom-up synthesis* (Table 5): the tree's relevant passages, answered once.
+- *DSP w/ ConTRe* (Table 8): the tree's relevant passages handed to DSP's predict stage.
+
+Self-RAG needs its fine-tuned reflection-token model; a prompted imitation would be another
+method under its name, so it is not built.
+
+Every call is counted (calls, tokens) on its question, as for the other methods (Table 9); the
+ablations also carry the tree's planning and verification calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...llm import LLMClient
+from ...llm.results import TRUNCATED as CUT_OFF
+from ...retrieval import Retriever
+from ...retrieval.citing import Source, chunk_citations, cited_chunks, passage, strip_citations
+from .schemas import (
+    CONTRE_NO_SYNTHESIS,
+    DSP,
+    DSP_WITH_CONTRE,
+    FAILED,
+    HOP_ANSWER_WORDS,
+    NO_INPUT,
+    SEARCHAIN,
+    SELF_ASK,
+    TRUNCATED,
+    WRITTEN,
+    Answer,
+    Tree,
+    TreeQuestion,
+    Usage,
+)
+from .tasks import (
+    CONTREGEN_ANSWER,
+    CONTREGEN_DSP_ANSWER,
+    CONTREGEN_DSP_HOPS,
+    CONTREGEN_SEARCHAIN,
+    CONTREGEN_SELF_ASK,
+    CONTREGEN_SUMMARIZE,
+)
+from .tree import search_each, spend, synthesis_inputs
+
+
+@dataclass
+class _Chain:
+    """One question's run of a multi-hop baseline: its hops so far and what they cost."""
+
+    question: TreeQuestion
+    usage: Usage = field(default_factory=Usage)
+    steps: list[tuple[str, str]] = field(default_factory=list)  # (hop query, answer citing chunk ids)
+    retrieved: list[str] = field(default_factory=list)
+    latest: list[str] = field(default_factory=list)  # the last retrieval's chunks
+    pending: list[str] = field(default_factory=list)  # SearChain: the rest of its chain
+    done: bool = False
+    error: str | None = None
+
+
+def _search(retriever, chains: Sequence[_Chain], queries: Sequence[str], settings, sources) -> None:
+    found = search_each(retriever, queries, [settings.top_k] * len(queries), settings.retrieval_mode, sources)
+    for chain, hits in zip(chains, found, strict=True):
+        chain.latest = [hit.chunk_id for hit in hits]
+        chain.retrieved.extend(chain.latest)
+
+
+def _shown(chain: _Chain, sources) -> dict[str, Any]:
+    """What a hop prompt shows: the question, the hops answered so far, the last passages."""
+    return {
+        "question": chain.question.question,
+        "steps": [{"question": q, "answer": strip_citations(a)} for q, a in chain.steps],
+        "passages": [passage(i, sources[cid]) for i, cid in enumerate(chain.latest)],
+    }
+
+
+def _answer_hops(
+    client, retriever, chains: Sequence[_Chain], queries: Sequence[str], settings, sources
+) -> None:
+    """Retrieve for each chain's hop query and answer it from those passages alone."""
+    _search(retriever, chains, queries, settings, sources)
+    prepared = [
+        synthesis_inputs(
+            query,
+            chain.question.question,
+            chain.latest,
+            [],
+            sources,
+            HOP_ANSWER_WORDS,
+            settings.context_tokens,
+        )
+        for chain, query in zip(chains, queries, strict=True)
+    ]
+    batch = client.run_many(CONTREGEN_SUMMARIZE, [inputs for inputs, _ in prepared])
+    for chain, query, (inputs, ids), item in zip(chains, queries, prepared, batch.items, strict=True):
+        if not chain.latest:
+            chain.steps.append((query, "Nothing was retrieved for this query."))
+            continue
+        spend(chain.usage, CONTREGEN_SUMMARIZE, inputs, item)
+        if not item.ok:
+            chain.error, chain.done = item.error or item.status, True
+            continue
+        chain.steps.append((query, chunk_citations(item.value.text.strip(), ids)))
+
+
+def _final(client, chains: Sequence[_Chain], method: str, settings, sources) -> list[Answer]:
+    """Each chain's answer, written from its intermediate answers (their citations as sources)."""
+    prepared = [
+        synthesis_inputs(
+            None, c.question.question, [], c.steps, sources, settings.answer_words, settings.context_tokens
+        )
+        for c in chains
+    ]
+    runnable = [i for i, chain in enumerate(chains) if chain.steps]
+    batch = client.run_many(CONTREGEN_ANSWER, [prepared[i][0] for i in runnable])
+    items = dict(zip(runnable, batch.items, strict=True))
+    answers = []
+    for index, (chain, (inputs, ids)) in enumerate(zip(chains, prepared, strict=True)):
+        item = items.get(index)
+        if item is not None:
+            spend(chain.usage, CONTREGEN_ANSWER, inputs, item)
+        answers.append(_answer(chain.question, method, chain.usage, chain.retrieved, ids, item, chain.error))
+    return answers
+
+
+def _answer(
+    question: TreeQuestion, method: str, usage: Usage, retrieved, ids, item, error: str | None
+) -> Answer:
+    common: dict[str, Any] = {
+        "question_id": question.question_id,
+        "method": method,
+        "retrieved": tuple(dict.fromkeys(retrieved)),
+        "used": tuple(ids.values()),
+        "calls": usage.calls,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+    if item is None:
+        return Answer(
+            status=FAILED if error else NO_INPUT, error=error or "no hop retrieved anything", **common
+        )
+    if not item.ok:
+        return Answer(status=FAILED, error=item.error or item.status, **common)
+    text = chunk_citations(item.value.text.strip(), ids)
+    return Answer(
+        status=TRUNCATED if item.finish_reason == CUT_OFF else WRITTEN,
+        text=text,
+        cited=tuple(cited_chunks(text)),
+        finish_reason=item.finish_reason,
+        error=f"a hop failed: {error}" if error else None,
+        **common,
+    )
+
+
+def self_ask(
+    client: LLMClient, retriever: Retriever, questions, settings, sources: dict[str, Source]
+) -> list[Answer]:
+    """Self-Ask: follow-up questions from what was retrieved, intermediate answers, a final answer."""
+    chains = [_Chain(q) for q in questions]
+    _search(retriever, chains, [q.question for q in questions], settings, sources)
+    for _ in range(settings.iterations):
+        active = [c for c in chains if not c.done]
+        if not active:
+            break
+        inputs = [_shown(c, sources) for c in active]
+        batch = client.run_many(CONTREGEN_SELF_ASK, inputs)
+        asking, queries = [], []
+        for chain, given, item in zip(active, inputs, batch.items, strict=True):
+            spend(chain.usage, CONTREGEN_SELF_ASK, given, item)
+            if not item.ok:
+                chain.error, chain.done = item.error or item.status, True
+            elif not item.value.follow_up_needed:
+                chain.done = True
+            else:
+                asking.append(chain)
+                queries.append(item.value.follow_up.strip())
+        if asking:
+            _answer_hops(client, retriever, asking, queries, settings, sources)
+    return _final(client, chains, SELF_ASK, settings, sources)
+
+
+def searchain(
+    client: LLMClient, retriever: Retriever, questions, settings, sources: dict[str, Source]
+) -> list[Answer]:
+    """SearChain: a chain of queries, its first checked against retrieval and the rest refined
+    each round, then a final answer from the checked answers."""
+    chains = [_Chain(q) for q in questions]
+    _search(retriever, chains, [q.question for q in questions], settings, sources)
+    for _ in range(settings.iterations):
+        active = [c for c in chains if not c.done]
+        if not active:
+            break
+        inputs = [{**_shown(c, sources), "max_queries": settings.max_sub_questions} for c in active]
+        batch = client.run_many(CONTREGEN_SEARCHAIN, inputs)
+        checking, queries = [], []
+        for chain, given, item in zip(active, inputs, batch.items, strict=True):
+            spend(chain.usage, CONTREGEN_SEARCHAIN, given, item)
+            if not item.ok:
+                chain.error, chain.done = item.error or item.status, True
+                continue
+            chain.pending = [q.strip() for q in item.value.queries if q.strip()]
+            if not chain.pending:
+                chain.done = True
+                continue
+            checking.append(chain)
+            queries.append(chain.pending.pop(0))
+        if checking:
+            _answer_hops(client, retriever, checking, queries, settings, sources)
+    return _final(client, chains, SEARCHAIN, settings, sources)
+
+
+def _predict(client, questions, chunk_ids, usages, retrieved, method: str, settings, sources) -> list[Answer]:
+    """DSP's predict stage on each question's ``chunk_ids``."""
+    prepared = [
+        synthesis_inputs(None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens)
+        for q, ids in zip(questions, chunk_ids, strict=True)
+    ]
+    runnable = [i for i, ids in enumerate(chunk_ids) if ids]
+    batch = client.run_many(CONTREGEN_DSP_ANSWER, [prepared[i][0] for i in runnable])
+    items = dict(zip(runnable, batch.items, strict=True))
+    answers = []
+    for index, (question, (inputs, ids)) in enumerate(zip(questions, prepared, strict=True)):
+        item = items.get(index)
+        if item is not None:
+            spend(usages[index], CONTREGEN_DSP_ANSWER, inputs, item)
+        answers.append(_answer(question, method, usages[index], retrieved[index], ids, item, None))
+    return answers
+
+
+def dsp(
+    client: LLMClient, retriever: Retriever, questions, settings, sources: dict[str, Source]
+) -> list[Answer]:
+    """DSP: the question's passages, its hops' passages, then reasoning and the cited answer."""
+    chains = [_Chain(q) for q in questions]
+    _search(retriever, chains, [q.question for q in questions], settings, sources)
+    own = [list(c.latest) for c in chains]
+    # Hops beyond the iteration cap would out-search the other baselines.
+    inputs = [{**_shown(c, sources), "max_queries": settings.iterations} for c in chains]
+    batch = client.run_many(CONTREGEN_DSP_HOPS, inputs)
+    hops: list[list[str]] = []
+    for chain, given, item in zip(chains, inputs, batch.items, strict=True):
+        spend(chain.usage, CONTREGEN_DSP_HOPS, given, item)
+        hops.append([q.strip() for q in item.value.queries if q.strip()] if item.ok else [])
+    flat = [(i, query) for i, queries in enumerate(hops) for query in queries]
+    found = search_each(
+        retriever, [q for _, q in flat], [settings.top_k] * len(flat), settings.retrieval_mode, sources
+    )
+    gathered = [list(ids) for ids in own]
+    for (index, _), hits in zip(flat, found, strict=True):
+        gathered[index].extend(hit.chunk_id for hit in hits)
+        chains[index].retrieved.extend(hit.chunk_id for hit in hits)
+    # The hops' passages after the question's own, each once; the prompt keeps what fits.
+    passages = [list(dict.fromkeys(ids)) for ids in gathered]
+    return _predict(
+        client,
+        questions,
+        passages,
+        [c.usage for c in chains],
+        [c.retrieved for c in chains],
+        DSP,
+        settings,
+        sources,
+    )
+
+
+def _copy(usage: Usage) -> Usage:
+    copy = Usage()
+    copy.add(usage.calls, usage.input_tokens, usage.output_tokens)
+    return copy
+
+
+def planning_usage(trees: Sequence[Tree]) -> list[Usage]:
+    """A copy of each tree's calls so far: take it before synthesis, for the ablations, which share
+    the tree's planning and verification and not its synthesis."""
+    return [_copy(tree.usage) for tree in trees]
+
+
+def contre_no_synthesis(
+    client: LLMClient, trees: Sequence[Tree], planning: Sequence[Usage], settings, sources: dict[str, Source]
+) -> list[Answer]:
+    """The tree's relevant passages, answered once (no bottom-up synthesis); ``planning``: each
+    tree's calls before synthesis (``planning_usage``)."""
+    prepared = [
+        synthesis_inputs(
+            None, t.question.question, t.used(), [], sources, settings.answer_words, settings.context_tokens
+        )
+        for t in trees
+    ]
+    runnable = [i for i, tree in enumerate(trees) if tree.used()]
+    batch = client.run_many(CONTREGEN_ANSWER, [prepared[i][0] for i in runnable])
+    items = dict(zip(runnable, batch.items, strict=True))
+    answers = []
+    for index, (tree, spent, (inputs, ids)) in enumerate(zip(trees, planning, prepared, strict=True)):
+        usage = _copy(spent)
+        item = items.get(index)
+        if item is not None:
+            spend(usage, CONTREGEN_ANSWER, inputs, item)
+        answers.append(_answer(tree.question, CONTRE_NO_SYNTHESIS, usage, tree.retrieved(), ids, item, None))
+    return answers
+
+
+def dsp_with_contre(
+    client: LLMClient, trees: Sequence[Tree], planning: Sequence[Usage], settings, sources: dict[str, Source]
+) -> list[Answer]:
+    """DSP's predict stage on the tree's relevant passages (``planning`` as above)."""
+    return _predict(
+        client,
+        [t.question for t in trees],
+        [t.used() for t in trees],
+        [_copy(usage) for usage in planning],
+        [t.retrieved() for t in trees],
+        DSP_WITH_CONTRE,
+        settings,
+        sources,
+    )
