@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -30,6 +31,9 @@ class Reply:
     output_tokens: int = 10
     delay_s: float = 0.0
     truncated: bool = False
+    # OpenAI only: the first token's alternatives and their probabilities, returned as
+    # ``logprobs`` when the request asks for them.
+    top_probabilities: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,16 @@ def _api_of(path: str) -> str | None:
     return None
 
 
-def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
+def _logprobs(reply: Reply) -> dict[str, Any]:
+    alternatives = [
+        {"token": token, "logprob": math.log(p), "bytes": None}
+        for token, p in (reply.top_probabilities or {}).items()
+    ]
+    first = alternatives[0] if alternatives else {"token": reply.text[:1], "logprob": 0.0, "bytes": None}
+    return {"content": [{**first, "top_logprobs": alternatives}]}
+
+
+def _success_body(api: str, reply: Reply, model: str, body: dict[str, Any]) -> dict[str, Any]:
     if api == "openai":
         return {
             "id": "chatcmpl-fake",
@@ -109,6 +122,7 @@ def _success_body(api: str, reply: Reply, model: str) -> dict[str, Any]:
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.text},
                     "finish_reason": "length" if reply.truncated else "stop",
+                    "logprobs": _logprobs(reply) if body.get("logprobs") else None,
                 }
             ],
             "usage": {
@@ -237,7 +251,7 @@ class FakeModelServer:
                     if isinstance(item, Reply) and api.endswith("-embeddings"):
                         self._send(200, _embedding_body(api, body), {})
                     elif isinstance(item, Reply):
-                        self._send(200, _success_body(api, item, model), {})
+                        self._send(200, _success_body(api, item, model, body), {})
                     else:
                         self._send(item.status, _failure_body(api, item), item.headers)
                 finally:

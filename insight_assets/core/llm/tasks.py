@@ -98,6 +98,10 @@ class Task(Generic[OutputT]):
     top_p: float | None = None
     max_tokens: int = 1024
     expected_output_tokens: int | None = None
+    # Options the reply's first token is read as (G-Eval's "1".."5"): a provider with token
+    # log-probabilities (``TOKEN_PROBABILITY_PROVIDERS``) returns their probabilities instead of a
+    # sampled reply; the output model then holds ``probabilities``.
+    choice_options: tuple[str, ...] = ()
     description: str = ""
     text_field: str | None = None
     max_tokens_for: Callable[[Mapping[str, Any]], int] | None = None

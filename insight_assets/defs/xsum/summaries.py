@@ -8,6 +8,7 @@ from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.retrieval.citing import load_sources
+from insight_assets.core.retrieval.rerank import LateInteraction
 from insight_assets.defs.metadata import (
     CollectionReport,
     judge_note,
@@ -44,6 +45,14 @@ class XSumSummariesConfig(ModelCallConfig):
         default=True, description="Also write the plain-RAG and abstracts-only summaries."
     )
     plain_rag_k: int = Field(default=xsum.TOP_N, ge=1, description="Chunks the plain-RAG baseline reads.")
+    pipeline_1_top_n: int = Field(
+        default=xsum.TOP_N, ge=1, description="Chunks Pipeline 1 summarises, the ranker's best."
+    )
+    pipeline_2_candidates: int = Field(
+        default=xsum.CANDIDATES,
+        ge=1,
+        description="Chunks Pipeline 2 retrieves on the title before its LLM re-rank.",
+    )
 
 
 @dg.asset(
@@ -73,7 +82,8 @@ def xsum_summaries(
     embedder: EmbedderResource,
 ) -> dg.MaterializeResult:
     """One summary per target by the editor from its answers, citations kept as chunk ids and
-    rendered as (Title, pp. a-b); with the baselines plain RAG and abstracts only beside it."""
+    rendered as (Title, pp. a-b); with the baselines beside it: SurveySum's Pipeline 1 and Pipeline 2
+    (the paper's Table 1), plain RAG and abstracts only."""
     return materialize_each(
         context, storage, lambda collection: _summaries(context, config, storage, llm, embedder, collection)
     )
@@ -109,10 +119,20 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
         records = xsum.write_summaries(client, targets, answers, questions, sources)
         if config.baselines:
             retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
+            records += xsum.pipeline_1_summaries(
+                client, targets, config.pipeline_1_top_n, sources, LateInteraction()
+            )
+            # Pipeline 2 keeps as many chunks as XSum's editor was handed for the target.
+            handed = {r.target_id: len(r.given) or xsum.TOP_N for r in records if r.method == xsum.XSUM}
+            records += xsum.pipeline_2_summaries(
+                client, retriever, targets, config.pipeline_2_candidates, handed, sources
+            )
             records += xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources)
             records += xsum.abstracts_summaries(client, targets, papers, load.first_chunks(sources), sources)
     writers = {
         xsum.XSUM: client.writer_label(xsum.tasks.XSUM_EDITOR),
+        xsum.PIPELINE_1: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
+        xsum.PIPELINE_2: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
         xsum.PLAIN_RAG: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
         xsum.ABSTRACTS_ONLY: client.writer_label(xsum.tasks.XSUM_EDITOR),
     }
@@ -260,6 +280,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
     if not scored:
         raise nothing_to_do(collection, "no summary has a reference to be scored against.")
     judge = client.writer_label(xsum.tasks.GEVAL_COVERAGE)
+    mode = scores.geval_mode(client)
     warehouse.replace_partition(
         collection,
         {
@@ -283,14 +304,10 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
     columns = ["method", "targets", *scores.SCORE_COLUMNS]
     chart = report.render_chart(tables)
     topics = {t.target_id: t.topic for t in targets}
-    example_target = next(
-        (s.target_id for s in scored if s.reference_kind == scores.SECTION), scored[0].target_id
+    examples = report.best_and_worst(
+        scored,
+        {(s.target_id, s.method): {"topic": topics[s.target_id], "rendered": s.rendered} for s in summaries},
     )
-    examples = [
-        {"method": s.method, "topic": topics[s.target_id], "rendered": s.rendered}
-        for s in summaries
-        if s.target_id == example_target
-    ]
     summary_writers = writers(storage, "xsum_summaries", collection)
     roles = {
         "question writer": writers(storage, "xsum_questions", collection),
@@ -303,6 +320,18 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
             judge, summary_writers, "G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
         ),
         *filter(None, [standin_note(roles)]),
+        (
+            f"G-Eval: {mode}, the expectation over the score tokens 1-5 of the judge's evaluation form"
+            if mode == scores.WEIGHTED
+            else f"G-Eval: {mode}, the judge's written score (its provider gives no token probabilities)"
+        ),
+        "CheckEval: the checklist built from the reference, refined (CheckEval's refinement step), then answered per summary",
+        (
+            "pipeline_1: every chunk of the target's papers ranked against its title by late interaction "
+            "(MaxSim over all-MiniLM-L6-v2 token vectors; the paper's monoT5-3B is not available), top 20 "
+            "summarised; pipeline_2: 100 chunks by dense retrieval on the title, an LLM re-rank down to as "
+            "many as XSum's editor was handed, summarised; both with the plain-RAG writer and word budget"
+        ),
         "semantic_recall: each reference sentence's best cosine with a summary sentence (the embedder, not BERTScore)",
         "ref_*: the papers a summary cites against the target's papers",
     ]
@@ -340,6 +369,7 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
                 for kind, rows in tables.items()
             },
             "judge": judge,
+            "geval": mode,
             **written,
             **llm_metadata(client),
         }

@@ -161,3 +161,24 @@ def test_cited_prose_is_a_grammar_llama_cpp_accepts_and_the_model_cites_only_giv
 
     cited = re.findall(r"\[([^\]]*)\]", reply.text)
     assert cited and all(set(group.split(", ")) <= {"S1", "S2"} for group in cited)
+
+
+def test_a_choice_task_reads_the_options_probabilities_from_the_models_logits(tmp_path, keywords_task):
+    """G-Eval's score form: the local model gives the probability of each score token (summing to
+    one over the options), cached like any answer; a sampled answer still works after it."""
+    from insight_assets.core.methods.xsum.tasks import GEVAL_COVERAGE_PROBABILITIES
+
+    client = _client(tmp_path)
+    assert client.reads_token_probabilities(GEVAL_COVERAGE_PROBABILITIES)
+    reference = "Transformers rely on self-attention. They replaced recurrent networks in translation."
+
+    value = client.run(GEVAL_COVERAGE_PROBABILITIES, reference=reference, summary="Cats sleep a lot.")
+
+    assert set(value.probabilities) == {"1", "2", "3", "4", "5"}
+    assert abs(sum(value.probabilities.values()) - 1) < 1e-3 and len(set(value.probabilities.values())) > 1
+    assert 1 <= value.expectation <= 5
+    [row] = client.rows
+    assert row.status == "ok" and row.output_tokens == 1 and row.input_tokens > 50
+    again = _client(tmp_path)
+    assert again.run(GEVAL_COVERAGE_PROBABILITIES, reference=reference, summary="Cats sleep a lot.") == value
+    assert again.run(keywords_task, sentence="Graphs link papers through citations.").keywords

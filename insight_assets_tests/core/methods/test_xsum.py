@@ -205,3 +205,21 @@ def test_settings_refuse_what_the_paper_cannot_mean():
         xsum.XSumSettings(retrieval_scope="everything")
     with pytest.raises(ValueError, match="top_n"):
         xsum.XSumSettings(candidates=10, top_n=20)
+
+
+def test_the_offline_checklist_refinement_merges_questions_about_the_same_point():
+    from insight_assets.core.methods.xsum.offline import refine_checklist_offline
+
+    refined = refine_checklist_offline(
+        "reference",
+        [
+            "Does the summary convey that citation graphs link papers?",
+            "Does the summary convey that citation graphs link the papers?",
+            "Does the summary convey that SPECTER embeds documents?",
+        ],
+        max_questions=5,
+    )
+    assert refined.questions == [
+        "Does the summary convey that citation graphs link papers?",
+        "Does the summary convey that SPECTER embeds documents?",
+    ]

@@ -178,3 +178,14 @@ def httpx_error_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[B
         timeouts.append(module.TimeoutException)
         transports.append(module.TransportError)
     return tuple(timeouts), tuple(transports)
+
+
+def choice_reply(probabilities: Mapping[str, float], options: Sequence[str]) -> str:
+    """A ``choice_options`` request's reply: the options' probabilities, renormalised over the
+    options (the rest of the vocabulary's mass left out), as ``{"probabilities": {...}}``."""
+    import json
+
+    found = {option: float(probabilities.get(option, 0.0)) for option in options}
+    total = sum(found.values())
+    normalised = {option: round(p / total, 6) for option, p in found.items()} if total > 0 else {}
+    return json.dumps({"probabilities": normalised})

@@ -8,7 +8,8 @@ it runs on as many threads as the process has cores, with the model's trained co
 
 A task that answers in JSON is decoded under its output schema (llama.cpp turns the schema into a
 grammar), so the reply always parses unless it is cut off at ``max_tokens``; the task's own checks
-and the repair request still apply. Prose decodes freely. ``timeout_s`` does not apply: nothing
+and the repair request still apply. Prose decodes freely. A task with ``choice_options`` (G-Eval's
+scores) is not decoded: its prompt's last logits give the options' probabilities. ``timeout_s`` does not apply: nothing
 waits on a network, and ``max_tokens`` bounds the work.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 from ...cores import available_cores
 from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
 from ..settings import DEFAULT_LOCAL_CONTEXT_TOKENS, LOCAL, ModelParams
-from .base import Completion, Message
+from .base import Completion, Message, choice_reply
 from .schema_bounds import decoding_schema
 
 # Greedy decoding of a small model loops ("keywords", "keywords", ...); a frequency penalty breaks
@@ -216,6 +217,8 @@ class LocalProvider:
         return self.model.throughput()
 
     def complete(self, messages: Sequence[Message], params: ModelParams) -> Completion:
+        if params.choice_options:
+            return self._choices(messages, params.choice_options)
         request: dict[str, Any] = {
             "messages": [{"role": message.role, "content": message.content} for message in messages],
             "max_tokens": params.max_tokens,
@@ -249,5 +252,66 @@ class LocalProvider:
             finish_reason=choice.get("finish_reason"),
         )
 
+    def _choices(self, messages: Sequence[Message], options: Sequence[str]) -> Completion:
+        """The probabilities of the reply's first token being each option: the prompt, in the
+        model's own chat template, is evaluated once and its last position's logits read."""
+        import numpy as np
+
+        llama = self.model.llama
+        with self.model.lock:
+            prompt = _chat_prompt(llama, messages)
+            tokens = llama.tokenize(
+                prompt.text.encode("utf-8"), add_bos=not prompt.added_special, special=True
+            )
+            if len(tokens) >= self.model.context_tokens:
+                raise ContextTooLongError(f"context_too_long: {len(tokens)} prompt tokens")
+            llama.reset()
+            llama.eval(tokens)
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(
+                np.float64
+            )
+            ids = {option: _option_tokens(llama, option) for option in options}
+        probabilities = np.exp(logits - logits.max())
+        probabilities /= probabilities.sum()
+        found = {option: float(sum(probabilities[i] for i in token_ids)) for option, token_ids in ids.items()}
+        return Completion(
+            text=choice_reply(found, options), input_tokens=len(tokens), output_tokens=1, finish_reason="stop"
+        )
+
     def close(self) -> None:
         """The model stays loaded for the next client of this process."""
+
+
+@dataclass(frozen=True)
+class _ChatPrompt:
+    text: str
+    added_special: bool
+
+
+def _chat_prompt(llama: Any, messages: Sequence[Message]) -> _ChatPrompt:
+    """``messages`` in the model's chat template (its GGUF metadata), ready for the reply."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise RequestRejectedError(
+            "the local model has no chat template, so its reply's first token cannot be read", provider=LOCAL
+        )
+    eos, bos = llama.token_eos(), llama.token_bos()
+    formatter = Jinja2ChatFormatter(
+        template=template,
+        eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+        bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+    )
+    result = formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
+    return _ChatPrompt(result.prompt, result.added_special)
+
+
+def _option_tokens(llama: Any, option: str) -> list[int]:
+    """The single tokens that spell ``option``, bare or after a space."""
+    found = []
+    for spelling in (option, f" {option}"):
+        tokens = llama.tokenize(spelling.encode("utf-8"), add_bos=False, special=False)
+        if len(tokens) == 1:
+            found.append(tokens[0])
+    return list(dict.fromkeys(found))

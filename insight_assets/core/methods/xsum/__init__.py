@@ -14,9 +14,13 @@ For a *target* (a topic and its papers, ``targets.py``) the pipeline follows the
    the room, then recorded as truncated.
 
 Generation runs at temperature 0.3, top-p 0.95 (§4.3). The public code's second "refine" pass over
-the same context is an option, off. Two baselines write summaries for the same targets: *plain
-RAG* (the topic as the only query, top 20 chunks by cosine, one summary) and *abstracts only* (the
-editor over the papers' abstracts). ``scores.py`` evaluates all three against evaluation targets.
+the same context is an option, off. Four baselines write summaries for the same targets with the
+same writers and word budget: SurveySum's *Pipeline 1* (every chunk of the target's papers ranked
+against its title by the late-interaction ranker, top 20 summarised) and *Pipeline 2* (dense
+retrieval of 100 chunks on the title, an LLM re-rank down to as many chunks as XSum's editor was
+handed for the target, summarised), the paper's Table 1; *plain RAG* (the topic as the only query,
+top 20 chunks by cosine, one summary) and *abstracts only* (the editor over the papers' abstracts).
+``scores.py`` evaluates them all against evaluation targets.
 
 Each step is a function here (the assets call them one by one); ``summarize`` runs them all for
 one target, for the CLI.
@@ -39,6 +43,8 @@ from .runs import (
     answer_questions,
     generate_questions,
     paper_input,
+    pipeline_1_summaries,
+    pipeline_2_summaries,
     plain_rag_summaries,
     summary_citations_valid,
     write_summaries,
@@ -53,6 +59,8 @@ from .schemas import (
     MAX_TARGET_PAPERS,
     MIN_CITED_FOR_EVALUATION,
     NO_INPUT,
+    PIPELINE_1,
+    PIPELINE_2,
     PLAIN_RAG,
     QUESTIONS_PER_PAPER,
     RETRIEVAL_SCOPES,
@@ -164,6 +172,8 @@ __all__ = [
     "FAILED",
     "MIN_CITED_FOR_EVALUATION",
     "NO_INPUT",
+    "PIPELINE_1",
+    "PIPELINE_2",
     "PLAIN_RAG",
     "PROFILE",
     "SUMMARY_METHODS",
@@ -185,6 +195,8 @@ __all__ = [
     "cited_chunks",
     "generate_questions",
     "paper_input",
+    "pipeline_1_summaries",
+    "pipeline_2_summaries",
     "plain_rag_summaries",
     "render_citations",
     "score_summaries",

@@ -25,6 +25,7 @@ from .schemas import (
     ChecklistAnswers,
     CoverageRating,
     PaperQuestions,
+    ScoreProbabilities,
     WrittenText,
     XSumAnswer,
 )
@@ -144,3 +145,28 @@ def checklist_answers_offline(summary: str, questions: Sequence[str]) -> Checkli
         covered = bool(wanted) and len(wanted & held) / len(wanted) >= CHECK_COVERED
         answers.append("yes" if covered else "no")
     return ChecklistAnswers(answers=answers)
+
+
+def coverage_probabilities_offline(reference: str, summary: str) -> ScoreProbabilities:
+    """Not run (offline gives no token probabilities; G-Eval reads ``coverage_offline``'s score):
+    the lexical score's rounding as certain."""
+    score = round(coverage_offline(reference, summary).score)
+    return ScoreProbabilities(probabilities={str(n): float(n == score) for n in range(1, 6)})
+
+
+# Two checklist questions whose content words overlap this much (Jaccard) ask about the same point.
+SAME_POINT = 0.6
+
+
+def refine_checklist_offline(reference: str, questions: Sequence[str], max_questions: int) -> Checklist:
+    """The draft without near-repeats (content-word Jaccard >= ``SAME_POINT`` with an earlier
+    question), cut to ``max_questions``: merging is all a lexical stand-in can do."""
+    kept: list[str] = []
+    seen: list[set[str]] = []
+    for question in questions:
+        words = _content(question)
+        if any(words and len(words & other) / len(words | other) >= SAME_POINT for other in seen):
+            continue
+        kept.append(question)
+        seen.append(words)
+    return Checklist(questions=kept[:max_questions] or list(questions[:1]))

@@ -1,5 +1,6 @@
 """XSum's report: mean scores per method (section references and abstract references apart), a
-bar chart, and one example summary per method, as markdown for ``xsum_report.md``."""
+bar chart, and each method's best and worst summary with their scores, as markdown for
+``xsum_report.md``."""
 
 from __future__ import annotations
 
@@ -29,6 +30,39 @@ def score_tables(scored: Sequence[ScoredSummary]) -> dict[str, list[dict[str, An
         for kind in (SECTION, ABSTRACTS)
         if any(s.reference_kind == kind for s in scored)
     }
+
+
+# What ranks a method's summaries for its best and worst: G-Eval coverage, the paper's headline
+# judge score, then ROUGE-L recall (ties, and summaries the judge could not score).
+RANKED_BY = ("geval_coverage", "rougeL")
+
+
+def best_and_worst(
+    scored: Sequence[ScoredSummary], texts: Mapping[tuple[str, str], Mapping[str, str]]
+) -> list[dict[str, Any]]:
+    """Per method, its best and its worst scored summary (one when it has one), with its scores;
+    ``texts[(target_id, method)]`` holds the summary's ``topic`` and ``rendered`` text."""
+
+    def rank(summary: ScoredSummary) -> tuple[float, ...]:
+        return tuple(-1.0 if summary.scores.get(c) is None else float(summary.scores[c]) for c in RANKED_BY)
+
+    shown = []
+    for method in SUMMARY_METHODS:
+        mine = sorted((s for s in scored if s.method == method), key=rank, reverse=True)
+        picks = [("best", mine[0]), ("worst", mine[-1])] if len(mine) > 1 else [("only", s) for s in mine]
+        for which, summary in picks:
+            text = texts.get((summary.target_id, method), {})
+            shown.append(
+                {
+                    "method": method,
+                    "which": which,
+                    "topic": text.get("topic", summary.target_id),
+                    "reference_kind": summary.reference_kind,
+                    "scores": summary.scores,
+                    "rendered": text.get("rendered", ""),
+                }
+            )
+    return shown
 
 
 def render_chart(tables: Mapping[str, list[dict[str, Any]]]) -> bytes:
@@ -74,7 +108,21 @@ def render_report(
         parts += ["", f"## {title}", "", markdown_table(rows, columns, show=_number)]
     if not tables:
         parts += ["", "No summary could be scored."]
-    parts += ["", f"![mean scores]({CHART_FILE})", "", "## One target, every method", ""]
+    parts += [
+        "",
+        f"![mean scores]({CHART_FILE})",
+        "",
+        f"## Each method's best and worst summary (ranked by {', then '.join(RANKED_BY)})",
+        "",
+    ]
     for example in examples:
-        parts += [f"### {example['method']}: {example['topic']}", "", example["rendered"], ""]
+        numbers = ", ".join(f"{c} {_number(example['scores'].get(c))}" for c in SCORE_COLUMNS)
+        parts += [
+            f"### {example['method']}, {example['which']}: {example['topic']}",
+            "",
+            f"*Against the {'related-work section' if example['reference_kind'] == SECTION else 'abstracts'}: {numbers}*",
+            "",
+            example["rendered"],
+            "",
+        ]
     return "\n".join(parts) + "\n"

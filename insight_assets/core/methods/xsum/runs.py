@@ -31,6 +31,8 @@ from .schemas import (
     ANSWERED,
     FAILED,
     NO_INPUT,
+    PIPELINE_1,
+    PIPELINE_2,
     PLAIN_RAG,
     SKIPPED,
     TRUNCATED,
@@ -284,6 +286,67 @@ def plain_rag_summaries(
         )
         for t, found, item in zip(targets, hits, batch.items, strict=True)
     ]
+
+
+def _topic_summaries(
+    client: LLMClient,
+    targets: Sequence[SummaryTarget],
+    method: str,
+    chosen: Sequence[Sequence[Source]],
+    sources,
+) -> list[SummaryRecord]:
+    """One summary per target from its ``chosen`` chunks, by the plain-RAG writer."""
+    batch = client.run_many(
+        XSUM_TOPIC_SUMMARY,
+        [
+            {"topic": t.topic, "passages": [passage(i, s) for i, s in enumerate(found)]}
+            for t, found in zip(targets, chosen, strict=True)
+        ],
+    )
+    return [
+        _summary_record(
+            t.target_id, method, item, {alias(i): s.chunk_id for i, s in enumerate(found)}, sources, [], 1
+        )
+        for t, found, item in zip(targets, chosen, batch.items, strict=True)
+    ]
+
+
+def pipeline_1_summaries(
+    client: LLMClient,
+    targets: Sequence[SummaryTarget],
+    top_n: int,
+    sources: Mapping[str, Source],
+    late_interaction: LateInteraction,
+) -> list[SummaryRecord]:
+    """SurveySum's Pipeline 1: every chunk of the target's papers ranked against the target's title
+    by a neural ranker (monoT5-3B in the paper; here late interaction, MaxSim over the bundled
+    model's token vectors, the strongest ranker that runs offline), the top ``top_n`` summarised."""
+    chosen = []
+    for target in targets:
+        papers = set(target.doc_ids)
+        candidates = [source for source in sources.values() if source.doc_id in papers]
+        scores = late_interaction.score(target.topic, [source.text for source in candidates])
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:top_n]
+        chosen.append([candidates[i] for i in order])
+    return _topic_summaries(client, targets, PIPELINE_1, chosen, sources)
+
+
+def pipeline_2_summaries(
+    client: LLMClient,
+    retriever: Retriever,
+    targets: Sequence[SummaryTarget],
+    candidates: int,
+    keep: Mapping[str, int],
+    sources: Mapping[str, Source],
+) -> list[SummaryRecord]:
+    """SurveySum's Pipeline 2: dense retrieval of ``candidates`` chunks of the target's papers on
+    its title, an LLM re-rank (``rate_passages``) down to ``keep[target_id]`` chunks, summarised."""
+    chosen = []
+    for target in targets:
+        hits = retriever.search(target.topic, candidates, "dense", documents=target.doc_ids)
+        ranked = rerank(target.topic, hits, keep[target.target_id], "llm", llm=client)
+        chosen.append([sources.get(hit.chunk_id) or Source.of(hit) for hit in ranked])
+    return _topic_summaries(client, targets, PIPELINE_2, chosen, sources)
 
 
 def abstracts_summaries(

@@ -25,7 +25,11 @@ MIN_CITED_FOR_EVALUATION = 3
 
 RETRIEVAL_SCOPES = ("paper", "target")
 XSUM, PLAIN_RAG, ABSTRACTS_ONLY = "xsum", "plain_rag", "abstracts_only"
-SUMMARY_METHODS = (XSUM, PLAIN_RAG, ABSTRACTS_ONLY)
+# SurveySum's two pipelines, XSum's Table 1 baselines: chunks ranked against the title by a neural
+# ranker (monoT5-3B there; the strongest local ranker here), and dense retrieval on the title with
+# an LLM re-rank.
+PIPELINE_1, PIPELINE_2 = "pipeline_1", "pipeline_2"
+SUMMARY_METHODS = (XSUM, PIPELINE_1, PIPELINE_2, PLAIN_RAG, ABSTRACTS_ONLY)
 TARGET_KINDS = ("cluster", "collection", "user", "evaluation")
 
 # Answer and summary outcomes, as the tables record them.
@@ -58,6 +62,18 @@ class WrittenText(BaseModel):
 class CoverageRating(BaseModel):
     reasoning: str = Field(description="The evaluation steps applied, briefly.")
     score: float = Field(ge=1, le=5, description="1-5: how well the summary covers the reference.")
+
+
+class ScoreProbabilities(BaseModel):
+    """G-Eval's score as the model's probabilities of each score token (§4.2, G-Eval's
+    probability-weighted score)."""
+
+    probabilities: dict[str, float] = Field(description="score -> probability of its token")
+
+    @property
+    def expectation(self) -> float:
+        """The probability-weighted score."""
+        return sum(int(score) * p for score, p in self.probabilities.items())
 
 
 class Checklist(BaseModel):

@@ -10,8 +10,13 @@ section (our SurveySum), or, for a target without one, its papers' abstracts.
 - ``semantic_recall``: BERTScore needs a model we cannot download, so this is its recall rule on
   sentences instead of tokens, with the configured embedder: each reference sentence's best cosine
   with a summary sentence, averaged. Named for what it is.
-- G-Eval coverage (1-5) and CheckEval (share of "yes" on a checklist built from the reference), as
-  judge tasks; offline they are lexical stand-ins (see ``offline.py``), labelled in every table.
+- G-Eval coverage (1-5): where the judge's provider gives token probabilities (``local``, OpenAI
+  and compatible servers), G-Eval's own score: the probability-weighted expectation over the score
+  tokens 1-5 of the evaluation form; elsewhere the score the judge writes after its evaluation
+  steps (``geval_mode`` says which). CheckEval: a checklist built from the reference, refined
+  (CheckEval's refinement step: merged, split, reworded, dropped), then answered for each summary;
+  the share of "yes". Offline all are lexical stand-ins (see ``offline.py``), labelled in every
+  table.
 """
 
 from __future__ import annotations
@@ -26,8 +31,14 @@ from ...llm import LLMClient
 from ...retrieval.citing import cited_aliases, strip_citations
 from ...text import sentence_texts
 from ...vectors import normalize_rows
-from .schemas import SummaryRecord, SummaryTarget
-from .tasks import CHECKEVAL_ANSWERS, CHECKEVAL_CHECKLIST, GEVAL_COVERAGE
+from .schemas import Checklist, CoverageRating, ScoreProbabilities, SummaryRecord, SummaryTarget
+from .tasks import (
+    CHECKEVAL_ANSWERS,
+    CHECKEVAL_CHECKLIST,
+    CHECKEVAL_REFINE,
+    GEVAL_COVERAGE,
+    GEVAL_COVERAGE_PROBABILITIES,
+)
 
 _REFERENCE_MARKERS = re.compile(
     r"\((?:[^()]*?(?:19|20)\d\d[a-z]?)+[^()]*\)|\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\]"
@@ -122,19 +133,11 @@ def score_summaries(
     by_id = {target.target_id: target for target in targets}
     reference = references(targets, abstracts)
     scored = [s for s in summaries if s.target_id in reference and s.text]
-    checklist_targets = sorted({s.target_id for s in scored})
-    checklists = dict(
-        zip(
-            checklist_targets,
-            client.run_many(
-                CHECKEVAL_CHECKLIST, [{"reference": reference[t][1]} for t in checklist_targets]
-            ).items,
-            strict=True,
-        )
-    )
+    checklists = _refined_checklists(client, sorted({s.target_id for s in scored}), reference)
     plain = [plain_text(s.text) for s in scored]
+    geval_task = GEVAL_COVERAGE_PROBABILITIES if geval_mode(client) == WEIGHTED else GEVAL_COVERAGE
     geval = client.run_many(
-        GEVAL_COVERAGE,
+        geval_task,
         [
             {"reference": reference[s.target_id][1], "summary": text}
             for s, text in zip(scored, plain, strict=True)
@@ -164,7 +167,7 @@ def score_summaries(
         if not judged.ok:
             errors.append(f"geval: {judged.error}")
         check_score, check_error = checkeval.get(
-            index, (None, f"checkeval checklist: {checklists[summary.target_id].error}")
+            index, (None, f"checkeval {checklists[summary.target_id].error}")
         )
         if check_error:
             errors.append(check_error)
@@ -177,13 +180,59 @@ def score_summaries(
                     **rouge_recall(text, summary.text),
                     **reference_f1(cited_docs, target.doc_ids, unresolved),
                     "semantic_recall": semantic_recall(text, summary.text, embed),
-                    "geval_coverage": round(judged.value.score, 3) if judged.ok else None,
+                    "geval_coverage": round(_geval_score(judged.value), 3) if judged.ok else None,
                     "checkeval": check_score,
                 },
                 tuple(errors),
             )
         )
     return results
+
+
+WEIGHTED, PLAIN = "probability-weighted", "plain score"
+
+
+def geval_mode(client: LLMClient) -> str:
+    """How G-Eval is computed with this client's judge: from the score tokens' probabilities where
+    its provider gives them, else the plain score it writes."""
+    return WEIGHTED if client.reads_token_probabilities(GEVAL_COVERAGE_PROBABILITIES) else PLAIN
+
+
+def _geval_score(value: CoverageRating | ScoreProbabilities) -> float:
+    return value.expectation if isinstance(value, ScoreProbabilities) else value.score
+
+
+@dataclass(frozen=True)
+class _Checklist:
+    """A target's refined checklist, or why there is none (``ok`` / ``value`` / ``error``, like a
+    model call's item)."""
+
+    value: Checklist | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+def _refined_checklists(
+    client: LLMClient, target_ids: Sequence[str], reference: Mapping[str, tuple[str, str]]
+) -> dict[str, _Checklist]:
+    """CheckEval's checklist per target: generated from the reference, then refined."""
+    drafts = client.run_many(CHECKEVAL_CHECKLIST, [{"reference": reference[t][1]} for t in target_ids]).items
+    drafted = [i for i, item in enumerate(drafts) if item.ok]
+    refined = client.run_many(
+        CHECKEVAL_REFINE,
+        [{"reference": reference[target_ids[i]][1], "questions": drafts[i].value.questions} for i in drafted],
+    ).items
+    found = {
+        t: _Checklist(None, f"checklist: {item.error}") for t, item in zip(target_ids, drafts, strict=True)
+    }
+    for index, item in zip(drafted, refined, strict=True):
+        found[target_ids[index]] = (
+            _Checklist(item.value) if item.ok else _Checklist(None, f"checklist refinement: {item.error}")
+        )
+    return found
 
 
 def mean_scores(

@@ -22,6 +22,7 @@ from .schemas import (
     ChecklistAnswers,
     CoverageRating,
     PaperQuestions,
+    ScoreProbabilities,
     WrittenText,
     XSumAnswer,
 )
@@ -227,6 +228,29 @@ GEVAL_COVERAGE: Task[CoverageRating] = register_task(
 )
 
 
+def _check_probabilities(output: ScoreProbabilities, inputs: Mapping[str, Any]) -> list[str]:
+    if not output.probabilities or sum(output.probabilities.values()) <= 0:
+        return ["the model gave no score among 1-5 any probability"]
+    return []
+
+
+GEVAL_COVERAGE_PROBABILITIES: Task[ScoreProbabilities] = register_task(
+    Task(
+        name="geval_coverage_probabilities",
+        version=1,
+        template="geval_coverage_form.v1.txt",
+        output_model=ScoreProbabilities,
+        offline=offline.coverage_probabilities_offline,
+        check_output=_check_probabilities,
+        choice_options=("1", "2", "3", "4", "5"),
+        temperature=TEMPERATURE,
+        top_p=TOP_P,
+        max_tokens=1,
+        description="G-Eval's coverage (1-5) as the probabilities of the score's token, for the weighted score.",
+    )
+)
+
+
 def _check_checklist(output: Checklist, inputs: Mapping[str, Any]) -> list[str]:
     if len(output.questions) > inputs["max_questions"]:
         return [f"there are {len(output.questions)} questions; write at most {inputs['max_questions']}"]
@@ -250,6 +274,32 @@ CHECKEVAL_CHECKLIST: Task[Checklist] = register_task(
         max_tokens=800,
         expected_output_tokens=300,
         description="CheckEval: yes/no questions, one per key point of the reference.",
+    )
+)
+
+
+CHECKEVAL_REFINE: Task[Checklist] = register_task(
+    Task(
+        name="checkeval_refine",
+        version=1,
+        template="checkeval_refine.v1.txt",
+        output_model=Checklist,
+        offline=offline.refine_checklist_offline,
+        input_defaults={"max_questions": CHECKLIST_MAX_QUESTIONS},
+        format_inputs=lambda inputs: {
+            "reference": str(inputs["reference"]),
+            "questions": "\n".join(f"{n}. {q}" for n, q in enumerate(inputs["questions"], 1)),
+            "max_questions": str(inputs["max_questions"]),
+        },
+        check_output=_check_checklist,
+        decoding_schema=lambda inputs: narrowed(
+            Checklist.model_json_schema(), questions={"maxItems": inputs["max_questions"]}
+        ),
+        temperature=TEMPERATURE,
+        top_p=TOP_P,
+        max_tokens=800,
+        expected_output_tokens=300,
+        description="CheckEval's checklist refinement: the draft's questions merged, split, reworded or dropped.",
     )
 )
 
@@ -284,4 +334,10 @@ CHECKEVAL_ANSWERS: Task[ChecklistAnswers] = register_task(
 )
 
 GENERATION_TASKS = (XSUM_QUESTIONS, XSUM_ANSWER, XSUM_REFINE, XSUM_EDITOR, XSUM_TOPIC_SUMMARY)
-JUDGE_TASKS = (GEVAL_COVERAGE, CHECKEVAL_CHECKLIST, CHECKEVAL_ANSWERS)
+JUDGE_TASKS = (
+    GEVAL_COVERAGE,
+    GEVAL_COVERAGE_PROBABILITIES,
+    CHECKEVAL_CHECKLIST,
+    CHECKEVAL_REFINE,
+    CHECKEVAL_ANSWERS,
+)
