@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from insight_assets.core.citations.intext import CitedReference, cited_documents, numeric_labels
+from insight_assets.core.citations.paragraphs import CitingPaper
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import offline, scores, targets
@@ -63,7 +64,7 @@ def test_in_text_citations_are_read_in_both_styles():
 
 
 def test_an_evaluation_target_needs_enough_cited_collection_papers():
-    paper = targets.CitingPaper("me", "Title of the paper", PAPER, SECTIONS, len(PAPER), REFERENCES)
+    paper = CitingPaper("me", "Title of the paper", PAPER, SECTIONS, len(PAPER), REFERENCES)
 
     (target,) = targets.evaluation_targets([paper], min_cited=3)
 

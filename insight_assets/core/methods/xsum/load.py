@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from ...citations import missing_links
-from ...citations.intext import CitedReference
+from ...citations.paragraphs import citing_papers
 from ...ingest import load_documents
 from ...retrieval.citing import Source
 from ...stores import Warehouse
@@ -15,7 +15,6 @@ from .runs import paper_input
 from .schemas import ABSTRACT_FALLBACK_TOKENS, PaperInput, SummaryTarget
 from .targets import (
     USER_TARGETS_FILE,
-    CitingPaper,
     LineProblem,
     cluster_targets,
     collection_target,
@@ -60,27 +59,6 @@ def _cluster_inputs(warehouse: Warehouse, collection: str) -> tuple[dict[int, st
     return clusters, counts
 
 
-def _citing_papers(warehouse: Warehouse, collection: str) -> list[CitingPaper]:
-    references: dict[str, list[CitedReference]] = {}
-    for row in warehouse.rows(
-        """SELECT citing_doc_id, label, first_author, year, cited_doc_id FROM paper_references
-           WHERE collection = ? ORDER BY citing_doc_id, ref_index""",
-        [collection],
-    ):
-        references.setdefault(row["citing_doc_id"], []).append(
-            CitedReference(
-                row["label"] or "", row["first_author"] or "", row["year"] or 0, row["cited_doc_id"]
-            )
-        )
-    return [
-        CitingPaper(
-            doc.doc_id, doc.title or doc.file, doc.text, doc.sections, doc.body_end, references[doc.doc_id]
-        )
-        for doc in load_documents(warehouse, collection)
-        if any(ref.cited_doc_id for ref in references.get(doc.doc_id, []))
-    ]
-
-
 def build_targets(
     warehouse: Warehouse,
     collection: str,
@@ -109,7 +87,7 @@ def build_targets(
         *cluster_targets(clusters, searchable_counts, max_papers),
         *collection_target(collection, sorted(searchable), list(clusters.values()), max_papers),
         *users,
-        *evaluation_targets(_citing_papers(warehouse, collection), min_cited),
+        *evaluation_targets(citing_papers(warehouse, collection), min_cited),
     ]
     kept: dict[str, SummaryTarget] = {}
     for target in found:

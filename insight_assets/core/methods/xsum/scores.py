@@ -21,12 +21,12 @@ section (our SurveySum), or, for a target without one, its papers' abstracts.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...citations.paragraphs import without_markers
 from ...llm import LLMClient
 from ...retrieval.citing import cited_aliases, strip_citations
 from ...text import sentence_texts
@@ -40,9 +40,6 @@ from .tasks import (
     GEVAL_COVERAGE_PROBABILITIES,
 )
 
-_REFERENCE_MARKERS = re.compile(
-    r"\((?:[^()]*?(?:19|20)\d\d[a-z]?)+[^()]*\)|\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\]"
-)
 SCORE_COLUMNS = (
     "rouge1",
     "rouge2",
@@ -58,7 +55,7 @@ SCORE_COLUMNS = (
 
 def plain_text(text: str) -> str:
     """``text`` without citation markers: ours ("[chunk ids]") and the reference's."""
-    return strip_citations(_REFERENCE_MARKERS.sub(" ", text))
+    return strip_citations(without_markers(text))
 
 
 def rouge_recall(reference: str, summary: str) -> dict[str, float]:

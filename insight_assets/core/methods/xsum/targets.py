@@ -18,26 +18,15 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...citations.intext import CitedReference, cited_documents
+from ...citations.paragraphs import CitingPaper, reference_paragraphs
 from ...citations.references import fold
 from ...jsonl import LineProblem, UnusableLine, read_lines
-from ...sections import find_section, section_spans
 from .schemas import MAX_TARGET_PAPERS, MIN_CITED_FOR_EVALUATION, SummaryTarget
 
 USER_TARGETS_FILE = "summaries.jsonl"
-RELATED_WORK_NAMES = (
-    "related work",
-    "relation to previous work",
-    "previous work",
-    "prior work",
-    "background",
-    "literature review",
-)
-INTRODUCTION_NAMES = ("introduction",)
 _USER_KEYS = ("topic", "document_ids", "titles")
 
 
@@ -133,42 +122,20 @@ def _keyed(target: SummaryTarget) -> tuple[SummaryTarget, str]:
     return target, target.target_id
 
 
-@dataclass(frozen=True)
-class CitingPaper:
-    """A collection paper as the evaluation targets read it: its text, headings and references."""
-
-    doc_id: str
-    title: str
-    text: str
-    sections: Sequence[str]
-    body_end: int
-    references: Sequence[CitedReference]
-
-
 def evaluation_targets(
     papers: Sequence[CitingPaper], min_cited: int = MIN_CITED_FOR_EVALUATION
 ) -> list[SummaryTarget]:
     """A target per paper whose related-work section, or else introduction, cites at least
-    ``min_cited`` other collection papers: those papers, with the section's text as reference."""
-    targets = []
-    for paper in papers:
-        spans = section_spans(paper.text, paper.sections, paper.body_end)
-        for names in (RELATED_WORK_NAMES, INTRODUCTION_NAMES):
-            span = find_section(spans, names)
-            if span is None:
-                continue
-            section = span.text(paper.text)
-            cited = [doc for doc in cited_documents(section, paper.references) if doc != paper.doc_id]
-            if len(cited) >= min_cited:
-                targets.append(
-                    _target(
-                        "evaluation",
-                        f"{span.name.capitalize()} of '{paper.title}'",
-                        sorted(cited),
-                        reference=" ".join(section.split()),
-                        reference_doc_id=paper.doc_id,
-                        reference_section=span.heading,
-                    )
-                )
-                break
-    return targets
+    ``min_cited`` other collection papers: those papers, with the section's text as reference
+    (``core/citations/paragraphs.py``)."""
+    return [
+        _target(
+            "evaluation",
+            paragraph.topic,
+            list(paragraph.cited),
+            reference=paragraph.text,
+            reference_doc_id=paragraph.doc_id,
+            reference_section=paragraph.heading,
+        )
+        for paragraph in reference_paragraphs(papers, min_cited)
+    ]
