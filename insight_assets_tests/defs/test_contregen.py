@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 
 from insight_assets.core.methods.contregen.baselines import PREVIOUS_ANSWER
+from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.contregen.assets import contregen_answers, contregen_scores, contregen_trees
 from insight_assets.defs.curation.assets import compressed_documents, generated_answers, generated_questions
 from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
+from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
@@ -23,6 +25,8 @@ UPSTREAM = [
     parsed_documents,
     chunks,
     chunk_embeddings,
+    citations,
+    theme_graph,
     compressed_documents,
     generated_questions,
     generated_answers,
@@ -95,6 +99,10 @@ def test_the_three_assets_build_offline_on_the_demo(instance, storage, hashing_e
     report = Path(metadata(result, "contregen_scores")["report_file"])
     text = report.read_text()
     assert "lexical stand-ins" in text and "| chance |" in text and "```mermaid" in text
+    assert "facet_coverage" in text and "NLI by the judge model" in text and "Self-RAG is not built" in text
+    assert "offline stand-ins, not a language model: planner, writer, judge" in text
+    # facets come from the theme graph: every generated question has gold papers with themes
+    assert all(s["facet_coverage"] is not None and s["seconds"] is not None for s in scored)
     assert (report.parent / "contregen_recall.png").read_bytes().startswith(b"\x89PNG")
 
 

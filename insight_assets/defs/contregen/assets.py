@@ -6,6 +6,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
+from insight_assets.core.citations.paragraphs import citing_papers, reference_paragraphs
 from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
@@ -13,8 +14,10 @@ from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAG
 from insight_assets.core.methods.contregen.tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 from insight_assets.core.retrieval.citing import citation_problems, load_sources, render_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.curation.assets import generated_answers, generated_questions
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
+from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
@@ -79,6 +82,14 @@ class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
         default=contregen.schemas.RELEVANCE_RATIO,
         description="Offline: a passage is relevant at this share of the question's best passage's cosine.",
     )
+    reference_questions: int = Field(
+        default=3,
+        ge=0,
+        description=(
+            "Also ask the topics of this many reference paragraphs (a collection paper's related-work "
+            "section citing other collection papers), scored with ROUGE-L and NLI against the paragraph; 0: none."
+        ),
+    )
 
     def settings(self) -> contregen.ConTReGenSettings:
         if self.questions not in QUESTION_SOURCES:
@@ -108,7 +119,7 @@ def _questions(warehouse, collection: str, which: str, limit: int | None) -> lis
 
 @dg.asset(
     kinds={"duckdb", "lancedb"},
-    deps=[generated_questions, chunk_embeddings],
+    deps=[generated_questions, chunk_embeddings, citations],
     code_version="1",
     **pooled(LLM_POOL),
     **CONTREGEN_GROUP,
@@ -134,6 +145,9 @@ def contregen_trees(
 def _trees(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
     questions = _questions(warehouse, collection, config.questions, config.max_questions)
+    questions += contregen.references.reference_questions(
+        reference_paragraphs(citing_papers(warehouse, collection)), config.reference_questions
+    )
     if not questions:
         raise nothing_to_do(
             collection, f"no {config.questions} question: `generated_questions` holds none to explore."
@@ -360,7 +374,7 @@ class ConTReGenScoresConfig(JudgeCallConfig):
 
 @dg.asset(
     kinds={"duckdb"},
-    deps=[contregen_answers, generated_answers],
+    deps=[contregen_answers, generated_answers, theme_graph],
     code_version="1",
     **pooled(LLM_POOL),
     **CONTREGEN_GROUP,
@@ -372,8 +386,10 @@ def contregen_scores(
     llm: LLMResource,
 ) -> dg.MaterializeResult:
     """Retrieval recall of each question's gold documents (its combination) for ConTReGen (the
-    whole tree) and the baselines, with chance; the judge's coverage and relevance; model calls
-    and tokens per question. Table, chart and data/reports/<collection>/contregen_report.md."""
+    whole tree) and the baselines, with chance; facet coverage of the gold papers' themes; the
+    judge's coverage and relevance; for reference questions ROUGE-L and NLI entailment and
+    contradiction against the paragraph; model calls, tokens and seconds per question. Table,
+    chart and data/reports/<collection>/contregen_report.md."""
     return materialize_each(
         context, storage, lambda collection: _scores(context, config, storage, llm, collection)
     )
@@ -400,10 +416,22 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     collection_size = warehouse.rows(
         "SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection]
     )[0]["n"]
+    paragraphs = {
+        contregen.references.reference_question_id(p): p.text
+        for p in reference_paragraphs(citing_papers(warehouse, collection))
+    }
     choice = config.judge_choice()
     client = model_client(context, llm, config, collection, model_choice=choice)
     with model_errors_as_failures(client, collection):
-        scored = scores.score_answers(client, questions, answers, chunk_docs, references)
+        scored = scores.score_answers(
+            client,
+            questions,
+            answers,
+            chunk_docs,
+            references,
+            paragraphs,
+            contregen.references.passage_themes(warehouse, collection),
+        )
     judge = client.writer_label(contregen.tasks.CONTREGEN_JUDGE_ANSWER)
     warehouse.replace_partition(
         collection,
@@ -451,7 +479,18 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             "reasoning answer (Table 8); the two ablations' calls include the tree's planning and verification"
         ),
         "Self-RAG is not built: it needs its fine-tuned reflection-token model, and a prompted imitation would be another method",
-        "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs not counted)",
+        "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs not counted); "
+        "seconds: the method's wall time per question (contregen: its synthesis; its tree was grown in contregen_trees)",
+        (
+            "rouge_l, entailment, contradiction: reference questions only (the topic of a collection paper's "
+            "related-work section that cites collection papers), against that section: ROUGE-L F1, and the "
+            "shares of answer sentences it entails or contradicts by NLI by the judge model (no NLI model "
+            "ships here; offline a lexical stand-in that cannot see a contradiction)"
+        ),
+        (
+            "facet_coverage: a question's facets are the themes of its gold papers' sections; covered when a "
+            "retrieved passage lies in the theme (Table 7)"
+        ),
     ]
     example = max(trees, key=lambda tree: len(tree.nodes))
     by_key = {(a.question_id, a.method): a for a in answers}

@@ -273,3 +273,44 @@ def test_settings_are_validated():
         contregen.ConTReGenSettings(retrieval_mode="fuzzy")
     with pytest.raises(ValueError, match="context_tokens"):
         contregen.ConTReGenSettings(context_tokens=100)
+
+
+def test_the_generation_metrics_against_a_reference_paragraph():
+    from insight_assets.core.citations.paragraphs import ReferenceParagraph
+    from insight_assets.core.methods.contregen import references
+
+    paragraph = ReferenceParagraph("p", "A paper", "related work", "2 Related Work", "Text [3].", ("a", "b"))
+    (question,) = references.reference_questions([paragraph, paragraph], limit=1)
+    assert question.question == "Related work of 'A paper'" and question.gold == ("a", "b")
+    assert question.source == "reference" and question.question_id.startswith("ref-")
+    # citation markers of both kinds are not content
+    assert (
+        references.rouge_l(
+            "Skip-thought vectors encode sentences (Kiros et al., 2015).",
+            f"Skip-thought vectors encode sentences [{'a' * 16}].",
+        )
+        == 1.0
+    )
+    assert references.answer_sentences(f"Vectors encode whole sentences [{'a' * 16}]. Yes.") == [
+        "Vectors encode whole sentences."
+    ]
+    assert references.nli_shares(["entailment", "neutral", "contradiction", "entailment"]) == (0.5, 0.25)
+    themes = {"c1": 1, "c2": 2, "c3": 3}
+    papers = {"a": {1, 2}, "b": {2, 4}}
+    assert references.facet_coverage(["a", "b"], ["c1", "c2", "c9"], themes, papers) == round(2 / 3, 4)
+    assert references.facet_coverage([], ["c1"], themes, papers) is None
+    assert references.facet_coverage(["z"], ["c1"], themes, papers) is None
+
+
+def test_the_offline_nli_stand_in_sees_entailment_by_words_and_never_a_contradiction():
+    from insight_assets.core.methods.contregen.offline import nli_offline
+
+    verdicts = nli_offline(
+        "Skip-thought vectors encode whole sentences with an encoder-decoder model.",
+        [
+            "Skip-thought vectors encode sentences.",
+            "Bananas are yellow fruit.",
+            "Skip-thought vectors do not encode sentences.",
+        ],
+    ).verdicts
+    assert verdicts[:2] == ["entailment", "neutral"] and "contradiction" not in verdicts

@@ -24,7 +24,9 @@ synthesis, DSP with ConTRe's passages); ``scores.py`` measures recall of the que
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...chunking import PASSAGE
@@ -32,7 +34,7 @@ from ...llm import LLMClient
 from ...retrieval import Retriever
 from ...retrieval.citing import Source
 from ...retrieval.search import RETRIEVAL_MODES
-from . import multihop, store  # store declares the method's warehouse tables
+from . import multihop, references, store  # store declares the method's warehouse tables
 from .baselines import iterative, one_retrieval, tree_answer
 from .schemas import (
     ANSWER_WORDS,
@@ -116,21 +118,27 @@ def write_answers(
 ) -> list[Answer]:
     """Stage 2 for every tree (its answer), and the baselines' answers to the same questions."""
     planning = multihop.planning_usage(trees)
-    synthesize(client, trees, sources, settings)
-    answers = [tree_answer(tree) for tree in trees]
+    questions = [tree.question for tree in trees]
+    # ConTReGen's seconds are its synthesis' (the tree's planning ran in the trees' asset).
+    answers = _timed(
+        lambda: (synthesize(client, trees, sources, settings), [tree_answer(t) for t in trees])[1]
+    )
     if baselines:
-        questions = [tree.question for tree in trees]
-        answers += one_retrieval(
-            client, retriever, questions, [settings.top_k] * len(trees), RETGEN, settings, sources
-        )
         budgets = [max(len(tree.retrieved()), settings.top_k) for tree in trees]
-        answers += one_retrieval(client, retriever, questions, budgets, RETGEN_BUDGET, settings, sources)
-        answers += iterative(client, retriever, questions, settings, sources)
-        answers += multihop.self_ask(client, retriever, questions, settings, sources)
-        answers += multihop.searchain(client, retriever, questions, settings, sources)
-        answers += multihop.dsp(client, retriever, questions, settings, sources)
-        answers += multihop.contre_no_synthesis(client, trees, planning, settings, sources)
-        answers += multihop.dsp_with_contre(client, trees, planning, settings, sources)
+        runs = [
+            lambda: one_retrieval(
+                client, retriever, questions, [settings.top_k] * len(trees), RETGEN, settings, sources
+            ),
+            lambda: one_retrieval(client, retriever, questions, budgets, RETGEN_BUDGET, settings, sources),
+            lambda: iterative(client, retriever, questions, settings, sources),
+            lambda: multihop.self_ask(client, retriever, questions, settings, sources),
+            lambda: multihop.searchain(client, retriever, questions, settings, sources),
+            lambda: multihop.dsp(client, retriever, questions, settings, sources),
+            lambda: multihop.contre_no_synthesis(client, trees, planning, settings, sources),
+            lambda: multihop.dsp_with_contre(client, trees, planning, settings, sources),
+        ]
+        for run in runs:
+            answers += _timed(run)
     return answers
 
 
@@ -147,7 +155,16 @@ __all__ = [
     "Tree",
     "TreeQuestion",
     "grow_trees",
+    "references",
     "score_answers",
     "store",
     "write_answers",
 ]
+
+
+def _timed(run: Callable[[], list[Answer]]) -> list[Answer]:
+    """``run``'s answers, each with the run's wall seconds per answer."""
+    started = time.perf_counter()
+    answers = run()
+    each = round((time.perf_counter() - started) / max(len(answers), 1), 3)
+    return [dataclasses.replace(answer, seconds=each) for answer in answers]

@@ -13,6 +13,8 @@
   each with its citation, up to the word budget: a digest, not a rewrite.
 - the multi-hop baselines: a follow-up question or a chain of queries is the planner's sub-questions
   on what has been retrieved so far; DSP's reasoning says it is extractive; the answers are digests.
+- NLI: a sentence is entailed when ENTAILED_SHARE of its content words are in the reference, else
+  neutral; a lexical stand-in cannot see a contradiction and never reports one.
 - the judge: lexical stand-ins (coverage: the share of the reference answer's content words the
   answer holds; relevance: TF-IDF cosine of the answer's sentences with the question).
 """
@@ -35,6 +37,7 @@ from .schemas import (
     Plan,
     QueryChain,
     ReasonedAnswer,
+    SentenceVerdicts,
     SubQuestionVerdict,
     SubQuestionVerdicts,
     WrittenText,
@@ -239,3 +242,17 @@ def reasoned_answer_offline(
     return ReasonedAnswer(
         reasoning="offline: no reasoning, the sentences most central to the question", text=written.text
     )
+
+
+# A sentence whose content words are in the reference at least this much counts as entailed offline.
+ENTAILED_SHARE = 0.6
+
+
+def nli_offline(reference: str, sentences: Sequence[str]) -> SentenceVerdicts:
+    held = set(terms(reference))
+    verdicts = []
+    for sentence in sentences:
+        wanted = set(terms(sentence))
+        entailed = bool(wanted) and len(wanted & held) / len(wanted) >= ENTAILED_SHARE
+        verdicts.append("entailment" if entailed else "neutral")
+    return SentenceVerdicts(verdicts=verdicts)

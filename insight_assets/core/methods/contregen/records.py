@@ -145,6 +145,7 @@ def answer_rows(
             "finish_reason": a.finish_reason,
             "error": a.error,
             "writer": writer,
+            "seconds": a.seconds,
         }
         for a in answers
     ]
@@ -165,6 +166,7 @@ def answers_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Answer]:
             output_tokens=row["output_tokens"],
             error=row["error"],
             finish_reason=row["finish_reason"],
+            seconds=row.get("seconds"),
         )
         for row in rows
     ]

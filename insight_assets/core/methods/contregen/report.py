@@ -73,7 +73,7 @@ def render_chart(rows: Sequence[Mapping[str, object]]) -> bytes:
 
     methods = [r for r in rows if r["method"] != CHANCE and r.get("recall") is not None]
     chance = next((r["recall"] for r in rows if r["method"] == CHANCE), None)
-    figure = Figure(figsize=(6.5, 3.4), dpi=110)
+    figure = Figure(figsize=(8, 3.8), dpi=110)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
     names = [str(r["method"]) for r in methods]
@@ -83,6 +83,7 @@ def render_chart(rows: Sequence[Mapping[str, object]]) -> bytes:
     if chance is not None:
         axes.axhline(float(chance), color="#555555", linestyle="--", linewidth=1, label="chance")
     axes.set_ylim(0, 1.05)
+    axes.tick_params(axis="x", labelrotation=30, labelsize=7)
     axes.set_ylabel("gold-document recall")
     axes.legend(fontsize=7, loc="lower right")
     figure.tight_layout()

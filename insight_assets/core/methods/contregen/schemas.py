@@ -4,6 +4,7 @@ the models its tasks answer with, and the tree its steps build."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -125,6 +126,14 @@ class ReasonedAnswer(BaseModel):
     text: str = Field(min_length=1, description="the answer, citing its passages")
 
 
+class SentenceVerdicts(BaseModel):
+    """NLI by the judge model: each answer sentence against the reference."""
+
+    verdicts: list[Literal["entailment", "neutral", "contradiction"]] = Field(
+        description="one verdict per sentence, in order"
+    )
+
+
 class AnswerJudgement(BaseModel):
     reasoning: str
     coverage: float = Field(ge=1, le=5, description="how many facets of the question the answer covers")
@@ -244,3 +253,5 @@ class Answer:
     output_tokens: int = 0
     error: str | None = None
     finish_reason: str | None = None
+    # Wall seconds of the method's run over all questions, per question (its calls run together).
+    seconds: float | None = None

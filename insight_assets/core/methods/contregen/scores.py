@@ -16,21 +16,27 @@ from dataclasses import dataclass, field
 
 from ...llm import LLMClient
 from ...retrieval.citing import strip_citations
+from .references import answer_sentences, facet_coverage, nli_shares, rouge_l
 from .schemas import METHODS, Answer, TreeQuestion
-from .tasks import CONTREGEN_JUDGE_ANSWER
+from .tasks import CONTREGEN_JUDGE_ANSWER, CONTREGEN_NLI
 
 CHANCE = "chance"
 SCORE_COLUMNS = (
     "recall",
     "recall_used",
     "chance_at_docs",
+    "facet_coverage",
     "docs_retrieved",
     "passages_retrieved",
     "coverage",
     "relevance",
+    "rouge_l",
+    "entailment",
+    "contradiction",
     "calls",
     "input_tokens",
     "output_tokens",
+    "seconds",
 )
 
 
@@ -49,6 +55,11 @@ class ScoredAnswer:
     input_tokens: int
     output_tokens: int
     errors: tuple[str, ...] = field(default=())
+    facet_coverage: float | None = None
+    rouge_l: float | None = None
+    entailment: float | None = None
+    contradiction: float | None = None
+    seconds: float | None = None
 
 
 def recall(chunk_ids: Sequence[str], chunk_docs: Mapping[str, str], gold: Sequence[str]) -> float | None:
@@ -65,17 +76,31 @@ def score_answers(
     answers: Sequence[Answer],
     chunk_docs: Mapping[str, str],
     references: Mapping[str, str],
+    paragraphs: Mapping[str, str] | None = None,
+    themes: tuple[Mapping[str, int], Mapping[str, set[int]]] | None = None,
 ) -> list[ScoredAnswer]:
-    """Every answer's recall and the judge's ratings (none for an answer without text)."""
+    """Every answer's recall, facet coverage and the judge's ratings (none for an answer without
+    text); for a question with a reference paragraph (``paragraphs``, by question id), ROUGE-L and
+    NLI entailment and contradiction against it (``references.py``). ``themes``: each passage's
+    theme and each paper's themes (``references.passage_themes``)."""
+    paragraphs = paragraphs or {}
     by_id = {q.question_id: q for q in questions}
     judged = [a for a in answers if a.text and a.question_id in by_id]
+    nli_inputs = [
+        (a, {"reference": paragraphs[a.question_id], "sentences": answer_sentences(a.text)})
+        for a in judged
+        if a.question_id in paragraphs
+    ]
+    nli_inputs = [(a, inputs) for a, inputs in nli_inputs if inputs["sentences"]]
+    nli = client.run_many(CONTREGEN_NLI, [inputs for _, inputs in nli_inputs])
+    verdicts = {(a.question_id, a.method): item for (a, _), item in zip(nli_inputs, nli.items, strict=True)}
     batch = client.run_many(
         CONTREGEN_JUDGE_ANSWER,
         [
             {
                 "question": by_id[a.question_id].question,
                 "answer": strip_citations(a.text),
-                "reference": references.get(a.question_id, ""),
+                "reference": paragraphs.get(a.question_id) or references.get(a.question_id, ""),
             }
             for a in judged
         ],
@@ -91,6 +116,7 @@ def score_answers(
         if item is not None and not item.ok:
             errors.append(f"judge: {item.error or item.status}")
         rating = item.value if item is not None and item.ok else None
+        generation = _generation(answer, paragraphs.get(answer.question_id), verdicts, errors)
         scored.append(
             ScoredAnswer(
                 question_id=answer.question_id,
@@ -106,9 +132,29 @@ def score_answers(
                 input_tokens=answer.input_tokens,
                 output_tokens=answer.output_tokens,
                 errors=tuple(errors),
+                facet_coverage=facet_coverage(question.gold, answer.retrieved, *themes) if themes else None,
+                seconds=answer.seconds,
+                **generation,
             )
         )
     return scored
+
+
+def _generation(
+    answer: Answer, paragraph: str | None, verdicts, errors: list[str]
+) -> dict[str, float | None]:
+    """ROUGE-L and NLI shares of an answer against its question's reference paragraph, if any."""
+    if paragraph is None or not answer.text:
+        return {}
+    found: dict[str, float | None] = {"rouge_l": rouge_l(paragraph, answer.text)}
+    item = verdicts.get((answer.question_id, answer.method))
+    if item is None:
+        found["entailment"], found["contradiction"] = 0.0, 0.0  # no sentence of three words or more
+    elif item.ok:
+        found["entailment"], found["contradiction"] = nli_shares(item.value.verdicts)
+    else:
+        errors.append(f"nli: {item.error or item.status}")
+    return found
 
 
 def _mean(values: Sequence[float | int | None]) -> float | None:

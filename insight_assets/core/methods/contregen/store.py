@@ -24,7 +24,7 @@ TABLES = {
         collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, answer VARCHAR,
         rendered VARCHAR, cited_chunk_ids VARCHAR[], retrieved_chunk_ids VARCHAR[],
         used_chunk_ids VARCHAR[], calls INTEGER, input_tokens BIGINT, output_tokens BIGINT,
-        finish_reason VARCHAR, error VARCHAR, writer VARCHAR""",
+        finish_reason VARCHAR, error VARCHAR, writer VARCHAR, seconds DOUBLE""",
     "contregen_node_summaries": """
         collection VARCHAR, question_id VARCHAR, node_id VARCHAR, status VARCHAR, summary VARCHAR,
         error VARCHAR""",
@@ -32,7 +32,8 @@ TABLES = {
         collection VARCHAR, question_id VARCHAR, method VARCHAR, gold INTEGER, recall DOUBLE,
         recall_used DOUBLE, docs_retrieved INTEGER, passages_retrieved INTEGER, coverage DOUBLE,
         relevance DOUBLE, calls INTEGER, input_tokens BIGINT, output_tokens BIGINT, judge VARCHAR,
-        errors VARCHAR[]""",
+        errors VARCHAR[], facet_coverage DOUBLE, rouge_l DOUBLE, entailment DOUBLE,
+        contradiction DOUBLE, seconds DOUBLE""",
 }
 declare_tables(TABLES)
 

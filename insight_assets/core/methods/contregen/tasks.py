@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...llm import Task, register_task
+from ...llm import Task, exactly, narrowed, register_task
 from ...llm.grammars import cited_prose
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from . import offline
@@ -26,6 +26,7 @@ from .schemas import (
     Plan,
     QueryChain,
     ReasonedAnswer,
+    SentenceVerdicts,
     SubQuestionVerdicts,
     WrittenText,
 )
@@ -338,6 +339,35 @@ CONTREGEN_JUDGE_ANSWER: Task[AnswerJudgement] = register_task(
     )
 )
 
+
+def _check_verdicts(output: SentenceVerdicts, inputs: Mapping[str, Any]) -> list[str]:
+    if len(output.verdicts) != len(inputs["sentences"]):
+        return [f"there are {len(output.verdicts)} verdicts for {len(inputs['sentences'])} sentences"]
+    return []
+
+
+CONTREGEN_NLI: Task[SentenceVerdicts] = register_task(
+    Task(
+        name="contregen_nli",
+        version=1,
+        template="contregen_nli.v1.txt",
+        output_model=SentenceVerdicts,
+        offline=offline.nli_offline,
+        format_inputs=lambda inputs: {
+            "reference": str(inputs["reference"]),
+            "sentences": "\n".join(f"{n}. {s}" for n, s in enumerate(inputs["sentences"], 1)),
+        },
+        check_output=_check_verdicts,
+        decoding_schema=lambda inputs: narrowed(
+            SentenceVerdicts.model_json_schema(), verdicts=exactly(len(inputs["sentences"]))
+        ),
+        temperature=PLAN_TEMPERATURE,
+        max_tokens=600,
+        expected_output_tokens=150,
+        description="NLI by the judge model: does the reference entail or contradict each answer sentence.",
+    )
+)
+
 TREE_TASKS = (CONTREGEN_PLAN, CONTREGEN_VERIFY_SUB_QUESTIONS, CONTREGEN_JUDGE_PASSAGES)
 WRITE_TASKS = (
     CONTREGEN_SUMMARIZE,
@@ -347,4 +377,4 @@ WRITE_TASKS = (
     CONTREGEN_DSP_HOPS,
     CONTREGEN_DSP_ANSWER,
 )
-JUDGE_TASKS = (CONTREGEN_JUDGE_ANSWER,)
+JUDGE_TASKS = (CONTREGEN_JUDGE_ANSWER, CONTREGEN_NLI)
