@@ -479,8 +479,11 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             "reasoning answer (Table 8); the two ablations' calls include the tree's planning and verification"
         ),
         "Self-RAG is not built: it needs its fine-tuned reflection-token model, and a prompted imitation would be another method",
-        "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs not counted); "
-        "seconds: the method's wall time per question (contregen: its synthesis; its tree was grown in contregen_trees)",
+        (
+            "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs "
+            "not counted); seconds: the method's wall time per question (contregen: its synthesis; its tree was "
+            "grown in contregen_trees)"
+        ),
         (
             "rouge_l, entailment, contradiction: reference questions only (the topic of a collection paper's "
             "related-work section that cites collection papers), against that section: ROUGE-L F1, and the "
