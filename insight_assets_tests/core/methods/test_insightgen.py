@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from insight_assets.core.keyphrases import rake_keyphrases
@@ -316,3 +317,66 @@ def test_an_unknown_chunk_id_gets_a_repair_call_and_the_corrected_answer_is_used
 def test_task_defaults_follow_the_paper():
     for task in (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS):
         assert (task.temperature, task.max_tokens) == (0.7, 4000)
+
+
+def _words_model(request):
+    """A scripted model for the RAG baselines: each query task answers with one keyword query; the
+    re-rank rates the passage holding "zeta" 5 and every other 0."""
+    from insight_assets_tests.fake_model_server import Reply
+
+    prompt = request.last_user_text()
+    if "into simpler sub-queries" in prompt:
+        return Reply(json.dumps({"queries": ["beta"]}))
+    if "as different search queries" in prompt:
+        return Reply(json.dumps({"queries": ["gamma"]}))
+    if "used only as a search query (HyDE)" in prompt:
+        return Reply("delta delta delta")
+    if "You refine a search" in prompt:
+        return Reply(json.dumps({"queries": ["epsilon"]}))
+    ids = re.findall(r"^\[(P\d+)\] (.*)$", prompt, re.MULTILINE)
+    return Reply(
+        json.dumps({"ratings": [{"id": i, "relevance": 5 if "zeta" in text else 0} for i, text in ids]})
+    )
+
+
+def test_the_rag_baselines_decompose_reformulate_imagine_refine_and_rerank(tmp_path):
+    """Each baseline's context comes from its own queries, at InsightGen's chunk budget."""
+    from insight_assets.core.curation import QAPair
+    from insight_assets.core.index import ChunkRecord
+    from insight_assets.core.llm import LLMClient, LLMSettings
+    from insight_assets.core.methods.insightgen import rag_baselines
+    from insight_assets_tests.fake_model_server import FakeModelServer
+
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    chunks = [ChunkRecord(f"c-{w}", "d", i, f"{w} text", 2) for i, w in enumerate(words)]
+
+    def embed(texts):
+        return np.array([[float(w in t) + 0.01 for w in words] for t in texts], dtype=np.float32)
+
+    vectors = embed([c.text for c in chunks])
+    pair = QAPair("q1", "What about alpha?", "Alpha is a thing.")
+    server = FakeModelServer().start()
+    server.responder = _words_model
+    try:
+        client = LLMClient(
+            LLMSettings(
+                provider="openai",
+                model="gpt-4o-mini",
+                base_url=f"{server.url}/v1",
+                api_key="k",
+                max_retries=0,
+            )
+        )
+        contexts = rag_baselines.rag_contexts(
+            client, [pair], {"q1": 2}, chunks, vectors, embed, rag_baselines.RAG_METHODS
+        )
+    finally:
+        server.stop()
+    chosen = {c.method: c.chunk_ids for c in contexts}
+    # decomposition ("beta") retrieved, then the refinement pass ("epsilon") joined the question's own
+    assert chosen["iterative_rag"] == ("c-alpha", "c-epsilon")
+    # reformulations retrieve, the model's re-rank keeps its best first
+    assert len(chosen["multi_query_rag"]) == 2 and chosen["multi_query_rag"][0] == "c-zeta"
+    assert len(chosen["agentic_rag"]) == 2 and chosen["agentic_rag"][0] == "c-zeta"
+    asked = [r.last_user_text() for r in server.requests]
+    assert any("(HyDE)" in text for text in asked) and any("You refine a search" in text for text in asked)

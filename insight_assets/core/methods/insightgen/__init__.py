@@ -14,7 +14,10 @@ short notes that add to the answer without repeating it (InsightGen §4.2). The 
 
 Otherwise the methods differ only in the passages they read (``contexts.py``): the answer's
 theme-graph neighbourhood (``insightgen``), the whole collection spread or truncated to the same
-token budget (``direct``, ``cot``), the chunks nearest the question (``vector_topk*``).
+token budget (``direct``, ``cot``), the chunks nearest the question (``vector_topk*``). RQ5's
+advanced RAG baselines (``rag_baselines.py``: ``iterative_rag``, ``multi_query_rag``,
+``agentic_rag``) choose as many chunks as InsightGen did with decomposition, reformulation, HyDE,
+self-refinement and the model's re-rank, and use the chain-of-thought prompts.
 Generation uses the paper's settings: temperature 0.7, max_tokens 4000 (Appendix C).
 
 One entry, ``run_insightgen``, does all of it for a batch of pairs: each method's context
@@ -36,6 +39,7 @@ from ...llm import LLMClient
 from ...stores import VectorStore, Warehouse
 from . import store  # declares the method's warehouse tables
 from .contexts import MethodContext, build_contexts
+from .rag_baselines import RAG_METHODS, RAG_TASKS, rag_contexts, with_budgets
 from .runs import FAILED, OK, SKIPPED, InsightRun, InsightsOutcome, run_insight_methods
 from .schemas import (
     DEFAULT_MAX_INSIGHTS,
@@ -62,7 +66,7 @@ from .tasks import (
 
 # The chunk profile InsightGen clusters and reads: about 2,000 tokens a chunk (§4.1).
 PROFILE = SECTION
-TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS)
+TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS, *RAG_TASKS)
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,35 @@ def run_insightgen(
     """Every method's insights for every pair: each method's context, then its insights, the
     chain-of-thought methods sharing one inferred intent per question. A failed call fails only
     its own (method, question); ``LLMError``s that would fail every call alike are raised."""
-    contexts = build_contexts(
-        pairs, index.chunks, index.vectors, cluster_index, embed, settings.methods, settings.selection
+    # InsightGen's own selection always runs: its chunk count is the RAG baselines' budget.
+    local = build_contexts(
+        pairs,
+        index.chunks,
+        index.vectors,
+        cluster_index,
+        embed,
+        ["insightgen", *settings.methods],
+        settings.selection,
     )
+    rag = [m for m in settings.methods if m in RAG_METHODS]
+    by_key = {(c.method, c.question_id): c for c in local}
+    if rag:
+        budgets = with_budgets(local)
+        with_rag = rag_contexts(
+            client,
+            [p for p in pairs if p.question_id in budgets],
+            budgets,
+            index.chunks,
+            index.vectors,
+            embed,
+            rag,
+        )
+        by_key.update({(c.method, c.question_id): c for c in with_rag})
+    contexts = [
+        by_key.get((method, pair.question_id)) or MethodContext(method, pair.question_id, (), (), 0)
+        for pair in pairs
+        for method in settings.methods
+    ]
     outcome = run_insight_methods(
         client, pairs, contexts, max_insights=settings.max_insights, source_labels=index.source_labels
     )

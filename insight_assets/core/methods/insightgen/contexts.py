@@ -108,6 +108,10 @@ def top_k_context(
     return _context(method, question_id, [chunks[position] for position in order], len(order) < len(chunks))
 
 
+# The methods whose context needs no model call.
+_LOCAL = ("insightgen", "direct", "cot", "vector_topk", "vector_topk_cot")
+
+
 def build_contexts(
     pairs: Sequence[QAPair],
     chunks: Sequence[ChunkRecord],
@@ -117,9 +121,9 @@ def build_contexts(
     methods: Sequence[str],
     selection: SelectionSettings,
 ) -> list[MethodContext]:
-    """Every method's context for every pair (``chunks`` in collection order, ``chunk_vectors``
+    """Every §5.1 method's context for every pair (``chunks`` in collection order, ``chunk_vectors``
     their rows); the baselines get InsightGen's number of chunks (vector top-k) or its token
-    budget (direct, CoT)."""
+    budget (direct, CoT). The RAG baselines' contexts need the model: ``rag_baselines.py``."""
     pieces = [answer_pieces(pair.answer, selection.answer_chunk_tokens) for pair in pairs]
     flat = [piece for group in pieces for piece in group]
     vectors = np.asarray(embed(flat + [pair.question for pair in pairs]), dtype=np.float32)
@@ -127,7 +131,9 @@ def build_contexts(
     contexts, start = [], 0
     for pair, group, question_vector in zip(pairs, pieces, question_vectors, strict=True):
         if not group:  # an empty answer has no themes; every method then reads nothing
-            contexts += [MethodContext(method, pair.question_id, (), (), 0) for method in methods]
+            contexts += [
+                MethodContext(method, pair.question_id, (), (), 0) for method in methods if method in _LOCAL
+            ]
             continue
         selected = select_context(cluster_index, piece_vectors[start : start + len(group)], selection)
         start += len(group)
@@ -156,5 +162,5 @@ def build_contexts(
             "vector_topk": top_k,
             "vector_topk_cot": dataclasses.replace(top_k, method="vector_topk_cot"),
         }
-        contexts += [by_method[method] for method in methods]
+        contexts += [by_method[method] for method in methods if method in by_method]
     return contexts

@@ -20,8 +20,21 @@ InsightType = Literal[
 ]
 INSIGHT_TYPES: tuple[str, ...] = get_args(InsightType)
 
-INSIGHT_METHODS = ("insightgen", "direct", "cot", "vector_topk", "vector_topk_cot")
-CHAIN_OF_THOUGHT_METHODS = frozenset({"insightgen", "cot", "vector_topk_cot"})
+# §5.1's baselines, then RQ5's advanced RAG pipelines (``rag_baselines.py``), which read their
+# context with InsightGen's chain-of-thought prompts (the paper: "the same configurations").
+INSIGHT_METHODS = (
+    "insightgen",
+    "direct",
+    "cot",
+    "vector_topk",
+    "vector_topk_cot",
+    "iterative_rag",
+    "multi_query_rag",
+    "agentic_rag",
+)
+CHAIN_OF_THOUGHT_METHODS = frozenset(
+    {"insightgen", "cot", "vector_topk_cot", "iterative_rag", "multi_query_rag", "agentic_rag"}
+)
 
 DEFAULT_MAX_INSIGHTS = 5
 # Appendix C: GPT-4o generated insights with temperature 0.7 and max_tokens 4000.
