@@ -112,6 +112,9 @@ def test_the_four_assets_build_offline_on_the_demo(instance, storage, hashing_em
         "offline stand-ins, not a language model: question writer, answerer, summary writer, judge" in written
     )
     assert "xsum, best:" in written and "xsum, worst:" in written
+    assert "## Cost per target of the summary step" in written
+    costs = {row["method"]: row for row in _rows(storage, "xsum_summaries")}
+    assert all(row["calls"] >= 1 and row["seconds"] is not None for row in costs.values())
     assert (Path(report["report_file"]).parent / "xsum_scores.png").read_bytes().startswith(b"\x89PNG")
 
 

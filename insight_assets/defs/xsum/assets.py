@@ -299,6 +299,6 @@ def _answer_tables(collection, targets, problems, answers, writer) -> dict[str, 
 SMOKE_SETTINGS = {
     "xsum_questions": {"questions_per_paper": 1, **SMOKE_ANSWERS},
     "xsum_answers": {"candidates": 10, "top_n": 3, **SMOKE_ANSWERS},
-    "xsum_summaries": {"plain_rag_k": 3, **SMOKE_ANSWERS},
+    "xsum_summaries": {"plain_rag_k": 3, "pipeline_1_top_n": 3, "pipeline_2_candidates": 10, **SMOKE_ANSWERS},
     "xsum_scores": SMOKE_ANSWERS,
 }

@@ -5,6 +5,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.headlines import Headline, headline_table
+from insight_assets.core.llm.spending import Spent, spending
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.retrieval.citing import load_sources
@@ -115,20 +116,41 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     sources = load_sources(warehouse, collection, xsum.PROFILE)
     papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, collection)}
     client = model_client(context, llm, config, collection)
+    costs: dict[str, Spent] = {}
+
+    def run(method: str, write) -> list:
+        with spending(client) as spent:
+            written = write()
+        costs[method] = spent
+        return written
+
     with model_errors_as_failures(client, collection):
-        records = xsum.write_summaries(client, targets, answers, questions, sources)
+        records = run(xsum.XSUM, lambda: xsum.write_summaries(client, targets, answers, questions, sources))
         if config.baselines:
             retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
-            records += xsum.pipeline_1_summaries(
-                client, targets, config.pipeline_1_top_n, sources, LateInteraction()
+            ranker = LateInteraction()
+            records += run(
+                xsum.PIPELINE_1,
+                lambda: xsum.pipeline_1_summaries(client, targets, config.pipeline_1_top_n, sources, ranker),
             )
             # Pipeline 2 keeps as many chunks as XSum's editor was handed for the target.
             handed = {r.target_id: len(r.given) or xsum.TOP_N for r in records if r.method == xsum.XSUM}
-            records += xsum.pipeline_2_summaries(
-                client, retriever, targets, config.pipeline_2_candidates, handed, sources
+            records += run(
+                xsum.PIPELINE_2,
+                lambda: xsum.pipeline_2_summaries(
+                    client, retriever, targets, config.pipeline_2_candidates, handed, sources
+                ),
             )
-            records += xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources)
-            records += xsum.abstracts_summaries(client, targets, papers, load.first_chunks(sources), sources)
+            records += run(
+                xsum.PLAIN_RAG,
+                lambda: xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources),
+            )
+            records += run(
+                xsum.ABSTRACTS_ONLY,
+                lambda: xsum.abstracts_summaries(
+                    client, targets, papers, load.first_chunks(sources), sources
+                ),
+            )
     writers = {
         xsum.XSUM: client.writer_label(xsum.tasks.XSUM_EDITOR),
         xsum.PIPELINE_1: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
@@ -141,7 +163,14 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
         raise nothing_to_do(
             collection, f"no summary was written: {records[0].error if records else 'no targets'}"
         )
-    warehouse.replace_partition(collection, {"xsum_summaries": _summary_table(collection, records, writers)})
+    warehouse.replace_partition(
+        collection,
+        {
+            "xsum_summaries": _summary_table(
+                collection, records, writers, {m: c.per(len(targets)) for m, c in costs.items()}
+            )
+        },
+    )
     chunk_docs = {cid: source.doc_id for cid, source in sources.items()}
     problems = xsum.summary_citations_valid(records, {t.target_id: t for t in targets}, chunk_docs)
     truncated = [r for r in records if r.status == xsum.TRUNCATED]
@@ -197,7 +226,8 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     )
 
 
-def _summary_table(collection, records, writers) -> pa.Table:
+def _summary_table(collection, records, writers, costs) -> pa.Table:
+    """The summaries, each with its method's cost per target of this step (``costs``)."""
     return pa.Table.from_pylist(
         [
             {
@@ -213,6 +243,7 @@ def _summary_table(collection, records, writers) -> pa.Table:
                 "answers_used": r.answers_used,
                 "error": r.error,
                 "writer": writers[r.method],
+                **costs[r.method],
             }
             for r in records
         ]
@@ -302,6 +333,13 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
     )
     tables = report.score_tables(scored)
     columns = ["method", "targets", *scores.SCORE_COLUMNS]
+    costs = report.cost_table(
+        warehouse.rows(
+            "SELECT DISTINCT method, calls, input_tokens, output_tokens, seconds FROM xsum_summaries "
+            "WHERE collection = ? AND calls IS NOT NULL",
+            [collection],
+        )
+    )
     chart = report.render_chart(tables)
     topics = {t.target_id: t.topic for t in targets}
     examples = report.best_and_worst(
@@ -339,14 +377,17 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         storage,
         collection,
         "xsum_report.md",
-        report.render_report(collection, tables, examples, notes),
+        report.render_report(collection, tables, examples, notes, costs),
         report.CHART_FILE,
         chart,
         "mean scores per method",
         Headline(
-            tables=tuple(
-                headline_table(f"Mean scores per method against the {kind}", rows, columns)
-                for kind, rows in tables.items()
+            tables=(
+                *(
+                    headline_table(f"Mean scores per method against the {kind}", rows, columns)
+                    for kind, rows in tables.items()
+                ),
+                headline_table("Cost per target of the summary step", costs, report.COST_COLUMNS),
             ),
             notes=tuple(notes),
             writer=summary_writers,

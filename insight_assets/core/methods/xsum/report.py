@@ -65,6 +65,15 @@ def best_and_worst(
     return shown
 
 
+COST_COLUMNS = ["method", "calls", "input_tokens", "output_tokens", "seconds"]
+
+
+def cost_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per method, in the methods' order: its summary step's cost per target."""
+    by_method = {row["method"]: row for row in rows}
+    return [dict(by_method[m]) for m in SUMMARY_METHODS if m in by_method]
+
+
 def render_chart(tables: Mapping[str, list[dict[str, Any]]]) -> bytes:
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -95,6 +104,7 @@ def render_report(
     tables: Mapping[str, list[dict[str, Any]]],
     examples: Sequence[Mapping[str, str]],
     notes: Sequence[str],
+    costs: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     columns = ["method", "targets", *SCORE_COLUMNS]
     parts = [f"# XSum on collection `{collection}`", ""]
@@ -108,6 +118,18 @@ def render_report(
         parts += ["", f"## {title}", "", markdown_table(rows, columns, show=_number)]
     if not tables:
         parts += ["", "No summary could be scored."]
+    if costs:
+        parts += [
+            "",
+            "## Cost per target of the summary step",
+            "",
+            (
+                "Model calls (cache hits and repairs included), tokens and wall seconds; xsum's questions "
+                "and answers are built before this step (`xsum_questions`, `xsum_answers`) and cost more."
+            ),
+            "",
+            markdown_table(costs, COST_COLUMNS, show=_number),
+        ]
     parts += [
         "",
         f"![mean scores]({CHART_FILE})",

@@ -25,7 +25,8 @@ TABLES = {
     "xsum_summaries": """
         collection VARCHAR, target_id VARCHAR, method VARCHAR, status VARCHAR, summary VARCHAR,
         rendered VARCHAR, cited_chunk_ids VARCHAR[], dropped_chunk_ids VARCHAR[],
-        finish_reason VARCHAR, answers_used INTEGER, error VARCHAR, writer VARCHAR""",
+        finish_reason VARCHAR, answers_used INTEGER, error VARCHAR, writer VARCHAR, calls DOUBLE,
+        input_tokens DOUBLE, output_tokens DOUBLE, seconds DOUBLE""",
     "xsum_scores": """
         collection VARCHAR, target_id VARCHAR, method VARCHAR, reference_kind VARCHAR,
         rouge1 DOUBLE, rouge2 DOUBLE, rougeL DOUBLE, ref_precision DOUBLE, ref_recall DOUBLE,
