@@ -71,6 +71,12 @@ def test_every_asset_builds_and_the_report_ranks_all_methods(demo_offline):
     assert [int(rank) for rank, _ in ranked] == list(range(1, len(INSIGHT_METHODS) + 1))
     written = Path(report["report_file"])
     assert "## Ranking" in written.read_text() and (written.parent / "method_scores.png").is_file()
+    text = written.read_text()
+    assert "## Cost per question" in text and "agentic_rag" in text and "HyDE" in text
+    retrieval = {row["method"]: row["retrieval_calls"] for row in runs_with_costs(warehouse)}
+    assert retrieval["insightgen"] == 0 and all(
+        retrieval[m] > 0 for m in ("iterative_rag", "multi_query_rag", "agentic_rag")
+    )
 
 
 def _judge_reply(request: Received) -> Reply:
@@ -165,3 +171,7 @@ def test_no_kept_answer_is_said_by_a_warning_and_the_chain_still_builds(
     assert storage.warehouse.rows("SELECT * FROM judge_scores WHERE collection = 'demo'") == []
     assert "no insights to judge" in metadata(result, "judge_scores")["why_none"]
     assert metadata(result, "method_report")["dagster/row_count"] == 0
+
+
+def runs_with_costs(warehouse) -> list[dict]:
+    return warehouse.rows("SELECT method, retrieval_calls FROM insight_runs WHERE collection = 'demo'")

@@ -130,7 +130,7 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     contexts, outcome = result.contexts, result.outcome
     stop_if_over_budget(client, collection, outcome.budget_error)
     writer = client.writer_label(insightgen.GENERATE_INSIGHTS)
-    warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer))
+    warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer, result.retrieval))
 
     known_chunks = {
         row["chunk_id"]
@@ -227,7 +227,7 @@ def _no_insights(warehouse, collection: str) -> CollectionReport:
     )
 
 
-def _tables(collection, contexts, outcome, writer) -> dict[str, pa.Table]:
+def _tables(collection, contexts, outcome, writer, retrieval) -> dict[str, pa.Table]:
     runs = {(run.method, run.question_id): run for run in outcome.runs}
     run_rows = [
         {
@@ -241,6 +241,9 @@ def _tables(collection, contexts, outcome, writer) -> dict[str, pa.Table]:
             "truncated": c.truncated,
             "answer_clusters": list(c.answer_clusters),
             "related_clusters": list(c.related_clusters),
+            # Retrieval that needed the model (the RAG baselines'); none for the others.
+            "retrieval_calls": retrieval.get(c.method, {}).get("calls", 0.0),
+            "retrieval_seconds": retrieval.get(c.method, {}).get("seconds", 0.0),
         }
         for c in contexts
     ]

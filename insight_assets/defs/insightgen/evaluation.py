@@ -19,7 +19,7 @@ from insight_assets.core.methods.insightgen.judge import (
     judged_questions,
     mean_scores,
 )
-from insight_assets.core.methods.insightgen.report import render_method_report
+from insight_assets.core.methods.insightgen.report import COST_COLUMNS, render_method_report
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.insightgen.assets import insights
 from insight_assets.defs.metadata import (
@@ -210,7 +210,30 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
            ORDER BY a.position, f.method""",
         [collection, collection],
     )
-    report = render_method_report(collection, mean_scores(rows), examples)
+    costs = warehouse.rows(
+        """SELECT method, count(*) AS questions, round(avg(context_tokens), 1) AS context_tokens,
+                  round(avg(retrieval_calls), 2) AS retrieval_calls,
+                  round(avg(retrieval_seconds), 3) AS retrieval_seconds
+           FROM insight_runs WHERE collection = ? GROUP BY method ORDER BY method""",
+        [collection],
+    )
+    judges = sorted({row.judge for row in rows})
+    notes = [
+        "judges: "
+        + ", ".join(judges)
+        + " (see `judge_scores`' judge_models for each judge's model and whether it is self-judged)",
+        (
+            "iterative_rag, multi_query_rag, agentic_rag: RQ5's advanced RAG baselines, as many chunks "
+            "as InsightGen selected, chosen by decomposition and self-refinement / reformulations and the "
+            "model's re-rank / HyDE, reformulations, decomposition, refinement and re-rank; written with "
+            "InsightGen's chain-of-thought prompts"
+        ),
+        *filter(
+            None,
+            [standin_note({"writer": writers(storage, "insights", collection), "judge": ", ".join(judges)})],
+        ),
+    ]
+    report = render_method_report(collection, mean_scores(rows), examples, costs, notes)
     headline = Headline(
         tables=(
             headline_table(
@@ -218,20 +241,9 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
                 report.ranking,
                 ["rank", "method", "overall", "judge", "level"],
             ),
+            headline_table("Cost per question", costs, COST_COLUMNS),
         ),
-        notes=tuple(
-            filter(
-                None,
-                [
-                    standin_note(
-                        {
-                            "writer": writers(storage, "insights", collection),
-                            "judge": ", ".join(sorted({row.judge for row in rows})),
-                        }
-                    )
-                ],
-            )
-        ),
+        notes=tuple(notes),
         writer=writers(storage, "insights", collection),
         judge=", ".join(sorted({row.judge for row in rows})),
     )

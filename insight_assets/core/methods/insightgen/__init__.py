@@ -36,6 +36,7 @@ from ...chunking import SECTION
 from ...curation import QAPair
 from ...index import CollectionIndex
 from ...llm import LLMClient
+from ...llm.spending import Spent, spending
 from ...stores import VectorStore, Warehouse
 from . import store  # declares the method's warehouse tables
 from .contexts import MethodContext, build_contexts
@@ -83,6 +84,8 @@ class InsightGenSettings:
 class InsightGenResult:
     contexts: list[MethodContext]  # one per method and question
     outcome: InsightsOutcome  # the runs (insights or why none), the inferred intents
+    # The RAG baselines' retrieval cost per question (``Spent.per``): calls, tokens, seconds.
+    retrieval: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def load_insightgen_index(
@@ -114,20 +117,15 @@ def run_insightgen(
         ["insightgen", *settings.methods],
         settings.selection,
     )
-    rag = [m for m in settings.methods if m in RAG_METHODS]
     by_key = {(c.method, c.question_id): c for c in local}
-    if rag:
-        budgets = with_budgets(local)
-        with_rag = rag_contexts(
-            client,
-            [p for p in pairs if p.question_id in budgets],
-            budgets,
-            index.chunks,
-            index.vectors,
-            embed,
-            rag,
-        )
-        by_key.update({(c.method, c.question_id): c for c in with_rag})
+    budgets = with_budgets(local)
+    chosen = [p for p in pairs if p.question_id in budgets]
+    retrieval: dict[str, Spent] = {}
+    for method in (m for m in settings.methods if m in RAG_METHODS):
+        # One method at a time, so that each is charged the calls its retrieval needs.
+        with spending(client) as retrieval[method]:
+            found = rag_contexts(client, chosen, budgets, index.chunks, index.vectors, embed, [method])
+        by_key.update({(c.method, c.question_id): c for c in found})
     contexts = [
         by_key.get((method, pair.question_id)) or MethodContext(method, pair.question_id, (), (), 0)
         for pair in pairs
@@ -136,7 +134,9 @@ def run_insightgen(
     outcome = run_insight_methods(
         client, pairs, contexts, max_insights=settings.max_insights, source_labels=index.source_labels
     )
-    return InsightGenResult(contexts, outcome)
+    return InsightGenResult(
+        contexts, outcome, {method: spent.per(len(chosen)) for method, spent in retrieval.items()}
+    )
 
 
 __all__ = [

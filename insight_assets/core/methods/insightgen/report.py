@@ -104,11 +104,19 @@ def _examples(examples: Sequence[Mapping[str, Any]]) -> str:
     return "\n\n".join(blocks) or "No insights."
 
 
+COST_COLUMNS = ["method", "questions", "context_tokens", "retrieval_calls", "retrieval_seconds"]
+
+
 def render_method_report(
-    collection: str, scores: Sequence[Mapping[str, Any]], examples: Sequence[Mapping[str, Any]]
+    collection: str,
+    scores: Sequence[Mapping[str, Any]],
+    examples: Sequence[Mapping[str, Any]],
+    costs: Sequence[Mapping[str, Any]] = (),
+    notes: Sequence[str] = (),
 ) -> MethodReport:
     """``scores`` are ``judge.mean_scores`` rows; ``examples`` rows carry question_id, question,
-    answer, method, hook and body (one insight per method and question)."""
+    answer, method, hook and body (one insight per method and question); ``costs`` one row per
+    method (``COST_COLUMNS``, means per question); ``notes`` what a reader needs to weigh them."""
     ranked = ranking(scores)
     scores_table = _table(
         sorted(scores, key=lambda row: (row["judge"], row["level"], -row["overall"])),
@@ -122,8 +130,14 @@ def render_method_report(
                 "Mean judge scores (0-5) per method; set level shows all methods' insight sets to the "
                 "judge together, insight level one sampled insight per method (ten repetitions)."
             ),
+            "\n".join(f"- {note}" for note in notes),
             "## Ranking\n\n" + _table(ranked, ["rank", "method", "overall", "judge", "level"]),
             "## Scores\n\n" + scores_table,
+            (
+                "## Cost per question\n\nContext tokens the insight prompt read; the model calls and "
+                "seconds the RAG baselines' retrieval needed (every method then makes one insight call, "
+                "the chain-of-thought methods sharing one intent call).\n\n" + _table(costs, COST_COLUMNS)
+            ),
             f"![mean scores per method]({CHART_FILE})",
             "## Examples\n\n" + examples_markdown,
         ]

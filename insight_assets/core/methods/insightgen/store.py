@@ -17,7 +17,7 @@ TABLES = {
     "insight_runs": """
         collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, error VARCHAR,
         chunk_ids VARCHAR[], context_tokens INTEGER, truncated BOOLEAN, answer_clusters INTEGER[],
-        related_clusters INTEGER[]""",
+        related_clusters INTEGER[], retrieval_calls DOUBLE, retrieval_seconds DOUBLE""",
     "insight_intents": """
         collection VARCHAR, question_id VARCHAR, intent VARCHAR, persona VARCHAR, goals VARCHAR[]""",
     "insights": """
