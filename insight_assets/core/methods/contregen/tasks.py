@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...llm import Task, exactly, narrowed, register_task
+from ...llm import Task, exactly, list_problems, narrowed, register_task
 from ...llm.grammars import cited_prose
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from . import offline
@@ -231,12 +231,7 @@ def _format_hops(inputs: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _check_chain(output: QueryChain, inputs: Mapping[str, Any]) -> list[str]:
-    problems = []
-    if len(output.queries) > inputs["max_queries"]:
-        problems.append(f"there are {len(output.queries)} queries; write at most {inputs['max_queries']}")
-    if any(not query.strip() for query in output.queries):
-        problems.append("a query is empty")
-    return problems
+    return list_problems(output.queries, inputs["max_queries"], "query")
 
 
 def _check_follow_up(output: FollowUp, inputs: Mapping[str, Any]) -> list[str]:
@@ -263,41 +258,38 @@ CONTREGEN_SELF_ASK: Task[FollowUp] = register_task(
     )
 )
 
-CONTREGEN_SEARCHAIN: Task[QueryChain] = register_task(
-    Task(
-        name="contregen_searchain",
-        version=1,
-        template="contregen_searchain.v1.txt",
-        output_model=QueryChain,
-        offline=offline.chain_offline,
-        inputs=("question", "steps", "passages", "max_queries"),
-        trim_input="passages",
-        format_inputs=_format_hops,
-        check_output=_check_chain,
-        temperature=PLAN_TEMPERATURE,
-        max_tokens=400,
-        expected_output_tokens=120,
-        description="SearChain (baseline): the rest of the chain of queries, refined by the checked answers.",
-    )
-)
 
-CONTREGEN_DSP_HOPS: Task[QueryChain] = register_task(
-    Task(
-        name="contregen_dsp_hops",
-        version=1,
-        template="contregen_dsp_hops.v1.txt",
-        output_model=QueryChain,
-        offline=offline.chain_offline,
-        inputs=("question", "steps", "passages", "max_queries"),
-        input_defaults={"steps": ()},
-        trim_input="passages",
-        format_inputs=_format_hops,
-        check_output=_check_chain,
-        temperature=PLAN_TEMPERATURE,
-        max_tokens=400,
-        expected_output_tokens=120,
-        description="DSP (baseline): the question's multi-hop search queries.",
+def _chain_task(name: str, template: str, description: str) -> Task[QueryChain]:
+    """A task answering with a chain of queries (SearChain's rest of the chain, DSP's hops)."""
+    return register_task(
+        Task(
+            name=name,
+            version=1,
+            template=template,
+            output_model=QueryChain,
+            offline=offline.chain_offline,
+            inputs=("question", "steps", "passages", "max_queries"),
+            input_defaults={"steps": ()},
+            trim_input="passages",
+            format_inputs=_format_hops,
+            check_output=_check_chain,
+            temperature=PLAN_TEMPERATURE,
+            max_tokens=400,
+            expected_output_tokens=120,
+            description=description,
+        )
     )
+
+
+CONTREGEN_SEARCHAIN = _chain_task(
+    "contregen_searchain",
+    "contregen_searchain.v1.txt",
+    "SearChain (baseline): the rest of the chain of queries, refined by the checked answers.",
+)
+CONTREGEN_DSP_HOPS = _chain_task(
+    "contregen_dsp_hops",
+    "contregen_dsp_hops.v1.txt",
+    "DSP (baseline): the question's multi-hop search queries.",
 )
 
 CONTREGEN_DSP_ANSWER: Task[ReasonedAnswer] = register_task(

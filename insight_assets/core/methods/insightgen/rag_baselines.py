@@ -31,7 +31,7 @@ from ...curation import QAPair
 from ...extractive import terms
 from ...index import ChunkRecord
 from ...keyphrases import rake_keyphrases
-from ...llm import LLMClient, Task, register_task
+from ...llm import LLMClient, Task, list_problems, register_task
 from ...retrieval import Hit
 from ...retrieval.rerank import rerank
 from ...vectors import nearest_rows
@@ -82,12 +82,7 @@ def _refine_offline(question: str, answer: str, passages: Sequence[str], max_que
 
 
 def _check_queries(output: Queries, inputs: Mapping[str, Any]) -> list[str]:
-    problems = []
-    if len(output.queries) > inputs["max_queries"]:
-        problems.append(f"there are {len(output.queries)} queries; write at most {inputs['max_queries']}")
-    if any(not query.strip() for query in output.queries):
-        problems.append("a query is empty")
-    return problems
+    return list_problems(output.queries, inputs["max_queries"], "query")
 
 
 def _query_task(name: str, template: str, offline: Callable[..., Queries], description: str) -> Task[Queries]:

@@ -273,19 +273,9 @@ def plain_rag_summaries(
     """The plain-RAG baseline: the topic as the only query, the top ``k`` chunks of the target's
     papers by cosine, one summary."""
     hits = [retriever.search(t.topic, k, "dense", documents=t.doc_ids) for t in targets]
-    batch = client.run_many(
-        XSUM_TOPIC_SUMMARY,
-        [
-            {"topic": t.topic, "passages": [passage(i, h) for i, h in enumerate(found)]}
-            for t, found in zip(targets, hits, strict=True)
-        ],
+    return _topic_summaries(
+        client, targets, PLAIN_RAG, [[Source.of(h) for h in found] for found in hits], sources
     )
-    return [
-        _summary_record(
-            t.target_id, PLAIN_RAG, item, {alias(i): h.chunk_id for i, h in enumerate(found)}, sources, [], 1
-        )
-        for t, found, item in zip(targets, hits, batch.items, strict=True)
-    ]
 
 
 def _topic_summaries(
