@@ -31,6 +31,15 @@ QUICK_PAPERS = ["N18-3011_literature-graph-semantic-scholar.pdf", "2020.acl-main
 COLLECTION = "demo"
 REPORTS = ("xsum_scores", "contregen_scores", "method_report")
 CURATION = ("generated_answers", "theme_graph", "citations")
+INSIGHTGEN_COLUMNS = [
+    "method",
+    "written",
+    "overall_set",
+    "overall_insight",
+    "context_tokens",
+    "retrieval_calls",
+    "retrieval_seconds",
+]
 # The smoke settings, with every baseline on (ConTReGen's smoke run leaves them out).
 SETTINGS = {
     **SMOKE_SETTINGS,
@@ -102,10 +111,7 @@ def run(corpus: Path, quick: bool) -> dict:
     )
     print_table(
         tables["insightgen"],
-        [
-            "method", "written", "overall_set", "overall_insight",
-            "context_tokens", "retrieval_calls", "retrieval_seconds",
-        ],  # fmt: skip
+        INSIGHTGEN_COLUMNS,
         title="InsightGen (RQ5): the judge's overall score (1-5); cost per question",
     )
     return {
