@@ -93,13 +93,14 @@ def worker_arguments(storage: StorageResource, embedder: dict, llm: dict | None,
 
 def warehouse_snapshot(storage: StorageResource) -> dict[str, list[str]]:
     """Every table's rows for the collection, sorted: what must match an uninterrupted build (the
-    build records, with their run ids and times, aside)."""
+    build records, with their run ids and times, aside, and so the wall seconds a method took)."""
     snapshot = {}
     with storage.warehouse.session() as db:
         for table in warehouse_tables():
             if table != "asset_builds":
                 rows = db.rows(f"SELECT * FROM {table} WHERE collection = ?", [COLLECTION])
-                snapshot[table] = sorted(json.dumps(row, sort_keys=True, default=str) for row in rows)
+                kept = [{k: v for k, v in row.items() if not k.endswith("seconds")} for row in rows]
+                snapshot[table] = sorted(json.dumps(row, sort_keys=True, default=str) for row in kept)
     return snapshot
 
 

@@ -117,3 +117,10 @@ def reference_paragraphs(
                 )
                 break
     return found
+
+
+def collection_paragraphs(
+    warehouse: Warehouse, collection: str, min_cited: int = MIN_CITED
+) -> list[ReferenceParagraph]:
+    """The collection's reference paragraphs (``reference_paragraphs`` of its citing papers)."""
+    return reference_paragraphs(citing_papers(warehouse, collection), min_cited)

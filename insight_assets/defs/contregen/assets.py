@@ -6,7 +6,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
-from insight_assets.core.citations.paragraphs import citing_papers, reference_paragraphs
+from insight_assets.core.citations.paragraphs import collection_paragraphs
 from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
@@ -146,7 +146,7 @@ def _trees(context, config, settings, storage, llm, embedder, collection) -> Col
     warehouse = storage.warehouse
     questions = _questions(warehouse, collection, config.questions, config.max_questions)
     questions += contregen.references.reference_questions(
-        reference_paragraphs(citing_papers(warehouse, collection)), config.reference_questions
+        collection_paragraphs(warehouse, collection), config.reference_questions
     )
     if not questions:
         raise nothing_to_do(
@@ -416,10 +416,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     collection_size = warehouse.rows(
         "SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection]
     )[0]["n"]
-    paragraphs = {
-        contregen.references.reference_question_id(p): p.text
-        for p in reference_paragraphs(citing_papers(warehouse, collection))
-    }
+    paragraphs = contregen.references.reference_texts(collection_paragraphs(warehouse, collection))
     choice = config.judge_choice()
     client = model_client(context, llm, config, collection, model_choice=choice)
     with model_errors_as_failures(client, collection):

@@ -1,5 +1,6 @@
 """ConTReGen's dry-run steps: trees and answers (once the collection has chunk vectors), scores."""
 
+from insight_assets.core.citations.paragraphs import collection_paragraphs
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import scores as contregen_scores
 from insight_assets.defs.contregen.assets import (
@@ -20,6 +21,9 @@ def _trees(config: ConTReGenTreesConfig, run: DryRun) -> None:
         for q in run.output("generated_questions", [])
         if config.questions == "all" or q.source == config.questions
     ][: config.max_questions]
+    asked += contregen.references.reference_questions(
+        collection_paragraphs(run.storage.warehouse, run.collection), config.reference_questions
+    )
     trees, sources = contregen.grow_trees(run.client, retriever, asked, config.settings())
     run.outputs["contregen_trees"] = (retriever, trees, sources)
 
@@ -38,7 +42,12 @@ def _scores(config: ConTReGenScoresConfig, run: DryRun) -> None:
     references = {pair.question_id: pair.answer for pair in run.output("generated_answers", [])}
     _, trees, _ = run.output("contregen_trees", (None, [], {}))
     questions = [tree.question for tree in trees]
-    contregen_scores.score_answers(run.client, questions, run.output("contregen_answers", []), {}, references)
+    paragraphs = contregen.references.reference_texts(
+        collection_paragraphs(run.storage.warehouse, run.collection)
+    )
+    contregen_scores.score_answers(
+        run.client, questions, run.output("contregen_answers", []), {}, references, paragraphs
+    )
 
 
 ESTIMATE_STEPS = (

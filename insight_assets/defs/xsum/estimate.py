@@ -54,6 +54,13 @@ def _summaries(config: XSumSummariesConfig, run: DryRun) -> None:
     records = xsum.write_summaries(run.client, targets, answers, asked, sources)
     if config.baselines:
         papers = {paper.doc_id: paper for paper in xsum_load.load_papers(warehouse, run.collection)}
+        records += xsum.pipeline_1_summaries(
+            run.client, targets, config.pipeline_1_top_n, sources, LateInteraction()
+        )
+        handed = {r.target_id: len(r.given) or xsum.TOP_N for r in records if r.method == xsum.XSUM}
+        records += xsum.pipeline_2_summaries(
+            run.client, retriever, targets, config.pipeline_2_candidates, handed, sources
+        )
         records += xsum.plain_rag_summaries(run.client, retriever, targets, config.plain_rag_k, sources)
         records += xsum.abstracts_summaries(
             run.client, targets, papers, xsum_load.first_chunks(sources), sources

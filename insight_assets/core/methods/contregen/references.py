@@ -47,6 +47,11 @@ def reference_questions(paragraphs: Sequence[ReferenceParagraph], limit: int) ->
     ]
 
 
+def reference_texts(paragraphs: Sequence[ReferenceParagraph]) -> dict[str, str]:
+    """Each paragraph's text by the id of the question it becomes."""
+    return {reference_question_id(p): p.text for p in paragraphs}
+
+
 def plain(text: str) -> str:
     """A text without citations of either kind: ours ("[chunk ids]") and a paper's markers."""
     return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(strip_citations(without_markers(text)).split()))
