@@ -2,7 +2,8 @@
 fault injector that makes a share of the calls fail the ways real providers do.
 
 The toy model knows the prompts of the curation and insight chain (compression, questions and their
-refinement, cited answers, intents, insights, both judges) well enough to answer them within their
+refinement, cited answers, intents, insights and the RAG baselines' queries, passage and re-rank,
+both judges) well enough to answer them within their
 schemas and grounding checks: it cites only titles and passage ids the prompt shows. A repair request
 is answered from the conversation's first prompt. Answers depend on the prompt alone, so a rerun gets
 the same answers.
@@ -103,8 +104,8 @@ def _question(prompt: str, number: int, low: int, high: int) -> str:
     return "How do " + " ".join(words) + " change what the papers assume about research?"
 
 
-def answer(prompt: str) -> dict:
-    """A valid answer to the task whose prompt this is."""
+def answer(prompt: str) -> dict | str:
+    """A valid answer to the task whose prompt this is: a JSON object, or prose (a ``str``)."""
     if prompt.startswith("You compress a research paper"):
         title = re.search(r"^Title: (.*)$", prompt, re.MULTILINE).group(1)
         return {
@@ -175,6 +176,15 @@ def answer(prompt: str) -> dict:
                 for position, label in enumerate(labels)
             ]
         }
+    if prompt.startswith(("You break a question", "You rewrite a question", "You refine a search")):
+        question = re.search(r"^Question: (.*)$", prompt, re.MULTILINE).group(1).rstrip("?")
+        return {"queries": [f"{question} methods", f"{question} limitations"]}
+    if prompt.startswith("Write a short passage, as it could appear in a research paper"):
+        question = re.search(r"^Question: (.*)$", prompt, re.MULTILINE).group(1).rstrip("?")
+        return f"We study {question}; our experiments compare the approaches on standard benchmarks."
+    if prompt.startswith("You judge how relevant passages"):
+        ids = re.findall(r"^\[(P\d+)\] ", prompt, re.MULTILINE)
+        return {"ratings": [{"id": i, "relevance": 5 - n % 5} for n, i in enumerate(ids)]}
     raise AssertionError(f"the toy model does not know this prompt: {prompt[:120]!r}")
 
 
@@ -202,7 +212,9 @@ class FaultyModel:
 
     def __call__(self, request: Received) -> Reply | Failure:
         prompt = first_prompt(request)
-        valid = json.dumps(answer(prompt))
+        value = answer(prompt)
+        prose = isinstance(value, str)
+        valid = value if prose else json.dumps(value)
         conversation = json.dumps(request.body.get("messages") or request.body, sort_keys=True)
         with self._lock:
             attempt = self._seen[conversation]
@@ -219,6 +231,8 @@ class FaultyModel:
             return Failure(500, "The server had an error while processing your request")
         if kind == "timeout":
             return Reply(valid, delay_s=self.timeout_s + 1.0)
+        if kind in ("malformed_json", "truncated_json") and prose:
+            return Reply("")  # what spoils prose as surely as bad JSON spoils an object
         if kind == "malformed_json":
             return Reply("Sure! Here is the JSON you asked for: {answer: unquoted, 'and' single quotes}")
         if kind == "truncated_json":

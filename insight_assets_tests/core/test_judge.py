@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from insight_assets.core.llm import LLMClient, LLMSettings
-from insight_assets.core.methods.insightgen import INSIGHT_METHODS
 from insight_assets.core.methods.insightgen.judge import (
     JudgeRow,
     MethodInsights,
@@ -30,6 +29,9 @@ ANSWER = (
     "Recurrent networks pass information one token at a time, so gradients vanish over long spans. "
     "Gated units such as the LSTM ease but do not remove the problem."
 )
+# The methods this file's insight sets are written for (any subset of the methods is judged alike).
+METHODS = ("insightgen", "direct", "cot", "vector_topk", "vector_topk_cot")
+
 INSIGHTS = {
     "insightgen": (
         "Attention shortcut: self-attention links any two positions in one step, so path length no longer grows.",
@@ -80,18 +82,18 @@ def row(judge: str, question: str, method: str, overall: float, **changes: Any) 
 
 
 def test_shuffling_is_fixed_per_seed_and_question_and_varies_across_questions():
-    first = shuffled_methods(INSIGHT_METHODS, question_id="q1", seed=7)
+    first = shuffled_methods(METHODS, question_id="q1", seed=7)
 
-    assert first == shuffled_methods(list(reversed(INSIGHT_METHODS)), question_id="q1", seed=7)
-    assert sorted(first) == sorted(INSIGHT_METHODS)
-    orders = {tuple(shuffled_methods(INSIGHT_METHODS, question_id=f"q{n}", seed=7)) for n in range(20)}
+    assert first == shuffled_methods(list(reversed(METHODS)), question_id="q1", seed=7)
+    assert sorted(first) == sorted(METHODS)
+    orders = {tuple(shuffled_methods(METHODS, question_id=f"q{n}", seed=7)) for n in range(20)}
     assert len(orders) > 5
-    seeds = {tuple(shuffled_methods(INSIGHT_METHODS, question_id="q1", seed=seed)) for seed in range(20)}
+    seeds = {tuple(shuffled_methods(METHODS, question_id="q1", seed=seed)) for seed in range(20)}
     assert len(seeds) > 5
 
 
 def test_the_judge_sees_anonymous_labels_and_rows_map_back_to_methods(server):
-    order = shuffled_methods(INSIGHT_METHODS, question_id="q3", seed=11)
+    order = shuffled_methods(METHODS, question_id="q3", seed=11)
     labels = [f"Method {letter}" for letter in "ABCDE"]
     # Distinct scores per label, listed out of order: the mapping must go by label, not position.
     reply = {"scores": [score(label, float(n)) for n, label in reversed(list(enumerate(labels)))]}
@@ -108,7 +110,7 @@ def test_the_judge_sees_anonymous_labels_and_rows_map_back_to_methods(server):
     )
 
     prompt = server.requests[0].last_user_text()
-    for method in INSIGHT_METHODS:
+    for method in METHODS:
         assert not re.search(rf"\b{method}\b", prompt, re.IGNORECASE)
     for position, method in enumerate(order):
         block = prompt.split(f"{labels[position]}:\n", 1)[1].split("\n\n", 1)[0]
@@ -160,7 +162,7 @@ def test_insight_level_samples_one_insight_per_method_ten_times_without_diversit
 
     assert len(server.requests) == 10
     assert Counter((r.repetition, r.method) for r in rows) == Counter(
-        {(rep, method): 1 for rep in range(10) for method in INSIGHT_METHODS}
+        {(rep, method): 1 for rep in range(10) for method in METHODS}
     )
     assert all(r.diversity is None and r.level == "insight" for r in rows)
     assert all(r.overall == pytest.approx(3.0) for r in rows)
@@ -185,7 +187,7 @@ def test_insight_level_sampling_is_deterministic_and_offline_runs_it():
     first = judge_single_insights(client, judge="offline", **common)
 
     assert first == judge_single_insights(client, judge="offline", **common)
-    assert len(first) == 10 * len(INSIGHT_METHODS) and {r.repetition for r in first} == set(range(10))
+    assert len(first) == 10 * len(METHODS) and {r.repetition for r in first} == set(range(10))
 
     def draws(seed: int) -> list[tuple]:
         requests = single_insight_requests(**{**common, "seed": seed})
@@ -205,7 +207,7 @@ def test_offline_set_judge_scores_every_method_within_range():
         judge="offline",
     )
 
-    assert sorted(r.method for r in rows) == sorted(INSIGHT_METHODS)
+    assert sorted(r.method for r in rows) == sorted(METHODS)
     assert all(0 <= value <= 5 for r in rows for value in (r.novelty, r.diversity, r.relevance, r.depth))
     assert all("TF-IDF" in r.rationale for r in rows)
     by_method = {r.method: r for r in rows}
