@@ -174,7 +174,7 @@ def test_shell_backfill_over_several_collections_with_dagster_asset_materialize(
         env={**os.environ, "DAGSTER_HOME": str(home)},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
