@@ -83,12 +83,7 @@ class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
         description="Offline: a passage is relevant at this share of the question's best passage's cosine.",
     )
     reference_questions: int = Field(
-        default=3,
-        ge=0,
-        description=(
-            "Also ask the topics of this many reference paragraphs (a collection paper's related-work "
-            "section citing other collection papers), scored with ROUGE-L and NLI against the paragraph; 0: none."
-        ),
+        default=3, ge=0, description="Also ask this many reference paragraphs' topics, scored against them."
     )
 
     def settings(self) -> contregen.ConTReGenSettings:
@@ -106,15 +101,6 @@ class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
                 repeat_similarity=self.repeat_similarity,
                 relevance_ratio=self.relevance_ratio,
             )
-
-
-def _questions(warehouse, collection: str, which: str, limit: int | None) -> list[contregen.TreeQuestion]:
-    chosen = [
-        contregen.TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
-        for q in curation.load_questions(warehouse, collection)
-        if which == "all" or q.source == which
-    ]
-    return chosen[:limit] if limit is not None else chosen
 
 
 @dg.asset(
@@ -144,9 +130,12 @@ def contregen_trees(
 
 def _trees(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    questions = _questions(warehouse, collection, config.questions, config.max_questions)
-    questions += contregen.references.reference_questions(
-        collection_paragraphs(warehouse, collection), config.reference_questions
+    questions = contregen.references.questions_to_explore(
+        curation.load_questions(warehouse, collection),
+        config.questions,
+        config.max_questions,
+        collection_paragraphs(warehouse, collection),
+        config.reference_questions,
     )
     if not questions:
         raise nothing_to_do(
@@ -461,36 +450,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             "coverage and relevance here are lexical stand-ins, not a model's judgement",
         ),
         *filter(None, [standin_note(roles)]),
-        f"collection: {collection_size} papers; chance = a question's gold documents / the collection's papers",
-        (
-            "recall: gold documents holding a passage the method retrieved (ConTReGen: every node of the "
-            "tree); recall_used: only the passages that reached the answer (ConTReGen: kept nodes' "
-            "relevant passages)"
-        ),
-        "retgen_budget retrieves as many passages as the question's tree retrieved in all",
-        (
-            "iterretgen refines its previous answer with each round's passages (5 rounds); self_ask, "
-            "searchain and dsp: the paper's multi-hop baselines on the same retriever, top-k and "
-            "iteration cap, prompted with one worked example; contre_no_synthesis: the tree's relevant "
-            "passages answered once (Table 5); dsp_with_contre: those passages given to DSP's "
-            "reasoning answer (Table 8); the two ablations' calls include the tree's planning and verification"
-        ),
-        "Self-RAG is not built: it needs its fine-tuned reflection-token model, and a prompted imitation would be another method",
-        (
-            "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs "
-            "not counted); seconds: the method's wall time per question (contregen: its synthesis; its tree was "
-            "grown in contregen_trees)"
-        ),
-        (
-            "rouge_l, entailment, contradiction: reference questions only (the topic of a collection paper's "
-            "related-work section that cites collection papers), against that section: ROUGE-L F1, and the "
-            "shares of answer sentences it entails or contradicts by NLI by the judge model (no NLI model "
-            "ships here; offline a lexical stand-in that cannot see a contradiction)"
-        ),
-        (
-            "facet_coverage: a question's facets are the themes of its gold papers' sections; covered when a "
-            "retrieved passage lies in the theme (Table 7)"
-        ),
+        *report.method_notes(collection_size),
     ]
     example = max(trees, key=lambda tree: len(tree.nodes))
     by_key = {(a.question_id, a.method): a for a in answers}

@@ -16,13 +16,12 @@ def _trees(config: ConTReGenTreesConfig, run: DryRun) -> None:
     retriever = run.open_retriever(contregen.PROFILE)
     if retriever is None:
         return
-    asked = [
-        contregen.TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
-        for q in run.output("generated_questions", [])
-        if config.questions == "all" or q.source == config.questions
-    ][: config.max_questions]
-    asked += contregen.references.reference_questions(
-        collection_paragraphs(run.storage.warehouse, run.collection), config.reference_questions
+    asked = contregen.references.questions_to_explore(
+        run.output("generated_questions", []),
+        config.questions,
+        config.max_questions,
+        collection_paragraphs(run.storage.warehouse, run.collection),
+        config.reference_questions,
     )
     trees, sources = contregen.grow_trees(run.client, retriever, asked, config.settings())
     run.outputs["contregen_trees"] = (retriever, trees, sources)

@@ -47,6 +47,23 @@ def reference_questions(paragraphs: Sequence[ReferenceParagraph], limit: int) ->
     ]
 
 
+def questions_to_explore(
+    generated: Sequence,
+    which: str,
+    limit: int | None,
+    paragraphs: Sequence[ReferenceParagraph],
+    references: int,
+) -> list[TreeQuestion]:
+    """The collection's questions from ``which`` source ("all" for any; the first ``limit``), then
+    the first ``references`` reference paragraphs' questions."""
+    chosen = [
+        TreeQuestion(q.question_id, q.question, q.document_ids, q.source)
+        for q in generated
+        if which == "all" or q.source == which
+    ]
+    return (chosen[:limit] if limit is not None else chosen) + reference_questions(paragraphs, references)
+
+
 def reference_texts(paragraphs: Sequence[ReferenceParagraph]) -> dict[str, str]:
     """Each paragraph's text by the id of the question it becomes."""
     return {reference_question_id(p): p.text for p in paragraphs}

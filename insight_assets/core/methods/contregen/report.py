@@ -116,3 +116,39 @@ def render_report(
     for answer in example_answers:
         parts += ["", f"### {answer['method']}", "", answer["text"]]
     return "\n".join(parts) + "\n"
+
+
+def method_notes(collection_size: int) -> list[str]:
+    """What the report's columns and methods mean, for its notes."""
+    return [
+        f"collection: {collection_size} papers; chance = a question's gold documents / the collection's papers",
+        (
+            "recall: gold documents holding a passage the method retrieved (ConTReGen: every node of the "
+            "tree); recall_used: only the passages that reached the answer (ConTReGen: kept nodes' "
+            "relevant passages)"
+        ),
+        "retgen_budget retrieves as many passages as the question's tree retrieved in all",
+        (
+            "iterretgen refines its previous answer with each round's passages (5 rounds); self_ask, "
+            "searchain and dsp: the paper's multi-hop baselines on the same retriever, top-k and "
+            "iteration cap, prompted with one worked example; contre_no_synthesis: the tree's relevant "
+            "passages answered once (Table 5); dsp_with_contre: those passages given to DSP's "
+            "reasoning answer (Table 8); the two ablations' calls include the tree's planning and verification"
+        ),
+        "Self-RAG is not built: it needs its fine-tuned reflection-token model, and a prompted imitation would be another method",
+        (
+            "calls and tokens: per question, tokens counted with our tokenizer on prompts and replies (repairs "
+            "not counted); seconds: the method's wall time per question (contregen: its synthesis; its tree was "
+            "grown in contregen_trees)"
+        ),
+        (
+            "rouge_l, entailment, contradiction: reference questions only (the topic of a collection paper's "
+            "related-work section that cites collection papers), against that section: ROUGE-L F1, and the "
+            "shares of answer sentences it entails or contradicts by NLI by the judge model (no NLI model "
+            "ships here; offline a lexical stand-in that cannot see a contradiction)"
+        ),
+        (
+            "facet_coverage: a question's facets are the themes of its gold papers' sections; covered when a "
+            "retrieved passage lies in the theme (Table 7)"
+        ),
+    ]
