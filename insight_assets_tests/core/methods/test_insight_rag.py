@@ -5,6 +5,10 @@ finds with a small context while RAG at k = 1 misses it."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import subprocess
+import sys
 
 import pyarrow as pa
 import pytest
@@ -27,10 +31,37 @@ from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.stores import VectorStore, Warehouse
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.core.vectors import normalize_rows
+from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT
 from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import Reply
 
 # -- triples ---------------------------------------------------------------------------------------
+
+
+def test_the_offline_triples_of_the_demo_are_the_same_in_any_process():
+    """Two fresh processes with different hash seeds, each reading the demo's chunks with eight
+    concurrent calls, store the same rows (TextBlob's lazy lexicon, filled while another thread
+    was already tagging, once made two processes read different triples)."""
+    command = [sys.executable, "-m", "insight_assets_tests.core.methods.triples_worker", str(DEMO_COLLECTION)]
+    workers = [
+        subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in ("1", "2")
+    ]
+    outputs = []
+    for worker in workers:
+        stdout, stderr = worker.communicate(timeout=300)
+        assert worker.returncode == 0, stderr[-3000:]
+        outputs.append(stdout)
+    rows = json.loads(outputs[0])
+    assert len(rows) > 500 and len({row["doc_id"] for row in rows}) == len(list(DEMO_COLLECTION.glob("*.pdf")))
+    assert outputs[0] == outputs[1]
 
 
 def test_relations_are_lemmatised_without_auxiliaries_and_phrases_normalised():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -152,11 +153,25 @@ class Extraction:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
+_LOADING = threading.Lock()
+
+
 @functools.cache
 def _tagger():
-    from textblob.en.taggers import PatternTagger
+    """TextBlob's pattern tagger, its lexicon and rules loaded. They are lazy: the first lookup fills
+    the lexicon one entry at a time, and another thread tagging meanwhile sees a partial lexicon and
+    tags the same sentence differently. So they are filled here, once, under a lock, before any
+    tagging (lemminflect's tables too), and the extraction is the same whatever the thread schedule."""
+    with _LOADING:
+        from lemminflect import getInflection, getLemma
+        from textblob.en import lexicon
+        from textblob.en.taggers import PatternTagger
 
-    return PatternTagger()
+        for table in (lexicon, lexicon.morphology, lexicon.context, lexicon.entities):
+            len(table)
+        getLemma("trained", upos="VERB")
+        getInflection("train", tag="VBZ")
+        return PatternTagger()
 
 
 def tag(sentence: str) -> list[tuple[str, str]]:
