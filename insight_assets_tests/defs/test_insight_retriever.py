@@ -21,7 +21,9 @@ from insight_assets_tests.defs.helpers import assets_up_to, check, materialize_c
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 SHORT = {
     "insight_rag_benchmark": {"config": {"max_buried": 3, "max_multi": 2, "max_matching": 2}},
-    "insight_retriever": {"config": {"epochs": 2, "max_epoch_tokens": 1500, "probes": 6}},
+    "insight_retriever": {
+        "config": {"train_on_cpu": True, "epochs": 2, "max_epoch_tokens": 1500, "probes": 6}
+    },
     "insight_retriever_accuracy": {"config": {"max_items": 2}},
     "insight_rag_answers": {"config": {"retriever_modes": ["parametric"], "rag_ks": [1]}},
 }
@@ -46,12 +48,16 @@ def test_the_parametric_retriever_trains_once_answers_and_is_scored_alone(
     )
 
     trained = metadata(result, "insight_retriever")
-    assert trained["reused"] is False and trained["epochs"] == 2 and trained["device"] == "cpu"
+    assert trained["adapter_reused"] is False and trained["epochs"] == 2 and trained["device"] == "cpu"
     assert trained["training_tokens"] > 0 and len(trained["probe_accuracy"]) == 3
     assert "data:image/png;base64," in trained["loss_curve"]
     adapter = Path(trained["adapter"])
     assert adapter.parent.parent == tmp_path / "adapters" and (adapter / "adapter_config.json").is_file()
     assert check(result, "adapter_trained").passed
+    # Whether two short epochs taught it anything: compared with the base model before training.
+    beats = check(result, "adapter_beats_base_model")
+    base, adapted = trained["probe_accuracy"][0], trained["probe_accuracy"][-1]
+    assert beats.passed == (adapted > base) and beats.severity == dg.AssetCheckSeverity.WARN
 
     answers = storage.warehouse.rows(
         "SELECT * FROM insight_rag_answers WHERE collection = 'demo' AND method = 'insight-rag:parametric'"
@@ -73,20 +79,55 @@ def test_the_parametric_retriever_trains_once_answers_and_is_scored_alone(
     assert "inverts the question templates" in report and "close to circular" in report
     assert (Path(storage.reports_dir) / "demo" / TRAINING_CHART_FILE).read_bytes().startswith(b"\x89PNG")
 
-    # Nothing changed: the adapter is read back, not trained again.
+    # Nothing changed: the step reuses its build; asked for other probes, it runs, and reads the
+    # adapter back rather than training again (the probes do not shape it).
     written = (adapter / "adapter_model.safetensors").stat().st_mtime_ns
-    again = materialize_collection(
+    for probes, build in ((6, "reused"), (3, "built: config changed")):
+        settings = {"config": {**SHORT["insight_retriever"]["config"], "probes": probes}}
+        again = materialize_collection(
+            instance,
+            storage,
+            hashing_embedder,
+            "demo",
+            llm=llm,
+            assets=[insight_retriever],
+            run_config={"ops": {"insight_retriever": settings}},
+        )
+        assert metadata(again, "insight_retriever")["build"].startswith(build)
+        assert metadata(again, "insight_retriever")["adapter_reused"] is (probes == 3)
+        assert metadata(again, "insight_retriever")["adapter"] == str(adapter)
+    assert (adapter / "adapter_model.safetensors").stat().st_mtime_ns == written
+
+
+def test_without_an_accelerator_the_retriever_trains_only_when_asked(
+    instance, storage, hashing_embedder, tmp_path
+):
+    """On a CPU-only machine the default build trains nothing: it says why and what training would
+    cost here, and the parametric answers are failed rows with that reason."""
+    add_collection(storage, "demo", DEMO_PDFS[:2])
+    result = materialize_collection(
         instance,
         storage,
         hashing_embedder,
         "demo",
-        llm=llm,
-        assets=[insight_retriever],
-        run_config={"ops": {"insight_retriever": SHORT["insight_retriever"]}},
+        llm=LLMResource(data_dir=str(tmp_path / "llm")),
+        assets=assets_up_to("insight_rag_answers"),
+        run_config={"ops": {name: SHORT[name] for name in ("insight_rag_benchmark", "insight_rag_answers")}},
     )
-    assert metadata(again, "insight_retriever")["reused"] is True
-    assert metadata(again, "insight_retriever")["adapter"] == str(adapter)
-    assert (adapter / "adapter_model.safetensors").stat().st_mtime_ns == written
+
+    assert result.success
+    skipped = metadata(result, "insight_retriever")
+    assert skipped["status"] == "skipped" and skipped["cpu_minutes_per_epoch"] > 0
+    reason = skipped["why_none"]
+    assert reason.startswith("not trained: no accelerator; set `train_on_cpu: true` (about ")
+    assert "min per epoch here" in reason
+    for name in ("adapter_trained", "adapter_beats_base_model"):
+        assert not check(result, name).passed and check(result, name).severity == dg.AssetCheckSeverity.WARN
+    assert not list(Path(storage.adapters_dir).rglob("adapter_config.json"))
+    answers = storage.warehouse.rows(
+        "SELECT status, error FROM insight_rag_answers WHERE collection = 'demo' AND method = 'insight-rag:parametric'"
+    )
+    assert answers and all(a["status"] == "failed" and reason in a["error"] for a in answers)
 
 
 def test_before_the_retriever_is_built_parametric_answers_are_rows_that_say_why(

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ...cores import available_cores
 from .causal_lm import BaseModelSource, CausalLM, device_name, load_base, no_library_notices, quiet
 from .scores import exact_match
 from .triples import Triple
@@ -40,6 +41,10 @@ PAPER_EPOCHS = 30
 # The projections LoRA adapts: attention and MLP of a llama-shaped model.
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 TRAINING_FILE = "training.json"
+# The bundled SmolLM2-135M's LoRA training on a CPU, probes included, in training texts' tokens
+# (as ``count_tokens`` counts them) per second and core: the demo's 4 epochs on 2 cores (x86_64,
+# AVX-512, torch 2.13). Only for the estimate a CPU-only build gives.
+CPU_TOKENS_PER_CORE_SECOND = 30.0
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,20 @@ def probes(triples: Sequence[Triple], texts: Sequence[str], count: int, seed: in
     single = list({p.fragment: p for p in single}.values())
     random.Random(seed).shuffle(single)
     return single[:count]
+
+
+def epoch_tokens(texts: Sequence[str], settings: CPTSettings, count_tokens: Callable[[str], int]) -> int:
+    """The tokens an epoch trains on, counted as ``training_texts`` counts them."""
+    return sum(min(count_tokens(text), settings.block_tokens) + 1 for text in texts)
+
+
+def cpu_epoch_seconds(
+    texts: Sequence[str], settings: CPTSettings, count_tokens: Callable[[str], int]
+) -> float:
+    """About how long one epoch (its probes included) takes on this machine's CPU cores, from the
+    rate measured with the bundled model (``CPU_TOKENS_PER_CORE_SECOND``): for a CPU-only build to
+    say what training would cost before it spends it."""
+    return epoch_tokens(texts, settings, count_tokens) / (CPU_TOKENS_PER_CORE_SECOND * available_cores())
 
 
 def adapter_key(texts: Sequence[str], settings: CPTSettings, source: BaseModelSource) -> str:
