@@ -2,13 +2,13 @@
 
 import dagster as dg
 
-from insight_assets.defs import automation, estimate
+from insight_assets.defs import automation, estimate, sources
 from insight_assets.defs.catalog import ALL_ASSETS
 from insight_assets.defs.execution import deployment_executor
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 defs = dg.Definitions(
-    assets=ALL_ASSETS,
+    assets=[sources.collection_files, *ALL_ASSETS],
     jobs=[automation.build_collection_job, estimate.estimate_llm_cost],
     sensors=[automation.collection_folders_sensor],
     schedules=[automation.nightly_reingest],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +48,12 @@ def fingerprint(parts: Iterable[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-def sources_table(collection: str, sources: Sequence[SourceFile]) -> pa.Table:
+def sources_table(
+    collection: str, sources: Sequence[SourceFile], known_pages: Mapping[str, int] | None = None
+) -> pa.Table:
+    """One row per file; the page count is opened for only the files whose content
+    (``doc_id``) is not in ``known_pages``."""
+    known_pages = known_pages or {}
     return pa.Table.from_pylist(
         [
             {
@@ -56,7 +61,9 @@ def sources_table(collection: str, sources: Sequence[SourceFile]) -> pa.Table:
                 "file": source.file,
                 "doc_id": source.doc_id,
                 "size_bytes": source.size_bytes,
-                "pages": count_pages(source.path),
+                "pages": known_pages[source.doc_id]
+                if source.doc_id in known_pages
+                else count_pages(source.path),
             }
             for source in sources
         ],

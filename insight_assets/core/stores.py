@@ -26,10 +26,12 @@ LOCK_WAIT_S = 120.0
 
 SCHEMA = {
     # One row per collection and asset that was built: what downstream assets check before running,
-    # so a step whose upstream partition was never built fails instead of reading empty tables.
+    # so a step whose upstream partition was never built fails instead of reading empty tables; and
+    # what the build read (``inputs``) and reported (``report``), so that a rerun whose inputs are
+    # the same reuses it (defs/reuse.py). ``incomplete``: why the next run must build it again.
     "asset_builds": """
         collection VARCHAR, asset VARCHAR, rows BIGINT, data_version VARCHAR, run_id VARCHAR,
-        built_at TIMESTAMP""",
+        built_at TIMESTAMP, inputs VARCHAR, report VARCHAR, incomplete VARCHAR""",
     "source_documents": """
         collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER""",
     "parsed_documents": """
@@ -292,27 +294,65 @@ class Warehouse:
         self.write(replace)
 
     def record_build(
-        self, collection: str, asset: str, *, rows: int | None, data_version: str | None, run_id: str | None
+        self,
+        collection: str,
+        asset: str,
+        *,
+        rows: int | None,
+        data_version: str | None,
+        run_id: str | None,
+        inputs: str | None = None,
+        report: str | None = None,
+        incomplete: str | None = None,
     ) -> None:
-        """Note that ``asset`` was built for ``collection`` (replacing an earlier note)."""
+        """Note that ``asset`` was built for ``collection`` (replacing an earlier note), with what
+        it read and reported when the caller keeps those for reuse."""
 
         def record(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(
                 "DELETE FROM asset_builds WHERE collection = ? AND asset = ?", [collection, asset]
             )
             connection.execute(
-                "INSERT INTO asset_builds VALUES (?, ?, ?, ?, ?, now())",
-                [collection, asset, rows, data_version, run_id],
+                """INSERT INTO asset_builds (collection, asset, rows, data_version, run_id, built_at,
+                                             inputs, report, incomplete)
+                   VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?)""",
+                [collection, asset, rows, data_version, run_id, inputs, report, incomplete],
             )
 
         self.write(record)
 
+    def forget_build_inputs(self, collection: str, asset: str) -> None:
+        """Before ``asset`` rewrites ``collection``'s rows: its earlier build can no longer be
+        reused, even if this one fails halfway."""
+        self.write(
+            lambda connection: connection.execute(
+                "UPDATE asset_builds SET inputs = NULL WHERE collection = ? AND asset = ? AND inputs IS NOT NULL",
+                [collection, asset],
+            )
+        )
+
+    def builds(self, collection: str) -> dict[str, dict]:
+        """Each asset built for ``collection``: its note (data version, run, inputs), without the
+        report (``build_report``)."""
+        return {
+            row["asset"]: row
+            for row in self.rows(
+                "SELECT asset, rows, data_version, run_id, built_at, inputs, incomplete, report IS NOT NULL AS reported "
+                "FROM asset_builds WHERE collection = ?",
+                [collection],
+            )
+        }
+
+    def build_report(self, collection: str, asset: str) -> str | None:
+        """The report kept with ``asset``'s last build for ``collection``."""
+        found = self.rows(
+            "SELECT report FROM asset_builds WHERE collection = ? AND asset = ?", [collection, asset]
+        )
+        return found[0]["report"] if found else None
+
     def unbuilt(self, collection: str, assets: Sequence[str]) -> list[str]:
         """Those of ``assets`` never built for ``collection``, in the given order."""
-        built = {
-            row["asset"]
-            for row in self.rows("SELECT asset FROM asset_builds WHERE collection = ?", [collection])
-        }
+        built = self.builds(collection)
         return [asset for asset in assets if asset not in built]
 
     @contextlib.contextmanager
@@ -381,6 +421,10 @@ class VectorStore:
             migrations.rename_vector_profiles(table)
             _VECTORS_CURRENT.add((self.uri, name))
         return table
+
+    def exists(self, collection: str) -> bool:
+        """Whether the collection has a table here."""
+        return self._open(collection) is not None
 
     def read(self, collection: str, columns: Sequence[str] | None = None) -> pa.Table | None:
         table = self._open(collection)

@@ -133,8 +133,8 @@ def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> i
 
 def known_collection(storage, name: str) -> str | None:
     """An error message when ``name`` is not a valid, existing collection."""
-    from insight_assets.defs.automation import collection_folders
     from insight_assets.defs.partitions import InvalidCollectionKey, validate_collection_key
+    from insight_assets.defs.sources import collection_folders
 
     try:
         validate_collection_key(name)
@@ -187,7 +187,7 @@ class _FailuresInBrief(io.TextIOBase):
         self.stream.flush()
 
 
-def run_on_cluster(dagster_instance, collection: str):
+def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str]):
     """Run the build job for one collection with the deployment's executor (its steps on the Dask
     cluster): this process orchestrates, the workers load the code location and run the steps."""
     import dagster as dg
@@ -201,13 +201,13 @@ def run_on_cluster(dagster_instance, collection: str):
             dg.reconstructable(build_collection_job),
             dagster_instance,
             run_config=QUIET_RUN_CONFIG,
-            tags={"dagster/partition": collection, **process_tags()},
+            tags={"dagster/partition": collection, **process_tags(), **tags},
         ) as result,
     ):
         return result
 
 
-def run_job(job, dagster_instance, collection: str, asset_selection=None):
+def run_job(job, dagster_instance, collection: str, asset_selection=None, tags: dict[str, str] | None = None):
     """Run ``job`` (or its ``asset_selection``) for one collection in this process, recorded in
     the instance like any run, its console log without stack traces; never raises for a failed step."""
     from insight_assets.defs.in_process import process_tags
@@ -219,7 +219,7 @@ def run_job(job, dagster_instance, collection: str, asset_selection=None):
             asset_selection=asset_selection,
             raise_on_error=False,
             run_config=QUIET_RUN_CONFIG,
-            tags=process_tags(),
+            tags={**process_tags(), **(tags or {})},
         )
 
 
@@ -250,9 +250,15 @@ def build(args: argparse.Namespace) -> int:
     deployment.check_steps(worker_resources=POOLS)
 
     from insight_assets.definitions import defs
-    from insight_assets.defs.automation import collection_folders
     from insight_assets.defs.in_process import end_abandoned_runs
     from insight_assets.defs.runs import register_collections
+    from insight_assets.defs.sources import (
+        BUILD_SIGNATURE_TAG,
+        build_signature,
+        collection_folders,
+        folder_observation,
+        folder_signature,
+    )
 
     available = collection_folders(Path(storage.collections_root))
     if every:
@@ -278,10 +284,14 @@ def build(args: argparse.Namespace) -> int:
     failed = []
     for name in collections:
         print(f"Building collection {name!r} ...", flush=True)
+        # The folder as this build reads it: the UI compares it with what each asset was built from.
+        folder = available[name]
+        dagster_instance.report_runless_asset_event(folder_observation(name, folder_signature(folder)))
+        tags = {BUILD_SIGNATURE_TAG: build_signature(folder, environment_llm(), embedder_resource())}
         if deployment.dask_scheduler:
-            result = run_on_cluster(dagster_instance, name)
+            result = run_on_cluster(dagster_instance, name, tags)
         else:
-            result = run_job(job, dagster_instance, name)
+            result = run_job(job, dagster_instance, name, tags=tags)
         if not result.success:
             failed.append(name)
             for reason in failure_reasons(result):
@@ -344,7 +354,7 @@ def summary(storage, collections: list[str]) -> str:
 
 def list_collections(args: argparse.Namespace) -> int:
     """Each collection folder with what has been built for it."""
-    from insight_assets.defs.automation import collection_folders
+    from insight_assets.defs.sources import collection_folders
 
     storage = storage_resource()
     folders = collection_folders(Path(storage.collections_root))

@@ -16,6 +16,7 @@ from insight_assets.core.headlines import Headline, store_headline
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.markdown import markdown_table as core_markdown_table
 from insight_assets.core.retrieval import Retriever
+from insight_assets.defs import reuse
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 MAX_PREVIEW_ROWS = 50
@@ -124,15 +125,23 @@ def open_retriever(
 
 @dataclass
 class CollectionReport:
-    """What building one collection's partition of an asset produced, before Dagster sees it."""
+    """What building one collection's partition of an asset produced, before Dagster sees it.
+    ``incomplete``: work the build left undone that the next run must try again (a failed batch);
+    a failed model call or budget stop is read from the model metadata (``reuse.undone_work``)."""
 
     metadata: dict[str, Any]
     checks: list[dg.AssetCheckResult] = field(default_factory=list)
     data_version: str | None = None
+    incomplete: str | None = None
 
 
 def materialize_each(
-    context: dg.AssetExecutionContext, storage: StorageResource, build: Callable[[str], CollectionReport]
+    context: dg.AssetExecutionContext,
+    storage: StorageResource,
+    build: Callable[[str], CollectionReport],
+    *,
+    outputs_present: Callable[[str], bool] | None = None,
+    reuse_builds: bool = True,
 ) -> dg.MaterializeResult:
     """Build every collection of the run's partitions and report them as one materialization.
 
@@ -140,15 +149,28 @@ def materialize_each(
     upstream partition was never materialized fails at once, naming it, instead of reading empty
     tables and reporting an empty success. Each collection built is recorded for the steps after.
 
+    A collection whose inputs (upstream data versions, config, models, code version) are those of
+    its last complete build is not built again: that build's report comes back, its ``build``
+    metadata saying so (see ``reuse.py``). ``outputs_present(collection)`` says whether outputs
+    kept outside the warehouse and its path metadata (vector tables) are still there. A step that
+    reads what no upstream asset describes (the collection's folder) builds every time:
+    ``reuse_builds=False``.
+
     A run usually holds one collection. A single-run backfill (``dagster asset materialize
     --partition-range a...c``, or the UI) holds several: counters are summed, each collection gets
     a row in a ``collections`` table, and a check passes only if it passed everywhere.
     """
     asset = context.asset_key.to_user_string()
-    upstream = sorted(key.to_user_string() for key in context.assets_def.dependency_keys)
+    upstream = sorted(
+        name
+        for key in context.assets_def.dependency_keys
+        if reuse.built_by_steps(name := key.to_user_string())
+    )
+    warehouse = storage.warehouse
     reports = {}
     for collection in context.partition_keys:
-        missing = storage.warehouse.unbuilt(collection, upstream)
+        builds = warehouse.builds(collection)
+        missing = [name for name in upstream if name not in builds]
         if missing:
             raise dg.Failure(
                 description=(
@@ -157,14 +179,39 @@ def materialize_each(
                     f"{'it' if len(missing) == 1 else 'them'} (or the whole collection) first."
                 )
             )
-        report = reports[collection] = build(collection)
-        storage.warehouse.record_build(
+        inputs = reuse.step_inputs(context, builds)
+        present = (lambda c=collection: outputs_present(c)) if outputs_present else None
+        decision = (
+            reuse.decide(
+                builds.get(asset), inputs, lambda c=collection: warehouse.build_report(c, asset), present
+            )
+            if reuse_builds
+            else reuse.Reuse(None, "it reads the collection's folder")
+        )
+        if decision.report is not None:
+            metadata, checks, data_version = reuse.decode_report(decision.report)
+            report = reports[collection] = CollectionReport(
+                {**reuse.without_work(metadata), "build": decision.why}, checks, data_version
+            )
+            context.log.info(f"{collection}: {asset} {decision.why}")
+            continue
+        if builds.get(asset, {}).get("inputs"):
+            warehouse.forget_build_inputs(collection, asset)
+        report = build(collection)
+        incomplete = report.incomplete or reuse.undone_work(report.metadata)
+        report.data_version = reuse.data_version(report.data_version, inputs, context.run_id, incomplete)
+        report.metadata["build"] = f"built: {decision.why}"
+        warehouse.record_build(
             collection,
             asset,
             rows=report.metadata.get("dagster/row_count"),
             data_version=report.data_version,
             run_id=context.run_id,
+            inputs=inputs.to_json(),
+            report=reuse.encode_report(report.metadata, report.checks, report.data_version),
+            incomplete=incomplete,
         )
+        reports[collection] = report
     if len(reports) == 1:
         (report,) = reports.values()
         return dg.MaterializeResult(

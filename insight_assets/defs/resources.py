@@ -89,6 +89,16 @@ class EmbedderResource(dg.ConfigurableResource):
 
     _embedder: Embedder | None = PrivateAttr(default=None)
 
+    def identity(self) -> dict:
+        """What decides the vectors (not the key or the batch size): part of a step's inputs, so a
+        step reruns when the embedder changes (see ``reuse.py``)."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            "precision": self.precision,
+        }
+
     def get_embedder(self) -> Embedder:
         if self._embedder is None:
             api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -192,6 +202,21 @@ class LLMResource(dg.ConfigurableResource):
         model = self.model or os.environ.get("INSIGHT_ASSETS_LLM_MODEL") or None
         base_url = self.base_url or os.environ.get("INSIGHT_ASSETS_LLM_BASE_URL") or None
         return provider, model, base_url
+
+    def identity(self) -> dict:
+        """What decides the answers (not the key, the limits or the retries): part of a step's
+        inputs, so a step reruns when the model changes (see ``reuse.py``)."""
+        provider, model, base_url = self.choice()
+        if provider == OFFLINE:
+            return {"provider": provider}
+        return {
+            "provider": provider,
+            "model": model,
+            "base_url": base_url,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "context_tokens": self.context_tokens or _context_tokens_from_environment(),
+        }
 
     def settings(self, task_overrides: Mapping[str, TaskParams] | None = None) -> LLMSettings:
         """Plain settings for the LLM layer; raises ``ConfigurationError`` with the fix to make."""

@@ -15,19 +15,26 @@ import pytest
 from insight_assets.core.stores import Warehouse
 from insight_assets.definitions import defs
 from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
+from insight_assets.defs.ingestion.assets import source_documents
 from insight_assets.defs.partitions import (
     InvalidCollectionKey,
     collection_partitions,
     validate_collection_key,
 )
+from insight_assets.defs.resources import EmbedderResource, LLMResource
+from insight_assets.defs.sources import BUILD_SIGNATURE_TAG
 from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT, add_collection
 from insight_assets_tests.defs.helpers import BRIEF_TRAINING
 
 DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"))
 
 
+def resources(storage) -> dict:
+    return {"storage": storage, "llm": LLMResource(), "embedder": EmbedderResource(provider="hashing")}
+
+
 def evaluate_sensor(instance, storage, cursor=None) -> dg.SensorResult:
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"storage": storage})
+    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources(storage))
     return collection_folders_sensor(context)
 
 
@@ -45,15 +52,23 @@ def test_sensor_registers_new_folders_and_requests_a_run_for_each(instance, stor
     first = evaluate_sensor(instance, storage)
     assert [sorted(r.partition_keys) for r in first.dynamic_partitions_requests] == [["alpha", "beta"]]
     assert sorted(r.partition_key for r in first.run_requests) == ["alpha", "beta"]
+    # Each folder observed, its signature the data version the UI compares the assets with.
+    observed = {event.partition: event.tags["dagster/data_version"] for event in first.asset_events}
+    assert sorted(observed) == ["alpha", "beta"]
+    assert all(BUILD_SIGNATURE_TAG in r.tags for r in first.run_requests)
     apply_partition_requests(instance, first)
 
     quiet = evaluate_sensor(instance, storage, cursor=first.cursor)
-    assert quiet.run_requests == [] and quiet.dynamic_partitions_requests == []
+    assert quiet.run_requests == [] and quiet.dynamic_partitions_requests == [] and quiet.asset_events == []
 
     add_collection(storage, "alpha", [sorted(DEMO_COLLECTION.glob("*.pdf"))[1]])
     add_collection(storage, "gamma", [DEMO_PDF])
     changed = evaluate_sensor(instance, storage, cursor=quiet.cursor)
     assert sorted(r.partition_key for r in changed.run_requests) == ["alpha", "gamma"]
+    assert sorted(event.partition for event in changed.asset_events) == ["alpha", "gamma"]
+    assert {
+        event.tags["dagster/data_version"] for event in changed.asset_events if event.partition == "alpha"
+    } != {observed["alpha"]}
     assert [list(r.partition_keys) for r in changed.dynamic_partitions_requests] == [["gamma"]]
     assert all(".hidden" not in r.partition_key for r in first.run_requests + changed.run_requests)
 
@@ -77,12 +92,14 @@ def test_sensor_waits_for_a_new_folder_to_hold_a_pdf(instance, storage):
     assert [r.partition_key for r in emptied.run_requests] == ["incoming"]
 
 
-def test_nightly_schedule_requests_every_collection_that_has_a_folder(instance, storage):
+def test_nightly_schedule_requests_only_collections_changed_since_their_last_successful_build(
+    instance, storage
+):
     at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.UTC)
 
     def evaluate():
         context = dg.build_schedule_context(
-            instance=instance, scheduled_execution_time=at, resources={"storage": storage}
+            instance=instance, scheduled_execution_time=at, resources=resources(storage)
         )
         return nightly_reingest(context)
 
@@ -90,10 +107,25 @@ def test_nightly_schedule_requests_every_collection_that_has_a_folder(instance, 
     add_collection(storage, "alpha", [DEMO_PDF])
     add_collection(storage, "beta", [DEMO_PDF])
     instance.add_dynamic_partitions(collection_partitions.name, ["alpha", "beta", "deleted"])
-    requests = evaluate()
+    requests = evaluate()  # never built: both
     assert sorted(r.partition_key for r in requests) == ["alpha", "beta"]
     assert len({r.run_key for r in requests}) == 2 and all("2026-11-22" in r.run_key for r in requests)
     assert nightly_reingest.cron_schedule == "0 3 * * *"
+
+    # A successful build of alpha, tagged with what it was built from: alpha is left alone.
+    signature = {r.partition_key: r.tags[BUILD_SIGNATURE_TAG] for r in requests}["alpha"]
+    dg.materialize(
+        [source_documents],
+        instance=instance,
+        partition_key="alpha",
+        resources={"storage": storage},
+        tags={BUILD_SIGNATURE_TAG: signature},
+    )
+    assert [r.partition_key for r in evaluate()] == ["beta"]
+
+    # A paper added to alpha's folder changes its signature: built again.
+    add_collection(storage, "alpha", [sorted(DEMO_COLLECTION.glob("*.pdf"))[1]])
+    assert sorted(r.partition_key for r in evaluate()) == ["alpha", "beta"]
 
 
 @pytest.mark.parametrize("key", ["..", "a/../b", "../x", "/etc", "a\\b", "", ".git", "C:evil"])

@@ -123,15 +123,23 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
 
     vectors_version = storage.vectors.db.open_table(storage.vectors.table_name("inc")).version
     unchanged = materialize_collection(instance, storage, hashing_embedder, "inc")
-    # Nothing changed, so nothing is rewritten: no re-chunking, no new version of the vector table.
+    # Nothing changed, so nothing is redone or rewritten: each step reuses its build.
+    for step in ("parsed_documents", "chunks", "chunk_embeddings"):
+        assert metadata(unchanged, step)["build"].startswith("reused: nothing it reads changed"), step
     assert metadata(unchanged, "chunks")["rechunked"] is False
     assert storage.vectors.db.open_table(storage.vectors.table_name("inc")).version == vectors_version
     assert metadata(unchanged, "chunks")["dagster/row_count"] == count(storage, "chunks", "inc")
     assert metadata(unchanged, "parsed_documents")["documents_parsed"] == 0
-    assert metadata(unchanged, "parsed_documents")["documents_reused"] == 2
     assert metadata(unchanged, "chunk_embeddings")["chunks_embedded"] == 0
-    assert metadata(unchanged, "chunk_embeddings")["chunks_reused"] == first_embedded
-    assert metadata(unchanged, "chunk_embeddings")["text_index"] == "unchanged"
+
+    # Its vectors deleted behind its back, the embedding step builds them again, from the model.
+    storage.vectors.db.drop_table(storage.vectors.table_name("inc"))
+    restored = materialize_collection(instance, storage, hashing_embedder, "inc")
+    assert (
+        metadata(restored, "chunk_embeddings")["build"] == "built: its outputs outside the warehouse are gone"
+    )
+    assert metadata(restored, "chunk_embeddings")["chunks_embedded"] == first_embedded
+    assert metadata(restored, "chunks")["build"].startswith("reused")
 
     shutil.copyfile(DEMO_PDFS[2], folder / DEMO_PDFS[2].name)
     added = materialize_collection(instance, storage, hashing_embedder, "inc")

@@ -150,9 +150,13 @@ def test_no_kept_answer_is_said_by_a_warning_and_the_chain_still_builds(
     materialize_collection(
         instance, storage, hashing_embedder, "demo", llm=llm, assets=assets_up_to("method_report")
     )
-    # What a model whose every answer failed its checks leaves: answers, none kept.
+    # What a model whose every answer failed its checks leaves: answers, none kept (a build of
+    # them, whose data version the steps below see change).
     with storage.warehouse.connect() as connection:
         connection.execute("UPDATE generated_answers SET status = 'failed' WHERE collection = 'demo'")
+    storage.warehouse.record_build(
+        "demo", "generated_answers", rows=0, data_version="none kept", run_id="test"
+    )
     insightgen_assets = [
         a
         for a in ALL_ASSETS

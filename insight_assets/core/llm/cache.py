@@ -1,7 +1,9 @@
 """A persistent, content-addressed cache of validated answers.
 
 The key is the sha256 of a canonical JSON of everything that decides an answer: provider, model,
-parameters, task name and version, the template's hash and the rendered prompt. Nothing secret is
+parameters, task name and version, the template's hash and the rendered prompt. Offline answers
+are cached too, keyed by the task, its inputs and the engine's source (``offline_cache_key``), so a
+collection with one new paper computes only that paper's. Nothing secret is
 in it. Only answers that passed validation are stored, as the validated object's JSON, so a cache
 hit never needs a repair and never replays a bad answer. The file is shared by all runs and
 partitions; see ``sqlite_store`` for why two processes can write it at once.
@@ -9,12 +11,17 @@ partitions; see ``sqlite_store`` for why two processes can write it at once.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from .sqlite_store import SQLiteFile
 
@@ -56,6 +63,50 @@ def cache_key(
         ensure_ascii=False,
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def engine_source_digest() -> str:
+    """A digest of the engine's source (``insight_assets/core``): part of an offline answer's key,
+    so that an edit to an offline implementation, or to any helper it calls, computes it anew."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode("utf-8"))
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class _NoFaithfulJson(TypeError):
+    """An input whose JSON form would not tell two different values apart."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    if hasattr(value, "tolist"):  # a numpy array or scalar, in full (its str() elides)
+        return value.tolist()
+    raise _NoFaithfulJson(type(value).__name__)
+
+
+def offline_cache_key(task_name: str, task_version: int | str, inputs: Mapping[str, Any]) -> str | None:
+    """The cache key of an offline answer: the task, its version, the engine's source and the
+    inputs; ``None`` when an input has no faithful JSON form (such an answer is not cached)."""
+    try:
+        prompt = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    except (_NoFaithfulJson, ValueError):
+        return None
+    return cache_key(
+        model_identity={"provider": "offline", "engine": engine_source_digest()},
+        task_name=task_name,
+        task_version=task_version,
+        template_hash="",
+        prompt=prompt,
+    )
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from . import ledger as ledger_rows
 from .budget import Budget
-from .cache import ResponseCache
+from .cache import ResponseCache, offline_cache_key
 from .dry_run import EstimateTally
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
 from .estimating import EstimatingClient
@@ -323,16 +323,36 @@ class LLMClient(EstimatingClient, RecordingClient):
             ) from None
 
     def _run_offline(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        params = self.settings.params_for(task)
+        key = offline_cache_key(task.name, task.version, inputs) if self.cache is not None else None
+        cached = self._from_cache(task, params, key, inputs) if key is not None else None
+        if cached is not None:
+            return cached
         started = self.clock()
-        model = self.settings.params_for(task).model
         try:
             value = self._offline_answer(task, inputs)
         except InvalidOutputError as error:
             self._record(
-                task, OFFLINE, model, started=started, status=ledger_rows.INVALID_OUTPUT, error=str(error)
+                task,
+                OFFLINE,
+                params.model,
+                started=started,
+                status=ledger_rows.INVALID_OUTPUT,
+                error=str(error),
             )
             raise
-        self._record(task, OFFLINE, model, started=started)
+        self._record(task, OFFLINE, params.model, started=started)
+        if key is not None:
+            self.cache.put(
+                key,
+                task=task.name,
+                task_version=task.version,
+                provider=OFFLINE,
+                model=params.model,
+                value_json=value.model_dump_json(),
+                input_tokens=None,
+                output_tokens=None,
+            )
         return value
 
     def _chat_provider(self, params: ModelParams) -> Any:

@@ -13,6 +13,8 @@ from pydantic import Field
 
 from insight_assets.core import ingest
 from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
+from insight_assets.core.curation import USER_QUESTIONS_FILE
+from insight_assets.core.documents import sha256_file
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
@@ -24,27 +26,33 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.resources import StorageResource
+from insight_assets.defs.sources import COLLECTION_FILES
 
 PARTITIONED = asset_settings("ingestion")
 
 
-@dg.asset(kinds={"pdf", "duckdb"}, code_version="1", **PARTITIONED)
+@dg.asset(kinds={"pdf", "duckdb"}, deps=[COLLECTION_FILES], code_version="2", **PARTITIONED)
 def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
-    """The PDFs of a collection: one row per file with its sha256, size and page count."""
-    return materialize_each(context, storage, lambda collection: _source_documents(storage, collection))
+    """The PDFs of a collection: one row per file with its sha256, size and page count. It reads
+    the folder, so every run scans it (nothing upstream tells what changed there); its data version
+    is the files' content, so a folder whose files are the same leaves everything below it as it is."""
+    return materialize_each(
+        context, storage, lambda collection: _source_documents(storage, collection), reuse_builds=False
+    )
 
 
 def _source_documents(storage: StorageResource, collection: str) -> CollectionReport:
     folder = existing_collection_folder(storage.collections_root, collection)
     started = time.perf_counter()
     sources = ingest.scan_collection(folder)
-    table = ingest.sources_table(collection, sources)
-    scanned = time.perf_counter()
-    rows = table.to_pylist()
+    columns = ["file", "doc_id", "size_bytes", "pages"]
     stored = storage.warehouse.rows(
-        f"SELECT {', '.join(table.column_names)} FROM source_documents WHERE collection = ? ORDER BY file",
-        [collection],
+        f"SELECT {', '.join(columns)} FROM source_documents WHERE collection = ? ORDER BY file", [collection]
     )
+    # A file already counted is not opened again.
+    table = ingest.sources_table(collection, sources, {row["doc_id"]: row["pages"] for row in stored})
+    scanned = time.perf_counter()
+    rows = table.select(columns).to_pylist()
     if stored != rows:  # a no-change rerun writes nothing
         storage.warehouse.replace_partition(collection, {"source_documents": table})
     written = time.perf_counter()
@@ -55,12 +63,13 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
                 "files. Put PDFs in it (sub-folders are read too) and build again."
             )
         )
+    questions = folder / USER_QUESTIONS_FILE
     return CollectionReport(
         metadata={
             "dagster/row_count": len(rows),
             "folder": dg.MetadataValue.path(str(folder.resolve())),
             "total_bytes": sum(row["size_bytes"] for row in rows),
-            # Hashing every file and counting its pages.
+            # Hashing every file and counting the pages of new ones.
             "scan_seconds": round(scanned - started, 3),
             "write_seconds": round(written - scanned, 3),
             "preview": dg.MetadataValue.md(
@@ -69,8 +78,12 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
                 )
             ),
         },
-        # The folder's content, not its timestamps, decides what downstream is stale.
-        data_version=ingest.fingerprint(f"{s.file}:{s.doc_id}" for s in sources),
+        # The folder's content, not its timestamps, decides what downstream is stale: its PDFs and
+        # its own questions (read by `generated_questions`).
+        data_version=ingest.fingerprint(
+            [f"{s.file}:{s.doc_id}" for s in sources]
+            + ([f"{USER_QUESTIONS_FILE}:{sha256_file(questions)}"] if questions.is_file() else [])
+        ),
     )
 
 

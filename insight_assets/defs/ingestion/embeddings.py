@@ -59,7 +59,10 @@ def chunk_embeddings(
     from the configured embedder yet), and insightgen chunks are pooled from the xsum vectors they cover.
     """
     return materialize_each(
-        context, storage, lambda collection: _chunk_embeddings(context, storage, embedder, collection)
+        context,
+        storage,
+        lambda collection: _chunk_embeddings(context, storage, embedder, collection),
+        outputs_present=storage.vectors.exists,
     )
 
 
@@ -159,4 +162,5 @@ def _chunk_embeddings(
             )
         ],
         data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),
+        incomplete=f"{len(outcome.failures)} chunk(s) without a vector" if outcome.failures else None,
     )

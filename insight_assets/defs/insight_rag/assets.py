@@ -18,7 +18,6 @@ from insight_assets.core.methods.insight_rag.tasks import (
     INSIGHT_RAG_TRIPLES,
     TRIPLE_TASKS,
 )
-from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
@@ -78,7 +77,10 @@ def knowledge_triples(
     rule-based extractor. The triples and the collection's sentences are embedded into LanceDB
     (their own table) for the insight retriever."""
     return materialize_each(
-        context, storage, lambda collection: _triples(context, config, storage, llm, embedder, collection)
+        context,
+        storage,
+        lambda collection: _triples(context, config, storage, llm, embedder, collection),
+        outputs_present=store.unit_vectors(storage.vectors_uri).exists,
     )
 
 
@@ -98,13 +100,14 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
     writer = client.writer_label(INSIGHT_RAG_TRIPLES)
     extractor = insight_rag.EXTRACTOR if writer.startswith("offline") else writer
     model = embedder.get_embedder()
+    units = store.unit_vectors(storage.vectors_uri)
+    # Only the triples and sentences that have no vector yet are embedded (one new paper: its own).
     with one_torch_thread():
-        vectors = model.embed(retriever.embedding_texts(triples, sentences))
-    store.unit_vectors(storage.vectors_uri).replace(
-        collection,
-        retriever.index_table(collection, model.variant, triples, sentences, normalize_rows(vectors)),
-    )
-    store.unit_vectors(storage.vectors_uri).build_text_index(collection)
+        vectors, embedded = retriever.index_vectors(
+            units.read(collection), model.variant, triples, sentences, model.embed
+        )
+    units.replace(collection, retriever.index_table(collection, model.variant, triples, sentences, vectors))
+    units.build_text_index(collection)
     warehouse.replace_partition(
         collection,
         {
@@ -139,6 +142,8 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
             "sentences": len(sentences),
             "chunks_read": read.chunks_read,
             "chunks_failed": len(read.failed),
+            "texts_embedded": embedded,
+            "texts_reused": len(vectors) - embedded,
             "failures": "; ".join(sorted({item.error or item.status for item in read.failed})[:5]) or "none",
             "extractor": extractor,
             "sample": dg.MetadataValue.md(

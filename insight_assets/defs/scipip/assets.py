@@ -77,7 +77,10 @@ def paper_summaries(
     and its references in the collection; the background and summary embedded into LanceDB.
     Offline: extractive sentences and key phrases, labelled."""
     return materialize_each(
-        context, storage, lambda collection: _summaries(context, config, storage, llm, embedder, collection)
+        context,
+        storage,
+        lambda collection: _summaries(context, config, storage, llm, embedder, collection),
+        outputs_present=store.summary_vectors(storage.vectors_uri).exists,
     )
 
 

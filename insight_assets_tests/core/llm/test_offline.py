@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 
+import numpy as np
 import pytest
 
 from insight_assets.core.extractive import rank_sentences
@@ -17,6 +18,7 @@ from insight_assets.core.llm import (
     ResponseCache,
     Task,
 )
+from insight_assets.core.llm.cache import offline_cache_key
 from insight_assets.core.llm.passage_answers import NO_TEXT_SUMMARY, PassageSummary
 
 PASSAGES = [
@@ -84,12 +86,28 @@ def test_offline_batches_and_empty_inputs(no_network):
     assert batch.items[1].value == PassageSummary(summary=NO_TEXT_SUMMARY, cited_ids=[])
 
 
-def test_offline_runs_do_not_touch_the_cache(no_network, tmp_path):
+def test_an_offline_answer_is_cached_so_a_rerun_computes_only_new_inputs(no_network, tmp_path):
     cache = ResponseCache(tmp_path / "cache.sqlite")
+    first = LLMClient(LLMSettings(), cache=cache)
+    answer = first.run(SUMMARIZE_PASSAGES, question="q", passages=PASSAGES)
 
-    LLMClient(LLMSettings(), cache=cache).run(SUMMARIZE_PASSAGES, question="q", passages=PASSAGES)
+    rerun = LLMClient(LLMSettings(), cache=cache)
+    assert rerun.run(SUMMARIZE_PASSAGES, question="q", passages=PASSAGES) == answer
+    rerun.run(SUMMARIZE_PASSAGES, question="another question", passages=PASSAGES)
 
-    assert len(cache) == 0
+    assert [row.cache_hit for row in first.rows] == [False]
+    assert [row.cache_hit for row in rerun.rows] == [True, False]
+    assert len(cache) == 2
+
+
+def test_an_input_without_a_faithful_json_form_is_not_cached():
+    class Opaque:
+        def __str__(self) -> str:
+            return "the same text for every value"
+
+    assert offline_cache_key("t", 1, {"passages": Opaque()}) is None
+    numbers = offline_cache_key("t", 1, {"vector": np.arange(2000)})
+    assert numbers is not None and numbers != offline_cache_key("t", 1, {"vector": np.arange(2000) + 1})
 
 
 def test_an_offline_implementation_that_breaks_its_schema_is_a_clear_failure(tmp_path):

@@ -60,7 +60,9 @@ def test_the_offline_triples_of_the_demo_are_the_same_in_any_process():
         assert worker.returncode == 0, stderr[-3000:]
         outputs.append(stdout)
     rows = json.loads(outputs[0])
-    assert len(rows) > 500 and len({row["doc_id"] for row in rows}) == len(list(DEMO_COLLECTION.glob("*.pdf")))
+    assert len(rows) > 500 and len({row["doc_id"] for row in rows}) == len(
+        list(DEMO_COLLECTION.glob("*.pdf"))
+    )
     assert outputs[0] == outputs[1]
 
 

@@ -17,7 +17,7 @@ sentences indexed like chunks (vectors in LanceDB, BM25 on their text, the share
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -27,6 +27,7 @@ from ...llm import LLMClient
 from ...retrieval import Hit, Retriever
 from ...stores import VectorStore, Warehouse
 from ...text import count_tokens, cut_to_tokens
+from ...vectors import normalize_rows
 from .causal_lm import CausalLM
 from .offline import ABSTAIN, completion
 from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, RANK_DEPTH, SENTENCES
@@ -92,6 +93,37 @@ def index_table(
 
 def embedding_texts(triples: Sequence[Triple], sentences: Sequence[Sentence]) -> list[str]:
     return [t.text for t in triples] + [s.text for s in sentences]
+
+
+def index_vectors(
+    stored: pa.Table | None,
+    variant: str,
+    triples: Sequence[Triple],
+    sentences: Sequence[Sentence],
+    embed: Callable[[list[str]], Sequence[Sequence[float]]],
+) -> tuple[list[list[float]], int]:
+    """A unit vector per triple, then per sentence, for ``index_table``: the ``stored`` one (an
+    earlier ``index_table``) where the same unit with the same text was embedded by ``variant``,
+    else embedded now; and how many were embedded now."""
+    keys = [(TRIPLES, t.triple_id, triple_search_text(t)) for t in triples] + [
+        (SENTENCES, s.sentence_id, s.text) for s in sentences
+    ]
+    known = {}
+    if stored is not None:
+        for profile, unit_id, text, unit_variant, vector in zip(
+            *(
+                stored.column(name).to_pylist()
+                for name in ("profile", "chunk_id", "text", "variant", "vector")
+            ),
+            strict=True,
+        ):
+            if unit_variant == variant:
+                known[(profile, unit_id, text)] = vector
+    texts = embedding_texts(triples, sentences)
+    new = [n for n, key in enumerate(keys) if key not in known]
+    fresh = normalize_rows(embed([texts[n] for n in new])) if new else []
+    found = dict(zip(new, fresh, strict=True))
+    return [list(found[n]) if n in found else known[key] for n, key in enumerate(keys)], len(new)
 
 
 def open_units(

@@ -123,6 +123,9 @@ def answer_questions(
                 jobs.setdefault((question.question_id, _scope(target, doc_id, scope)), question)
     keys = list(jobs)
     texts = [jobs[key].question for key in keys]
+    if late_interaction is None and reranker == "late-interaction":
+        # One for all the questions: they rerank the same papers' chunks, whose token vectors it keeps.
+        late_interaction = LateInteraction()
     vectors = retriever.embed(texts) if keys and mode != "lexical" else [None] * len(keys)
     passages: list[list[Hit]] = []
     for key, text, vector in zip(keys, texts, vectors, strict=True):

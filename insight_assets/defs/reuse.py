@@ -1,0 +1,258 @@
+"""Reruns that do no work: a step whose inputs are those of its last complete build returns that
+build's report instead of building again.
+
+A step's inputs (``StepInputs``) are its code version, its config, the settings of the models it
+uses (each resource's ``identity()``) and the data version of every asset upstream of it: all its
+ancestors, not only its parents, since a step may read a grandparent's table. Every build records a
+data version (its content's where the asset gives one, else one of its own: ``data_version``), so a
+change anywhere upstream reaches every step below it, and a rebuilt step whose content came out the
+same stops it.
+
+The warehouse keeps the inputs and the report beside each build's note (``asset_builds``), in the
+store that holds the rows they describe: a new warehouse reuses nothing. Not reused: a build that
+left work undone (a failed model call or embedding batch, a budget stop: the next run retries it),
+and one whose files (the paths in its metadata) or other outputs (``outputs_present``) are gone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+# Metadata that counts what a build did (model calls, files parsed, texts embedded, seconds) rather
+# than what it made: a reused build does none of it, so a reuse reports these as 0.
+_WORK_COUNTS = frozenset(
+    {
+        "documents_parsed",
+        "documents_reused",
+        "chunks_embedded",
+        "chunks_reused",
+        "chunks_pooled",
+        "texts_embedded",
+        "texts_reused",
+        "words_embedded",
+        "words_per_second",
+        "rechunked",
+    }
+)
+# Metadata every model-calling step reports (``model_calls.llm_metadata``): work left undone that
+# the next run must try again.
+_UNDONE_COUNTS = {
+    "llm_failed_items": "model call(s) failed",
+    "llm_budget_refusals": "call(s) refused by the budget",
+}
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclasses.dataclass(frozen=True)
+class StepInputs:
+    """What one step of one collection reads: the parts its result is a function of."""
+
+    code_version: str
+    config: str  # digest of the step's config, defaults included
+    models: str  # digest of the identities of the resources it uses
+    upstream: Mapping[str, str | None]  # every ancestor asset -> its data version
+
+    @property
+    def key(self) -> str:
+        return _digest(dataclasses.asdict(self))
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> StepInputs:
+        return cls(**json.loads(text))
+
+    def changes_since(self, earlier: StepInputs) -> list[str]:
+        """What differs from ``earlier``, in words."""
+        changes = []
+        if self.code_version != earlier.code_version:
+            changes.append(f"code version {earlier.code_version} -> {self.code_version}")
+        if self.config != earlier.config:
+            changes.append("config changed")
+        if self.models != earlier.models:
+            changes.append("model or embedder settings changed")
+        moved = sorted(
+            name
+            for name in {*self.upstream, *earlier.upstream}
+            if self.upstream.get(name) != earlier.upstream.get(name)
+        )
+        if moved:
+            changes.append(f"upstream changed: {', '.join(moved)}")
+        return changes
+
+
+@functools.cache
+def _catalog_dependencies() -> dict[str, frozenset[str]]:
+    """Each asset of the code location -> the assets it depends on."""
+    from insight_assets.defs.catalog import ALL_ASSETS  # the catalog imports every asset module
+
+    return {
+        key.to_user_string(): frozenset(dep.to_user_string() for dep in asset.asset_deps.get(key, ()))
+        for asset in ALL_ASSETS
+        for key in asset.keys
+    }
+
+
+def built_by_steps(asset: str) -> bool:
+    """Whether ``asset`` is one the steps build (not a source such as the collections' folders)."""
+    return asset in _catalog_dependencies()
+
+
+def ancestors(asset: str, parents: frozenset[str]) -> list[str]:
+    """Every asset upstream of ``asset`` (whose own dependencies are ``parents``), sorted. An asset
+    outside the code location (a test's own) has its parents followed where the catalog knows them."""
+    graph = _catalog_dependencies()
+    found: set[str] = set()
+    stack = list(parents)
+    while stack:
+        name = stack.pop()
+        if name not in found:
+            found.add(name)
+            stack.extend(graph.get(name, ()))
+    return sorted(found)
+
+
+def step_inputs(context: dg.AssetExecutionContext, builds: Mapping[str, Mapping]) -> StepInputs:
+    """The inputs of ``context``'s step for the collection whose build notes are ``builds``."""
+    key = context.asset_key
+    parents = frozenset(dep.to_user_string() for dep in context.assets_def.asset_deps.get(key, ()))
+    identities = {
+        name: getattr(context.resources, name).identity()
+        for name in sorted(context.assets_def.required_resource_keys)
+        if hasattr(getattr(context.resources, name, None), "identity")
+    }
+    return StepInputs(
+        code_version=str(context.assets_def.code_versions_by_key.get(key)),
+        config=_digest(context.op_execution_context.op_config),
+        models=_digest(identities),
+        upstream={
+            name: builds.get(name, {}).get("data_version")
+            for name in ancestors(key.to_user_string(), parents)
+        },
+    )
+
+
+# -- reports ------------------------------------------------------------------------------------
+
+
+def undone_work(metadata: Mapping[str, Any]) -> str | None:
+    """Why a build's result is not final (model calls that failed, a budget stop), from its metadata."""
+    found = [
+        f"{metadata[name]} {words}"
+        for name, words in _UNDONE_COUNTS.items()
+        if isinstance(metadata.get(name), int) and metadata[name] > 0
+    ]
+    return "; ".join(found) or None
+
+
+def without_work(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A build's metadata as a reuse of it reports it: what the build made as it was, what it did
+    (``_WORK_COUNTS``, model calls and tokens, seconds) as 0."""
+    reported = {}
+    for key, value in metadata.items():
+        number = value.value if isinstance(value, dg.FloatMetadataValue | dg.IntMetadataValue) else value
+        is_work = key in _WORK_COUNTS or key.startswith("llm_") or key.endswith("_seconds")
+        reported[key] = type(number)(0) if is_work and isinstance(number, int | float) else value
+    return reported
+
+
+def data_version(content: str | None, inputs: StepInputs, run_id: str, incomplete: str | None) -> str:
+    """The data version a build records, which the steps below it compare: its content's (the
+    asset's own) when it has one and the build left nothing undone; else one of this build's own,
+    so that a rebuild (after failed calls, deleted files, a build cut short) reaches them."""
+    if content and not incomplete:
+        return content
+    return _digest([content, inputs.key, run_id])
+
+
+def encode_report(
+    metadata: Mapping[str, Any], checks: list[dg.AssetCheckResult], data_version: str | None
+) -> str:
+    """A build's report as text for the warehouse (Dagster's own serialisation of metadata values)."""
+    return dg.serialize_value(
+        {
+            "metadata": dict(metadata),
+            "checks": [
+                {
+                    "check_name": check.check_name,
+                    "passed": check.passed,
+                    "severity": check.severity.value,
+                    "description": check.description,
+                    "metadata": dict(check.metadata or {}),
+                }
+                for check in checks
+            ],
+            "data_version": data_version,
+        }
+    )
+
+
+def decode_report(text: str) -> tuple[dict[str, Any], list[dg.AssetCheckResult], str | None]:
+    """(metadata, checks, data version) of an encoded report."""
+    stored = dg.deserialize_value(text)
+    checks = [
+        dg.AssetCheckResult(
+            check_name=check["check_name"],
+            passed=check["passed"],
+            severity=dg.AssetCheckSeverity(check["severity"]),
+            description=check["description"],
+            metadata=check["metadata"],
+        )
+        for check in stored["checks"]
+    ]
+    return dict(stored["metadata"]), checks, stored["data_version"]
+
+
+def missing_files(metadata: Mapping[str, Any]) -> list[str]:
+    """The files and folders a report points to (its path metadata) that no longer exist."""
+    paths = [value.path for value in metadata.values() if isinstance(value, dg.PathMetadataValue)]
+    return [path for path in paths if not Path(path).exists()]
+
+
+@dataclasses.dataclass(frozen=True)
+class Reuse:
+    """The decision for one step: the stored report to return, or why it is built."""
+
+    report: str | None
+    why: str
+
+
+def decide(
+    note: Mapping | None,
+    inputs: StepInputs,
+    load_report: Callable[[], str | None],
+    outputs_present: Callable[[], bool] | None,
+) -> Reuse:
+    """Reuse the build noted in ``note`` (a row of ``Warehouse.builds``) when it read ``inputs``,
+    finished its work and its outputs are all there; else say why the step builds."""
+    if note is None:
+        return Reuse(None, "first build")
+    if not note.get("inputs") or not note.get("reported"):
+        return Reuse(None, "the last build did not finish, or kept no report")
+    if note.get("incomplete"):
+        return Reuse(None, f"the last build left work undone ({note['incomplete']})")
+    changes = inputs.changes_since(StepInputs.from_json(note["inputs"]))
+    if changes:
+        return Reuse(None, "; ".join(changes))
+    report = load_report()
+    if report is None:
+        return Reuse(None, "the last build kept no report")
+    gone = missing_files(decode_report(report)[0])
+    if gone:
+        return Reuse(None, f"its files are gone ({', '.join(gone)})")
+    if outputs_present is not None and not outputs_present():
+        return Reuse(None, "its outputs outside the warehouse are gone")
+    return Reuse(report, f"reused: nothing it reads changed since run {str(note['run_id'])[:8]}")
