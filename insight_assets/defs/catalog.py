@@ -15,6 +15,7 @@ import importlib
 import dagster as dg
 
 from insight_assets.defs.folders import domain_modules, domains
+from insight_assets.defs.sources import COLLECTION_FILES
 
 __all__ = ["ALL_ASSETS", "INGESTION_ASSETS", "domain_assets", "domain_modules", "domains"]
 
@@ -25,7 +26,13 @@ def domain_assets(*names: str) -> list:
     folders = [importlib.import_module(f"insight_assets.defs.{name}") for name in names or domains()]
     found = (asset for folder in folders for asset in dg.load_assets_from_package_module(folder))
     # Dagster hands out a fresh definition per load, so "the same" is the same keys.
-    return list({(frozenset(asset.keys), frozenset(asset.check_keys)): asset for asset in found}.values())
+    unique = {(frozenset(asset.keys), frozenset(asset.check_keys)): asset for asset in found}.values()
+    # Every asset of a collection is made from its folder, and Dagster judges an asset stale by its
+    # direct inputs only: each depends on the folder's source asset, so that a folder observed with
+    # new content shows all of them stale, not only the first.
+    return dg.map_asset_specs(
+        lambda spec: spec.merge_attributes(deps=[COLLECTION_FILES]), list(unique)
+    )
 
 
 ALL_ASSETS = domain_assets()

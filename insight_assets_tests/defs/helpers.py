@@ -21,7 +21,8 @@ __all__ = [
 ]
 
 # Op config for tests of other parts than Insight-RAG's parametric retriever that build it anyway:
-# one short epoch of training, and Table 3 without the models (their own tests train for real).
+# one short epoch of training where it trains (a GPU; on a CPU it records why it did not), and
+# Table 3 without the models (their own tests train for real).
 BRIEF_TRAINING = {
     "insight_retriever": {"config": {"epochs": 1, "max_epoch_tokens": 300, "probes": 0}},
     "insight_retriever_accuracy": {"config": {"modes": ["index", "sentences"]}},

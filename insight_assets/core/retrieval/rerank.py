@@ -79,10 +79,13 @@ class LateInteraction:
 
     Token vectors of candidate texts are kept (float16, up to ``cache_size`` texts, least recently
     used dropped first), so the many queries of one collection do not run the same chunks through
-    the model again.
+    the model again. The cache is the process's, shared by every instance of the same precision and
+    cache size: a build's steps (XSum's answers, its pipeline baselines, the collection's page)
+    rerank the same chunks one after another.
     """
 
     variant = "maxsim:all-MiniLM-L6-v2"
+    _caches: dict[tuple[str, int], OrderedDict[str, np.ndarray]] = {}
 
     def __init__(self, *, batch_size: int = 16, cache_size: int = 2000, precision: str = "auto"):
         from ..embedding import LocalEmbedder
@@ -90,7 +93,7 @@ class LateInteraction:
         self._embedder = LocalEmbedder(batch_size=batch_size, precision=precision)
         self.batch_size = batch_size
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache = self._caches.setdefault((precision, cache_size), OrderedDict())
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """Each text's MaxSim score for ``query``: in [-1, 1], higher is more relevant."""

@@ -26,12 +26,11 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.resources import StorageResource
-from insight_assets.defs.sources import COLLECTION_FILES
 
 PARTITIONED = asset_settings("ingestion")
 
 
-@dg.asset(kinds={"pdf", "duckdb"}, deps=[COLLECTION_FILES], code_version="2", **PARTITIONED)
+@dg.asset(kinds={"pdf", "duckdb"}, code_version="2", **PARTITIONED)
 def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """The PDFs of a collection: one row per file with its sha256, size and page count. It reads
     the folder, so every run scans it (nothing upstream tells what changed there); its data version
