@@ -238,6 +238,24 @@ def failure_reasons(result) -> list[str]:
     return reasons
 
 
+def reuse_summary(result) -> str:
+    """How many of a run's steps were built and how many reused an earlier build (nothing they read
+    had changed), and which were built."""
+    builds = {}
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_MATERIALIZATION":
+            materialization = event.event_specific_data.materialization
+            value = materialization.metadata.get("build")
+            builds[materialization.asset_key.to_user_string()] = value.value if value else ""
+    built = sorted(asset for asset, build in builds.items() if not build.startswith("reused"))
+    if len(built) == len(builds):
+        return f"{len(built)} step(s) built"
+    named = f" ({', '.join(built)})" if len(built) <= 8 else ""
+    return (
+        f"{len(built)} step(s) built{named}, {len(builds) - len(built)} reused: nothing they read had changed"
+    )
+
+
 def build(args: argparse.Namespace) -> int:
     """Register each collection as a partition and materialize all its assets."""
     collections, every = args.collection, args.all
@@ -292,6 +310,7 @@ def build(args: argparse.Namespace) -> int:
             result = run_on_cluster(dagster_instance, name, tags)
         else:
             result = run_job(job, dagster_instance, name, tags=tags)
+        print(f"  {reuse_summary(result)}", flush=True)
         if not result.success:
             failed.append(name)
             for reason in failure_reasons(result):

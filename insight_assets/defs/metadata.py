@@ -193,7 +193,7 @@ def materialize_each(
             report = reports[collection] = CollectionReport(
                 {**reuse.without_work(metadata), "build": decision.why}, checks, data_version
             )
-            context.log.info(f"{collection}: {asset} {decision.why}")
+            context.log.debug(f"{collection}: {asset} {decision.why}")
             continue
         if builds.get(asset, {}).get("inputs"):
             warehouse.forget_build_inputs(collection, asset)
