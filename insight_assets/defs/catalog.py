@@ -30,9 +30,7 @@ def domain_assets(*names: str) -> list:
     # Every asset of a collection is made from its folder, and Dagster judges an asset stale by its
     # direct inputs only: each depends on the folder's source asset, so that a folder observed with
     # new content shows all of them stale, not only the first.
-    return dg.map_asset_specs(
-        lambda spec: spec.merge_attributes(deps=[COLLECTION_FILES]), list(unique)
-    )
+    return dg.map_asset_specs(lambda spec: spec.merge_attributes(deps=[COLLECTION_FILES]), list(unique))
 
 
 ALL_ASSETS = domain_assets()

@@ -22,7 +22,7 @@ import contextlib
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -85,7 +85,7 @@ class LateInteraction:
     """
 
     variant = "maxsim:all-MiniLM-L6-v2"
-    _caches: dict[tuple[str, int], OrderedDict[str, np.ndarray]] = {}
+    _caches: ClassVar[dict[tuple[str, int], OrderedDict[str, np.ndarray]]] = {}
 
     def __init__(self, *, batch_size: int = 16, cache_size: int = 2000, precision: str = "auto"):
         from ..embedding import LocalEmbedder
