@@ -128,31 +128,31 @@ def test_a_hosted_rerun_of_an_unchanged_partition_makes_no_provider_call(
 ):
     server.responder = _compression_reply
     llm = hosted_llm(server, tmp_path, api_key=SECRET)
-    first = materialize_collection(
-        instance, ingested, hashing_embedder, "demo", llm=llm, assets=[curation_defs.compressed_documents]
-    )
+
+    def compress(run_config=None):
+        return materialize_collection(
+            instance,
+            ingested,
+            hashing_embedder,
+            "demo",
+            llm=llm,
+            assets=[curation_defs.compressed_documents],
+            run_config=run_config,
+        )
+
+    first = compress()
     assert metadata(first, "compressed_documents")["llm_provider_calls"] == 2
     assert len(server.requests) == 2
 
     # Nothing changed: the step reuses its build and asks nothing, not even the cache.
-    again = materialize_collection(
-        instance, ingested, hashing_embedder, "demo", llm=llm, assets=[curation_defs.compressed_documents]
-    )
+    again = compress()
     reported = metadata(again, "compressed_documents")
     assert len(server.requests) == 2 and reported["build"].startswith("reused")
     assert reported["llm_calls"] == 0 and reported["llm_cost_usd"] == 0.0
     assert reported["dagster/row_count"] == metadata(first, "compressed_documents")["dagster/row_count"]
 
     # A config the prompts do not depend on runs the step again: every answer from the cache.
-    rerun = materialize_collection(
-        instance,
-        ingested,
-        hashing_embedder,
-        "demo",
-        llm=llm,
-        assets=[curation_defs.compressed_documents],
-        run_config={"ops": {"compressed_documents": {"config": {"max_concurrency": 1}}}},
-    )
+    rerun = compress({"ops": {"compressed_documents": {"config": {"max_concurrency": 1}}}})
     reported = metadata(rerun, "compressed_documents")
     assert len(server.requests) == 2 and reported["build"] == "built: config changed"
     assert reported["llm_provider_calls"] == 0 and reported["llm_cache_hits"] == 2
