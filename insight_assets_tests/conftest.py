@@ -86,3 +86,28 @@ def add_collection(storage: StorageResource, name: str, pdfs: list[Path]) -> Pat
     for pdf in pdfs:
         shutil.copyfile(pdf, folder / pdf.name)
     return folder
+
+
+# The markers of tests that need more than this process: the real model, servers, subprocess builds,
+# a browser. Every other test is marked `quick` (`./run test -m quick`).
+SLOW_MARKERS = ("local_model", "scale", "long", "browser")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the quick tests, and put the files of the slow ones first (the slowest kind first, each
+    file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
+    starts early instead of leaving one worker busy while the others are done."""
+
+    def rank(item: pytest.Item) -> int:
+        return next(
+            (n for n, name in enumerate(SLOW_MARKERS) if item.get_closest_marker(name)), len(SLOW_MARKERS)
+        )
+
+    by_file: dict[str, int] = {}
+    for item in items:
+        if rank(item) == len(SLOW_MARKERS):
+            item.add_marker(pytest.mark.quick)
+        by_file[item.nodeid.split("::")[0]] = min(by_file.get(item.nodeid.split("::")[0], 99), rank(item))
+    order = {id(item): position for position, item in enumerate(items)}
+    items.sort(key=lambda item: (by_file[item.nodeid.split("::")[0]], order[id(item)]))

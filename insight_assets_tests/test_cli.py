@@ -38,6 +38,36 @@ def run_cli(
     )
 
 
+def run_cli_in_terminal(project: Path, *args: str) -> tuple[int, str]:
+    """``insight-assets`` in a pseudo-terminal, as a person at a terminal runs it: its exit status
+    and everything it wrote to the terminal (escape sequences included)."""
+    import pty
+
+    env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "insight_assets.cli", *args],
+        cwd=project,
+        env=env,
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    written = []
+    while True:
+        try:
+            data = os.read(controller, 65536)
+        except OSError:  # the terminal closes (EIO) once the command has exited
+            break
+        if not data:
+            break
+        written.append(data)
+    os.close(controller)
+    return process.wait(timeout=600), b"".join(written).decode(errors="replace")
+
+
 @pytest.fixture
 def cli(monkeypatch, capsys):
     """``insight-assets`` run in this process (``cli.main``), as ``run_cli`` runs it in another: for
@@ -71,6 +101,12 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
     built = run_cli(tmp_path, "build", "--collection", "tiny")
     assert built.returncode == 0, built.stderr[-3000:]
     summary = built.stdout.splitlines()
+    # Piped, the build says each step as it ends, in plain lines, and Dagster's own log stays out.
+    steps = [text.split() for text in summary if text.startswith("  [")]
+    total = len(steps)
+    assert total > 20 and steps[0][:3] == [f"[1/{total}]", "source_documents", "built"]
+    assert [step[0] for step in steps] == [f"[{done}/{total}]" for done in range(1, total + 1)]
+    assert "\x1b[" not in built.stdout and "STEP_SUCCESS" not in built.stdout + built.stderr
     line = next(text for text in summary if text.startswith("tiny:"))
     assert "1 documents" in line and "section chunks" in line and "passage chunks" in line
     assert "http://127.0.0.1:3000" in built.stdout
@@ -79,6 +115,12 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
     # No library chatter: LanceDB's "No existing dataset ... it will be created", Dagster's beta notices.
     chatter = [text for text in built.stderr.splitlines() if "WARN" in text or "Warning" in text]
     assert chatter == []
+
+    # At a terminal the same build draws a live view: steps done of total, the running step.
+    code, shown = run_cli_in_terminal(tmp_path, "build", "--collection", "tiny")
+    assert code == 0, shown[-3000:]
+    assert "\x1b[" in shown and f"{total}/{total} steps" in shown and f"0/{total} steps" in shown
+    assert "source_documents" in shown and "reused" in shown and "[1/" not in shown
 
     listed = cli(tmp_path, "collections")
     assert listed.returncode == 0
@@ -300,7 +342,7 @@ def test_a_local_model_that_is_missing_or_not_a_gguf_is_refused_before_any_run(t
         assert "Building collection" not in refused.stdout and "Traceback" not in refused.stderr
 
 
-def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path, cli):
+def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):
     from insight_assets_tests import pdf_factory as make
 
     collections = tmp_path / "data" / "collections"
@@ -309,7 +351,7 @@ def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path, cli
     make.write_pdf(collections / "unusable" / "cipher.pdf", make.english_pages(3), remap=make.caesar)
     (collections / "unusable" / "notes.pdf").write_bytes(b"not a PDF\n")
 
-    built = cli(tmp_path, "build", "--collection", "empty", "--collection", "unusable")
+    built = run_cli(tmp_path, "build", "--collection", "empty", "--collection", "unusable")
     assert built.returncode == 1
     assert "Traceback" not in built.stderr and "Stack Trace" not in built.stderr
     assert "Not executing" not in built.stderr

@@ -95,10 +95,13 @@ def parse_sources(
     sources: Sequence[SourceFile],
     reusable: dict[str, ParseResult],
     parse: Callable[..., ParseResult] = parse_pdf,
+    on_parsed: Callable[[int, int], None] = lambda done, total: None,
 ) -> ParseOutcome:
-    """Parse each source whose ``doc_id`` is not in ``reusable``; reuse the others as they are."""
+    """Parse each source whose ``doc_id`` is not in ``reusable``; reuse the others as they are.
+    ``on_parsed(done, total)`` hears of each file parsed (of those to parse)."""
     started = time.perf_counter()
     outcome = ParseOutcome(results=[])
+    to_parse = sum(1 for source in sources if source.doc_id not in reusable)
     for source in sources:
         previous = reusable.get(source.doc_id)
         if previous is not None:
@@ -112,6 +115,7 @@ def parse_sources(
             outcome.results.append(parse(source.path, doc_id=source.doc_id))
             outcome.results[-1].file = source.file
             outcome.parsed += 1
+            on_parsed(outcome.parsed, to_parse)
     outcome.seconds = time.perf_counter() - started
     return outcome
 

@@ -22,7 +22,10 @@ from pathlib import Path
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+# The console logger of a run: Dagster's log lines only with --verbose (the progress view, the
+# summary and the failed steps' reasons say what a person needs; the UI keeps the whole log).
+VERBOSE_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 # Console-log records left out of the terminal: stack traces, and the steps skipped because an
 # earlier one failed. The failed step's own message is printed after the run instead.
 _UNSHOWN_RECORDS = ("Stack Trace:", ". Not executing.")
@@ -117,10 +120,21 @@ def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> i
 
     llm = environment_llm()
 
-    def open_client():
-        return llm.client(asset="ask", partition=asked.collection, run_id=None)
+    answers = []
+    with steps_view(f"asking {len(flows)} method(s)", len(flows), unit="answered", stream=sys.stderr) as view:
+        for flow in flows:
 
-    answers = [asking.ask(flow.method, flow.help, flow.answer, asked, open_client) for flow in flows]
+            def open_client(method=flow.method):
+                return llm.client(
+                    asset="ask",
+                    partition=asked.collection,
+                    run_id=None,
+                    progress=lambda calls: view.progressed(method, str(calls)),
+                )
+
+            view.started(flow.method)
+            answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client))
+            view.finished(flow.method, "answered" if answers[-1].ok else "could not answer")
     if as_json:
         print(json.dumps(asking.as_json(asked, answers), indent=2, ensure_ascii=False))
     else:
@@ -187,7 +201,7 @@ class _FailuresInBrief(io.TextIOBase):
         self.stream.flush()
 
 
-def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str]):
+def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, verbose: bool = False):
     """Run the build job for one collection with the deployment's executor (its steps on the Dask
     cluster): this process orchestrates, the workers load the code location and run the steps."""
     import dagster as dg
@@ -200,16 +214,25 @@ def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str]):
         dg.execute_job(
             dg.reconstructable(build_collection_job),
             dagster_instance,
-            run_config=QUIET_RUN_CONFIG,
+            run_config=VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG,
             tags={"dagster/partition": collection, **process_tags(), **tags},
         ) as result,
     ):
         return result
 
 
-def run_job(job, dagster_instance, collection: str, asset_selection=None, tags: dict[str, str] | None = None):
+def run_job(
+    job,
+    dagster_instance,
+    collection: str,
+    asset_selection=None,
+    tags: dict[str, str] | None = None,
+    *,
+    verbose: bool = False,
+):
     """Run ``job`` (or its ``asset_selection``) for one collection in this process, recorded in
-    the instance like any run, its console log without stack traces; never raises for a failed step."""
+    the instance like any run; its console log (with ``verbose``) without stack traces; never raises
+    for a failed step."""
     from insight_assets.defs.in_process import process_tags
 
     with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
@@ -218,9 +241,31 @@ def run_job(job, dagster_instance, collection: str, asset_selection=None, tags: 
             partition_key=collection,
             asset_selection=asset_selection,
             raise_on_error=False,
-            run_config=QUIET_RUN_CONFIG,
+            run_config=VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG,
             tags={**process_tags(), **(tags or {})},
         )
+
+
+def _live(stream, verbose: bool = False) -> bool:
+    """A live view where a person watches a terminal; plain lines in CI, pipes and files."""
+    return stream.isatty() and not verbose and os.environ.get("TERM") != "dumb"
+
+
+def steps_view(label: str, total: int = 0, *, unit: str, stream):
+    """The progress of a loop of this process (an estimate's steps, ``ask``'s methods) on
+    ``stream`` (standard error: standard output holds the command's result): live on a terminal,
+    plain lines elsewhere."""
+    from insight_assets.defs.progress import StepsView
+
+    return StepsView(label, total, stream=stream, live=_live(stream), unit=unit)
+
+
+def build_view(dagster_instance, label: str, steps: int, verbose: bool):
+    """The progress of a run on screen: live on a terminal (unless ``verbose``: then Dagster's own
+    log lines are shown, with plain progress lines between them), plain lines elsewhere."""
+    from insight_assets.defs.progress import BuildView
+
+    return BuildView(dagster_instance, label, steps, stream=sys.stdout, live=_live(sys.stdout, verbose))
 
 
 def failure_reasons(result) -> list[str]:
@@ -306,10 +351,12 @@ def build(args: argparse.Namespace) -> int:
         folder = available[name]
         dagster_instance.report_runless_asset_event(folder_observation(name, folder_signature(folder)))
         tags = {BUILD_SIGNATURE_TAG: build_signature(folder, environment_llm(), embedder_resource())}
-        if deployment.dask_scheduler:
-            result = run_on_cluster(dagster_instance, name, tags)
-        else:
-            result = run_job(job, dagster_instance, name, tags=tags)
+        with build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
+            tags |= view.tags
+            if deployment.dask_scheduler:
+                result = run_on_cluster(dagster_instance, name, tags, verbose=args.verbose)
+            else:
+                result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
         print(f"  {reuse_summary(result)}", flush=True)
         if not result.success:
             failed.append(name)
@@ -426,7 +473,8 @@ def estimate(args: argparse.Namespace) -> int:
         return 1
     llm = LLMResource(provider=args.provider, model=args.model, base_url=args.base_url)
     try:
-        estimates = estimate_collection(storage, llm, embedder_resource(), collection)
+        with steps_view(f"pricing {collection}", unit="steps priced", stream=sys.stderr) as view:
+            estimates = estimate_collection(storage, llm, embedder_resource(), collection, view)
     except ConfigurationError as error:
         print(f"Cannot estimate: {error}", file=sys.stderr)
         return 2
@@ -448,6 +496,9 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
         "--collection", "-c", action="append", default=[], help="collection (folder) name; repeatable"
     )
     parser.add_argument("--all", action="store_true", help="every folder under the collections root")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="show Dagster's log lines instead of the live view"
+    )
 
 
 def _estimate_arguments(parser: argparse.ArgumentParser) -> None:

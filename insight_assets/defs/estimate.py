@@ -18,6 +18,7 @@ from insight_assets.core.markdown import markdown_table
 from insight_assets.defs.catalog import domain_assets, domain_modules
 from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_partitions
+from insight_assets.defs.progress import StepsView
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 ESTIMATE_COLUMNS = [
@@ -69,14 +70,19 @@ def estimate_steps() -> list[EstimateStep]:
 
 
 def estimate_collection(
-    storage: StorageResource, llm: LLMResource, embedder: EmbedderResource, collection: str
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+    collection: str,
+    view: StepsView | None = None,
 ) -> list[DryRunEstimate]:
     """What building ``collection``'s model-calling assets would cost with their default config
     (one judge, the configured model).
 
     Needs the collection's parsed documents in the warehouse. A step whose inputs come from a build
     (chunk vectors, a theme graph, indexed triples, embedded summaries) is priced once the
-    collection has them and skipped before; its own ``estimate.py`` says which.
+    collection has them and skipped before; its own ``estimate.py`` says which. ``view`` shows each
+    step as it is priced.
     """
     steps = estimate_steps()
     configs = [step.config() for step in steps]
@@ -87,8 +93,14 @@ def estimate_collection(
         estimate_only=True,
     )
     run = DryRun(client, storage, embedder, collection)
+    if view is not None:
+        view.total = len(steps)
     for step, config in zip(steps, configs, strict=True):
+        if view is not None:
+            view.started(step.asset)
         step.run(config, run)
+        if view is not None:
+            view.finished(step.asset, "priced")
     return client.estimates()
 
 

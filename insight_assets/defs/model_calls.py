@@ -14,6 +14,7 @@ import dagster as dg
 from pydantic import Field
 
 from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClient, LLMError, Task, TaskParams
+from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import LLMResource, ModelChoice
 
 # A smoke run's answer length (see ``defs/runs.py``): a slow model writes 200 tokens at most.
@@ -93,6 +94,7 @@ def model_client(
             max_concurrency=config.max_concurrency,
             logger=context.log,
             model_choice=model_choice,
+            progress=StepProgress.of(context).calls,
         )
     except ConfigurationError as error:
         raise dg.Failure(description=f"The llm resource is misconfigured: {error}") from error

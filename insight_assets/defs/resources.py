@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -19,6 +19,7 @@ from insight_assets.core.llm import (
     Budget,
     CallContext,
     CallLedger,
+    CallProgress,
     ConfigurationError,
     LLMClient,
     LLMSettings,
@@ -250,9 +251,11 @@ class LLMResource(dg.ConfigurableResource):
         max_concurrency: int | None = None,
         logger: logging.Logger | logging.LoggerAdapter | None = None,
         model_choice: ModelChoice | None = None,
+        progress: Callable[[CallProgress], None] | None = None,
     ) -> LLMClient:
         """A client for one asset's work on one partition, its calls recorded under that name.
-        ``model_choice`` swaps the provider or model (a second judge, say)."""
+        ``model_choice`` swaps the provider or model (a second judge, say); ``progress`` hears of
+        each call answered."""
         settings = self.settings(task_overrides)
         if model_choice is not None:
             settings = model_choice.apply(settings)
@@ -270,4 +273,5 @@ class LLMResource(dg.ConfigurableResource):
             budget=budget,
             context=CallContext(asset=asset, partition=partition, run_id=run_id),
             logger=logger,
+            progress=progress,
         )

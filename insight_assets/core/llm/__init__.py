@@ -59,7 +59,7 @@ from .errors import (
     TaskInputError,
     UnknownModelError,
 )
-from .ledger import CallLedger, LedgerRow, RunSummary
+from .ledger import CallLedger, CallProgress, LedgerRow, RunSummary
 from .passage_answers import SUMMARIZE_PASSAGES, Passage, PassageSummary
 from .pricing import PRICES, Price, estimate_cost, price_for
 from .providers import OFFLINE_LABEL
@@ -80,6 +80,7 @@ __all__ = [
     "BudgetExceeded",
     "CallContext",
     "CallLedger",
+    "CallProgress",
     "ConfigurationError",
     "DryRunEstimate",
     "InvalidOutputError",

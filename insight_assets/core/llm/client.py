@@ -31,7 +31,7 @@ from .dry_run import EstimateTally
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
 from .estimating import EstimatingClient
 from .jsonout import OutputProblem, parse_output, parse_text_output
-from .ledger import CallLedger, LedgerRow
+from .ledger import CallLedger, CallProgress, LedgerRow
 from .pricing import context_window, estimate_cost
 from .providers import OFFLINE_LABEL, ChatProvider, Completion, Message, OfflineProvider, make_chat_provider
 from .recording import RecordingClient
@@ -70,6 +70,8 @@ class LLMClient(EstimatingClient, RecordingClient):
     the prompt the configured provider would read (cached prompts are free), then returns the
     task's offline answer so that the next step has realistic inputs to price. Nothing is sent,
     no key is needed and nothing is written to the ledger; ``estimates()`` holds the tally.
+
+    ``progress`` hears after each item how far the client's work has come (``CallProgress``).
     """
 
     def __init__(
@@ -85,6 +87,7 @@ class LLMClient(EstimatingClient, RecordingClient):
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         estimate_only: bool = False,
+        progress: Callable[[CallProgress], None] | None = None,
     ):
         self.settings = settings
         self.estimate_only = estimate_only
@@ -119,6 +122,8 @@ class LLMClient(EstimatingClient, RecordingClient):
         self._failed_items = 0
         self._trimmed_items = 0
         self._estimates: dict[str, tuple[Task[Any], EstimateTally]] = {}
+        self._progress = progress
+        self._planned = self._done = 0
 
     # -- public API -------------------------------------------------------------------------
 
@@ -143,7 +148,12 @@ class LLMClient(EstimatingClient, RecordingClient):
     def run(self, task: Task[T], /, **inputs: Any) -> T:
         """The validated output of ``task`` on ``inputs``; raises an ``LLMError`` when there is
         none (``BudgetExceeded``, ``ProviderError`` subclasses, ``InvalidOutputError``...)."""
+        self._plan(1)
         return self._counted_run(task, inputs).value
+
+    def _plan(self, items: int) -> None:
+        with self._lock:
+            self._planned += items
 
     def _counted_run(self, task: Task[T], inputs: Mapping[str, Any]) -> Answer[T]:
         try:
@@ -154,6 +164,21 @@ class LLMClient(EstimatingClient, RecordingClient):
             with self._lock:
                 self._failed_items += 1
             raise
+        finally:
+            self._report_progress()
+
+    def _report_progress(self) -> None:
+        if self._progress is None or self.estimate_only:
+            return
+        with self._lock:
+            self._done += 1
+            done, planned = self._done, self._planned
+        summary = self.summary()
+        self._progress(
+            CallProgress(
+                done, max(done, planned), summary.input_tokens, summary.output_tokens, summary.cost_usd
+            )
+        )
 
     def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> Answer[T]:
         full_inputs = task.complete_inputs(inputs)
@@ -265,6 +290,7 @@ class LLMClient(EstimatingClient, RecordingClient):
             # One model in this process answers one call at a time: more threads would only queue
             # on its lock (and their waits would count as the calls' latency).
             limit = 1
+        self._plan(len(inputs))
         stop = threading.Event()
         budget_errors: list[BudgetExceeded] = []
         fatal_errors: list[LLMError] = []

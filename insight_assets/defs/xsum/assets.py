@@ -132,6 +132,11 @@ class XSumAnswersConfig(ModelCallConfig):
     reranker: str = Field(default="late-interaction", description=f"One of {', '.join(RERANKERS)}.")
     refine: bool = Field(default=False, description="The public code's second pass over the same context.")
     max_target_papers: int = Field(default=xsum.MAX_TARGET_PAPERS, description="Papers per target, at most.")
+    max_targets: int | None = Field(
+        default=None,
+        ge=1,
+        description="Targets summarised, at most, in the order they are found; unset: every target.",
+    )
     min_cited_for_evaluation: int = Field(
         default=xsum.MIN_CITED_FOR_EVALUATION,
         description="Collection papers a related-work section must cite to make an evaluation target.",
@@ -198,6 +203,7 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         raise nothing_to_do(
             collection, "no summary target: no theme cluster, user target or evaluation target has papers."
         )
+    targets = targets[: config.max_targets]
     questions = [
         xsum.XSumQuestion(row["question_id"], row["doc_id"], row["position"], row["question"])
         for row in warehouse.rows(
@@ -298,7 +304,7 @@ def _answer_tables(collection, targets, problems, answers, writer) -> dict[str, 
 # Op config for a smoke run with a slow model (see ``defs/runs.py``): one question per paper, few passages; the baselines stay, as XSum itself writes nothing when every answer abstains.
 SMOKE_SETTINGS = {
     "xsum_questions": {"questions_per_paper": 1, **SMOKE_ANSWERS},
-    "xsum_answers": {"candidates": 10, "top_n": 3, **SMOKE_ANSWERS},
+    "xsum_answers": {"candidates": 10, "top_n": 3, "max_targets": 1, **SMOKE_ANSWERS},
     "xsum_summaries": {"plain_rag_k": 3, "pipeline_1_top_n": 3, "pipeline_2_candidates": 10, **SMOKE_ANSWERS},
     "xsum_scores": SMOKE_ANSWERS,
 }

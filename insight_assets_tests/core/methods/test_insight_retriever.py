@@ -23,7 +23,7 @@ FACTS = [
 TRIPLES = [
     Triple(s, r, o, r, "doc", "chunk", f"{s.capitalize()} {r} {o} in our experiments.") for s, r, o in FACTS
 ]
-SETTINGS = cpt.CPTSettings(epochs=10, learning_rate=3e-3, batch_size=8, max_epoch_tokens=None, probes=5)
+SETTINGS = cpt.CPTSettings(epochs=5, learning_rate=3e-3, batch_size=8, max_epoch_tokens=None, probes=5)
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from typing import Any
 
 from ...cores import available_cores
 from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
+from ..gguf import INSTALL_LOCAL
 from ..settings import DEFAULT_LOCAL_CONTEXT_TOKENS, LOCAL, ModelParams
 from .base import Completion, Message, choice_reply
 from .schema_bounds import decoding_schema
@@ -178,7 +179,7 @@ def _open(path: Path, context_tokens: int, threads: int) -> Any:
         from llama_cpp import Llama
     except ImportError:
         raise ConfigurationError(
-            "provider 'local' needs llama-cpp-python: reinstall insight_assets (./run does it)"
+            f"provider 'local' needs llama.cpp, which is not installed: {INSTALL_LOCAL}"
         ) from None
     failure: str | None = None
     try:

@@ -3,9 +3,11 @@ SmolLM2-135M GGUF by default, or any Hugging Face model directory or GGUF file),
 LoRA adapter, completing fragments greedily: once (one insight), or from each of the most likely
 first tokens (several).
 
-A GGUF file is dequantised to float32 on load (the bundled one: 134.5 M parameters, ~15 s on 2 CPU
-cores); a loaded base model is kept for the process, since training, the accuracy table and the
-answers each read it. A CUDA device is used when there is one.
+A GGUF file is dequantised to float32 by transformers (the bundled one: 134.5 M parameters, about
+40 s on 2 CPU cores), once per machine: the result is saved as a Hugging Face model directory under
+``model_cache_dir()`` and read from there afterwards (about 1 s). A loaded base model is kept for the
+process, since training, the accuracy table and the answers each read it. A CUDA device is used when
+there is one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import contextlib
 import copy
 import functools
 import io
+import os
+import shutil
+import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -90,24 +95,77 @@ def device_name() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def model_cache_dir() -> Path:
+    """Where dequantised GGUF base models are kept: ``INSIGHT_ASSETS_MODEL_CACHE``, else
+    ``$XDG_CACHE_HOME/insight_assets/base_models`` (``~/.cache/...``)."""
+    chosen = os.environ.get("INSIGHT_ASSETS_MODEL_CACHE")
+    if chosen:
+        return Path(chosen).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "insight_assets" / "base_models"
+
+
+def _dequantised_copy(source: BaseModelSource) -> Path:
+    """The Hugging Face directory a GGUF base model is saved to once dequantised: keyed like the
+    adapters by its name and size, and by the transformers version that wrote it."""
+    import transformers
+
+    return model_cache_dir() / f"{source.label}-{source.size_bytes}-transformers-{transformers.__version__}"
+
+
+def _read(folder: Path, gguf_file: str | None, label: str):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    extra = {"gguf_file": gguf_file} if gguf_file else {}
+    try:
+        with quiet():
+            tokenizer = AutoTokenizer.from_pretrained(str(folder), **extra)
+            model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **extra)
+    except (OSError, ValueError, RuntimeError, KeyError) as error:
+        raise ConfigurationError(
+            f"base model {label!r} could not be read by transformers ({error}); the GGUF "
+            "architectures it reads are llama, mistral, qwen2, gemma and a few more"
+        ) from None
+    return model, tokenizer
+
+
+def _save(model, tokenizer, destination: Path) -> None:
+    """Save into a temporary folder beside ``destination``, then rename it there: a reader never
+    sees half a model, and of two processes saving at once one wins. A cache that cannot be written
+    (a read-only home) only costs the next process the dequantisation again."""
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=".saving-", dir=destination.parent))
+        # transformers marks a model read from a GGUF as quantised and refuses to save it, though
+        # its weights are plain float32 by then: the mark goes, and the copy is an ordinary model.
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        with quiet():
+            model.save_pretrained(partial)
+            tokenizer.save_pretrained(partial)
+        partial.rename(destination)
+    except OSError:
+        if "partial" in locals():
+            shutil.rmtree(partial, ignore_errors=True)
+
+
 @functools.lru_cache(maxsize=1)
 def _load(source: BaseModelSource):
-    import torch
     import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-    extra = {"gguf_file": source.gguf_file} if source.gguf_file else {}
-    try:
-        with quiet():
-            tokenizer = AutoTokenizer.from_pretrained(str(source.folder), **extra)
-            model = AutoModelForCausalLM.from_pretrained(str(source.folder), dtype=torch.float32, **extra)
-    except (OSError, ValueError, RuntimeError, KeyError) as error:
-        raise ConfigurationError(
-            f"base model {source.label!r} could not be read by transformers ({error}); the GGUF "
-            "architectures it reads are llama, mistral, qwen2, gemma and a few more"
-        ) from None
+    if source.gguf_file is None:
+        model, tokenizer = _read(source.folder, None, source.label)
+    else:
+        saved = _dequantised_copy(source)
+        if (saved / "config.json").is_file():
+            model, tokenizer = _read(saved, None, source.label)
+        else:
+            model, tokenizer = _read(source.folder, source.gguf_file, source.label)
+            _save(model, tokenizer, saved)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"  # generation continues each fragment from its last token

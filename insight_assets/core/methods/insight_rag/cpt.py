@@ -211,17 +211,19 @@ def train_adapter(
     destination: Path,
     asked: Sequence[Probe] = (),
     log: Callable[[str], None] = lambda _: None,
+    on_batch: Callable[[int, int, int], None] = lambda done, total, epoch: None,
 ) -> Training:
     """LoRA on ``texts`` (each one training sequence, ended by the end-of-text token), saved in
     ``destination`` with its record; probes asked before training and after each epoch. Written
-    to a temporary folder first: a failed or diverged training leaves nothing at ``destination``."""
+    to a temporary folder first: a failed or diverged training leaves nothing at ``destination``.
+    ``on_batch(done, total, epoch)`` hears of each optimiser step of all the epochs'."""
     if not texts:
         raise ValueError("nothing to train on")
     with no_library_notices():
-        return _train(texts, settings, source, destination, asked, log)
+        return _train(texts, settings, source, destination, asked, log, on_batch)
 
 
-def _train(texts, settings, source, destination, asked, log) -> Training:
+def _train(texts, settings, source, destination, asked, log, on_batch) -> Training:
     import torch
     from peft import LoraConfig, get_peft_model
 
@@ -269,6 +271,7 @@ def _train(texts, settings, source, destination, asked, log) -> Training:
             optimiser.zero_grad()
             count = int(mask.sum())
             total, tokens = total + loss.item() * count, tokens + count
+            on_batch(step, settings.epochs * len(batches), epoch)
         seen += tokens
         losses.append(round(total / tokens, 4))
         if asked:

@@ -1,0 +1,249 @@
+"""Progress on screen: what a long step says while it works, and the live view of a build.
+
+A step reports its own progress (papers parsed, model calls done of planned, training epochs) as
+log messages that start with ``progress:`` (``StepProgress``), at most one every few seconds: they
+are part of the run's log in the UI too. ``BuildView`` follows a run through the instance's event
+log from a thread beside it, so it works the same for a run in this process and for steps on a
+cluster: on a terminal it draws a live view with rich (steps done of total, the running step, the
+elapsed time, the step's latest progress); elsewhere (CI, a pipe) it prints plain lines.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+PROGRESS_PREFIX = "progress: "
+# A step's progress messages, at most one this often (and its last one always).
+REPORT_EVERY_S = 2.0
+# Off a terminal, a running step's progress is printed at most this often.
+PLAIN_PROGRESS_EVERY_S = 30.0
+POLL_S = 0.5
+
+
+def eta_text(done: int, total: int, elapsed_s: float) -> str:
+    """``"about 3 min left"`` from the pace so far ("" before the first unit is done)."""
+    if done <= 0 or total <= done:
+        return ""
+    left = elapsed_s / done * (total - done)
+    if left < 1:
+        return ""
+    return f"about {left / 60:.0f} min left" if left >= 90 else f"about {left:.0f} s left"
+
+
+class StepProgress:
+    """What a step says about its own progress: ``report("12 of 40 papers parsed")`` writes a log
+    message ``progress: ...`` unless one was written less than ``REPORT_EVERY_S`` ago (``final``
+    messages always are). Safe to call from several threads."""
+
+    def __init__(self, log: Callable[[str], None], *, clock: Callable[[], float] = time.monotonic):
+        self._log = log
+        self._clock = clock
+        self._last = float("-inf")
+        self._started = clock()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, context) -> StepProgress:
+        """The progress of a Dagster step: its messages go to the step's log."""
+        return cls(context.log.info)
+
+    def report(self, text: str, *, final: bool = False) -> None:
+        with self._lock:
+            now = self._clock()
+            if not final and now - self._last < REPORT_EVERY_S:
+                return
+            self._last = now
+        self._log(PROGRESS_PREFIX + text)
+
+    def count(self, done: int, total: int, what: str, detail: str = "") -> None:
+        """``"done of total what, detail"``, with the time left at the pace so far."""
+        eta = eta_text(done, total, self._clock() - self._started)
+        parts = [f"{done} of {total} {what}", detail, eta]
+        self.report(", ".join(part for part in parts if part), final=done >= total)
+
+    def calls(self, calls) -> None:
+        """A model client's ``CallProgress``: calls answered of those planned, tokens and cost."""
+        self.count(calls.done, calls.planned, "model calls", calls.spent())
+
+
+@dataclass
+class _Step:
+    key: str
+    started: float
+    progress: str = ""
+    progress_printed: float = float("-inf")
+
+
+class StepsView:
+    """Steps done of total, the running ones and their latest progress, on screen while the block
+    runs: drawn live with rich on a terminal (``live``), else one plain line per finished step and a
+    running step's progress a line at most every ``PLAIN_PROGRESS_EVERY_S``. Feed it ``started``,
+    ``progressed`` and ``finished``; they may be called from any one thread."""
+
+    def __init__(self, label: str, total: int, *, stream: TextIO, live: bool, unit: str = "steps"):
+        self.label = label
+        self.total = total
+        self.unit = unit
+        self.stream = stream
+        self.started_at = time.monotonic()
+        self.finished_keys: list[str] = []
+        self.running: dict[str, _Step] = {}
+        self._live = None
+        self._wants_live = live
+        self._lock = threading.Lock()  # rich draws from a thread of its own
+
+    def started(self, key: str) -> None:
+        with self._lock:
+            self.running[key] = _Step(key, time.monotonic())
+
+    def progressed(self, key: str, text: str) -> None:
+        step = self.running.get(key)
+        if step is None:
+            return
+        step.progress = text
+        now = time.monotonic()
+        if self._live is None and now - step.progress_printed >= PLAIN_PROGRESS_EVERY_S:
+            step.progress_printed = now
+            print(f"        {key}: {text}", file=self.stream, flush=True)
+
+    def finished(self, key: str, outcome: str, *, failed: bool = False) -> None:
+        with self._lock:
+            step = self.running.pop(key, None)
+            self.finished_keys.append(key)
+        seconds = time.monotonic() - step.started if step else 0.0
+        if self._live is not None:
+            mark = (
+                "[red]✗[/red]" if failed else ("[dim]·[/dim]" if outcome == "reused" else "[green]✓[/green]")
+            )
+            self._live.console.print(f"  {mark} {key} [dim]{outcome}, {seconds:.1f} s[/dim]", highlight=False)
+        else:
+            done = f"[{len(self.finished_keys)}/{self.total}]"
+            print(f"  {done} {key} {outcome} ({seconds:.1f} s)", file=self.stream, flush=True)
+
+    def __rich__(self):
+        """The live view as rich draws it, made anew at each refresh (so the clocks move)."""
+        from rich.console import Group
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        with self._lock:
+            done, running = len(self.finished_keys), list(self.running.values())
+        now = time.monotonic()
+        head = Table.grid(padding=(0, 1))
+        head.add_row(
+            Text(self.label, style="bold"),
+            ProgressBar(total=self.total, completed=done, width=30),
+            Text(f"{done}/{self.total} {self.unit}"),
+            Text(_clock_text(now - self.started_at), style="dim"),
+        )
+        lines = [head]
+        for step in running:
+            running = Text("  ▸ ", style="cyan")
+            running.append(step.key, style="bold")
+            running.append(f"  {_clock_text(now - step.started)}", style="dim")
+            if step.progress:
+                running.append(f"  {step.progress}")
+            lines.append(running)
+        return Group(*lines)
+
+    def __enter__(self):
+        if self._wants_live:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(self, console=Console(file=self.stream), refresh_per_second=4, transient=True)
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._live is not None:
+            self._live.refresh()
+            self._live.stop()
+            self._live = None
+
+
+# The tag that lets a view find its run: the run is created inside ``execute_in_process`` or
+# ``execute_job``, which do not say its id before they return.
+VIEW_TAG = "insight_assets/view"
+
+
+class BuildView(StepsView):
+    """A ``StepsView`` of the run tagged ``VIEW_TAG: view_id``, fed from the instance's event log by
+    a thread beside the run: the same for a run in this process and for steps on a cluster.
+
+    Use it around the run: ``with BuildView(instance, label, total, ...) as view:`` and give the run
+    ``view.tags``.
+    """
+
+    def __init__(self, instance, label: str, total_steps: int, *, stream: TextIO, live: bool):
+        super().__init__(label, total_steps, stream=stream, live=live)
+        self.instance = instance
+        self.view_id = uuid.uuid4().hex
+        self.run_id: str | None = None
+        self._cursor: str | None = None
+        self._outcomes: dict[str, str] = {}  # step -> "built" / "reused"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, name="build-view", daemon=True)
+
+    @property
+    def tags(self) -> dict[str, str]:
+        return {VIEW_TAG: self.view_id}
+
+    def _read_events(self) -> None:
+        import dagster as dg
+
+        if self.run_id is None:
+            found = self.instance.get_run_ids(filters=dg.RunsFilter(tags=self.tags), limit=1)
+            if not found:
+                return
+            self.run_id = found[0]
+        try:
+            connection = self.instance.get_records_for_run(self.run_id, cursor=self._cursor)
+        except Exception:  # noqa: BLE001 - a busy store: the next poll reads what this one missed
+            return
+        self._cursor = connection.cursor
+        for record in connection.records:
+            self._apply(record.event_log_entry)
+
+    def _apply(self, entry) -> None:
+        event = entry.dagster_event
+        if event is None:
+            message = entry.user_message or ""
+            if message.startswith(PROGRESS_PREFIX):
+                self.progressed(entry.step_key or "", message.removeprefix(PROGRESS_PREFIX))
+            return
+        kind, key = event.event_type_value, event.step_key
+        if kind == "STEP_START":
+            self.started(key)
+        elif kind == "ASSET_MATERIALIZATION":
+            build = event.event_specific_data.materialization.metadata.get("build")
+            self._outcomes[key] = "reused" if build and str(build.value).startswith("reused") else "built"
+        elif kind in ("STEP_SUCCESS", "STEP_FAILURE"):
+            failed = kind == "STEP_FAILURE"
+            self.finished(key, "failed" if failed else self._outcomes.get(key, "done"), failed=failed)
+
+    def _follow(self) -> None:
+        while not self._stop.wait(POLL_S):
+            self._read_events()
+        self._read_events()
+
+    def __enter__(self):
+        super().__enter__()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+        super().__exit__(*exc_info)
+
+
+def _clock_text(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes}:{seconds:02d}"
