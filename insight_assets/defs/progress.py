@@ -25,9 +25,13 @@ PLAIN_PROGRESS_EVERY_S = 30.0
 POLL_S = 0.5
 
 
+# Units done before the pace is trusted: the first ones carry the warm-up (a model's load, say).
+ETA_AFTER = 3
+
+
 def eta_text(done: int, total: int, elapsed_s: float) -> str:
-    """``"about 3 min left"`` from the pace so far ("" before the first unit is done)."""
-    if done <= 0 or total <= done:
+    """``"about 3 min left"`` from the pace so far ("" until ``ETA_AFTER`` units are done)."""
+    if done < ETA_AFTER or total <= done:
         return ""
     left = elapsed_s / done * (total - done)
     if left < 1:

@@ -23,9 +23,10 @@ def test_a_step_reports_at_most_every_few_seconds_and_always_its_last_count():
         clock.now += 0.5
         progress.count(done, 10, "papers parsed")
 
-    # The first report, one 2 s later, and the last one; each with the time left at the pace so far.
+    # The first report, one 2 s later, and the last one; with the time left at the pace so far once
+    # a few are done.
     assert said == [
-        PROGRESS_PREFIX + "1 of 10 papers parsed, about 4 s left",
+        PROGRESS_PREFIX + "1 of 10 papers parsed",
         PROGRESS_PREFIX + "5 of 10 papers parsed, about 2 s left",
         PROGRESS_PREFIX + "9 of 10 papers parsed",
         PROGRESS_PREFIX + "10 of 10 papers parsed",
@@ -33,8 +34,8 @@ def test_a_step_reports_at_most_every_few_seconds_and_always_its_last_count():
 
 
 def test_the_time_left_is_said_in_minutes_once_it_is_long():
-    assert eta_text(1, 10, 60.0) == "about 9 min left"
-    assert eta_text(0, 10, 5.0) == "" and eta_text(10, 10, 5.0) == ""
+    assert eta_text(3, 10, 60.0) == "about 2 min left" and eta_text(3, 10, 30.0) == "about 70 s left"
+    assert eta_text(2, 10, 5.0) == "" and eta_text(10, 10, 5.0) == ""
 
 
 def test_off_a_terminal_each_finished_step_is_one_plain_line():

@@ -155,10 +155,13 @@ class CallProgress:
     cost_usd: float
 
     def spent(self) -> str:
-        return f"{self.input_tokens + self.output_tokens:,} tokens, ${self.cost_usd:.4f}"
+        """Tokens and cost so far; nothing where nothing was spent (the offline provider)."""
+        tokens = self.input_tokens + self.output_tokens
+        return f"{tokens:,} tokens, ${self.cost_usd:.4f}" if tokens else ""
 
     def __str__(self) -> str:
-        return f"{self.done} of {self.planned} model calls, {self.spent()}"
+        spent = self.spent()
+        return f"{self.done} of {self.planned} model calls" + (f", {spent}" if spent else "")
 
 
 @dataclass(frozen=True)

@@ -36,3 +36,7 @@ def test_a_failed_item_counts_as_done(harness: Harness):
 
     assert [item.status for item in batch.items] == ["failed", "failed"]
     assert [(said.done, said.planned) for said in heard] == [(1, 2), (2, 2)]
+
+
+def test_nothing_spent_is_not_said():
+    assert str(CallProgress(1, 2, 0, 0, 0.0)) == "1 of 2 model calls"  # the offline provider's calls
