@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import sys
@@ -20,15 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from insight_assets.defs import progress
+
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
 # The console logger of a run: Dagster's log lines only with --verbose (the progress view, the
 # summary and the failed steps' reasons say what a person needs; the UI keeps the whole log).
 VERBOSE_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-# Console-log records left out of the terminal: stack traces, and the steps skipped because an
-# earlier one failed. The failed step's own message is printed after the run instead.
-_UNSHOWN_RECORDS = ("Stack Trace:", ". Not executing.")
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +119,9 @@ def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> i
     llm = environment_llm()
 
     answers = []
-    with steps_view(f"asking {len(flows)} method(s)", len(flows), unit="answered", stream=sys.stderr) as view:
+    with progress.steps_view(
+        f"asking {len(flows)} method(s)", len(flows), unit="answered", stream=sys.stderr
+    ) as view:
         for flow in flows:
 
             def open_client(method=flow.method):
@@ -180,27 +180,6 @@ def instance():
     return dg.DagsterInstance.get()
 
 
-class _FailuresInBrief(io.TextIOBase):
-    """Standard error for a run's console log, without stack traces and skipped-step notices.
-
-    Dagster logs a failed step with its stack trace, then one error per step it skips. Here the
-    failed step's message, printed after the run, says what went wrong and what to do; the full log
-    (traces included) stays in the run's log in the UI. The console logger writes each record in one
-    call, so a record is kept or dropped whole.
-    """
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        if not any(marker in text for marker in _UNSHOWN_RECORDS):
-            self.stream.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-
 def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, verbose: bool = False):
     """Run the build job for one collection with the deployment's executor (its steps on the Dask
     cluster): this process orchestrates, the workers load the code location and run the steps."""
@@ -210,7 +189,7 @@ def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, v
     from insight_assets.defs.in_process import process_tags
 
     with (
-        contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)),
+        contextlib.redirect_stderr(progress.FailuresInBrief(sys.stderr)),
         dg.execute_job(
             dg.reconstructable(build_collection_job),
             dagster_instance,
@@ -235,7 +214,7 @@ def run_job(
     for a failed step."""
     from insight_assets.defs.in_process import process_tags
 
-    with contextlib.redirect_stderr(_FailuresInBrief(sys.stderr)):
+    with contextlib.redirect_stderr(progress.FailuresInBrief(sys.stderr)):
         return job.execute_in_process(
             instance=dagster_instance,
             partition_key=collection,
@@ -244,28 +223,6 @@ def run_job(
             run_config=VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG,
             tags={**process_tags(), **(tags or {})},
         )
-
-
-def _live(stream, verbose: bool = False) -> bool:
-    """A live view where a person watches a terminal; plain lines in CI, pipes and files."""
-    return stream.isatty() and not verbose and os.environ.get("TERM") != "dumb"
-
-
-def steps_view(label: str, total: int = 0, *, unit: str, stream):
-    """The progress of a loop of this process (an estimate's steps, ``ask``'s methods) on
-    ``stream`` (standard error: standard output holds the command's result): live on a terminal,
-    plain lines elsewhere."""
-    from insight_assets.defs.progress import StepsView
-
-    return StepsView(label, total, stream=stream, live=_live(stream), unit=unit)
-
-
-def build_view(dagster_instance, label: str, steps: int, verbose: bool):
-    """The progress of a run on screen: live on a terminal (unless ``verbose``: then Dagster's own
-    log lines are shown, with plain progress lines between them), plain lines elsewhere."""
-    from insight_assets.defs.progress import BuildView
-
-    return BuildView(dagster_instance, label, steps, stream=sys.stdout, live=_live(sys.stdout, verbose))
 
 
 def failure_reasons(result) -> list[str]:
@@ -351,7 +308,7 @@ def build(args: argparse.Namespace) -> int:
         folder = available[name]
         dagster_instance.report_runless_asset_event(folder_observation(name, folder_signature(folder)))
         tags = {BUILD_SIGNATURE_TAG: build_signature(folder, environment_llm(), embedder_resource())}
-        with build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
+        with progress.build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
             tags |= view.tags
             if deployment.dask_scheduler:
                 result = run_on_cluster(dagster_instance, name, tags, verbose=args.verbose)
@@ -473,7 +430,7 @@ def estimate(args: argparse.Namespace) -> int:
         return 1
     llm = LLMResource(provider=args.provider, model=args.model, base_url=args.base_url)
     try:
-        with steps_view(f"pricing {collection}", unit="steps priced", stream=sys.stderr) as view:
+        with progress.steps_view(f"pricing {collection}", unit="steps priced", stream=sys.stderr) as view:
             estimates = estimate_collection(storage, llm, embedder_resource(), collection, view)
     except ConfigurationError as error:
         print(f"Cannot estimate: {error}", file=sys.stderr)

@@ -10,6 +10,9 @@ elapsed time, the step's latest progress); elsewhere (CI, a pipe) it prints plai
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 import threading
 import time
 import uuid
@@ -246,6 +249,50 @@ class BuildView(StepsView):
         self._stop.set()
         self._thread.join()
         super().__exit__(*exc_info)
+
+
+def _live(stream, verbose: bool = False) -> bool:
+    """A live view where a person watches a terminal; plain lines in CI, pipes and files."""
+    return stream.isatty() and not verbose and os.environ.get("TERM") != "dumb"
+
+
+def steps_view(label: str, total: int = 0, *, unit: str, stream):
+    """The progress of a loop of this process (an estimate's steps, ``ask``'s methods) on
+    ``stream`` (standard error: standard output holds the command's result): live on a terminal,
+    plain lines elsewhere."""
+    return StepsView(label, total, stream=stream, live=_live(stream), unit=unit)
+
+
+def build_view(dagster_instance, label: str, steps: int, verbose: bool):
+    """The progress of a run on screen: live on a terminal (unless ``verbose``: then Dagster's own
+    log lines are shown, with plain progress lines between them), plain lines elsewhere."""
+    return BuildView(dagster_instance, label, steps, stream=sys.stdout, live=_live(sys.stdout, verbose))
+
+
+# Console-log records left out of the terminal: stack traces, and the steps skipped because an
+# earlier one failed. The failed step's own message is printed after the run instead.
+_UNSHOWN_RECORDS = ("Stack Trace:", ". Not executing.")
+
+
+class FailuresInBrief(io.TextIOBase):
+    """Standard error for a run's console log, without stack traces and skipped-step notices.
+
+    Dagster logs a failed step with its stack trace, then one error per step it skips. Here the
+    failed step's message, printed after the run, says what went wrong and what to do; the full log
+    (traces included) stays in the run's log in the UI. The console logger writes each record in one
+    call, so a record is kept or dropped whole.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if not any(marker in text for marker in _UNSHOWN_RECORDS):
+            self.stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 def _clock_text(seconds: float) -> str:
