@@ -94,6 +94,22 @@ SLOW_MARKERS = ("local_model", "scale", "long", "browser")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_configure(config: pytest.Config) -> None:
+    """Give each pytest-xdist worker its own share of the cores, before torch or llama.cpp start.
+
+    Both size their thread pools to the cores a process may use; two workers that each spin two
+    threads on two cores take turns at every barrier: 400 texts embedded in two workers at once took
+    20 s each unpinned and 11.6 s pinned to a core each. Subprocesses (the CLI, servers) inherit it."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not worker or not count or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    index, count = int(worker.removeprefix("gw")), int(count)
+    share = max(1, len(cores) // count)
+    first = (index * share) % len(cores)
+    os.sched_setaffinity(0, set(cores[first : first + share]))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the quick tests, and put the files of the slow ones first (the slowest kind first, each
     file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
