@@ -22,7 +22,7 @@ DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 SHORT = {
     "insight_rag_benchmark": {"config": {"max_buried": 3, "max_multi": 2, "max_matching": 2}},
     "insight_retriever": {
-        "config": {"train_on_cpu": True, "epochs": 2, "max_epoch_tokens": 1500, "probes": 6}
+        "config": {"train_on_cpu": True, "epochs": 2, "max_epoch_tokens": 600, "probes": 6}
     },
     "insight_retriever_accuracy": {"config": {"max_items": 2}},
     "insight_rag_answers": {"config": {"retriever_modes": ["parametric"], "rag_ks": [1]}},
