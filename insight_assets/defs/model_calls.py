@@ -18,7 +18,7 @@ from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import LLMResource, ModelChoice
 
 # A smoke run's answer length (see ``defs/runs.py``): a slow model writes 200 tokens at most.
-SMOKE_ANSWERS = {"max_tokens": 100}
+SMOKE_ANSWERS = {"max_tokens": 200}
 
 
 class ModelCallConfig(dg.Config):

@@ -16,9 +16,9 @@ __all__ = [
 ]
 
 # Op config for a smoke run of every asset with a slow model (the local one on a CPU): each defs
-# folder's ``SMOKE_SETTINGS`` (few questions, short contexts, answers of at most 100 tokens). Used
+# folder's ``SMOKE_SETTINGS`` (few questions, short contexts, answers of at most 200 tokens). Used
 # with ``SMOKE_CONTEXT_TOKENS`` by the local-model test and `python -m bench local --quick`.
-SMOKE_CONTEXT_TOKENS = 1536
+SMOKE_CONTEXT_TOKENS = 2048
 SMOKE_SETTINGS = {
     asset: config
     for module in domain_modules("assets")

@@ -288,7 +288,7 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
 
 # Op config for a smoke run with a slow model (see ``defs/runs.py``): one benchmark item of each kind, RAG with one chunk.
 SMOKE_SETTINGS = {
-    "knowledge_triples": {"max_chunks_per_paper": 1, "max_tokens": 400},
+    "knowledge_triples": {"max_chunks_per_paper": 2, "max_tokens": 1000},
     "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **SMOKE_ANSWERS},
     "insight_rag_answers": {"max_items": 2, "rag_ks": [1], **SMOKE_ANSWERS},
     "insight_retriever": {"epochs": 1, "max_epoch_tokens": 1000, "probes": 4},
