@@ -361,7 +361,7 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
 
 # Op config for a smoke run with a slow model (see ``defs/runs.py``): one question, short papers, answers of at most 400 tokens.
 SMOKE_SETTINGS = {
-    "compressed_documents": {"max_input_tokens": 800, "max_tokens": 200},
+    "compressed_documents": {"max_input_tokens": 1500, "max_tokens": 400},
     "generated_questions": {
         "num_combinations": 1,
         "candidates_per_combination": 2,
@@ -369,5 +369,5 @@ SMOKE_SETTINGS = {
         "min_words": 4,
         **SMOKE_ANSWERS,
     },
-    "generated_answers": {"max_tokens": 200},
+    "generated_answers": {"max_tokens": 400},
 }
