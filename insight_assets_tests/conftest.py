@@ -93,7 +93,6 @@ def add_collection(storage: StorageResource, name: str, pdfs: list[Path]) -> Pat
 SLOW_MARKERS = ("local_model", "scale", "long", "browser")
 
 
-@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_configure(config: pytest.Config) -> None:
     """Give each pytest-xdist worker its own share of the cores, before torch or llama.cpp start.
 
@@ -110,6 +109,30 @@ def pytest_configure(config: pytest.Config) -> None:
     os.sched_setaffinity(0, set(cores[first : first + share]))
 
 
+# The test files that read the session's shared offline build of the demo (`demo_offline`, defs/
+# conftest.py): one pytest-xdist work unit, so that one worker builds it once for all of them.
+SHARED_BUILD_FILES = (
+    "insight_assets_tests/defs/test_insightgen.py",
+    "insight_assets_tests/defs/test_collection_report.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile``, but with the files of ``SHARED_BUILD_FILES`` handed out as one."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedBuildScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_BUILD_FILES[0] if scope in SHARED_BUILD_FILES else scope
+
+    return SharedBuildScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the quick tests, and put the files of the slow ones first (the slowest kind first, each
     file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
@@ -120,6 +143,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             (n for n, name in enumerate(SLOW_MARKERS) if item.get_closest_marker(name)), len(SLOW_MARKERS)
         )
 
+    reading_the_shared_build = {
+        item.nodeid.split("::")[0] for item in items if "demo_offline" in getattr(item, "fixturenames", ())
+    }
+    if reading_the_shared_build - set(SHARED_BUILD_FILES):
+        raise pytest.UsageError(
+            f"{', '.join(sorted(reading_the_shared_build - set(SHARED_BUILD_FILES)))} read demo_offline: "
+            "add them to SHARED_BUILD_FILES in insight_assets_tests/conftest.py"
+        )
     by_file: dict[str, int] = {}
     for item in items:
         if rank(item) == len(SLOW_MARKERS):

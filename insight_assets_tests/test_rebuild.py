@@ -7,15 +7,17 @@ seed, does no work at all and changes no table, vector or file."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import duckdb
 import pytest
-from dagster_graphql.test.utils import define_out_of_process_context, execute_dagster_graphql
+from dagster_graphql.test.utils import define_out_of_process_workspace, execute_dagster_graphql
 
 from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
@@ -84,15 +86,21 @@ def files(project: Path) -> dict[str, int]:
     }
 
 
-def staleness(project: Path) -> dict[str, str]:
-    """Each asset's stale status for the collection, as the UI reads it (GraphQL)."""
+@contextlib.contextmanager
+def ui_api(project: Path) -> Iterator:
+    """The UI's API (GraphQL) over the project's instance, its code server kept for the whole test."""
     with (
         open_instance(project) as instance,
-        define_out_of_process_context(
+        define_out_of_process_workspace(
             str(REPO_ROOT / "insight_assets" / "definitions.py"), "defs", instance
-        ) as context,
+        ) as workspace,
     ):
-        result = execute_dagster_graphql(context, STALENESS, {"partition": COLLECTION})
+        yield workspace
+
+
+def staleness(workspace) -> dict[str, str]:
+    """Each asset's stale status for the collection, as the UI reads it (a new request each time)."""
+    result = execute_dagster_graphql(workspace.create_request_context(), STALENESS, {"partition": COLLECTION})
     assert not result.errors, result.errors
     return {
         "/".join(node["assetKey"]["path"]): node["staleStatus"]
@@ -130,48 +138,50 @@ def test_a_rebuild_reads_only_what_changed_and_nothing_when_nothing_did(tmp_path
 
     build(project, seed="1")
     first_run, _ = last_run(project)
-    assert all(value == "FRESH" for value in staleness(project).values())
-    assert isinstance(nightly(project), dg.SkipReason)
+    # One code server for the test's GraphQL reads: the definitions do not change, the instance does.
+    with ui_api(project) as workspace:
+        assert all(value == "FRESH" for value in staleness(workspace).values())
+        assert isinstance(nightly(project), dg.SkipReason)
 
-    # A third paper: the folder sensor observes it, and the UI shows the collection stale.
-    shutil.copyfile(PAPERS[2], folder / PAPERS[2].name)
-    with open_instance(project) as instance:
-        context = dg.build_sensor_context(instance=instance, resources=resources(project))
-        sensed = collection_folders_sensor(context)
-        for event in sensed.asset_events:
-            instance.report_runless_asset_event(event)
-    assert [request.partition_key for request in sensed.run_requests] == [COLLECTION]
-    stale = staleness(project)
-    assert stale["source_documents"] == "STALE" and stale["insights"] == "STALE"
-    assert nightly(project) == [COLLECTION]
+        # A third paper: the folder sensor observes it, and the UI shows the collection stale.
+        shutil.copyfile(PAPERS[2], folder / PAPERS[2].name)
+        with open_instance(project) as instance:
+            context = dg.build_sensor_context(instance=instance, resources=resources(project))
+            sensed = collection_folders_sensor(context)
+            for event in sensed.asset_events:
+                instance.report_runless_asset_event(event)
+        assert [request.partition_key for request in sensed.run_requests] == [COLLECTION]
+        stale = staleness(workspace)
+        assert stale["source_documents"] == "STALE" and stale["insights"] == "STALE"
+        assert nightly(project) == [COLLECTION]
 
-    build(project, seed="2")
-    added_run, added = last_run(project)
-    assert added["parsed_documents"]["documents_parsed"] == 1
-    assert added["parsed_documents"]["documents_reused"] == 2
-    with duckdb.connect(str(project / "data" / "warehouse.duckdb"), read_only=True) as db:
-        (new_texts,) = db.execute(
-            """SELECT count(DISTINCT c.text_sha) FROM chunks c JOIN source_documents s USING (collection, doc_id)
-               WHERE c.profile = 'passage' AND s.file = ?""",
-            [PAPERS[2].name],
-        ).fetchone()
-    assert added["chunk_embeddings"]["chunks_embedded"] == new_texts > 0
-    assert added["knowledge_triples"]["texts_reused"] > 0 < added["knowledge_triples"]["texts_embedded"]
-    calls = ledger(project, added_run)
-    for step in PER_PAPER_STEPS:
-        earlier = [hit for asset, hit in ledger(project, first_run) if asset == step]
-        hits = [hit for asset, hit in calls if asset == step]
-        # Every call of the first build is answered from the cache; only the new paper's are made.
-        assert earlier and sum(hits) == len(earlier) and len(hits) > len(earlier), step
-    assert added["theme_graph"]["build"].startswith("built: upstream changed")
-    assert all(value == "FRESH" for value in staleness(project).values())
-    assert isinstance(nightly(project), dg.SkipReason)
+        build(project, seed="2")
+        added_run, added = last_run(project)
+        assert added["parsed_documents"]["documents_parsed"] == 1
+        assert added["parsed_documents"]["documents_reused"] == 2
+        with duckdb.connect(str(project / "data" / "warehouse.duckdb"), read_only=True) as db:
+            (new_texts,) = db.execute(
+                """SELECT count(DISTINCT c.text_sha) FROM chunks c JOIN source_documents s USING (collection, doc_id)
+                   WHERE c.profile = 'passage' AND s.file = ?""",
+                [PAPERS[2].name],
+            ).fetchone()
+        assert added["chunk_embeddings"]["chunks_embedded"] == new_texts > 0
+        assert added["knowledge_triples"]["texts_reused"] > 0 < added["knowledge_triples"]["texts_embedded"]
+        calls = ledger(project, added_run)
+        for step in PER_PAPER_STEPS:
+            earlier = [hit for asset, hit in ledger(project, first_run) if asset == step]
+            hits = [hit for asset, hit in calls if asset == step]
+            # Every call of the first build is answered from the cache; only the new paper's are made.
+            assert earlier and sum(hits) == len(earlier) and len(hits) > len(earlier), step
+        assert added["theme_graph"]["build"].startswith("built: upstream changed")
+        assert all(value == "FRESH" for value in staleness(workspace).values())
+        assert isinstance(nightly(project), dg.SkipReason)
 
-    before = tables(project), files(project), ledger(project)
-    build(project, seed="3")
-    _, again = last_run(project)
-    assert set(again) == set(added)
-    built = sorted(step for step, values in again.items() if not values["build"].startswith("reused"))
-    assert built == ["source_documents"]  # it scans the folder each time, and finds it as it was
-    assert (tables(project), files(project), ledger(project)) == before
-    assert all(value == "FRESH" for value in staleness(project).values())
+        before = tables(project), files(project), ledger(project)
+        build(project, seed="3")
+        _, again = last_run(project)
+        assert set(again) == set(added)
+        built = sorted(step for step, values in again.items() if not values["build"].startswith("reused"))
+        assert built == ["source_documents"]  # it scans the folder each time, and finds it as it was
+        assert (tables(project), files(project), ledger(project)) == before
+        assert all(value == "FRESH" for value in staleness(workspace).values())
