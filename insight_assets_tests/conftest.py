@@ -143,12 +143,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             (n for n, name in enumerate(SLOW_MARKERS) if item.get_closest_marker(name)), len(SLOW_MARKERS)
         )
 
-    reading_the_shared_build = {
+    unlisted = {
         item.nodeid.split("::")[0] for item in items if "demo_offline" in getattr(item, "fixturenames", ())
-    }
-    if reading_the_shared_build - set(SHARED_BUILD_FILES):
+    } - set(SHARED_BUILD_FILES)
+    if unlisted:
         raise pytest.UsageError(
-            f"{', '.join(sorted(reading_the_shared_build - set(SHARED_BUILD_FILES)))} read demo_offline: "
+            f"{', '.join(sorted(unlisted))} read demo_offline: "
             "add them to SHARED_BUILD_FILES in insight_assets_tests/conftest.py"
         )
     by_file: dict[str, int] = {}
