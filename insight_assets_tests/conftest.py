@@ -109,25 +109,42 @@ def pytest_configure(config: pytest.Config) -> None:
     os.sched_setaffinity(0, set(cores[first : first + share]))
 
 
-# The test files that read the session's shared offline build of the demo (`demo_offline`, defs/
-# conftest.py): one pytest-xdist work unit, so that one worker builds it once for all of them.
-SHARED_BUILD_FILES = (
-    "insight_assets_tests/defs/test_insightgen.py",
-    "insight_assets_tests/defs/test_collection_report.py",
-)
+# Builds shared by the tests that start from them, each made once per session by the fixture named:
+# the files that use one are a single pytest-xdist work unit, so that one worker builds it once for
+# all of them.
+SHARED_BUILDS = {
+    # every asset of the demo, offline (defs/conftest.py)
+    "demo_offline": (
+        "insight_assets_tests/defs/test_insightgen.py",
+        "insight_assets_tests/defs/test_collection_report.py",
+    ),
+    # one paper built by `insight-assets build` in a process of its own (below)
+    "built_by_cli": ("insight_assets_tests/test_cli.py", "insight_assets_tests/test_rebuild.py"),
+}
+
+
+@pytest.fixture(scope="session")
+def built_by_cli(tmp_path_factory):
+    """A project whose collection ``tiny`` `insight-assets build` built, offline (a
+    ``command_line.BuiltProject``); read it, or ``copy()`` it to change it."""
+    from insight_assets_tests.command_line import BuiltProject  # it reads this module's paths
+
+    return BuiltProject.make(tmp_path_factory.mktemp("built_by_cli"))
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """``--dist loadfile``, but with the files of ``SHARED_BUILD_FILES`` handed out as one."""
+    """``--dist loadfile``, but with the files of each of ``SHARED_BUILDS`` handed out as one."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    unit = {path: files[0] for files in SHARED_BUILDS.values() for path in files}
+
     class SharedBuildScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
-            return SHARED_BUILD_FILES[0] if scope in SHARED_BUILD_FILES else scope
+            return unit.get(scope, scope)
 
     return SharedBuildScheduling(config, log)
 
@@ -143,14 +160,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             (n for n, name in enumerate(SLOW_MARKERS) if item.get_closest_marker(name)), len(SLOW_MARKERS)
         )
 
-    unlisted = {
-        item.nodeid.split("::")[0] for item in items if "demo_offline" in getattr(item, "fixturenames", ())
-    } - set(SHARED_BUILD_FILES)
-    if unlisted:
-        raise pytest.UsageError(
-            f"{', '.join(sorted(unlisted))} read demo_offline: "
-            "add them to SHARED_BUILD_FILES in insight_assets_tests/conftest.py"
-        )
+    for fixture, files in SHARED_BUILDS.items():
+        unlisted = {
+            item.nodeid.split("::")[0] for item in items if fixture in getattr(item, "fixturenames", ())
+        } - set(files)
+        if unlisted:
+            raise pytest.UsageError(
+                f"{', '.join(sorted(unlisted))} read {fixture}: "
+                "add them to its files in SHARED_BUILDS, insight_assets_tests/conftest.py"
+            )
     by_file: dict[str, int] = {}
     for item in items:
         if rank(item) == len(SLOW_MARKERS):

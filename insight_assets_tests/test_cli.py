@@ -3,69 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from insight_assets_tests.conftest import DEMO_COLLECTION
+from insight_assets_tests.command_line import BuiltProject, run_cli, run_cli_in_terminal
 from insight_assets_tests.fake_model_server import FakeModelServer, Reply
 from insight_assets_tests.toy_model import answer as toy_answer
 from insight_assets_tests.toy_model import first_prompt
-
-QUIETING_VARIABLES = ("LANCEDB_LOG", "HF_HUB_DISABLE_PROGRESS_BARS")
-SMALLEST_DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
-
-
-def run_cli(
-    project: Path, *args: str, environment: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1", **(environment or {})}
-    # The command must be quiet on its own, not thanks to settings this test process inherited.
-    for name in QUIETING_VARIABLES:
-        env.pop(name, None)
-    (project / "home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "insight_assets.cli", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
-def run_cli_in_terminal(project: Path, *args: str) -> tuple[int, str]:
-    """``insight-assets`` in a pseudo-terminal, as a person at a terminal runs it: its exit status
-    and everything it wrote to the terminal (escape sequences included)."""
-    import pty
-
-    env = {**os.environ, "DAGSTER_HOME": str(project / "home"), "HF_HUB_OFFLINE": "1", "TERM": "xterm"}
-    env.pop("NO_COLOR", None)
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "insight_assets.cli", *args],
-        cwd=project,
-        env=env,
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-    )
-    os.close(terminal)
-    written = []
-    while True:
-        try:
-            data = os.read(controller, 65536)
-        except OSError:  # the terminal closes (EIO) once the command has exited
-            break
-        if not data:
-            break
-        written.append(data)
-    os.close(controller)
-    return process.wait(timeout=600), b"".join(written).decode(errors="replace")
 
 
 @pytest.fixture
@@ -93,12 +39,9 @@ def cli(monkeypatch, capsys):
 
 
 @pytest.mark.long
-def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli):
-    folder = tmp_path / "data" / "collections" / "tiny"
-    folder.mkdir(parents=True)
-    (folder / SMALLEST_DEMO_PDF.name).write_bytes(SMALLEST_DEMO_PDF.read_bytes())
-
-    built = run_cli(tmp_path, "build", "--collection", "tiny")
+def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli, built_by_cli: BuiltProject):
+    built = built_by_cli.build
+    built_by_cli.copy(tmp_path)
     assert built.returncode == 0, built.stderr[-3000:]
     summary = built.stdout.splitlines()
     # Piped, the build says each step as it ends, in plain lines, and Dagster's own log stays out.

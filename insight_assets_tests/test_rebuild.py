@@ -1,5 +1,5 @@
-"""Reruns recompute only what is stale, as a person sees it: `insight-assets build` of two demo
-papers in new processes. The UI's API (GraphQL) shows the collection fresh; a third paper added
+"""Reruns recompute only what is stale, as a person sees it: `insight-assets build` of a demo paper
+in new processes. The UI's API (GraphQL) shows the collection fresh; a second paper added
 makes it stale, the sensor and the nightly schedule ask for a build of it alone, and the build reads
 only that paper (one file parsed and embedded, the per-paper model work done for it alone, the
 collection-wide steps rebuilt saying why); then a build with nothing changed, under another hash
@@ -21,11 +21,12 @@ from dagster_graphql.test.utils import define_out_of_process_workspace, execute_
 
 from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject, run_cli
 from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT
-from insight_assets_tests.test_cli import run_cli
 
-PAPERS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)[:3]
-COLLECTION = "demo"
+COLLECTION = BuiltProject.COLLECTION
+# The paper added to the built one: the demo's next smallest.
+ADDED = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)[1]
 # Model work done per paper (or per chunk of a paper): only a new paper's is done again.
 PER_PAPER_STEPS = ("compressed_documents", "xsum_questions", "paper_summaries", "knowledge_triples")
 STALENESS = """
@@ -129,22 +130,18 @@ def nightly(project: Path) -> list[str] | dg.SkipReason:
 
 
 @pytest.mark.long
-def test_a_rebuild_reads_only_what_changed_and_nothing_when_nothing_did(tmp_path):
-    project = tmp_path
+def test_a_rebuild_reads_only_what_changed_and_nothing_when_nothing_did(tmp_path, built_by_cli: BuiltProject):
+    project = built_by_cli.copy(tmp_path)  # built under PYTHONHASHSEED=1
     folder = project / "data" / "collections" / COLLECTION
-    folder.mkdir(parents=True)
-    for paper in PAPERS[:2]:
-        shutil.copyfile(paper, folder / paper.name)
-
-    build(project, seed="1")
+    assert [path.name for path in folder.glob("*.pdf")] == [SMALLEST_DEMO_PDF.name] != [ADDED.name]
     first_run, _ = last_run(project)
     # One code server for the test's GraphQL reads: the definitions do not change, the instance does.
     with ui_api(project) as workspace:
         assert all(value == "FRESH" for value in staleness(workspace).values())
         assert isinstance(nightly(project), dg.SkipReason)
 
-        # A third paper: the folder sensor observes it, and the UI shows the collection stale.
-        shutil.copyfile(PAPERS[2], folder / PAPERS[2].name)
+        # A second paper: the folder sensor observes it, and the UI shows the collection stale.
+        shutil.copyfile(ADDED, folder / ADDED.name)
         with open_instance(project) as instance:
             context = dg.build_sensor_context(instance=instance, resources=resources(project))
             sensed = collection_folders_sensor(context)
@@ -158,12 +155,12 @@ def test_a_rebuild_reads_only_what_changed_and_nothing_when_nothing_did(tmp_path
         build(project, seed="2")
         added_run, added = last_run(project)
         assert added["parsed_documents"]["documents_parsed"] == 1
-        assert added["parsed_documents"]["documents_reused"] == 2
+        assert added["parsed_documents"]["documents_reused"] == 1
         with duckdb.connect(str(project / "data" / "warehouse.duckdb"), read_only=True) as db:
             (new_texts,) = db.execute(
                 """SELECT count(DISTINCT c.text_sha) FROM chunks c JOIN source_documents s USING (collection, doc_id)
                    WHERE c.profile = 'passage' AND s.file = ?""",
-                [PAPERS[2].name],
+                [ADDED.name],
             ).fetchone()
         assert added["chunk_embeddings"]["chunks_embedded"] == new_texts > 0
         assert added["knowledge_triples"]["texts_reused"] > 0 < added["knowledge_triples"]["texts_embedded"]
