@@ -34,7 +34,8 @@ from insight_assets_tests.servers import free_port, materialize_from_shell
 
 pytestmark = pytest.mark.scale
 
-PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
+# The demo's four smallest papers, two per collection.
+PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
 COLLECTIONS = {"alpha": PDFS[:2], "beta": PDFS[2:4]}
 # Ingestion, and InsightGen's group with what it is made from (the curated questions and answers).
 SELECTION = assets_up_to("method_report")

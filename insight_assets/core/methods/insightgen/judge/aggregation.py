@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from scipy.stats import spearmanr
-
 from .schemas import JudgeRow
 
 
@@ -99,6 +97,8 @@ def judge_agreement(
     Statistics are ``None`` when nothing could be compared.
     """
     scores_a = _overall_by_question(rows, judge_a, level)
+    from scipy.stats import spearmanr  # here: importing scipy.stats costs every process a second
+
     scores_b = _overall_by_question(rows, judge_b, level)
     agreeing_pairs = pairs = questions = top_agreements = constant = 0
     rhos: list[float] = []
