@@ -91,6 +91,7 @@ def add_collection(storage: StorageResource, name: str, pdfs: list[Path]) -> Pat
 # The markers of tests that need more than this process: the real model, servers, subprocess builds,
 # a browser. Every other test is marked `quick` (`./run test -m quick`).
 SLOW_MARKERS = ("local_model", "scale", "long", "browser")
+UNIT_TESTS = "insight_assets_tests/core/"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -153,7 +154,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the quick tests, and put the files of the slow ones first (the slowest kind first, each
     file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
-    starts early instead of leaving one worker busy while the others are done."""
+    starts early instead of leaving one worker busy while the others are done. Within a kind, the
+    library's unit tests (``core/``: no Dagster run, seconds a file) come last, to fill the workers'
+    last minutes evenly; a file of Dagster builds handed out last kept one worker busy for a minute
+    after the other was done."""
 
     def rank(item: pytest.Item) -> int:
         return next(
@@ -175,4 +179,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.quick)
         by_file[item.nodeid.split("::")[0]] = min(by_file.get(item.nodeid.split("::")[0], 99), rank(item))
     order = {id(item): position for position, item in enumerate(items)}
-    items.sort(key=lambda item: (by_file[item.nodeid.split("::")[0]], order[id(item)]))
+    items.sort(
+        key=lambda item: (
+            by_file[item.nodeid.split("::")[0]],
+            item.nodeid.startswith(UNIT_TESTS),
+            order[id(item)],
+        )
+    )

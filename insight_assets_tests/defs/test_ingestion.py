@@ -14,7 +14,8 @@ from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
 
-DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
+# Smallest first: a test that needs a paper or two reads the quickest to parse.
+DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
 
 
 def count(storage: StorageResource, table: str, collection: str) -> int:
@@ -295,7 +296,7 @@ def test_embedding_batches_that_keep_failing_become_error_rows_and_a_rerun_retri
         provider="openai-compatible", model="nomic-embed-text", base_url=f"{server.url}/v1", batch_size=8
     )
     try:
-        add_collection(storage, "flaky", DEMO_PDFS[:1])
+        add_collection(storage, "flaky", [DEMO_COLLECTION / "2020.acl-main.207_specter.pdf"])
         first = materialize_collection(instance, storage, embedder, "flaky")
         failed_batches = [
             r.body["input"] for r in server.requests if any("hard negative" in t for t in r.body["input"])
