@@ -84,7 +84,8 @@ class BuiltProject:
         return cls(root, built)
 
     def copy(self, root: Path) -> Path:
-        """The project (stores, Dagster home, cache) copied to ``root``, for a test that changes it:
-        every path a build stores is relative to the project, so the copy is built as it was."""
+        """The project (stores, Dagster home, cache) copied to ``root``, for a test that changes it.
+        The stores are found relative to the project and the Dagster home by ``DAGSTER_HOME``, so the
+        copy is built as it was (the build notes keep the first folder's paths, as metadata only)."""
         shutil.copytree(self.root, root, dirs_exist_ok=True)
         return root
