@@ -10,10 +10,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from insight_assets_tests.conftest import DEMO_COLLECTION
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 
 QUIETING_VARIABLES = ("LANCEDB_LOG", "HF_HUB_DISABLE_PROGRESS_BARS")
-SMALLEST_DEMO_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
+SMALLEST_DEMO_PDF = DEMO_PDFS_BY_SIZE[0]
 
 
 def run_cli(

@@ -22,6 +22,8 @@ for _variable in deployment.VARIABLES:
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_COLLECTION = REPO_ROOT / "data" / "collections" / "scholarly-docs"
+# The demo's papers, smallest file first: a test that needs one or two takes the quickest.
+DEMO_PDFS_BY_SIZE = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
 
 
 def corpus_root() -> Path:

@@ -22,11 +22,11 @@ from dagster_graphql.test.utils import define_out_of_process_workspace, execute_
 from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject, run_cli
-from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, REPO_ROOT
 
 COLLECTION = BuiltProject.COLLECTION
 # The paper added to the built one: the demo's next smallest.
-ADDED = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)[1]
+ADDED = DEMO_PDFS_BY_SIZE[1]
 # Model work done per paper (or per chunk of a paper): only a new paper's is done again.
 PER_PAPER_STEPS = ("compressed_documents", "xsum_questions", "paper_summaries", "knowledge_triples")
 STALENESS = """

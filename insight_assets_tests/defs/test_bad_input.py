@@ -11,7 +11,7 @@ from insight_assets.defs.insightgen import themes
 from insight_assets.defs.resources import StorageResource
 from insight_assets.defs.runs import INGESTION_ASSETS
 from insight_assets_tests import pdf_factory as make
-from insight_assets_tests.conftest import DEMO_COLLECTION
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 from insight_assets_tests.defs.helpers import check, failure, materialize_collection, metadata
 
 DEMO_PDF = make.DEMO_PAPER
@@ -134,9 +134,7 @@ def test_a_folder_of_unusable_files_fails_parsing_with_each_reason(instance, sto
 def test_a_theme_graph_with_nothing_to_cluster_says_so(instance, storage, hashing_embedder):
     folder = Path(storage.collections_root) / "passage-only"
     folder.mkdir()
-    (folder / "good.pdf").write_bytes(
-        min(DEMO_COLLECTION.glob("*.pdf"), key=lambda p: p.stat().st_size).read_bytes()
-    )
+    (folder / "good.pdf").write_bytes(DEMO_PDFS_BY_SIZE[0].read_bytes())
     config = {"ops": {"chunks": {"config": {"profiles": ["passage"]}}}}
     assets = [*INGESTION_ASSETS, themes.theme_graph]
     result = materialize_collection(

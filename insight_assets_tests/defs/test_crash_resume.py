@@ -25,14 +25,14 @@ from insight_assets.core.llm import CallLedger, ResponseCache
 from insight_assets.core.stores import warehouse_tables
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import ALL_ASSETS, INGESTION_ASSETS, materialize_collection
-from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection
 from insight_assets_tests.defs.helpers import assets_up_to
 from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
 
 # Each test builds in a process of its own and kills it: end-to-end, and long.
 pytestmark = pytest.mark.long
 
-PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
+PDFS = DEMO_PDFS_BY_SIZE
 COLLECTION = "crash"
 REPO = Path(__file__).resolve().parents[2]
 

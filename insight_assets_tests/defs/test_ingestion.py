@@ -11,11 +11,10 @@ import dagster as dg
 import pytest
 
 from insight_assets.defs.resources import EmbedderResource, StorageResource
-from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.conftest import DEMO_COLLECTION, DEMO_PDFS_BY_SIZE, add_collection
 from insight_assets_tests.defs.helpers import check, materialize_collection, metadata
 
-# Smallest first: a test that needs a paper or two reads the quickest to parse.
-DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
+DEMO_PDFS = DEMO_PDFS_BY_SIZE
 
 
 def count(storage: StorageResource, table: str, collection: str) -> int:

@@ -27,10 +27,10 @@ from insight_assets.defs.instance import (
 )
 from insight_assets.defs.pools import DASK_RESOURCES_TAG, LLM_POOL, POOLS
 from insight_assets.defs.runs import ALL_ASSETS
-from insight_assets_tests.conftest import DEMO_COLLECTION
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 
 STARTED, FAILURE = dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.FAILURE
-SMALLEST_PDF = min(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
+SMALLEST_PDF = DEMO_PDFS_BY_SIZE[0]
 
 
 def concurrency(home: Path):

@@ -28,15 +28,14 @@ from insight_assets.defs.instance import ensure_instance_config
 from insight_assets.defs.pools import POOLS
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import register_collections
-from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection
 from insight_assets_tests.defs.helpers import assets_up_to, materialize_collection
 from insight_assets_tests.servers import free_port, materialize_from_shell
 
 pytestmark = pytest.mark.scale
 
 # The demo's four smallest papers, two per collection.
-PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"), key=lambda path: path.stat().st_size)
-COLLECTIONS = {"alpha": PDFS[:2], "beta": PDFS[2:4]}
+COLLECTIONS = {"alpha": DEMO_PDFS_BY_SIZE[:2], "beta": DEMO_PDFS_BY_SIZE[2:4]}
 # Ingestion, and InsightGen's group with what it is made from (the curated questions and answers).
 SELECTION = assets_up_to("method_report")
 SELECTED_KEYS = sorted({key.to_user_string() for asset in SELECTION for key in asset.keys})
@@ -298,7 +297,7 @@ def _database_tables(url: str) -> list[str]:
 
 
 def test_a_setting_that_does_not_work_stops_the_build_before_anything_is_written(postgres_server, tmp_path):
-    add_collection(_storage(tmp_path), "alpha", PDFS[:1])
+    add_collection(_storage(tmp_path), "alpha", DEMO_PDFS_BY_SIZE[:1])
     before = _files_under(tmp_path)
     closed = f"postgresql://lab:hunter2@127.0.0.1:{free_port()}/insight"
     unreachable = _build(tmp_path, **{POSTGRES_URL_ENV: closed})

@@ -96,9 +96,9 @@ def judge_agreement(
 
     Statistics are ``None`` when nothing could be compared.
     """
-    scores_a = _overall_by_question(rows, judge_a, level)
     from scipy.stats import spearmanr  # here: importing scipy.stats costs every process a second
 
+    scores_a = _overall_by_question(rows, judge_a, level)
     scores_b = _overall_by_question(rows, judge_b, level)
     agreeing_pairs = pairs = questions = top_agreements = constant = 0
     rhos: list[float] = []
