@@ -140,7 +140,7 @@ class LakeWarehouse(Warehouse):
             return _attached[key]
 
     @contextlib.contextmanager
-    def _open(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         cursor = self._root().cursor()
         try:
             cursor.execute(f"USE {LAKE}")
