@@ -217,13 +217,14 @@ def chunk_id(doc_id: str, profile_name: str, char_start: int, char_end: int, tex
 def chunk_document(
     document: ParsedDocument, profile: ChunkProfile, *, within: Sequence[tuple[int, int]] | None = None
 ) -> list[Chunk]:
-    """Chunk ``document.body``; offsets are into ``document.text``, which starts with the body.
+    """Chunk ``document.body`` without its boilerplate; offsets are into ``document.text``, which
+    starts with the body.
 
-    With ``within`` (character spans of the body, e.g. a coarser profile's chunks), each span is
-    chunked on its own, so no chunk crosses a span's boundary.
+    Each span between boilerplate spans is chunked on its own, so no chunk holds boilerplate; with
+    ``within`` (character spans of the body, e.g. a coarser profile's chunks), only inside them.
     """
     body = document.body
-    spans = within if within is not None else [(0, len(body))]
+    spans = _overlaps(document.content_spans, within) if within is not None else document.content_spans
     chunks = []
     for span_start, span_end in spans:
         for relative_start, relative_end, token_count in chunk_text(body[span_start:span_end], profile):
@@ -244,3 +245,17 @@ def chunk_document(
                 )
             )
     return chunks
+
+
+def _overlaps(first: Sequence[tuple[int, int]], second: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The non-empty intersections of two sorted lists of disjoint spans."""
+    result, i, j = [], 0, 0
+    while i < len(first) and j < len(second):
+        start, end = max(first[i][0], second[j][0]), min(first[i][1], second[j][1])
+        if start < end:
+            result.append((start, end))
+        if first[i][1] < second[j][1]:
+            i += 1
+        else:
+            j += 1
+    return result

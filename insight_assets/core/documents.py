@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from insight_assets.core.boilerplate import BoilerplateSpan, content_spans
 from insight_assets.core.text_quality import TextVerdict
 
 PAGE_SEPARATOR = "\n\n"
@@ -48,7 +49,9 @@ class ParsedDocument:
 
     ``text`` is the pages' text joined by ``PAGE_SEPARATOR``; ``page_offsets[i]`` is the character
     offset where page ``i + 1`` starts in ``text``. ``body_end`` is where the references block starts
-    (``len(text)`` when none was found): the chunker reads ``text[:body_end]``.
+    (``len(text)`` when none was found). ``boilerplate``: the body's acknowledgements, affiliations,
+    copyright lines and the like (``boilerplate.py``), sorted; the chunker reads the body without them,
+    and so does every method that reads a paper's text (``readable``).
     """
 
     doc_id: str
@@ -59,6 +62,7 @@ class ParsedDocument:
     sections: list[str] = field(default_factory=list)
     references: str = ""
     body_end: int | None = None
+    boilerplate: list[BoilerplateSpan] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.text = PAGE_SEPARATOR.join(self.page_texts)
@@ -77,6 +81,22 @@ class ParsedDocument:
     @property
     def body(self) -> str:
         return self.text[: self.body_end]
+
+    @property
+    def content_spans(self) -> list[tuple[int, int]]:
+        """The body's spans between its boilerplate spans."""
+        return content_spans(self.body_end, self.boilerplate)
+
+    def readable(self, start: int = 0, end: int | None = None) -> str:
+        """``text[start:end]`` (by default the body) without its boilerplate: the pieces between
+        boilerplate spans, one per line."""
+        end = self.body_end if end is None else end
+        pieces = [
+            self.text[max(a, start) : min(b, end)] for a, b in self.content_spans if b > start and a < end
+        ]
+        if end > self.body_end:
+            pieces.append(self.text[max(start, self.body_end) : end])
+        return "\n".join(piece.strip() for piece in pieces if piece.strip())
 
     def page_at(self, char_offset: int) -> int:
         """The 1-based page number holding ``char_offset`` in ``text``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from insight_assets.core.boilerplate import BoilerplateSpan
 from insight_assets.core.chunking import ChunkProfile, chunk_document
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
 from insight_assets.core.pdf import count_pages, parse_pdf
@@ -158,6 +160,7 @@ def parse_tables(collection: str, results: Sequence[ParseResult], parser_version
                 "char_count": len(document.text),
                 "body_end": document.body_end,
                 "parser_version": parser_version,
+                "boilerplate": boilerplate_json(document),
             }
         )
         pages.extend(
@@ -170,6 +173,22 @@ def parse_tables(collection: str, results: Sequence[ParseResult], parser_version
         "parse_problems": _table(problems, _PROBLEMS_SCHEMA),
         "text_quality": _table(quality, _QUALITY_SCHEMA),
     }
+
+
+def boilerplate_json(document: ParsedDocument) -> str:
+    """The document's boilerplate spans as stored: kind, offsets into its text, and the text."""
+    return json.dumps(
+        [
+            {
+                "kind": span.kind,
+                "char_start": span.char_start,
+                "char_end": span.char_end,
+                "text": document.text[span.char_start : span.char_end],
+            }
+            for span in document.boilerplate
+        ],
+        ensure_ascii=False,
+    )
 
 
 # A verdict's stored columns: all but the per-page reasons, which live on in the problem messages.
@@ -210,6 +229,10 @@ def results_from_rows(
             sections=list(row["sections"] or []),
             references=row["references_text"],
             body_end=row["body_end"],
+            boilerplate=[
+                BoilerplateSpan(span["kind"], span["char_start"], span["char_end"])
+                for span in json.loads(row.get("boilerplate") or "[]")
+            ],
         )
         results[doc_id] = ParseResult(
             row["file"], doc_id, sizes.get(doc_id, 0), document, [], verdicts.get(doc_id)
@@ -253,7 +276,7 @@ def load_documents(warehouse: Warehouse, collection: str) -> list[ParsedDocument
 
 
 # Bump whenever the chunks made from the same documents and profiles can change.
-CHUNKING_VERSION = "2"
+CHUNKING_VERSION = "3"
 
 
 def chunk_run_table(collection: str, chunking_key: str) -> pa.Table:
@@ -322,6 +345,7 @@ _PARSED_SCHEMA = pa.schema(
         ("char_count", pa.int64()),
         ("body_end", pa.int64()),
         ("parser_version", pa.string()),
+        ("boilerplate", pa.string()),
     ]
 )
 _PAGES_SCHEMA = pa.schema(

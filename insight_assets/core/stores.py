@@ -38,7 +38,7 @@ SCHEMA = {
     "parsed_documents": """
         collection VARCHAR, doc_id VARCHAR, file VARCHAR, title VARCHAR, abstract VARCHAR,
         sections VARCHAR[], references_text VARCHAR, page_count INTEGER, char_count BIGINT,
-        body_end BIGINT, parser_version VARCHAR""",
+        body_end BIGINT, parser_version VARCHAR, boilerplate VARCHAR""",
     "parsed_pages": """
         collection VARCHAR, doc_id VARCHAR, page INTEGER, text VARCHAR""",
     "parse_problems": """

@@ -85,7 +85,9 @@ def test_a_process_that_never_pauses_still_lets_another_process_in(tmp_path):
         warehouse.rows("SELECT count(*) FROM source_documents")  # back to back: never idle
 
     assert other.wait(5) == 0, "the other process never got the file"
-    assert warehouse.rows("SELECT file FROM source_documents WHERE collection = 'other'") == [{"file": "x.pdf"}]
+    assert warehouse.rows("SELECT file FROM source_documents WHERE collection = 'other'") == [
+        {"file": "x.pdf"}
+    ]
 
 
 def test_a_file_replaced_on_disk_is_opened_again(tmp_path):
@@ -96,4 +98,6 @@ def test_a_file_replaced_on_disk_is_opened_again(tmp_path):
     shared_file.release_all()
     (tmp_path / "fresh.duckdb").rename(warehouse.path)
 
-    assert warehouse.rows("SELECT collection, file FROM source_documents") == [{"collection": "b", "file": "2.pdf"}]
+    assert warehouse.rows("SELECT collection, file FROM source_documents") == [
+        {"collection": "b", "file": "2.pdf"}
+    ]

@@ -34,8 +34,9 @@ MODEL_CALLING = (
     "judge_scores",
 )
 # With this seed, some items fail for good (a malformed reply, then a malformed repair): the rerun
-# has something to pay for.
-SEED = 3
+# has something to pay for. Which seeds do depends on the prompts, so on the demo's texts: pick again
+# when they change (3 until boilerplate left the papers' texts; 1, 7 since).
+SEED = 1
 
 
 def failed_items(storage) -> list[dict]:

@@ -132,9 +132,11 @@ COMPRESS_DOCUMENT: Task[DocumentDigest] = register_task(
 
 
 def papers_to_compress(documents: Sequence[ParsedDocument]) -> list[SourceDocument]:
-    """Each parsed paper's body (references already cut), titled by its title or file name."""
+    """Each parsed paper's body (references and boilerplate cut), titled by its title or file name."""
     return [
-        SourceDocument(document_id=document.doc_id, title=document.title or document.file, text=document.body)
+        SourceDocument(
+            document_id=document.doc_id, title=document.title or document.file, text=document.readable()
+        )
         for document in documents
     ]
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pymupdf
 
+from insight_assets.core.boilerplate import find_boilerplate
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
 from insight_assets.core.pdf.footnotes import has_glued_footnote, split_footnotes
 from insight_assets.core.pdf.layout import reading_order
@@ -49,7 +50,7 @@ from insight_assets.core.text_quality import (
 )
 
 # Bump whenever the text or structure produced for the same file can change.
-PARSER_VERSION = "4"
+PARSER_VERSION = "5"
 DEFAULT_QUALITY = QualitySettings()
 
 
@@ -234,6 +235,9 @@ def _parse_open(
     problems += _quality_warnings(path, verdict)
     document = ParsedDocument(doc_id=doc_id, file=str(path), page_texts=page_texts, title=title)
     add_structure(document, candidates)
+    document.boilerplate = find_boilerplate(
+        document.text, document.body_end, title=document.title, sections=document.sections
+    )
     return document, problems, verdict
 
 

@@ -66,19 +66,22 @@ def method_section(spans: Sequence[SectionSpan]) -> SectionSpan | None:
 def paper_parts(document: ParsedDocument) -> PaperParts:
     """The title, abstract, introduction and method section of ``document``; a part not found by
     its heading is empty (the introduction falls back to the body's opening)."""
-    body = document.text[: document.body_end]
     spans = section_spans(document.text, document.sections, document.body_end)
     introduction = find_section(spans, INTRODUCTION_NAMES)
     method = method_section(spans)
     intro_text = (
-        introduction.text(document.text) if introduction else body[: len(document.abstract) * 3 or 4000]
+        document.readable(introduction.body_start, introduction.end)
+        if introduction
+        else document.readable()[: len(document.abstract) * 3 or 4000]
     )
     return PaperParts(
         doc_id=document.doc_id,
         title=document.title,
         abstract=document.abstract,
         introduction=cut_to_tokens(intro_text, PART_TOKENS),
-        methodology=cut_to_tokens(method.text(document.text), PART_TOKENS) if method else "",
+        methodology=cut_to_tokens(document.readable(method.body_start, method.end), PART_TOKENS)
+        if method
+        else "",
         introduction_span=_span(introduction),
         method_span=_span(method),
     )

@@ -35,7 +35,7 @@ def load_papers(
     warehouse: Warehouse, collection: str, fallback_tokens: int = ABSTRACT_FALLBACK_TOKENS
 ) -> list[PaperInput]:
     return [
-        paper_input(doc.doc_id, doc.title or doc.file, doc.abstract, doc.body, fallback_tokens)
+        paper_input(doc.doc_id, doc.title or doc.file, doc.abstract, doc.readable(), fallback_tokens)
         for doc in load_documents(warehouse, collection)
     ]
 
