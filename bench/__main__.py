@@ -19,6 +19,7 @@ from bench.common import RESULTS_DIR, corpus_root, print_table, write_json
 BENCHMARKS = [
     "parse",
     "quality",
+    "boilerplate",
     "embed",
     "rerun",
     "ingest_all",
