@@ -76,7 +76,7 @@ def test_the_parametric_retriever_trains_once_answers_and_is_scored_alone(
     report = Path(metadata(result, "insight_rag_scores")["report_file"]).read_text()
     assert "Retriever accuracy (Table 3)" in report and "| buried | base model | exact match |" in report
     assert "SmolLM2-135M-Instruct.Q4_1 (134.5 M parameters)" in report
-    assert "inverts the question templates" in report and "close to circular" in report
+    assert "inverts the question templates" in report and "rows are circular" in report
     assert (Path(storage.reports_dir) / "demo" / TRAINING_CHART_FILE).read_bytes().startswith(b"\x89PNG")
 
     # Nothing changed: the step reuses its build; asked for other probes, it runs, and reads the

@@ -274,7 +274,8 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         agreement = scores.identifier_agreement(
             store.identified_fragments(warehouse, collection), items, embedder.get_embedder().embed
         )
-    table = scores.method_table(scored, agreement)
+    gold_labels = {item_id: item.gold_answers[0] for item_id, item in items.items() if item.kind == MATCHING}
+    table = scores.method_table(scored, agreement, gold_labels, store.paper_count(warehouse, collection))
     warehouse.replace_partition(
         collection,
         {"insight_rag_scores": pa.Table.from_pylist([{"collection": collection, **s} for s in scored])},

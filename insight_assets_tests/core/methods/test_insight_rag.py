@@ -18,7 +18,7 @@ from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import offline, retriever, scores
 from insight_assets.core.methods.insight_rag.benchmark import build_questions, matching_pairs
-from insight_assets.core.methods.insight_rag.schemas import BURIED, FAILED, MULTI, NO_INSIGHT, OK
+from insight_assets.core.methods.insight_rag.schemas import BURIED, FAILED, MATCHING, MULTI, NO_INSIGHT, OK
 from insight_assets.core.methods.insight_rag.triples import (
     Triple,
     extract,
@@ -256,6 +256,53 @@ def test_exact_match_f1_hits_and_mrr_on_known_strings():
     assert scores.hits_at(ranked, "d2", 3) == 0.0 and scores.hits_at(ranked, "d2", 4) == 1.0
     assert scores.reciprocal_rank(ranked, "d1") == 0.5 and scores.reciprocal_rank(ranked, "d9") == 0.0
     assert scores.retrieval_scores(ranked, ["d1", "d2"]) == (1.0, pytest.approx((0.5 + 0.25) / 2))
+
+
+def scored_row(
+    item_id: str, kind: str, method: str, right: bool, status: str = OK, hits: float | None = None
+):
+    return {
+        "item_id": item_id,
+        "kind": kind,
+        "method": method,
+        "status": status,
+        "exact_match": float(right),
+        "f1": None if kind == MATCHING else float(right),
+        "context_tokens": 10,
+        "doc_hits50": hits,
+        "doc_mrr": hits,
+        "unit_hits50": hits,
+        "unit_mrr": hits,
+    }
+
+
+def test_matching_f1_is_the_f1_of_yes_over_the_set_not_the_accuracy_again():
+    gold = {"p1": "Yes", "p2": "Yes", "n1": "No", "n2": "No"}
+    always_yes = [scored_row(item, MATCHING, "rag@1", right=label == "Yes") for item, label in gold.items()]
+    always_no = [scored_row(item, MATCHING, "rag@3", right=label == "No") for item, label in gold.items()]
+    failed = [scored_row(item, MATCHING, "vanilla", right=False, status=FAILED) for item in gold]
+
+    table = scores.method_table(always_yes + always_no + failed, {}, gold, papers=4)
+
+    f1 = {row["method"]: (row["exact_match"], row["f1"]) for row in table}
+    assert f1["rag@1"] == (0.5, pytest.approx(0.667))  # every pair said to cite: precision 0.5, recall 1
+    assert f1["rag@3"] == (0.5, 0.0)  # never "Yes": no pair that cites is found
+    assert f1["vanilla"] == (0.0, 0.0)
+
+
+def test_circular_modes_and_hits_at_50_by_construction_are_said_in_the_table():
+    rows = [
+        scored_row("b1", BURIED, insight_rag.schemas.insight_method(mode), right=True, hits=1.0)
+        for mode in ("index", "llm", "sentences")
+    ]
+
+    small = {row["method"]: row["caveat"] or "" for row in scores.method_table(rows, {}, {}, papers=20)}
+    large = {row["method"]: row["caveat"] or "" for row in scores.method_table(rows, {}, {}, papers=80)}
+
+    assert "circular" in small["insight-rag:index"] and "circular" in small["insight-rag:llm"]
+    assert "circular" not in small["insight-rag:sentences"]
+    assert all("1 by construction: 20 papers" in caveat for caveat in small.values())
+    assert large["insight-rag:sentences"] == "" and "by construction" not in large["insight-rag:index"]
 
 
 # -- a buried fact ---------------------------------------------------------------------------------

@@ -25,11 +25,12 @@ from .schemas import (
     MULTI,
     PARAMETRIC,
     RANK_DEPTH,
+    insight_method,
 )
-from .scores import exact_match
+from .scores import CIRCULAR, exact_match
 
 MEASURES = {BURIED: "exact match", MULTI: "recall@10"}
-TABLE_COLUMNS = ["kind", "mode", "measure", "items", "accuracy"]
+TABLE_COLUMNS = ["kind", "mode", "measure", "items", "accuracy", "caveat"]
 
 
 def asked_items(items: Sequence[BenchmarkItem], max_per_kind: int | None) -> list[BenchmarkItem]:
@@ -101,6 +102,7 @@ def accuracy_table(rows: Sequence[Mapping]) -> list[dict]:
                 "measure": MEASURES.get(kind, "score"),
                 "items": len(mine),
                 "accuracy": round(sum(mine) / len(mine), 3),
+                "caveat": CIRCULAR.get(insight_method(mode)),
             }
         )
     return table

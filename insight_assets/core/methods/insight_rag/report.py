@@ -21,6 +21,7 @@ TABLE_COLUMNS = [
     "unit_hits50",
     "unit_mrr",
     "identifier_agreement",
+    "caveat",
 ]
 CHART_FILE = "insight_rag_scores.png"
 TRAINING_CHART_FILE = "insight_retriever_training.png"
@@ -67,10 +68,10 @@ def report_notes(generator: str, identifier: str, retriever: Mapping | None) -> 
             if offline
             else ""
         ),
-        "exact_match: the gold appears in the answer (§4), averaged over a multi-document question's gold answers; f1: SQuAD token F1, averaged the same way",
-        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection under 50 papers doc_hits50 is 1 by construction",
+        "exact_match: the gold appears in the answer (§4), averaged over a multi-document question's gold answers; f1: SQuAD token F1, averaged the same way; for matching, exact_match is the accuracy and f1 the F1 of the answer Yes over the items",
+        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection of 50 papers or fewer doc_hits50 is 1 by construction (the caveat column says so)",
         "unit_hits50 / unit_mrr: the gold unit in the ranking — the chunk holding the evidence sentence (RAG), the gold triple (index, llm), the evidence sentence (sentences, parametric: the sentence its insight is attributed to)",
-        "index mode searches the very triples the benchmark was built from: a found triple is the gold answer, so its scores are close to circular; sentences mode searches no triple",
+        "index and llm modes search the very triples the benchmark was built from: a found triple is the gold answer, so their rows are circular (the caveat column says so) and are no result; sentences and parametric modes search no triple",
         "identifier_agreement: mean cosine (our embedder) between the identified fragment and the gold subject + relation — an embedding similarity, not the paper's GPT-4o-mini 0/0.5/1 judge",
         "matching offline: the papers' similarity above the collection's median pair; the rule reads no context, so every matching method answers alike offline",
         "buried questions: subject and object each once in the paper's full text (the paper: its abstract)",
@@ -126,7 +127,7 @@ def render_report(
         ),
         "",
         markdown_table(
-            list(accuracy), ["kind", "mode", "measure", "items", "accuracy"], empty="Not measured."
+            list(accuracy), ["kind", "mode", "measure", "items", "accuracy", "caveat"], empty="Not measured."
         ),
         "",
         *([f"![loss and recalled facts per epoch]({TRAINING_CHART_FILE})", ""] if training_chart else []),

@@ -17,7 +17,7 @@ from ...retrieval.citing import strip_citations
 from ...vectors import normalize_rows
 from .benchmark import BenchmarkItem, normalised_text
 from .pipeline import MethodAnswer
-from .schemas import FAILED, MATCHING, RANK_DEPTH
+from .schemas import FAILED, INDEX, LLM, MATCHING, RANK_DEPTH, insight_method
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans({char: " " for char in string.punctuation})
@@ -80,8 +80,8 @@ def unit_scores(ranked: Sequence[str], golds: set[str]) -> tuple[float, float]:
 
 def score_answer(answer: MethodAnswer, item: BenchmarkItem, gold_units: set[str]) -> dict:
     text = strip_citations(answer.answer)
-    if item.kind == MATCHING:
-        em = f1 = float(answer.status != FAILED and text.strip().lower() == item.gold_answers[0].lower())
+    if item.kind == MATCHING:  # accuracy per item; F1 is a measure of the set (``matching_f1``)
+        em, f1 = float(answer.status != FAILED and text.strip().lower() == item.gold_answers[0].lower()), None
     else:
         em, f1 = averaged(exact_match, text, item.gold_answers), averaged(token_f1, text, item.gold_answers)
     ranked = bool(answer.ranked_ids) and item.kind != MATCHING  # a pair's own papers are never retrieved
@@ -107,12 +107,28 @@ def _mean(values) -> float | None:
     return round(sum(kept) / len(kept), 3) if kept else None
 
 
-def method_table(scored: Sequence[Mapping], agreement: Mapping[str, float]) -> list[dict]:
-    """One row per (kind, method): items, failures, EM (accuracy for matching), F1, context tokens,
-    retrieval Hits@50 and MRR, and the identifier's agreement for Insight-RAG rows."""
+# Where a method's numbers cannot be read as a result: it searches the very triples the benchmark's
+# questions and gold answers were made from, so a triple found is the gold answer.
+CIRCULAR = {
+    insight_method(INDEX): "circular: searches the triples the benchmark was built from",
+    insight_method(LLM): "circular: searches the triples the benchmark was built from",
+}
+
+
+def method_table(
+    scored: Sequence[Mapping], agreement: Mapping[str, float], gold_labels: Mapping[str, str], papers: int
+) -> list[dict]:
+    """One row per (kind, method): items, failures, EM (accuracy for matching), F1 (for matching,
+    the F1 of "Yes" over the set: ``gold_labels`` by item), context tokens, retrieval Hits@50 and
+    MRR, the identifier's agreement for Insight-RAG rows, and what makes a row's numbers no result
+    (``caveat``: a circular mode; document Hits@50 with ``papers`` no more than 50, 1 by construction)."""
     rows = []
     for kind, method in dict.fromkeys((s["kind"], s["method"]) for s in scored):
         mine = [s for s in scored if s["kind"] == kind and s["method"] == method]
+        doc_hits = _mean(s["doc_hits50"] for s in mine)
+        caveats = [CIRCULAR[method]] if method in CIRCULAR else []
+        if doc_hits is not None and papers <= RANK_DEPTH:
+            caveats.append(f"doc_hits50 is 1 by construction: {papers} papers, top {RANK_DEPTH} ranked")
         rows.append(
             {
                 "kind": kind,
@@ -120,16 +136,33 @@ def method_table(scored: Sequence[Mapping], agreement: Mapping[str, float]) -> l
                 "items": len(mine),
                 "failed": sum(s["status"] == FAILED for s in mine),
                 "exact_match": _mean(s["exact_match"] for s in mine),
-                "f1": _mean(s["f1"] for s in mine),
+                "f1": matching_f1(mine, gold_labels) if kind == MATCHING else _mean(s["f1"] for s in mine),
                 "context_tokens": _mean(s["context_tokens"] for s in mine),
-                "doc_hits50": _mean(s["doc_hits50"] for s in mine),
+                "doc_hits50": doc_hits,
                 "doc_mrr": _mean(s["doc_mrr"] for s in mine),
                 "unit_hits50": _mean(s["unit_hits50"] for s in mine),
                 "unit_mrr": _mean(s["unit_mrr"] for s in mine),
                 "identifier_agreement": agreement.get(kind) if method.startswith("insight") else None,
+                "caveat": "; ".join(caveats) or None,
             }
         )
     return rows
+
+
+def matching_f1(scored: Sequence[Mapping], gold_labels: Mapping[str, str]) -> float | None:
+    """F1 of the answer "Yes" (the pair cite each other) over a method's matching items: a right
+    answer is the gold label, a wrong one the other label, a failed one neither."""
+    true_yes = false_yes = missed_yes = 0
+    for score in scored:
+        gold_yes = gold_labels[score["item_id"]].lower() == "yes"
+        answered = score["status"] != FAILED
+        right = bool(score["exact_match"])
+        true_yes += gold_yes and right
+        missed_yes += gold_yes and not right
+        false_yes += answered and not gold_yes and not right
+    if not scored:
+        return None
+    return round(2 * true_yes / (2 * true_yes + false_yes + missed_yes), 3) if true_yes else 0.0
 
 
 def gold_units(
