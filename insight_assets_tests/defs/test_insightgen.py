@@ -50,7 +50,7 @@ def test_every_asset_builds_and_the_report_ranks_all_methods(demo_offline):
         per_question = [row for row in insight_rows if row["method"] == method]
         assert 0 < len(per_question) <= 5 * pairs
     assert all(row["chunk_ids"] and 0 <= row["novelty"] <= 5 for row in insight_rows)
-    assert check(result, "insights_cite_existing_chunks").passed
+    assert check(result, "insights_cite_their_context").passed
     assert check(result, "insights_do_not_repeat_the_answer").passed
     # The vector baselines read as many chunks as InsightGen selected, for every question.
     runs = warehouse.rows("SELECT question_id, method, chunk_ids FROM insight_runs WHERE collection = 'demo'")

@@ -274,7 +274,8 @@ class CurationAnswersConfig(ModelCallConfig):
         dg.AssetCheckSpec(
             "citations_name_combination_documents",
             asset="generated_answers",
-            description="Every cited document is one of the documents the answer was written from.",
+            description="Every kept answer, as stored, cites at least one document, and only documents "
+            "it was written from.",
         ),
         dg.AssetCheckSpec("every_question_answered", asset="generated_answers"),
     ],
@@ -314,7 +315,8 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
     for answer in outcome.answers:
         by_status[answer.status] = by_status.get(answer.status, 0) + 1
     kept = [answer for answer in outcome.answers if answer.status == "kept"]
-    invalid = [answer.question_id for answer in kept if not curation.citations_valid(answer)]
+    stored = curation.load_answers(storage.warehouse, collection)
+    invalid = [answer.question_id for answer in stored if not curation.citations_valid(answer)]
     failed = [answer for answer in outcome.answers if answer.status == "failed"]
     return CollectionReport(
         metadata={

@@ -76,7 +76,12 @@ class InsightGenInsightsConfig(ModelCallConfig):
     code_version="1",
     **pooled(LLM_POOL),
     check_specs=[
-        dg.AssetCheckSpec("insights_cite_existing_chunks", asset="insights"),
+        dg.AssetCheckSpec(
+            "insights_cite_their_context",
+            asset="insights",
+            description="Every stored insight cites at least one chunk, and only chunks its method was given "
+            "for that question (the run's context).",
+        ),
         dg.AssetCheckSpec(
             "insights_do_not_repeat_the_answer",
             asset="insights",
@@ -132,13 +137,11 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     writer = client.writer_label(insightgen.GENERATE_INSIGHTS)
     warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer, result.retrieval))
 
-    known_chunks = {
-        row["chunk_id"]
-        for row in warehouse.rows("SELECT chunk_id FROM chunks WHERE collection = ?", [collection])
-    }
     answers = {pair.question_id: pair.answer for pair in pairs}
     insight_rows = [(run, insight) for run in outcome.runs for insight in run.insights]
-    uncited = [insight.hook for _, insight in insight_rows if not set(insight.chunk_ids) <= known_chunks]
+    uncited = insightgen.store.cited_outside_context(
+        insightgen.store.insights_with_contexts(warehouse, collection)
+    )
     repeats = _repeating_insights(model.embed, insight_rows, answers)
     failed = [run for run in outcome.runs if run.status != OK]
     per_method = {
@@ -178,9 +181,13 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
         },
         checks=[
             dg.AssetCheckResult(
-                check_name="insights_cite_existing_chunks",
+                check_name="insights_cite_their_context",
                 passed=not uncited,
-                metadata={"insights_checked": len(insight_rows), "not_grounded": len(uncited)},
+                metadata={
+                    "insights_checked": len(insight_rows),
+                    "outside_context": len(uncited),
+                    "examples": "; ".join(uncited[:5]) or "none",
+                },
             ),
             dg.AssetCheckResult(
                 check_name="insights_do_not_repeat_the_answer",
@@ -220,7 +227,7 @@ def _no_insights(warehouse, collection: str) -> CollectionReport:
     return CollectionReport(
         metadata={"dagster/row_count": 0, "why_none": why},
         checks=[
-            dg.AssetCheckResult(check_name="insights_cite_existing_chunks", passed=True, metadata=none),
+            dg.AssetCheckResult(check_name="insights_cite_their_context", passed=True, metadata=none),
             dg.AssetCheckResult(check_name="insights_do_not_repeat_the_answer", passed=True, metadata=none),
             items_check("questions_to_find_insights_for", 0, why),
         ],

@@ -31,9 +31,10 @@ def _judge(config: InsightGenJudgeConfig, run: DryRun) -> None:
         for found in found_insights.outcome.runs
         for insight in found.insights
     )
+    runs = ((found.question_id, found.method, found.error) for found in found_insights.outcome.runs)
     judge_questions(
         run.client,
-        judged_questions(run.output("generated_answers", []), insights),
+        judged_questions(run.output("generated_answers", []), insights, runs),
         judge="estimate",
         seed=config.seed,
         levels=config.levels,

@@ -65,9 +65,16 @@ def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuest
            ORDER BY question_id, method, insight_index""",
         [collection],
     )
+    runs = warehouse.rows(
+        "SELECT question_id, method, status, error FROM insight_runs WHERE collection = ?", [collection]
+    )
     return judged_questions(
         load_pairs(warehouse, collection),
         ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows),
+        (
+            (r["question_id"], r["method"], r["error"] or f"its run is {r['status']} with no insight")
+            for r in runs
+        ),
     )
 
 

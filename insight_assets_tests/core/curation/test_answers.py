@@ -162,3 +162,16 @@ def test_when_the_budget_runs_out_answers_are_skipped(server, compressed):
     outcome = generate_answers(client, questions, compressed, SETTINGS, hashing_embed)
     assert [a.status for a in outcome.answers] == ["skipped", "kept"]
     assert outcome.budget_error and not outcome.failures and not server.requests
+
+
+def test_an_answer_that_cites_nothing_or_a_paper_it_was_not_given_is_not_validly_cited():
+    from insight_assets.core.curation.answers import Answer
+
+    def answer(cited: tuple[str, ...], writer: str = OFFLINE_LABEL) -> Answer:
+        return Answer("q", "Why?", "Because.", ("a", "b"), cited, "generated", writer, "kept")
+
+    assert citations_valid(answer(("a",))) and citations_valid(answer(("a", "b")))
+    assert not citations_valid(answer(()))
+    assert not citations_valid(answer(("a", "z")))
+    assert citations_valid(answer((), writer="user"))  # the user's own answer, written from no paper
+    assert not citations_valid(answer(("z",), writer="user"))

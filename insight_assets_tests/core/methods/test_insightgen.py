@@ -6,6 +6,7 @@ import json
 import re
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from insight_assets.core.keyphrases import rake_keyphrases
@@ -380,3 +381,74 @@ def test_the_rag_baselines_decompose_reformulate_imagine_refine_and_rerank(tmp_p
     assert len(chosen["agentic_rag"]) == 2 and chosen["agentic_rag"][0] == "c-zeta"
     asked = [r.last_user_text() for r in server.requests]
     assert any("(HyDE)" in text for text in asked) and any("You refine a search" in text for text in asked)
+
+
+def test_the_citation_check_names_insights_that_cite_outside_their_methods_context(tmp_path):
+    from insight_assets.core.methods.insightgen import store
+    from insight_assets.core.stores import Warehouse
+
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    runs = [
+        {"collection": "c", "question_id": "q1", "method": "cot", "status": "ok", "chunk_ids": ["a", "b"]},
+        {"collection": "c", "question_id": "q1", "method": "direct", "status": "ok", "chunk_ids": ["c"]},
+    ]
+
+    def insight(method: str, question_id: str, hook: str, chunk_ids: list[str]) -> dict:
+        return {
+            "collection": "c",
+            "question_id": question_id,
+            "method": method,
+            "insight_index": len(hook),
+            "hook": hook,
+            "chunk_ids": chunk_ids,
+        }
+
+    insights = [
+        insight("cot", "q1", "grounded", ["a", "b"]),
+        insight(
+            "cot", "q1", "another method's passage", ["a", "c"]
+        ),  # the longer hook: shown second  # c was given to direct, not cot
+        insight("direct", "q1", "no citation", []),
+        insight("direct", "q2", "no run for its question", ["c"]),
+    ]
+    warehouse.replace_partition(
+        "c", {"insight_runs": pa.Table.from_pylist(runs), "insights": pa.Table.from_pylist(insights)}
+    )
+
+    flagged = store.cited_outside_context(store.insights_with_contexts(warehouse, "c"))
+
+    assert flagged == [
+        "cot / q1: another method's passage",
+        "direct / q1: no citation",
+        "direct / q2: no run for its question",
+    ]
+
+
+def test_a_method_that_produced_nothing_for_a_question_scores_zero_there_with_the_reason():
+    from insight_assets.core.curation import QAPair
+    from insight_assets.core.methods.insightgen.judge import judge_questions, judged_questions
+    from insight_assets.core.methods.insightgen.judge.aggregation import mean_scores
+
+    pairs = [QAPair("q1", QUESTION, ANSWER)]
+    insights = [
+        ("q1", "cot", "Memory bandwidth: eight-bit weights halve the bytes moved per token."),
+        ("q1", "direct", "Outliers: a few large activations dominate the quantization error."),
+    ]
+    runs = [("q1", "cot", None), ("q1", "direct", None), ("q1", "insightgen", "invalid output twice")]
+
+    [question] = judged_questions(pairs, insights, runs)
+    assert question.empty == (("insightgen", "invalid output twice"),)
+    outcome = judge_questions(
+        LLMClient(LLMSettings()),
+        [question],
+        judge="offline",
+        seed=1,
+        levels=("set", "insight"),
+        repetitions=2,
+    )
+
+    zero = [row for row in outcome.rows if row.method == "insightgen"]
+    assert {row.level for row in zero} == {"set", "insight"}
+    assert all(row.overall == 0 and "invalid output twice" in row.rationale for row in zero)
+    means = {(row["level"], row["method"]): row["overall"] for row in mean_scores(outcome.rows)}
+    assert means[("set", "insightgen")] == 0 < min(means[("set", "cot")], means[("set", "direct")])

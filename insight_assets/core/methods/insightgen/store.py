@@ -57,3 +57,24 @@ def load_theme_index(
         )
     except KeyError as error:  # chunks changed since the graph was built
         raise IndexMissing(str(error.args[0])) from error
+
+
+def insights_with_contexts(warehouse: Warehouse, collection: str) -> list[dict]:
+    """Every stored insight (``method``, ``question_id``, ``hook``, ``chunk_ids``) with the chunks
+    its method was given for that question (``given``: the run's context; empty without a run)."""
+    return warehouse.rows(
+        """SELECT i.method, i.question_id, i.hook, i.chunk_ids, coalesce(r.chunk_ids, []) AS given
+           FROM insights i LEFT JOIN insight_runs r USING (collection, question_id, method)
+           WHERE i.collection = ? ORDER BY i.question_id, i.method, i.insight_index""",
+        [collection],
+    )
+
+
+def cited_outside_context(rows: list[dict]) -> list[str]:
+    """The insights of ``rows`` (``insights_with_contexts``) that cite a chunk their method was not
+    given, each as "method / question: hook"."""
+    return [
+        f"{row['method']} / {row['question_id']}: {row['hook']}"
+        for row in rows
+        if not row["chunk_ids"] or not set(row["chunk_ids"]) <= set(row["given"])
+    ]

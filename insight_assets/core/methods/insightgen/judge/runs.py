@@ -170,33 +170,65 @@ def judge_single_insights(
 
 @dataclass(frozen=True)
 class JudgedQuestion:
-    """What the judges see of one question: the pair and every method's insights."""
+    """What the judges see of one question: the pair and every method's insights; ``empty``: the
+    methods that ran for it and produced nothing, each with why (scored 0, not shown to a judge)."""
 
     question_id: str
     question: str
     answer: str
     sets: tuple[MethodInsights, ...]
+    empty: tuple[tuple[str, str], ...] = ()
 
 
 def judged_questions(
-    pairs: Sequence[QAPair], insights: Iterable[tuple[str, str, str]]
+    pairs: Sequence[QAPair],
+    insights: Iterable[tuple[str, str, str]],
+    runs: Iterable[tuple[str, str, str | None]] = (),
 ) -> list[JudgedQuestion]:
     """What the judges read: for each pair with insights (in question-id order), the pair and each
     method's insight texts (methods in name order). ``insights`` yields (question id, method,
-    text) in each method's insight order; insights of unknown questions are ignored."""
+    text) in each method's insight order; insights of unknown questions are ignored. ``runs``
+    yields (question id, method, why it has no insights, if it has none) for every method run: a
+    run of a judged question without insights is in its ``empty``."""
     by_pair = {pair.question_id: pair for pair in pairs}
     by_question: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for question_id, method, text in insights:
         by_question[question_id][method].append(text)
+    empty: dict[str, dict[str, str]] = defaultdict(dict)
+    for question_id, method, reason in runs:
+        if method not in by_question.get(question_id, {}):
+            empty[question_id][method] = reason or "the method produced no insight"
     return [
         JudgedQuestion(
             question_id=question_id,
             question=by_pair[question_id].question,
             answer=by_pair[question_id].answer,
             sets=tuple(MethodInsights(method, tuple(texts)) for method, texts in sorted(methods.items())),
+            empty=tuple(sorted(empty[question_id].items())),
         )
         for question_id, methods in sorted(by_question.items())
         if question_id in by_pair
+    ]
+
+
+def empty_rows(question: JudgedQuestion, *, judge: str, levels: Sequence[Level]) -> list[JudgeRow]:
+    """A 0 on every criterion for each method that produced nothing for ``question``, at each level,
+    the reason in its rationale: a method that answers nothing must not rank above one that tried."""
+    return [
+        JudgeRow(
+            judge=judge,
+            level=level,
+            question_id=question.question_id,
+            method=method,
+            novelty=0.0,
+            diversity=0.0 if level == "set" else None,
+            relevance=0.0,
+            depth=0.0,
+            overall=0.0,
+            rationale=f"no insights, scored 0: {reason}",
+        )
+        for level in levels
+        for method, reason in question.empty
     ]
 
 
@@ -217,7 +249,8 @@ def judge_questions(
     repetitions: int = DEFAULT_REPETITIONS,
 ) -> JudgeOutcome:
     """Every requested level for every question with at least two methods to compare, all calls
-    batched through ``client.run_many``. A failed call loses only its own question's rows (for
+    batched through ``client.run_many``; a method that produced nothing for a question scores 0 there
+    (``empty_rows``). A failed call loses only its own question's rows (for
     that level and repetition); when the budget stops the batch, the rest is not run."""
     requests: list[JudgeRequest] = []
     for item in questions:
@@ -234,7 +267,7 @@ def judge_questions(
             requests.append(set_request(seed=seed, **common))
         if "insight" in levels:
             requests += single_insight_requests(seed=seed, repetitions=repetitions, **common)
-    rows: list[JudgeRow] = []
+    rows = [row for item in questions for row in empty_rows(item, judge=judge, levels=levels)]
     failures: list[tuple[str, str]] = []
     budget_error = None
     for task in (JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS):
