@@ -19,7 +19,12 @@ from insight_assets.core.methods.insightgen.judge import (
     judged_questions,
     mean_scores,
 )
-from insight_assets.core.methods.insightgen.report import COST_COLUMNS, render_method_report
+from insight_assets.core.methods.insightgen.report import (
+    COST_COLUMNS,
+    NOT_JUDGED,
+    RANKING_COLUMNS,
+    render_method_report,
+)
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.insightgen.assets import insights
 from insight_assets.defs.metadata import (
@@ -240,17 +245,17 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
             [standin_note({"writer": writers(storage, "insights", collection), "judge": ", ".join(judges)})],
         ),
     ]
-    report = render_method_report(collection, mean_scores(rows), examples, costs, notes)
+    scores = mean_scores(rows)
+    report = render_method_report(collection, scores, examples, costs, notes)
+    ranked = (
+        headline_table("Methods ranked by the judges' overall score (1-5)", report.ranking, RANKING_COLUMNS),
+    )
     headline = Headline(
         tables=(
-            headline_table(
-                "Methods ranked by the judges' overall score (1-5)",
-                report.ranking,
-                ["rank", "method", "overall", "judge", "level"],
-            ),
+            *(ranked if report.ranking else ()),
             headline_table("Cost per question", costs, COST_COLUMNS),
         ),
-        notes=tuple(notes),
+        notes=tuple(notes if report.ranking else [NOT_JUDGED, *notes]),
         writer=writers(storage, "insights", collection),
         judge=", ".join(sorted({row.judge for row in rows})),
     )
@@ -266,9 +271,9 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
     )
     return CollectionReport(
         metadata={
-            "dagster/row_count": len(report.ranking),
+            "dagster/row_count": len(scores),
             "ranking": dg.MetadataValue.md(
-                markdown_table(report.ranking, ["rank", "method", "overall", "judge", "level"])
+                markdown_table(report.ranking, RANKING_COLUMNS) if report.ranking else NOT_JUDGED
             ),
             "scores": dg.MetadataValue.md(report.scores_table),
             "examples": dg.MetadataValue.md(report.examples_markdown),

@@ -11,11 +11,20 @@ from ...markdown import markdown_table
 
 CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")
 CHART_FILE = "method_scores.png"
+# The judge that runs without a model (``judge/offline.py``): it shares its criterion with the
+# offline generator, so no ranking is made from its scores.
+OFFLINE_JUDGE = "offline"
+NOT_JUDGED = (
+    "Not judged: needs a model. The offline judge scores novelty as 5·(1 − similarity to the answer), "
+    "which is what the offline generator optimises when it picks sentences unlike the answer, so its "
+    "order follows from the two formulas, not from the methods. Its scores below are placeholders until "
+    "a model judges (a provider for the `llm` resource, or `judges` in `judge_scores`' config)."
+)
 
 
 @dataclass(frozen=True)
 class MethodReport:
-    ranking: list[dict[str, Any]]  # the first judge's ranking (set level when judged), best first
+    ranking: list[dict[str, Any]]  # the first model judge's ranking (set level when judged), best first
     scores_table: str
     examples_markdown: str
     chart_png: bytes
@@ -33,11 +42,12 @@ def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
 
 
 def ranking(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Methods by mean ``overall``, best first, for the first judge (alphabetically) at set level,
-    or at insight level when the set level was not judged."""
-    if not scores:
+    """Methods by mean ``overall``, best first, for the first model judge (alphabetically) at set
+    level, or at insight level when the set level was not judged; none without a model judge."""
+    judges = {row["judge"] for row in scores} - {OFFLINE_JUDGE}
+    if not judges:
         return []
-    judge = min(row["judge"] for row in scores)
+    judge = min(judges)
     levels = {row["level"] for row in scores if row["judge"] == judge}
     level = "set" if "set" in levels else "insight"
     chosen = [row for row in scores if row["judge"] == judge and row["level"] == level]
@@ -105,6 +115,7 @@ def _examples(examples: Sequence[Mapping[str, Any]]) -> str:
 
 
 COST_COLUMNS = ["method", "questions", "context_tokens", "retrieval_calls", "retrieval_seconds"]
+RANKING_COLUMNS = ["rank", "method", "overall", "judge", "level"]
 
 
 def render_method_report(
@@ -131,8 +142,9 @@ def render_method_report(
                 "judge together, insight level one sampled insight per method (ten repetitions)."
             ),
             "\n".join(f"- {note}" for note in notes),
-            "## Ranking\n\n" + _table(ranked, ["rank", "method", "overall", "judge", "level"]),
-            "## Scores\n\n" + scores_table,
+            "## Ranking\n\n" + (_table(ranked, RANKING_COLUMNS) if ranked else NOT_JUDGED),
+            ("## Scores\n\n" if ranked else "## Scores (placeholders until a model judges)\n\n")
+            + scores_table,
             (
                 "## Cost per question\n\nContext tokens the insight prompt read; the model calls and "
                 "seconds the RAG baselines' retrieval needed (every method then makes one insight call, "
