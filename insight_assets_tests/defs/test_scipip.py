@@ -113,6 +113,11 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
     assert all(s["judge"].startswith("offline") and "offline TF-IDF" in s["rationale"] for s in scores)
     report = Path(metadata(result, "scipip_scores")["report_file"])
     assert "## Ideas" in report.read_text() and "TF-IDF stand-ins" in report.read_text()
+    # Offline the ratings are no judgement: said first, and the tables are labelled placeholders.
+    assert report.read_text().split("\n")[2].startswith("Not judged: needs a model")
+    assert "## Pairwise win rates against each baseline (Fig. 4) (placeholders until a model judges)" in (
+        report.read_text()
+    )
     assert (report.parent / CHART_FILE).read_bytes().startswith(b"\x89PNG")
 
 

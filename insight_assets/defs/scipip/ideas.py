@@ -301,6 +301,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     settings = warehouse.rows("SELECT * FROM scipip_settings WHERE collection = ?", [collection])
     first_run = next(iter(runs.values()))
     judge = ", ".join(names)
+    by_model = not all(name.startswith("offline") for name in names)
     notes = [
         f"Judges: {judge}."
         + (
@@ -357,19 +358,27 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         storage,
         collection,
         "scipip_report.md",
-        report.render_report(collection, tables, judge, notes, example),
+        report.render_report(collection, tables, judge, notes, example, by_model=by_model),
         report.CHART_FILE,
         report.render_chart(recall, expanded_shares, wins),
         "recall, expanded idea ratings and win rates",
         Headline(
             tables=(
-                headline_table(
-                    "Expanded ideas rated 4 or more, per method", expanded_shares, report.SHARE_COLUMNS
+                *(
+                    (
+                        headline_table(
+                            "Expanded ideas rated 4 or more, per method",
+                            expanded_shares,
+                            report.SHARE_COLUMNS,
+                        ),
+                        headline_table("SciPIP against each baseline, both orders", wins, report.WIN_COLUMNS),
+                    )
+                    if by_model
+                    else ()
                 ),
-                headline_table("SciPIP against each baseline, both orders", wins, report.WIN_COLUMNS),
                 headline_table("Recall of the held-out paper's references", recall, report.RECALL_COLUMNS),
             ),
-            notes=(*notes, *retrieval_note),
+            notes=(*([] if by_model else [report.NOT_JUDGED]), *notes, *retrieval_note),
             writer=writers(storage, "scipip_ideas", collection),
             judge=judge,
         ),

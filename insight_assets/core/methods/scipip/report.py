@@ -203,14 +203,33 @@ def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping], wins: Seq
     return buffer.getvalue()
 
 
+# Offline, the ratings are no judgement of the methods: the same nearest-paper similarity makes both.
+NOT_JUDGED = (
+    "Not judged: needs a model. Offline, an idea's novelty is 5·(1 − n) and its feasibility "
+    "5·min(1, n / 0.3), n its similarity to the nearest paper, so a method that strays from the papers "
+    "rates novel and one that stays close rates feasible by the formulas, not by its ideas. The ratings "
+    "and win rates below are placeholders until a model judges (`judges` in `scipip_scores`' config); "
+    "the retrieval recall is measured."
+)
+
+
 def render_report(
-    collection: str, tables: ReportTables, judge: str, notes: Sequence[str], example: Mapping | None
+    collection: str,
+    tables: ReportTables,
+    judge: str,
+    notes: Sequence[str],
+    example: Mapping | None,
+    *,
+    by_model: bool = True,
 ) -> str:
+    """The report; ``by_model``: whether a model judged (otherwise the ratings are placeholders)."""
     settings = tables.settings or {}
+    placeholder = "" if by_model else " (placeholders until a model judges)"
     lines = [
         f"# SciPIP on `{collection}`",
         "",
-        f"## Ideas, expanded (judges: {judge})",
+        *([] if by_model else [NOT_JUDGED, ""]),
+        f"## Ideas, expanded (judges: {judge}){placeholder}",
         "",
         (
             "Every method's ideas expanded into a problem, a method and an expected outcome (Table 12), "
@@ -219,7 +238,7 @@ def render_report(
         "",
         markdown_table(list(tables.expanded), SHARE_COLUMNS),
         "",
-        "## Pairwise win rates against each baseline (Fig. 4)",
+        f"## Pairwise win rates against each baseline (Fig. 4){placeholder}",
         "",
         (
             "SciPIP's idea and a baseline's for the same background, shown as A and B in both orders; "
@@ -228,7 +247,7 @@ def render_report(
         "",
         markdown_table(list(tables.wins), WIN_COLUMNS, empty="No pairs judged."),
         "",
-        "## Ideas, short form",
+        f"## Ideas, short form{placeholder}",
         "",
         markdown_table(list(tables.short), SHARE_COLUMNS),
         "",
@@ -240,7 +259,7 @@ def render_report(
             empty="One judge: configure two or more `judges` to measure agreement.",
         ),
         "",
-        "## Retrieval: leave-one-out recall",
+        "## Retrieval: leave-one-out recall" + ("" if by_model else " (measured)"),
         "",
         (
             "Each paper's background is a query against the collection without that paper; recall of "
