@@ -222,6 +222,41 @@ def test_a_model_extracts_asks_identifies_completes_and_answers_through_the_open
     assert "insight-rag:llm" in scores["scores"]
 
 
+def _finds_no_triple(request: Received) -> Reply:
+    """The scripted model, except that it finds no triple in any sentence."""
+    if request.last_user_text().startswith("Extract knowledge triples"):
+        return Reply(json.dumps({"triples": []}))
+    return _model(request)
+
+
+def test_a_model_that_finds_no_triple_is_said_by_a_warning_and_the_sentences_and_matching_go_on(
+    instance, storage, hashing_embedder, tmp_path, server
+):
+    server.responder = _finds_no_triple
+    add_collection(storage, "demo", [p for p in DEMO_PDFS if p.name.startswith(("2020.acl", "N18"))])
+    offline = LLMResource(data_dir=str(tmp_path / "data"))
+    materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
+    run_config = {"ops": {**BRIEF_TRAINING, "insight_rag_benchmark": {"config": {"max_matching": 2}}}}
+
+    result = materialize_collection(
+        instance,
+        storage,
+        hashing_embedder,
+        "demo",
+        llm=hosted_llm(server, tmp_path),
+        assets=INSIGHT_RAG,
+        run_config=run_config,
+    )
+
+    assert result.success
+    found = check(result, "triples_found")
+    assert not found.passed and "found no triple" in found.description
+    assert _rows(storage, "knowledge_triples") == [] and _rows(storage, "insight_rag_sentences")
+    items = _rows(storage, "insight_rag_benchmark")
+    assert items and {item["kind"] for item in items} == {"matching"}
+    assert {a["item_id"] for a in _rows(storage, "insight_rag_answers")} == {i["item_id"] for i in items}
+
+
 def test_a_benchmark_with_no_item_is_said_by_a_warning_and_the_rest_still_builds(
     instance, storage, hashing_embedder, tmp_path
 ):

@@ -63,6 +63,13 @@ class InsightRAGTriplesConfig(ModelCallConfig):
     deps=[chunk_embeddings],
     code_version="2",
     **pooled(LLM_POOL),
+    check_specs=[
+        dg.AssetCheckSpec(
+            "triples_found",
+            asset="knowledge_triples",
+            description="The extractor found some triple; without one only the sentences are indexed.",
+        )
+    ],
     **INSIGHT_RAG_GROUP,
 )
 def knowledge_triples(
@@ -94,9 +101,9 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
         read = read_triples(client, rows)
     if not read.sentences:
         raise nothing_to_do(collection, "no whole sentence in its chunks to read triples from.")
+    # No triple (a small model whose every reply failed its checks, say): the sentences are still
+    # indexed, for the sentences mode and the matching items; the warning check says why.
     triples, sentences = read.triples, read.sentences
-    if not triples:
-        raise nothing_to_do(collection, "the extractor found no triple in its sentences.")
     writer = client.writer_label(INSIGHT_RAG_TRIPLES)
     extractor = insight_rag.EXTRACTOR if writer.startswith("offline") else writer
     model = embedder.get_embedder()
@@ -150,7 +157,15 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
                 markdown_table(sample, ["subject", "relation", "object", "sentence"])
             ),
             **llm_metadata(client),
-        }
+        },
+        checks=[
+            items_check(
+                "triples_found",
+                len(triples),
+                f"the extractor found no triple in the {len(sentences)} sentences of {read.chunks_read} "
+                "chunks it read (see failures); only the sentences are indexed.",
+            )
+        ],
     )
 
 
@@ -216,9 +231,7 @@ def insight_rag_benchmark(
 
 def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    triples = store.load_triples(warehouse, collection)
-    if not triples:
-        raise nothing_to_do(collection, "no triples: `knowledge_triples` stored none.")
+    triples = store.load_triples(warehouse, collection)  # none: only matching items can be made
     benchmark = insight_rag.collection_benchmark(warehouse, collection, triples, settings)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):

@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
-from ...index import index_from_rows, read_vectors
+from ...index import CollectionIndex, index_from_rows, read_vectors
 from ...llm import LLMClient
 from ...retrieval import Hit, Retriever
 from ...stores import VectorStore, Warehouse
@@ -129,7 +130,8 @@ def index_vectors(
 def open_units(
     warehouse: Warehouse, store: VectorStore, collection: str, embedder, profile: str
 ) -> Retriever:
-    """A retriever over the collection's triples or sentences (raises ``IndexMissing``)."""
+    """A retriever over the collection's triples or sentences (raises ``IndexMissing`` before they
+    have vectors; over no triple, when the extractor found none, it finds nothing)."""
     if profile == TRIPLES:
         sql = """SELECT t.triple_id AS chunk_id, t.doc_id, t.subject || ' ' || t.relation_text || ' ' || t.object
                         || '. ' || t.sentence AS text, c.chunk_index, c.page_start, c.page_end,
@@ -144,6 +146,9 @@ def open_units(
                  JOIN parsed_documents d ON d.collection = s.collection AND d.doc_id = s.doc_id
                  WHERE s.collection = ? ORDER BY d.file, c.chunk_index, s.position"""
     rows = [{**row, "token_count": count_tokens(row["text"])} for row in warehouse.rows(sql, [collection])]
+    if profile == TRIPLES and not rows:  # the extractor found none: every search finds nothing
+        empty = CollectionIndex(profile, [], np.zeros((0, embedder.dimension), dtype=np.float32), {}, {})
+        return Retriever(collection, empty, store, embedder.embed, embedder.variant)
     found = read_vectors(store, collection, profile, embedder.variant)
     index = index_from_rows(rows, found, profile, embedder.variant, "knowledge_triples")
     return Retriever(collection, index, store, embedder.embed, embedder.variant)
