@@ -156,14 +156,19 @@ def _model(request: Received) -> Reply:
     return Reply("unexpected prompt", output_tokens=1)
 
 
+def _three_papers_ingested(instance, storage, hashing_embedder, tmp_path) -> None:
+    """SPECTER, S2ORC and the literature-graph paper, ingested offline: the two cite the third and
+    not each other, so there is one matching pair of each kind."""
+    add_collection(storage, "demo", [p for p in DEMO_PDFS if p.name.startswith(("2020.acl", "N18"))])
+    offline = LLMResource(data_dir=str(tmp_path / "data"))
+    materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
+
+
 def test_a_model_extracts_asks_identifies_completes_and_answers_through_the_openai_api(
     instance, storage, hashing_embedder, tmp_path, server
 ):
     server.responder = _model
-    # SPECTER and S2ORC both cite the literature-graph paper and not each other: one pair of each.
-    add_collection(storage, "demo", [p for p in DEMO_PDFS if p.name.startswith(("2020.acl", "N18"))])
-    offline = LLMResource(data_dir=str(tmp_path / "data"))
-    materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
+    _three_papers_ingested(instance, storage, hashing_embedder, tmp_path)
     llm = hosted_llm(server, tmp_path)
     run_config = {
         "ops": {
@@ -233,9 +238,7 @@ def test_a_model_that_finds_no_triple_is_said_by_a_warning_and_the_sentences_and
     instance, storage, hashing_embedder, tmp_path, server
 ):
     server.responder = _finds_no_triple
-    add_collection(storage, "demo", [p for p in DEMO_PDFS if p.name.startswith(("2020.acl", "N18"))])
-    offline = LLMResource(data_dir=str(tmp_path / "data"))
-    materialize_collection(instance, storage, hashing_embedder, "demo", llm=offline, assets=UPSTREAM)
+    _three_papers_ingested(instance, storage, hashing_embedder, tmp_path)
     run_config = {"ops": {**BRIEF_TRAINING, "insight_rag_benchmark": {"config": {"max_matching": 2}}}}
 
     result = materialize_collection(
