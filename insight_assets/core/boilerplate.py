@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from .sections import section_spans
 from .text import split_sentences
 
 KINDS = ("acknowledgements", "funding", "affiliations", "copyright", "references")
@@ -158,28 +159,14 @@ def _sentences(body: str) -> list[BoilerplateSpan]:
 
 def _acknowledgement_sections(body: str, sections: Sequence[str]) -> list[BoilerplateSpan]:
     spans = []
-    for heading in sections:
-        name = heading.lower().strip(" .:")
-        if not (name.startswith("acknowledg") or name in ("funding", "funding statement")):
+    for section in section_spans(body, sections):
+        if not (section.name.startswith("acknowledg") or section.name in ("funding", "funding statement")):
             continue
-        at = re.search(rf"^\s*{re.escape(heading)}\s*$", body, re.MULTILINE)
-        if at is None:
-            continue
-        end = min(_next_heading(body, at.end(), sections), len(body))
-        if end - at.start() <= _SECTION_MAX_CHARS:
-            spans.append(BoilerplateSpan("acknowledgements", at.start(), end))
+        if section.end - section.start <= _SECTION_MAX_CHARS:
+            spans.append(BoilerplateSpan("acknowledgements", section.start, section.end))
         else:  # only the heading itself; the sentences rule takes the thanking sentences
-            spans.append(BoilerplateSpan("acknowledgements", at.start(), at.end()))
+            spans.append(BoilerplateSpan("acknowledgements", section.start, section.body_start))
     return spans
-
-
-def _next_heading(body: str, after: int, sections: Sequence[str]) -> int:
-    starts = [
-        match.start()
-        for heading in sections
-        if (match := re.compile(rf"^\s*{re.escape(heading)}\s*$", re.MULTILINE).search(body, after))
-    ]
-    return min(starts, default=len(body))
 
 
 def _reference_runs(body: str) -> list[BoilerplateSpan]:

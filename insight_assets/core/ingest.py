@@ -271,6 +271,13 @@ def load_documents(warehouse: Warehouse, collection: str) -> list[ParsedDocument
     return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
 
 
+def paper_count(warehouse: Warehouse, collection: str) -> int:
+    """How many papers of the collection were parsed."""
+    return warehouse.rows("SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection])[0][
+        "n"
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Chunking
 

@@ -330,12 +330,12 @@ def build(args: argparse.Namespace) -> int:
 
 def summary(storage, collections: list[str]) -> str:
     """One line per collection: documents, problems, chunks per profile, vectors, pairs, citation links."""
+    from insight_assets.core.ingest import paper_count
+
     warehouse = storage.warehouse
     lines = []
     for name in collections:
-        documents = warehouse.rows("SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [name])[
-            0
-        ]["n"]
+        documents = paper_count(warehouse, name)
         problems = warehouse.rows(
             "SELECT file, kind FROM parse_problems WHERE collection = ? AND severity = 'error' ORDER BY file",
             [name],

@@ -8,6 +8,7 @@ from pydantic import Field
 from insight_assets.core import curation
 from insight_assets.core.citations.paragraphs import collection_paragraphs
 from insight_assets.core.headlines import Headline, headline_table
+from insight_assets.core.ingest import paper_count
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
 from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT
@@ -402,9 +403,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             [collection],
         )
     }
-    collection_size = warehouse.rows(
-        "SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection]
-    )[0]["n"]
+    collection_size = paper_count(warehouse, collection)
     paragraphs = contregen.references.reference_texts(collection_paragraphs(warehouse, collection))
     choice = config.judge_choice()
     client = model_client(context, llm, config, collection, model_choice=choice)

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.headlines import Headline, headline_table
+from insight_assets.core.ingest import paper_count
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import accuracy, report, scores, store
 from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem
@@ -275,7 +276,7 @@ def _scores(storage, embedder, collection) -> CollectionReport:
             store.identified_fragments(warehouse, collection), items, embedder.get_embedder().embed
         )
     gold_labels = {item_id: item.gold_answers[0] for item_id, item in items.items() if item.kind == MATCHING}
-    table = scores.method_table(scored, agreement, gold_labels, store.paper_count(warehouse, collection))
+    table = scores.method_table(scored, agreement, gold_labels, paper_count(warehouse, collection))
     warehouse.replace_partition(
         collection,
         {"insight_rag_scores": pa.Table.from_pylist([{"collection": collection, **s} for s in scored])},

@@ -22,6 +22,7 @@ from insight_assets.core.methods.insightgen.judge import (
 from insight_assets.core.methods.insightgen.report import (
     COST_COLUMNS,
     NOT_JUDGED,
+    OFFLINE_JUDGE,
     RANKING_COLUMNS,
     render_method_report,
 )
@@ -105,7 +106,7 @@ def judge_scores(
 
 def _judge_name(llm: LLMResource) -> str:
     provider, model, _ = llm.choice()
-    return "offline" if provider == "offline" else f"{provider}:{model or 'default'}"
+    return OFFLINE_JUDGE if provider == "offline" else f"{provider}:{model or 'default'}"
 
 
 def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:

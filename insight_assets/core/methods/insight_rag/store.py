@@ -114,13 +114,6 @@ def load_answers(warehouse: Warehouse, collection: str) -> list[MethodAnswer]:
     ]
 
 
-def paper_count(warehouse: Warehouse, collection: str) -> int:
-    """How many papers the collection has (parsed)."""
-    return warehouse.rows(
-        "SELECT count(*) AS papers FROM parsed_documents WHERE collection = ?", [collection]
-    )[0]["papers"]
-
-
 def sentence_ids(warehouse: Warehouse, collection: str) -> dict[tuple[str, str], str]:
     """Each stored sentence's id, by (document, sentence)."""
     return {
