@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +40,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 def make_storage(root: Path) -> StorageResource:
     (root / "collections").mkdir(parents=True)
+    return storage_at(root)
+
+
+def storage_at(root: Path) -> StorageResource:
     return StorageResource(
         collections_root=str(root / "collections"),
         warehouse_path=str(root / "warehouse.duckdb"),
@@ -176,6 +181,8 @@ def test_a_build_killed_while_embedding_resumes_to_the_same_tables(tmp_path):
             assert storage.warehouse.rows("SELECT count(*) AS n FROM parsed_documents")[0]["n"] == 2
             assert_no_duplicates(storage)
 
+            server.default = Reply("")  # the same vectors, without the pause that made room for the kill
+
             resumed = materialize_collection(instance, storage, EmbedderResource(**embedder), COLLECTION)
             assert resumed.success
         assert_no_duplicates(storage)
@@ -282,16 +289,6 @@ def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tabl
     # The insights and what they are built from; the other methods' assets are not what is killed.
     chain = [asset.key.to_user_string() for asset in assets_up_to("insights")]
     upstream = [name for name in chain if name != "insights"]
-
-    reference = make_storage(tmp_path / "reference")
-    with dg.instance_for_test() as instance:
-        add_collection(reference, COLLECTION, PDFS[:2])
-        llm = LLMResource(data_dir=str(tmp_path / "reference" / "data"))
-        materialize_collection(
-            instance, reference, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*chain)
-        )
-    calls_in_full = len(CallLedger.in_data_dir(tmp_path / "reference" / "data").rows(asset="insights"))
-
     storage, data_dir = make_storage(tmp_path / "resumed"), tmp_path / "resumed" / "data"
     ledger = CallLedger.in_data_dir(data_dir)
     with dg.instance_for_test() as instance:
@@ -300,6 +297,20 @@ def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tabl
         materialize_collection(
             instance, storage, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*upstream)
         )
+        # The reference: the same stores, the insights built without interruption.
+        shutil.copytree(tmp_path / "resumed", tmp_path / "reference")
+        reference = storage_at(tmp_path / "reference")
+        reference_llm = LLMResource(data_dir=str(tmp_path / "reference" / "data"))
+        materialize_collection(
+            instance,
+            reference,
+            hashing_embedder,
+            COLLECTION,
+            llm=reference_llm,
+            assets=assets_named("insights"),
+        )
+        calls_in_full = len(CallLedger.in_data_dir(tmp_path / "reference" / "data").rows(asset="insights"))
+
         build_and_kill(
             worker_arguments(storage, {"provider": "hashing"}, {"data_dir": str(data_dir)}, ["insights"]),
             lambda: len(ledger.rows(asset="insights")) >= 3,
