@@ -94,6 +94,16 @@ def add_collection(storage: StorageResource, name: str, pdfs: list[Path]) -> Pat
 # a browser. Every other test is marked `quick` (`./run test -m quick`).
 SLOW_MARKERS = ("local_model", "scale", "long", "browser")
 UNIT_TESTS = "insight_assets_tests/core/"
+# The longest work units measured, handed out before all others in this order. pytest-xdist gives
+# each worker one unit, then one more to each (a worker holds its last test until it has a next),
+# so the two halves of the local model's build start on different workers, and the next two
+# longest units go to them in turn, the longer one beside the shorter half.
+LONGEST_FILES = (
+    "insight_assets_tests/defs/test_local_model.py",
+    "insight_assets_tests/defs/test_local_model_summaries_and_ideas.py",
+    "insight_assets_tests/test_cli.py",
+    "insight_assets_tests/defs/test_scale.py",
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -156,8 +166,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the quick tests, and put the files of the slow ones first (the slowest kind first, each
-    file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
+    """Mark the quick tests, and put ``LONGEST_FILES`` first, then the files of the slow ones (the
+    slowest kind first, each file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
     starts early instead of leaving one worker busy while the others are done. Within a kind, the
     library's unit tests (``core/``: no Dagster run, seconds a file) come last, to fill the workers'
     last minutes evenly; a file of Dagster builds handed out last kept one worker busy for a minute
@@ -183,8 +193,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.quick)
         by_file[item.nodeid.split("::")[0]] = min(by_file.get(item.nodeid.split("::")[0], 99), rank(item))
     order = {id(item): position for position, item in enumerate(items)}
+    longest = {path: position for position, path in enumerate(LONGEST_FILES)}
     items.sort(
         key=lambda item: (
+            longest.get(item.nodeid.split("::")[0], len(longest)),
             by_file[item.nodeid.split("::")[0]],
             item.nodeid.startswith(UNIT_TESTS),
             order[id(item)],
