@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from insight_assets.core.signals import restore_default_interrupts
 from insight_assets.defs import commands
 from insight_assets.defs.commands import AskFlow, Command
 from insight_assets.defs.folders import domain_modules
@@ -67,6 +68,7 @@ def all_commands() -> list[Command]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    restore_default_interrupts()  # stoppable, with stoppable children, when started in the background
     # The bundled embedder needs no network; say so before transformers looks for one.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

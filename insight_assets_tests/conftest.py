@@ -11,6 +11,7 @@ import dagster as dg
 import pytest
 
 from insight_assets.core import deployment
+from insight_assets.core.signals import restore_default_interrupts
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.servers import PostgresServer, ServerMissing
@@ -107,11 +108,15 @@ LONGEST_FILES = (
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give each pytest-xdist worker its own share of the cores, before torch or llama.cpp start.
+    """Leave no signal ignored (below), and give each pytest-xdist worker its own share of the
+    cores, before torch or llama.cpp start.
 
     Both size their thread pools to the cores a process may use; two workers that each spin two
     threads on two cores take turns at every barrier: 400 texts embedded in two workers at once took
     20 s each unpinned and 11.6 s pinned to a core each. Subprocesses (the CLI, servers) inherit it."""
+    # A suite started in the background from a script (CI) would otherwise ignore SIGTERM after its
+    # first in-process Dagster run, and so would every subprocess a later test starts (core/signals.py).
+    restore_default_interrupts()
     worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not worker or not count or not hasattr(os, "sched_setaffinity"):
         return

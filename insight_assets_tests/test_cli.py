@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -308,3 +311,41 @@ def test_empty_and_unusable_collections_end_with_one_sentence_each(tmp_path):
         "not_a_pdf: notes.pdf)."
     )
     assert "unusable: 0 documents" in built.stdout
+
+
+# A command started in the background from a script: SIGINT (and, under some supervisors, SIGTERM)
+# arrive ignored. Then, at its first run in process, Dagster maps SIGTERM to SIGINT's handler, which
+# would leave SIGTERM ignored in the command and in everything it starts after (the step's log
+# `tail` outliving its terminate() by 30 s, a Dask build going from 2 to 15 minutes).
+STARTED_IN_THE_BACKGROUND = """
+import signal, subprocess
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+from insight_assets import cli
+try:
+    cli.main(["collections"])
+except SystemExit:
+    pass
+from dagster._utils.interrupts import setup_interrupt_handlers
+setup_interrupt_handlers()  # what every run in process does to the signals
+child = subprocess.Popen(["sleep", "30"])
+child.terminate()
+try:
+    print(child.wait(timeout=10))
+except subprocess.TimeoutExpired:
+    child.kill()
+    print("SIGTERM ignored")
+"""
+
+
+def test_a_command_started_with_signals_ignored_can_stop_what_it_starts(tmp_path):
+    ran = subprocess.run(
+        [sys.executable, "-c", STARTED_IN_THE_BACKGROUND],
+        cwd=tmp_path,
+        env={**os.environ, "DAGSTER_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ran.stdout.strip().splitlines()[-1] == str(-signal.SIGTERM), ran.stdout + ran.stderr[-2000:]
