@@ -172,8 +172,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the quick tests, and put ``LONGEST_FILES`` first, then the files of the slow ones (the
-    slowest kind first, each file's tests in their order): pytest-xdist hands out whole files in this order, so a long file
-    starts early instead of leaving one worker busy while the others are done. Within a kind, the
+    slowest kind first, each file's tests in their order): pytest-xdist hands out whole files in
+    this order, so a long file starts early instead of leaving one worker busy while the others are
+    done. Within a kind, the
     library's unit tests (``core/``: no Dagster run, seconds a file) come last, to fill the workers'
     last minutes evenly; a file of Dagster builds handed out last kept one worker busy for a minute
     after the other was done."""
