@@ -219,3 +219,21 @@ def drop_leading_heading(sentence: str) -> str:
 def sentence_texts(text: str) -> list[str]:
     """The sentences of ``text`` (``split_sentences``), headings dropped, whitespace collapsed."""
     return [" ".join(drop_leading_heading(text[start:end]).split()) for start, end in split_sentences(text)]
+
+
+# "(Kiros et al., 2015)", "(Le and Mikolov, 2014; Lee, 2019)", "[12]", "[3, 5-7]".
+_CITATION_MARKERS = re.compile(
+    r"\((?:[^()]*?(?:19|20)\d\d[a-z]?)+[^()]*\)|\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\]"
+)
+# Authors named in the running text: "Wang et al.", "Lee and Kim et al." (the year in parentheses is a marker).
+_AUTHORS_ET_AL = re.compile(r"\b[A-Z][\w'’-]+(?:\s+(?:and|&)\s+[A-Z][\w'’-]+)?\s+et\s+al\.?")
+
+
+def without_citation_markers(text: str) -> str:
+    """``text`` without author-year and numbered citation markers."""
+    return _CITATION_MARKERS.sub(" ", text)
+
+
+def without_citations(text: str) -> str:
+    """``text`` without citation markers nor "Surname et al." mentions: its content alone."""
+    return _AUTHORS_ET_AL.sub(" ", without_citation_markers(text))

@@ -3,13 +3,12 @@
 
 Such a section is a reference written by the field's own authors about those papers, so methods
 score what they generate about the cited papers against it (XSum's summaries, ConTReGen's answers).
-Their citation markers, "[12]" or "(Kiros et al., 2015)", are not content: ``without_markers``
+Their citation markers, "[12]" or "(Kiros et al., 2015)", are not content: ``text.without_citation_markers``
 removes them before a text is compared.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,13 +28,6 @@ RELATED_WORK_NAMES = (
 INTRODUCTION_NAMES = ("introduction",)
 # A paragraph is a reference when it cites at least this many other collection papers.
 MIN_CITED = 2
-
-_MARKERS = re.compile(r"\((?:[^()]*?(?:19|20)\d\d[a-z]?)+[^()]*\)|\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\]")
-
-
-def without_markers(text: str) -> str:
-    """``text`` without author-year and numbered citation markers."""
-    return _MARKERS.sub(" ", text)
 
 
 @dataclass(frozen=True)

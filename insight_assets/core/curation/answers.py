@@ -35,7 +35,7 @@ from ..extractive import rank_sentences
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, narrowed, register_task
 from ..text import split_sentences
-from .question_tasks import format_papers, papers_of
+from .question_tasks import format_papers, papers_of, title_forms
 from .records import USER, CompressedDocument, Embed, ItemFailure, Question, rendered_statements
 from .similarity import embed_unit, greedy_duplicates
 
@@ -122,16 +122,23 @@ def check_answer(output: GroundedAnswer, inputs: Mapping[str, Any]) -> list[str]
 
 
 def answer_offline(question: str, papers: Sequence[Any]) -> GroundedAnswer:
-    """The statements most relevant to the question, each followed by ``[its paper's title]``."""
+    """The statements most relevant to the question, each followed by ``[its paper's title]``; of
+    the papers the question names (by a form of their title in quotes) where it names any."""
+    docs = papers_of(papers)
+    named = [paper for paper in docs if any(f'"{form}"' in question for form in title_forms(paper.title))]
     found: list[tuple[str, str]] = []  # (title, statement)
-    for paper in papers_of(papers):
+    for paper in named or docs:
         statements = rendered_statements(paper.text) or [
             paper.text[start:end] for start, end in split_sentences(paper.text)
         ]
         found.extend((paper.title, " ".join(statement.split())) for statement in statements)
     if not found:
         return GroundedAnswer(answer=NO_STATEMENTS_ANSWER, cited_titles=[])
-    chosen = rank_sentences([statement for _, statement in found], question, limit=_OFFLINE_SENTENCES)
+    ranked = rank_sentences([statement for _, statement in found], question, limit=len(found))
+    if named:  # each named paper's most relevant statement first, so that the answer draws on every one
+        firsts = {found[index][0]: index for index in reversed(ranked)}
+        ranked = sorted(ranked, key=lambda index: index not in firsts.values())
+    chosen = ranked[:_OFFLINE_SENTENCES]
     cited: list[str] = []
     for index in chosen:
         if found[index][0] not in cited:

@@ -25,6 +25,7 @@ from ..keyphrases import document_keyphrases
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, register_task
 from ..text import count_tokens, cut_to_tokens, drop_leading_heading, split_sentences
+from .open_problems import is_open_problem
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
 
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -79,6 +80,7 @@ _CONCLUSION_SHARE = 0.8
 # A usable statement: not a heading, not a paragraph the splitter failed to cut.
 _MIN_WORDS, _MAX_WORDS = 6, 60
 _FALLBACK_ITEMS = 2
+_OPEN_PROBLEM_ITEMS = 2
 
 
 def compress_offline(title: str, text: str, max_items: int) -> DocumentDigest:
@@ -90,17 +92,24 @@ def compress_offline(title: str, text: str, max_items: int) -> DocumentDigest:
     ranked = [pool[i] for i in rank_sentences([sentences[i] for i in pool], title, limit=len(pool))]
     used: set[int] = set()
 
-    def pick(wanted: Callable[[int], object]) -> list[str]:
-        chosen = [i for i in ranked if i not in used and wanted(i)][:max_items]
-        if not chosen:  # no cue matched: the most central sentences not used yet stand in
-            chosen = [i for i in ranked if i not in used][: min(_FALLBACK_ITEMS, max_items)]
+    def pick(wanted: Callable[[int], object], limit: int = max_items, fallback: bool = True) -> list[str]:
+        chosen = [i for i in ranked if i not in used and wanted(i)][:limit]
+        if not chosen and fallback:  # no cue matched: the most central sentences not used yet stand in
+            chosen = [i for i in ranked if i not in used][: min(_FALLBACK_ITEMS, limit)]
         used.update(chosen)
         return [sentences[i] for i in chosen]
 
     contributions = pick(lambda i: _CONTRIBUTION_CUES.search(sentences[i]))
     key_findings = pick(lambda i: _FINDING_CUES.search(sentences[i]))
+    # The open problems a paper states come first among its conclusions: what it leaves open is
+    # what offline questions ask about.
+    stated_open = pick(lambda i: is_open_problem(sentences[i]), min(_OPEN_PROBLEM_ITEMS, max_items), False)
     tail = len(text) * _CONCLUSION_SHARE
-    conclusions = pick(lambda i: _CONCLUSION_CUES.search(sentences[i]) or spans[i][0] >= tail)
+    conclusions = stated_open + pick(
+        lambda i: _CONCLUSION_CUES.search(sentences[i]) or spans[i][0] >= tail,
+        max_items - len(stated_open),
+        not stated_open,
+    )
     topics = document_keyphrases(title, text, max_items) or [title]
     return DocumentDigest(
         main_topics=topics, contributions=contributions, key_findings=key_findings, conclusions=conclusions

@@ -1,23 +1,25 @@
 """The two question tasks: ``generate_questions`` and ``refine_questions``.
 
-Offline, generation fills a few fixed question templates in the paper's example form ("How do
-different strategies for X reflect underlying assumptions about Y?") with the titles and the
-extracted key phrases of two or three of the combination's papers: templated text built from
-extracted phrases, not a model's questions. Offline refinement writes nothing either: it keeps the
+Offline, generation asks about what the papers themselves state they leave open (``open_problems.py``):
+a question quotes one paper's stated limitation, open question or future work and asks how another
+paper of the combination (or two) bears on it; papers that state none are asked about by what one
+paper's findings mean for another's proposal. The questions are templates around the papers' own
+words and titles, not a model's questions. Offline refinement writes nothing either: it keeps the
 candidates that touch the most papers' titles and topics, preferring ones unlike those already
 kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
 from ..extractive import terms
 from ..llm.tasks import Task, narrowed, register_task
-from .records import word_count
+from .open_problems import is_open_problem, quotable
+from .records import rendered_statements, word_count
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -43,34 +45,30 @@ def format_papers(papers: Sequence[Paper]) -> str:
 
 
 class GeneratedQuestions(BaseModel):
-    # May be empty: offline, no template may fit tight word limits.
+    # May be empty: offline, no question may fit tight word limits.
     questions: list[Text] = Field(description="The candidate questions.")
 
 
-_PAIR_TEMPLATES = (
-    'How do different strategies for {a} in "{t1}" and "{t2}" reflect underlying assumptions about {b}?',
-    'How do the approaches to {a} in "{t1}" and "{t2}" reflect different assumptions about {b}, and what '
-    + "trade-offs follow for {c}?",
-    'What trade-offs emerge when the treatment of {a} in "{t1}" is weighed against the emphasis on {b} in '
-    + '"{t2}"?',
-    'In what ways could insights about {a} from "{t1}" change how {b} is approached in "{t2}", and what '
-    + "limitations might follow?",
-    'How might combining the perspective on {a} in "{t1}" with the work on {b} in "{t2}" reshape our '
-    + "understanding of {c}?",
-    'What do "{t1}" and "{t2}" together suggest about the implications of {a} for {b}, and which '
-    + "assumptions remain untested?",
+# {a}: the paper whose stated open problem ({problem}) is quoted; {b}, {c}: other papers of the
+# combination. A combination of one paper (a one-paper collection) cannot span papers.
+_PROBLEM_TEMPLATES = (
+    '"{a}" leaves this open: ‘{problem}’ How could the work in "{b}" help address it?',
+    '"{a}" leaves this open: ‘{problem}’ What do "{b}" and "{c}" offer toward it?',
 )
-# A combination of one paper (a one-paper collection) cannot span papers.
+_SINGLE_PROBLEM_TEMPLATES = ('"{a}" leaves this open: ‘{problem}’ What would it take to address it?',)
+# For papers that state no open problem that fits a question.
+_PAIR_TEMPLATES = (
+    'Which findings of "{b}" bear on what "{a}" proposes, and which of its assumptions would they '
+    + "challenge?",
+    'What limitations of "{a}" does "{b}" make visible, and how could the two approaches be combined?',
+)
 _SINGLE_TEMPLATES = (
-    'How do the strategies for {a} in "{t1}" reflect underlying assumptions about {b}, and what '
-    + "trade-offs follow for {c}?",
-    'What are the implications of the treatment of {a} in "{t1}" for {b}, and which assumptions '
-    + "remain untested?",
+    'What does "{a}" leave open, and which of its assumptions would a follow-up study have to test?',
 )
 _SHORT_TITLE_WORDS = 5
 
 
-def _title_forms(title: str) -> list[str]:
+def title_forms(title: str) -> list[str]:
     """The title, then shorter forms of it: the part before a colon, then its first words."""
     forms = [title]
     head = title.split(":", 1)[0].strip()
@@ -82,62 +80,59 @@ def _title_forms(title: str) -> list[str]:
     return forms
 
 
-class _Topics:
-    """Each paper's key phrases, handed out in turn so that questions vary."""
-
-    def __init__(self, papers: Sequence[Paper]):
-        self.topics = [paper.main_topics or [paper.title] for paper in papers]
-        self.cursor = [0] * len(papers)
-
-    def next(self, paper: int, avoid: Sequence[str] = ()) -> str:
-        topics = self.topics[paper]
-        for _ in range(len(topics)):
-            topic = topics[self.cursor[paper] % len(topics)]
-            self.cursor[paper] += 1
-            if topic not in avoid:
-                return topic
-        return topics[self.cursor[paper] % len(topics)]
-
-
-def _fill(
-    template: str, titles: tuple[list[str], list[str]], topics: Mapping[str, str], low: int, high: int
-) -> str | None:
+def _fill(template: str, titles: Sequence[list[str]], problem: str, low: int, high: int) -> str | None:
     """The template filled with the longest title forms that keep it within [low, high] words."""
-    first, second = titles
-    for level in range(max(len(first), len(second))):
-        question = template.format(
-            t1=first[min(level, len(first) - 1)], t2=second[min(level, len(second) - 1)], **topics
-        )
+    for level in range(max(len(forms) for forms in titles)):
+        a, b, c = (forms[min(level, len(forms) - 1)] for forms in titles)
+        question = template.format(a=a, b=b, c=c, problem=problem)
         if word_count(question) <= high:
             return question if word_count(question) >= low else None
     return None
 
 
+def stated_open_problems(paper: Paper) -> list[str]:
+    """The open problems (limitations, future work) among a compressed paper's statements, as a
+    question quotes them."""
+    return [
+        quotable(statement) for statement in rendered_statements(paper.text) if is_open_problem(statement)
+    ]
+
+
+def _drafts(size: int, problems: list[list[str]]) -> Iterator[tuple[str, tuple[int, int, int], str]]:
+    """(template, papers a, b, c, quoted problem) in the order questions are drafted: each paper's
+    stated problems in turn, asked of each other paper, then pairs of papers by what one found and
+    the other proposes."""
+    others = [[k for k in range(size) if k != i] or [i] for i in range(size)]
+    stated: list[tuple[int, str]] = []  # each paper's first problem, then each one's second, ...
+    for rank in range(max(map(len, problems), default=0)):
+        stated.extend((i, found[rank]) for i, found in enumerate(problems) if rank < len(found))
+    templates = _PROBLEM_TEMPLATES if size > 1 else _SINGLE_PROBLEM_TEMPLATES
+    for turn in range(max(1, size - 1)):
+        for n, (a, problem) in enumerate(stated):
+            b = others[a][(n + turn) % len(others[a])]
+            c = others[a][(n + turn + 1) % len(others[a])]
+            yield templates[(n + turn) % len(templates)], (a, b, c), problem
+    templates = _PAIR_TEMPLATES if size > 1 else _SINGLE_TEMPLATES
+    for turn in range(max(1, size - 1)):
+        for shift in range(len(templates)):
+            for a in range(size):
+                b = others[a][turn % len(others[a])]
+                yield templates[(a + turn + shift) % len(templates)], (a, b, b), ""
+
+
 def generate_offline(papers: Sequence[Any], count: int, min_words: int, max_words: int) -> GeneratedQuestions:
-    """Up to ``count`` distinct templated questions, each naming two papers (when there are two)
-    and topics of two or three; deterministic. Empty when no template fits the word limits."""
+    """Up to ``count`` distinct questions, deterministic. First those quoting an open problem a paper
+    of the combination states (a limitation, an open question, future work) and asking how its other
+    papers bear on it; then, for papers that state none that fits, questions on what one paper's
+    findings mean for another's proposal. Empty when no question fits the word limits."""
     docs = papers_of(papers)
-    size = len(docs)
-    if size == 1:
-        templates, pairs = _SINGLE_TEMPLATES, [(0, 0)]
-    else:
-        templates = _PAIR_TEMPLATES
-        pairs = [(i, (i + step) % size) for step in range(1, size) for i in range(size)]
-    topics = _Topics(docs)
+    problems = [stated_open_problems(paper) for paper in docs]
+    titles = [title_forms(paper.title) for paper in docs]
     questions: list[str] = []
-    for n in range(count * len(templates) * 2):
+    for template, (a, b, c), problem in _drafts(len(docs), problems):
         if len(questions) == count:
             break
-        first, second = pairs[n % len(pairs)]
-        others = [k for k in range(size) if k not in (first, second)]
-        third = others[n % len(others)] if others else first
-        a = topics.next(first)
-        b = topics.next(second, avoid=[a])
-        c = topics.next(third, avoid=[a, b])
-        # Stepping the template once per round of pairs keeps pair and template from locking together.
-        template = templates[(n + n // len(pairs)) % len(templates)]
-        titles = (_title_forms(docs[first].title), _title_forms(docs[second].title))
-        question = _fill(template, titles, {"a": a, "b": b, "c": c}, min_words, max_words)
+        question = _fill(template, (titles[a], titles[b], titles[c]), problem, min_words, max_words)
         if question is not None and question not in questions:
             questions.append(question)
     return GeneratedQuestions(questions=questions)
@@ -231,18 +226,16 @@ _DISTINCT_JACCARD = 0.5
 def refine_offline(
     papers: Sequence[Any], candidates: Sequence[str], quota: int, min_words: int, max_words: int
 ) -> RefinedQuestions:
-    """The ``quota`` candidates that touch the most papers, then the most topic words, each unlike
-    those kept before it where possible; unchanged."""
-    docs = papers_of(papers)
-    paper_terms = [set(terms(paper.title + " " + " ".join(paper.main_topics))) for paper in docs]
-    topic_terms = set(terms(" ".join(topic for paper in docs for topic in paper.main_topics)))
+    """The ``quota`` candidates that name the most of the combination's papers (by a form of their
+    title in quotes), in the order they were drafted otherwise, each unlike those kept before it
+    where possible; unchanged."""
+    titles = [title_forms(paper.title) for paper in papers_of(papers)]
     candidate_terms = [set(terms(candidate)) for candidate in candidates]
 
-    def score(index: int) -> tuple[int, int, int]:
-        found = candidate_terms[index]
-        return (-sum(1 for words in paper_terms if found & words), -len(found & topic_terms), index)
+    def named(candidate: str) -> int:
+        return sum(1 for forms in titles if any(f'"{form}"' in candidate for form in forms))
 
-    order = sorted(range(len(candidates)), key=score)
+    order = sorted(range(len(candidates)), key=lambda index: (-named(candidates[index]), index))
 
     def distinct(index: int, chosen: list[int]) -> bool:
         found = candidate_terms[index]

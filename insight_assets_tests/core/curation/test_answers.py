@@ -52,6 +52,22 @@ def test_offline_answers_cite_the_papers_they_quote(compressed):
     assert not any(f"[{titles[i]}]" in answer.answer for i in titles if i not in ids)
 
 
+def test_an_offline_answer_draws_on_every_paper_the_question_names_and_no_other(compressed):
+    ids = ("gptq", "awq", "smoothquant", "sparsegpt")
+    question = (
+        '"GPTQ" leaves this open: ‘Future work should study activation quantization.’ What do "AWQ" and '
+        '"SmoothQuant" offer toward it?'
+    )
+    outcome = generate_answers(
+        LLMClient(LLMSettings()), [generated(question, ids)], compressed, SETTINGS, hashing_embed
+    )
+    [answer] = outcome.answers
+    assert set(answer.cited_document_ids) == {"gptq", "awq", "smoothquant"}
+    assert (
+        "Future work should study activation quantization and the interaction with sparsity." in answer.answer
+    )
+
+
 def test_the_check_rejects_a_title_that_is_not_given_exactly():
     inputs = {
         "question": QUESTION,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from insight_assets.core.curation import (
     GENERATE_QUESTIONS,
@@ -10,6 +11,8 @@ from insight_assets.core.curation import (
     generate_questions,
     question_id,
 )
+from insight_assets.core.curation.question_tasks import generate_offline
+from insight_assets.core.curation.records import rendered_statements
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets_tests.core.curation.conftest import fake_client, hashing_embed
 from insight_assets_tests.fake_model_server import Reply
@@ -36,13 +39,43 @@ def test_offline_generation_counts_limits_and_combinations(compressed):
         assert question.document_ids == combinations[question.combination_index]
         assert question.source == "generated" and question.user_answer is None
         assert question.question_id == question_id(question.question, question.document_ids)
-        # Templates name two of the combination's papers by (possibly shortened) title.
+        # Every question names two of the combination's papers by (possibly shortened) title.
         named = [i for i in question.document_ids if '"' + short_name(titles[i]) in question.question]
         assert len(named) >= 2
     kept = [c for c in outcome.candidates if c.kept]
     assert len(kept) == len(outcome.questions) and all(c.reason == "kept" for c in kept)
     per_combination = [sum(1 for c in kept if c.combination_index == i) for i in combinations]
     assert max(per_combination) <= 4  # quota: ceil(20 / 6)
+
+
+def test_offline_questions_quote_an_open_problem_a_paper_states_and_ask_the_others_about_it(compressed):
+    papers = [vars(doc) for doc in compressed if doc.document_id in ("gptq", "awq", "smoothquant")]
+    questions = generate_offline(papers, count=10, min_words=15, max_words=35).questions
+
+    quoting = [question for question in questions if "‘" in question]
+    assert quoting and questions[: len(quoting)] == quoting  # the stated problems are asked first
+    statements = {paper["title"]: rendered_statements(paper["text"]) for paper in papers}
+    for question in quoting:
+        quoted = question.split("‘")[1].split("’")[0].rstrip(".")
+        asker = next(title for title in statements if question.startswith(f'"{short_name(title)}'))
+        assert any(quoted in statement for statement in statements[asker]), question
+        assert sum(f'"{short_name(title)}' in question for title in statements) >= 2
+    # The paper that states no open problem (AWQ) is still asked about, by what another found.
+    assert any("AWQ" in question and "‘" not in question for question in questions)
+    assert not any(re.search(r"assumptions about \w+\?$", question) for question in questions)
+
+
+def test_offline_questions_of_one_paper_stay_with_it():
+    paper = {
+        "title": "Parsing Scientific Tables",
+        "text": "Title: Parsing Scientific Tables\nConclusions:\n- Tables spanning pages remain an open problem.",
+    }
+    questions = generate_offline([paper], count=3, min_words=8, max_words=35).questions
+    assert questions[0] == (
+        '"Parsing Scientific Tables" leaves this open: ‘Tables spanning pages remain an open problem.’ '
+        "What would it take to address it?"
+    )
+    assert len(questions) == 2 and "‘" not in questions[1]
 
 
 def test_offline_generation_is_deterministic_per_seed(compressed):

@@ -23,10 +23,10 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 
-from ...citations.paragraphs import ReferenceParagraph, without_markers
+from ...citations.paragraphs import ReferenceParagraph
 from ...retrieval.citing import strip_citations
 from ...stores import Warehouse
-from ...text import sentence_texts
+from ...text import sentence_texts, without_citation_markers
 from .schemas import TreeQuestion
 
 REFERENCE = "reference"
@@ -71,7 +71,9 @@ def reference_texts(paragraphs: Sequence[ReferenceParagraph]) -> dict[str, str]:
 
 def plain(text: str) -> str:
     """A text without citations of either kind: ours ("[chunk ids]") and a paper's markers."""
-    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(strip_citations(without_markers(text)).split()))
+    return _SPACE_BEFORE_PUNCTUATION.sub(
+        r"\1", " ".join(strip_citations(without_citation_markers(text)).split())
+    )
 
 
 def rouge_l(reference: str, answer: str) -> float:

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...citations.paragraphs import without_markers
 from ...llm import LLMClient
 from ...retrieval.citing import cited_aliases, strip_citations
-from ...text import sentence_texts
+from ...text import sentence_texts, without_citation_markers
 from ...vectors import normalize_rows
 from .schemas import Checklist, CoverageRating, ScoreProbabilities, SummaryRecord, SummaryTarget
 from .tasks import (
@@ -55,7 +54,7 @@ SCORE_COLUMNS = (
 
 def plain_text(text: str) -> str:
     """``text`` without citation markers: ours ("[chunk ids]") and the reference's."""
-    return strip_citations(without_markers(text))
+    return strip_citations(without_citation_markers(text))
 
 
 def rouge_recall(reference: str, summary: str) -> dict[str, float]:
