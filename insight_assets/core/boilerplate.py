@@ -2,7 +2,8 @@
 
 Five kinds, each a span of ``document.text`` inside the body:
 
-- ``acknowledgements``: sentences that thank someone, and an Acknowledgements section;
+- ``acknowledgements``: sentences that thank someone, an Acknowledgements section, and an Author
+  Contributions statement (who did what: credit, as thanks are);
 - ``funding``: sentences that name a grant, award or funder ("supported in part by NSF grant ...");
 - ``affiliations``: the front matter between the title and the abstract (authors, institutions,
   emails) and any short line holding an email address;
@@ -62,6 +63,11 @@ _DOI_LINE_CHARS = 60
 # A copyright sign this far into a line follows the page's last words: the span starts at the sign.
 _SIGN = re.compile(r"©|c⃝")
 _SIGN_INSIDE_CHARS = 40
+_CONTRIBUTIONS_HEADING = re.compile(
+    r"^[ \t]*(?:\d[\d.]*\s+)?(?:authors?['’]?s?\s+contributions?|contributions of the authors"
+    r"|credit authorship contribution statement)\b[ \t]*[:.]?",
+    re.IGNORECASE | re.MULTILINE,
+)
 _ABSTRACT_HEADING = re.compile(r"^\s*abstract\b[\s.:—-]*", re.IGNORECASE | re.MULTILINE)
 _YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)[a-z]?\b")
 _VENUE = re.compile(
@@ -91,6 +97,7 @@ def find_boilerplate(
         *_short_lines(body),
         *_sentences(body),
         *_acknowledgement_sections(body, sections),
+        *_contribution_statements(body, sections),
         *_reference_runs(body),
     ]
     return _disjoint(found)
@@ -166,6 +173,17 @@ def _acknowledgement_sections(body: str, sections: Sequence[str]) -> list[Boiler
             spans.append(BoilerplateSpan("acknowledgements", section.start, section.end))
         else:  # only the heading itself; the sentences rule takes the thanking sentences
             spans.append(BoilerplateSpan("acknowledgements", section.start, section.body_start))
+    return spans
+
+
+def _contribution_statements(body: str, sections: Sequence[str]) -> list[BoilerplateSpan]:
+    """Author Contributions statements, from their heading (a section, or a line opening with it)
+    to the next section, at most ``_SECTION_MAX_CHARS`` long."""
+    starts = [section.start for section in section_spans(body, sections)]
+    spans = []
+    for match in _CONTRIBUTIONS_HEADING.finditer(body):
+        end = min([len(body), match.start() + _SECTION_MAX_CHARS, *(s for s in starts if s > match.end())])
+        spans.append(BoilerplateSpan("acknowledgements", match.start(), end))
     return spans
 
 

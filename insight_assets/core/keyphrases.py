@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from .extractive import STOPWORDS, terms
-from .text import split_sentences
+from .text import split_sentences, without_citations
 
 # -- a paper's topics ---------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ def rake_keyphrases(text: str, *, limit: int, exclude: Collection[str] = ()) -> 
     ``exclude`` are left out.
     """
     runs: list[list[str]] = [[]]
-    for token in _RAKE_TOKEN.findall(text):
+    for token in _RAKE_TOKEN.findall(without_citations(text)):
         word = token.lower()
         if token[0].isalpha() and len(word) > 1 and word not in STOPWORDS and word not in _VERBS:
             runs[-1].append(word)

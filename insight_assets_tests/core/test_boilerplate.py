@@ -73,6 +73,21 @@ def test_thanks_and_funding_without_a_heading_are_sentences_of_their_own():
     }
 
 
+def test_an_author_contributions_statement_is_credit_not_content():
+    statement = (
+        "Author Contributions:\nAda Lovelace led the project and wrote the paper. Alan Turing helped with "
+        "obtaining human judgements, including piloting the task.\n"
+    )
+    text = (
+        "Splitting makes sparse retrieval competitive.\n" + statement + "Appendix A\nMore results follow.\n"
+    )
+    found = spans_by_kind(text, sections=("Appendix A",))
+
+    assert found == {"acknowledgements": [statement]}
+    # "contributions" in a sentence is what the paper says.
+    assert spans_by_kind("Our contributions are threefold: a method, a dataset and a study.\n", ()) == {}
+
+
 def test_chunks_leave_boilerplate_out_and_keep_every_other_word():
     document = ParsedDocument(doc_id="d", file="d.pdf", page_texts=[TEXT], title=TITLE)
     document.boilerplate = find_boilerplate(

@@ -191,6 +191,16 @@ def test_keyphrases_are_nominal_runs_and_honour_exclusions():
     ]
 
 
+def test_keyphrases_are_never_the_authors_a_sentence_cites():
+    sentence = (
+        "We focus on human evaluation of faithfulness, which Wang et al. (2022) define as consistency "
+        "with the source (Karpinska et al., 2021; Krishna and Iyyer, 2023) [12]."
+    )
+    phrases = rake_keyphrases(sentence, limit=10)
+    assert "faithfulness" in phrases
+    assert not any(name in phrase for phrase in phrases for name in ("wang", "karpinska", "krishna", "et al"))
+
+
 def test_offline_fails_clearly_without_usable_context():
     with pytest.raises(InvalidOutputError, match="adds to the answer"):
         generate_insights(
