@@ -11,9 +11,11 @@ import pytest
 
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods.insightgen.judge import (
+    JudgedQuestion,
     JudgeRow,
     MethodInsights,
     judge_agreement,
+    judge_questions,
     judge_sets,
     judge_single_insights,
     mean_scores,
@@ -21,6 +23,7 @@ from insight_assets.core.methods.insightgen.judge import (
     shuffled_methods,
     single_insight_requests,
 )
+from insight_assets.core.methods.insightgen.judge.schemas import judge_panels
 from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import FakeModelServer, Reply
 
@@ -53,13 +56,15 @@ def model_client(server: FakeModelServer) -> LLMClient:
     return fake_openai_client(server, sleep=lambda seconds: None)
 
 
-def score(label: str, value: float, *, diversity: float | None = 1.0) -> dict:
+def score(label: str, value: float, *, diversity: float | None = 1.0, overall: float = 0.5) -> dict:
+    """A judge's score; its ``overall`` is its own (here unlike the mean of the criteria)."""
     return {
         "label": label,
         "novelty": value,
         "diversity": diversity,
         "relevance": value,
         "depth": 5.0,
+        "overall": overall,
         "rationale": f"{label} is distinctive",
     }
 
@@ -96,7 +101,9 @@ def test_the_judge_sees_anonymous_labels_and_rows_map_back_to_methods(server):
     order = shuffled_methods(METHODS, question_id="q3", seed=11)
     labels = [f"Method {letter}" for letter in "ABCDE"]
     # Distinct scores per label, listed out of order: the mapping must go by label, not position.
-    reply = {"scores": [score(label, float(n)) for n, label in reversed(list(enumerate(labels)))]}
+    reply = {
+        "scores": [score(label, float(n), overall=n / 2) for n, label in reversed(list(enumerate(labels)))]
+    }
     server.queue(Reply(json.dumps(reply)))
 
     rows = judge_sets(
@@ -119,7 +126,7 @@ def test_the_judge_sees_anonymous_labels_and_rows_map_back_to_methods(server):
     for position, method in enumerate(order):
         [found] = [r for r in rows if r.method == method]
         assert (found.label, found.novelty, found.relevance) == (labels[position], position, position)
-        assert found.overall == pytest.approx((position + 1.0 + position + 5.0) / 4)
+        assert found.overall == position / 2  # the judge's own rating, not the mean of the criteria
         assert (found.judge, found.level, found.question_id, found.repetition) == ("gpt", "set", "q3", None)
 
 
@@ -147,7 +154,11 @@ def test_a_judgement_missing_a_label_gets_a_repair_call(server):
 def test_insight_level_samples_one_insight_per_method_ten_times_without_diversity(server):
     for _ in range(10):
         server.queue(
-            Reply(json.dumps({"scores": [score(f"Method {x}", 2.0, diversity=None) for x in "ABCDE"]}))
+            Reply(
+                json.dumps(
+                    {"scores": [score(f"Method {x}", 2.0, diversity=None, overall=4.0) for x in "ABCDE"]}
+                )
+            )
         )
 
     rows = judge_single_insights(
@@ -165,7 +176,7 @@ def test_insight_level_samples_one_insight_per_method_ten_times_without_diversit
         {(rep, method): 1 for rep in range(10) for method in METHODS}
     )
     assert all(r.diversity is None and r.level == "insight" for r in rows)
-    assert all(r.overall == pytest.approx(3.0) for r in rows)
+    assert all(r.overall == 4.0 for r in rows)
     for request, sent in zip(
         single_insight_requests(question_id="q1", question=QUESTION, answer=ANSWER, sets=SETS, seed=3),
         server.requests,
@@ -265,6 +276,7 @@ def test_mean_scores_average_repetitions_per_question_then_questions():
     assert means[("set", "cot")] == {
         "judge": "gpt",
         "level": "set",
+        "panel": "",
         "method": "cot",
         "novelty": 3.0,
         "diversity": 2.5,
@@ -323,3 +335,57 @@ def test_agreement_at_insight_level_averages_repetitions_first():
 
     assert (agreement["pairs"], agreement["pairwise_agreement"]) == (1, 1.0)
     assert judge_agreement(rows, "A", "B")["questions"] == 0  # no set-level rows
+
+
+# Every method the project runs: §5.1's baselines with InsightGen (Table 2), RQ5's RAG pipelines (Table 4).
+ALL_METHODS = (*METHODS, "iterative_rag", "multi_query_rag", "agentic_rag")
+
+
+def judged(methods: tuple[str, ...], empty: tuple[tuple[str, str], ...] = ()) -> JudgedQuestion:
+    sets = tuple(MethodInsights(method, (f"{method} adds a point about gradients.",)) for method in methods)
+    return JudgedQuestion("q1", QUESTION, ANSWER, sets, empty)
+
+
+def test_a_judge_prompt_shows_at_most_the_methods_the_paper_compared(server):
+    def answer_every_label(request) -> Reply:
+        labels = re.findall(r"^(Method [A-Z]):$", request.last_user_text(), re.MULTILINE)
+        return Reply(json.dumps({"scores": [score(label, 3.0, overall=len(labels)) for label in labels]}))
+
+    server.responder = answer_every_label
+    outcome = judge_questions(
+        model_client(server), [judged(ALL_METHODS)], judge="gpt", seed=1, levels=["set"]
+    )
+
+    shown = [re.findall(r"^Method [A-Z]:$", r.last_user_text(), re.MULTILINE) for r in server.requests]
+    assert sorted(map(len, shown)) == [4, 5]
+    panels = {(row.panel, row.method): row.overall for row in outcome.rows}
+    assert {method for panel, method in panels if panel == "baselines"} == set(METHODS)
+    assert {method for panel, method in panels if panel == "advanced_rag"} == {
+        "insightgen",
+        "iterative_rag",
+        "multi_query_rag",
+        "agentic_rag",
+    }
+    assert (panels["baselines", "insightgen"], panels["advanced_rag", "insightgen"]) == (5, 4)
+    means = mean_scores(outcome.rows)
+    assert {(m["panel"], m["method"]) for m in means} == set(panels)
+
+
+def test_panels_keep_the_papers_comparisons_and_put_other_methods_beside_insightgen():
+    assert judge_panels(["direct", "cot"]) == [("baselines", ("direct", "cot"))]
+    assert judge_panels(["insightgen", "agentic_rag", "toy"]) == [
+        ("advanced_rag", ("insightgen", "agentic_rag")),
+        ("other", ("insightgen", "toy")),
+    ]
+    others = judge_panels([*ALL_METHODS, "a", "b", "c", "d", "e"])[2:]
+    assert others == [("other", ("insightgen", "a", "b", "c", "d")), ("other-2", ("insightgen", "e"))]
+    assert judge_panels(["direct"]) == []
+
+
+def test_a_method_without_insights_scores_0_in_each_of_its_panels():
+    question = judged(ALL_METHODS[1:], empty=(("insightgen", "the model wrote nothing"),))
+    outcome = judge_questions(LLMClient(LLMSettings()), [question], judge="offline", seed=1, levels=["set"])
+
+    zeros = [row for row in outcome.rows if row.method == "insightgen"]
+    assert sorted(row.panel for row in zeros) == ["advanced_rag", "baselines"]
+    assert all(row.overall == 0 and "the model wrote nothing" in row.rationale for row in zeros)

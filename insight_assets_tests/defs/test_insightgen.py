@@ -88,6 +88,7 @@ def _judge_reply(request: Received) -> Reply:
         {
             "label": label,
             **{criterion: 5 - position % 5 for criterion in ("novelty", "diversity", "relevance", "depth")},
+            "overall": 5 - position % 5,
             "rationale": "scripted",
         }
         for position, label in enumerate(labels)
@@ -134,6 +135,8 @@ def test_two_judges_are_compared(instance, storage, hashing_embedder, llm, monke
     assert judged["judges"] == "offline, second"
     assert server.requests, "the second judge was asked"
     assert all("Method A" in request.last_user_text() for request in server.requests)
+    # At most the methods one of the paper's tables compared, in one prompt.
+    assert all("Method F" not in request.last_user_text() for request in server.requests)
     assert all(
         method not in request.last_user_text()
         for request in server.requests
@@ -144,9 +147,12 @@ def test_two_judges_are_compared(instance, storage, hashing_embedder, llm, monke
     assert by_judge == {"offline", "second"}
     # A model judged: the methods are ranked, by it and not by the offline judge.
     ranked = re.findall(
-        r"^\| (\d) \| (\w+) \| \S+ \| (\w+) \|", metadata(result, "method_report")["ranking"], re.MULTILINE
+        r"^\| (\w+) \| (\d) \| (\w+) \| \S+ \| (\w+) \|",
+        metadata(result, "method_report")["ranking"],
+        re.MULTILINE,
     )
-    assert ranked and {judge for _, _, judge in ranked} == {"second"}
+    assert ranked and {judge for *_, judge in ranked} == {"second"}
+    assert [panel for panel, rank, *_ in ranked if rank == "1"] == ["baselines", "advanced_rag"]
 
 
 def test_no_kept_answer_is_said_by_a_warning_and_the_chain_still_builds(

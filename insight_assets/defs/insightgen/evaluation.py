@@ -48,7 +48,18 @@ from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import LLMResource, StorageResource
 
-SCORE_COLUMNS = ["judge", "level", "method", "novelty", "diversity", "relevance", "depth", "overall", "count"]
+SCORE_COLUMNS = [
+    "judge",
+    "level",
+    "panel",
+    "method",
+    "novelty",
+    "diversity",
+    "relevance",
+    "depth",
+    "overall",
+    "count",
+]
 
 
 class InsightGenJudgeConfig(ModelCallConfig):
@@ -249,7 +260,7 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
     scores = mean_scores(rows)
     report = render_method_report(collection, scores, examples, costs, notes)
     ranked = (
-        headline_table("Methods ranked by the judges' overall score (1-5)", report.ranking, RANKING_COLUMNS),
+        headline_table("Methods ranked by the judge's overall score (0-5), per panel", report.ranking, RANKING_COLUMNS),
     )
     headline = Headline(
         tables=(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...markdown import markdown_table
+from .judge.schemas import JUDGE_PANELS
 
 CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")
 CHART_FILE = "method_scores.png"
@@ -42,8 +43,9 @@ def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
 
 
 def ranking(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Methods by mean ``overall``, best first, for the first model judge (alphabetically) at set
-    level, or at insight level when the set level was not judged; none without a model judge."""
+    """Per panel (the paper's comparisons, in its order), methods by mean ``overall``, best first,
+    for the first model judge (alphabetically) at set level, or at insight level when the set level
+    was not judged; none without a model judge."""
     judges = {row["judge"] for row in scores} - {OFFLINE_JUDGE}
     if not judges:
         return []
@@ -51,32 +53,46 @@ def ranking(scores: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     levels = {row["level"] for row in scores if row["judge"] == judge}
     level = "set" if "set" in levels else "insight"
     chosen = [row for row in scores if row["judge"] == judge and row["level"] == level]
-    ordered = sorted(chosen, key=lambda row: (-row["overall"], row["method"]))
     return [
         {
+            "panel": panel,
             "rank": rank,
             "method": row["method"],
             "overall": round(row["overall"], 3),
             "judge": judge,
             "level": level,
         }
-        for rank, row in enumerate(ordered, start=1)
+        for panel in panel_order(chosen)
+        for rank, row in enumerate(
+            sorted(
+                (row for row in chosen if row["panel"] == panel),
+                key=lambda row: (-row["overall"], row["method"]),
+            ),
+            start=1,
+        )
     ]
 
 
+def panel_order(scores: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The panels of ``scores``: the paper's in its order, then the others by name."""
+    found = {row["panel"] for row in scores}
+    papers = [name for name, _ in JUDGE_PANELS if name in found]
+    return papers + sorted(found - set(papers))
+
+
 def render_chart(scores: Sequence[Mapping[str, Any]]) -> bytes:
-    """Grouped bars: per (judge, level) panel, each method's mean score on each criterion."""
+    """Grouped bars: per (judge, level, panel), each method's mean score on each criterion."""
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    panels = sorted({(row["judge"], row["level"]) for row in scores})
+    panels = sorted({(row["judge"], row["level"], row["panel"]) for row in scores})
     figure = Figure(figsize=(6.5 * max(len(panels), 1), 4.2), dpi=100)
     FigureCanvasAgg(figure)
-    for position, (judge, level) in enumerate(panels):
+    for position, (judge, level, panel) in enumerate(panels):
         axes = figure.add_subplot(1, len(panels), position + 1)
         rows = sorted(
-            (row for row in scores if row["judge"] == judge and row["level"] == level),
+            (row for row in scores if (row["judge"], row["level"], row["panel"]) == (judge, level, panel)),
             key=lambda r: r["method"],
         )
         criteria = [name for name in CRITERIA if any(row.get(name) is not None for row in rows)]
@@ -88,7 +104,7 @@ def render_chart(scores: Sequence[Mapping[str, Any]]) -> bytes:
         axes.set_xticks(x, [row["method"] for row in rows], rotation=20, ha="right", fontsize=8)
         axes.set_ylim(0, 5)
         axes.set_ylabel("mean score (0-5)")
-        axes.set_title(f"{judge} judge, {level} level", fontsize=10)
+        axes.set_title(f"{judge} judge, {level} level, {panel}", fontsize=10)
         axes.legend(fontsize=7, ncols=len(criteria), loc="upper center")
     figure.tight_layout()
     buffer = io.BytesIO()
@@ -115,7 +131,7 @@ def _examples(examples: Sequence[Mapping[str, Any]]) -> str:
 
 
 COST_COLUMNS = ["method", "questions", "context_tokens", "retrieval_calls", "retrieval_seconds"]
-RANKING_COLUMNS = ["rank", "method", "overall", "judge", "level"]
+RANKING_COLUMNS = ["panel", "rank", "method", "overall", "judge", "level"]
 
 
 def render_method_report(
@@ -129,17 +145,24 @@ def render_method_report(
     answer, method, hook and body (one insight per method and question); ``costs`` one row per
     method (``COST_COLUMNS``, means per question); ``notes`` what a reader needs to weigh them."""
     ranked = ranking(scores)
+    panels = panel_order(scores)
     scores_table = _table(
-        sorted(scores, key=lambda row: (row["judge"], row["level"], -row["overall"])),
-        ["judge", "level", "method", *CRITERIA, "count"],
+        sorted(
+            scores, key=lambda row: (row["judge"], row["level"], panels.index(row["panel"]), -row["overall"])
+        ),
+        ["judge", "level", "panel", "method", *CRITERIA, "count"],
     )
     examples_markdown = _examples(examples)
     markdown = "\n\n".join(
         [
             f"# Insight methods on `{collection}`",
             (
-                "Mean judge scores (0-5) per method; set level shows all methods' insight sets to the "
-                "judge together, insight level one sampled insight per method (ten repetitions)."
+                "Mean judge scores (0-5) per method; set level shows the methods' insight sets to the "
+                "judge together, insight level one sampled insight per method (ten repetitions). As in "
+                "the paper, each panel is judged in prompts of its own: `baselines` (Table 2) InsightGen "
+                "and §5.1's four baselines, `advanced_rag` (Table 4) InsightGen and RQ5's three RAG "
+                "pipelines. `overall` is the judge's own overall rating (the offline judge's is the "
+                "mean of its criteria)."
             ),
             "\n".join(f"- {note}" for note in notes),
             "## Ranking\n\n" + (_table(ranked, RANKING_COLUMNS) if ranked else NOT_JUDGED),

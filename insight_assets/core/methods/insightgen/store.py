@@ -28,7 +28,7 @@ TABLES = {
     "judge_scores": """
         collection VARCHAR, judge VARCHAR, level VARCHAR, question_id VARCHAR, method VARCHAR,
         repetition INTEGER, label VARCHAR, insight_index INTEGER, novelty DOUBLE, diversity DOUBLE,
-        relevance DOUBLE, depth DOUBLE, overall DOUBLE, rationale VARCHAR""",
+        relevance DOUBLE, depth DOUBLE, overall DOUBLE, rationale VARCHAR, panel VARCHAR""",
 }
 declare_tables(TABLES)
 

@@ -18,12 +18,12 @@ def _mean_or_none(values: Sequence[float | None]) -> float | None:
 
 
 def average_repetitions(rows: Sequence[JudgeRow]) -> list[JudgeRow]:
-    """Rows without a repetition, unchanged, then one row per (judge, level, question, method) of
-    the rows with one, holding the mean of each criterion (groups in order of first appearance)."""
-    groups: dict[tuple[str, str, str, str], list[JudgeRow]] = defaultdict(list)
+    """Rows without a repetition, unchanged, then one row per (judge, level, panel, question, method)
+    of the rows with one, holding the mean of each criterion (groups in order of first appearance)."""
+    groups: dict[tuple[str, str, str, str, str], list[JudgeRow]] = defaultdict(list)
     for row in rows:
         if row.repetition is not None:
-            groups[(row.judge, row.level, row.question_id, row.method)].append(row)
+            groups[(row.judge, row.level, row.panel, row.question_id, row.method)].append(row)
     return [row for row in rows if row.repetition is None] + [_averaged(group) for group in groups.values()]
 
 
@@ -40,20 +40,22 @@ def _averaged(group: list[JudgeRow]) -> JudgeRow:
         depth=statistics.fmean(row.depth for row in group),
         overall=statistics.fmean(row.overall for row in group),
         rationale=f"mean of {len(group)} repetitions",
+        panel=first.panel,
     )
 
 
 def mean_scores(rows: Sequence[JudgeRow]) -> list[dict[str, Any]]:
-    """Per (judge, level, method): the mean of each criterion and of ``overall`` over questions,
-    and ``count``, the number of questions. Repetitions are averaged per question first, so every
-    question weighs the same. ``diversity`` is ``None`` where no row has it."""
-    groups: dict[tuple[str, str, str], list[JudgeRow]] = defaultdict(list)
+    """Per (judge, level, panel, method): the mean of each criterion and of ``overall`` over
+    questions, and ``count``, the number of questions. Repetitions are averaged per question first,
+    so every question weighs the same. ``diversity`` is ``None`` where no row has it."""
+    groups: dict[tuple[str, str, str, str], list[JudgeRow]] = defaultdict(list)
     for row in average_repetitions(rows):
-        groups[(row.judge, row.level, row.method)].append(row)
+        groups[(row.judge, row.level, row.panel, row.method)].append(row)
     return [
         {
             "judge": judge,
             "level": level,
+            "panel": panel,
             "method": method,
             "novelty": statistics.fmean(row.novelty for row in group),
             "diversity": _mean_or_none([row.diversity for row in group]),
@@ -62,14 +64,18 @@ def mean_scores(rows: Sequence[JudgeRow]) -> list[dict[str, Any]]:
             "overall": statistics.fmean(row.overall for row in group),
             "count": len(group),
         }
-        for (judge, level, method), group in sorted(groups.items())
+        for (judge, level, panel, method), group in sorted(groups.items())
     ]
 
 
-def _overall_by_question(rows: Sequence[JudgeRow], judge: str, level: str) -> dict[str, dict[str, float]]:
-    scores: dict[str, dict[str, float]] = defaultdict(dict)
+def _overall_by_question(
+    rows: Sequence[JudgeRow], judge: str, level: str
+) -> dict[tuple[str, str], dict[str, float]]:
+    """Per (question, panel): each method's overall score (a method judged in two panels was
+    ranked against different methods in each)."""
+    scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for row in average_repetitions([row for row in rows if row.judge == judge and row.level == level]):
-        scores[row.question_id][row.method] = row.overall
+        scores[row.question_id, row.panel][row.method] = row.overall
     return scores
 
 
@@ -80,9 +86,10 @@ def _sign(value: float) -> int:
 def judge_agreement(
     rows: Sequence[JudgeRow], judge_a: str, judge_b: str, level: str = "set"
 ) -> dict[str, Any]:
-    """How far two judges agree on the ranking of methods, per question, on ``overall``.
+    """How far two judges agree on the ranking of methods, per question (and panel), on ``overall``.
 
-    Only questions both judges scored are compared, on the methods both scored (at least two).
+    Only questions both judges scored are compared, on the methods both scored (at least two);
+    ``questions`` counts (question, panel) pairs.
 
     - ``pairwise_agreement``: over all method pairs of all questions, the fraction that both judges
       order the same way. A tie counts as an order of its own: a pair agrees when both judges
@@ -102,12 +109,12 @@ def judge_agreement(
     scores_b = _overall_by_question(rows, judge_b, level)
     agreeing_pairs = pairs = questions = top_agreements = constant = 0
     rhos: list[float] = []
-    for question_id in sorted(set(scores_a) & set(scores_b)):
-        methods = sorted(set(scores_a[question_id]) & set(scores_b[question_id]))
+    for key in sorted(set(scores_a) & set(scores_b)):
+        methods = sorted(set(scores_a[key]) & set(scores_b[key]))
         if len(methods) < 2:
             continue
-        a = [scores_a[question_id][method] for method in methods]
-        b = [scores_b[question_id][method] for method in methods]
+        a = [scores_a[key][method] for method in methods]
+        b = [scores_b[key][method] for method in methods]
         questions += 1
         for i, j in combinations(range(len(methods)), 2):
             pairs += 1

@@ -32,6 +32,10 @@ class OfflineMeasures:
     terms: float  # mean distinct content words per insight
     new_terms: float  # mean of those in neither question nor answer
 
+    def overall(self, criteria: Sequence[str]) -> float:
+        """The mean of ``criteria``: the offline judge has no overall view of its own."""
+        return statistics.fmean(getattr(self, name) for name in criteria)
+
     def rationale(self, count: int) -> str:
         pairwise = "n/a" if self.pairwise_similarity is None else f"{self.pairwise_similarity:.2f}"
         return (
@@ -95,6 +99,7 @@ def judge_sets_offline(question: str, answer: str, sets: Sequence[Mapping[str, A
             MethodScore(
                 label=shown["label"],
                 rationale=measures[shown["label"]].rationale(len(shown["insights"])),
+                overall=measures[shown["label"]].overall(CRITERIA_SET),
                 **{name: getattr(measures[shown["label"]], name) for name in CRITERIA_SET},
             )
             for shown in sets
@@ -109,6 +114,7 @@ def judge_single_offline(question: str, answer: str, insights: Sequence[Mapping[
             MethodScore(
                 label=shown["label"],
                 rationale=measures[shown["label"]].rationale(1),
+                overall=measures[shown["label"]].overall(CRITERIA_SINGLE),
                 **{name: getattr(measures[shown["label"]], name) for name in CRITERIA_SINGLE},
             )
             for shown in insights

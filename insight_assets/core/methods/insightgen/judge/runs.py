@@ -4,7 +4,6 @@ their answers become, and a collection's questions judged at once."""
 from __future__ import annotations
 
 import random
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -13,13 +12,12 @@ from typing import Any
 from ....curation import QAPair
 from ....llm import LLMClient, Task
 from .schemas import (
-    CRITERIA_SET,
-    CRITERIA_SINGLE,
     DEFAULT_REPETITIONS,
     JudgeRow,
     Level,
     MethodInsights,
     SetJudgement,
+    judge_panels,
 )
 from .tasks import JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS, check_sets, method_label, shuffled_methods
 
@@ -39,10 +37,17 @@ class JudgeRequest:
     inputs: Mapping[str, Any]
     repetition: int | None = None
     sampled: Mapping[str, int] | None = None  # method -> index of the insight shown (insight level)
+    panel: str = ""
 
 
 def set_request(
-    *, question_id: str, question: str, answer: str, sets: Sequence[MethodInsights], seed: int
+    *,
+    question_id: str,
+    question: str,
+    answer: str,
+    sets: Sequence[MethodInsights],
+    seed: int,
+    panel: str = "",
 ) -> JudgeRequest:
     by_method = check_sets(sets)
     order = shuffled_methods(list(by_method), question_id=question_id, seed=seed)
@@ -54,6 +59,7 @@ def set_request(
         question_id=question_id,
         labels=labels,
         inputs={"question": question, "answer": answer, "sets": shown},
+        panel=panel,
     )
 
 
@@ -65,6 +71,7 @@ def single_insight_requests(
     sets: Sequence[MethodInsights],
     seed: int,
     repetitions: int = DEFAULT_REPETITIONS,
+    panel: str = "",
 ) -> list[JudgeRequest]:
     """One request per repetition: the methods shuffled and one insight of each sampled, both with
     ``random.Random`` seeded by (seed, question, repetition)."""
@@ -89,6 +96,7 @@ def single_insight_requests(
                 inputs={"question": question, "answer": answer, "insights": shown},
                 repetition=repetition,
                 sampled=sampled,
+                panel=panel,
             )
         )
     return requests
@@ -97,7 +105,6 @@ def single_insight_requests(
 def rows_from_judgement(request: JudgeRequest, judgement: SetJudgement, *, judge: str) -> list[JudgeRow]:
     """One row per method, in the order the methods were shown."""
     by_label = {score.label: score for score in judgement.scores}
-    criteria = CRITERIA_SET if request.level == "set" else CRITERIA_SINGLE
     rows = []
     for label, method in request.labels.items():
         score = by_label[label]
@@ -111,11 +118,12 @@ def rows_from_judgement(request: JudgeRequest, judgement: SetJudgement, *, judge
                 diversity=score.diversity if request.level == "set" else None,
                 relevance=score.relevance,
                 depth=score.depth,
-                overall=statistics.fmean(getattr(score, name) for name in criteria),
+                overall=score.overall,
                 rationale=score.rationale,
                 repetition=request.repetition,
                 label=label,
                 insight_index=None if request.sampled is None else request.sampled[method],
+                panel=request.panel,
             )
         )
     return rows
@@ -211,9 +219,16 @@ def judged_questions(
     ]
 
 
+def question_panels(question: JudgedQuestion) -> list[tuple[str, tuple[str, ...]]]:
+    """The panels the methods that ran for ``question`` are judged in, those without insights included."""
+    return judge_panels([entry.method for entry in question.sets] + [method for method, _ in question.empty])
+
+
 def empty_rows(question: JudgedQuestion, *, judge: str, levels: Sequence[Level]) -> list[JudgeRow]:
-    """A 0 on every criterion for each method that produced nothing for ``question``, at each level,
-    the reason in its rationale: a method that answers nothing must not rank above one that tried."""
+    """A 0 on every criterion for each method that produced nothing for ``question``, at each level
+    and in each of its panels, the reason in its rationale: a method that answers nothing must not
+    rank above one that tried."""
+    reasons = dict(question.empty)
     return [
         JudgeRow(
             judge=judge,
@@ -225,10 +240,13 @@ def empty_rows(question: JudgedQuestion, *, judge: str, levels: Sequence[Level])
             relevance=0.0,
             depth=0.0,
             overall=0.0,
-            rationale=f"no insights, scored 0: {reason}",
+            rationale=f"no insights, scored 0: {reasons[method]}",
+            panel=panel,
         )
         for level in levels
-        for method, reason in question.empty
+        for panel, members in question_panels(question)
+        for method in members
+        if method in reasons
     ]
 
 
@@ -248,25 +266,28 @@ def judge_questions(
     levels: Sequence[Level] = ("set", "insight"),
     repetitions: int = DEFAULT_REPETITIONS,
 ) -> JudgeOutcome:
-    """Every requested level for every question with at least two methods to compare, all calls
-    batched through ``client.run_many``; a method that produced nothing for a question scores 0 there
-    (``empty_rows``). A failed call loses only its own question's rows (for
+    """Every requested level for every question, in each of its panels (``judge_panels``: the
+    paper's comparisons, so that one prompt shows at most the methods the paper compared) with at
+    least two methods to compare, all calls batched through ``client.run_many``; a method that
+    produced nothing for a question scores 0 there (``empty_rows``). A failed call loses only its own question's rows (for
     that level and repetition); when the budget stops the batch, the rest is not run."""
     requests: list[JudgeRequest] = []
     for item in questions:
-        sets = [entry for entry in item.sets if entry.insights]
-        if len(sets) < 2:
-            continue
-        common = {
-            "question_id": item.question_id,
-            "question": item.question,
-            "answer": item.answer,
-            "sets": sets,
-        }
-        if "set" in levels:
-            requests.append(set_request(seed=seed, **common))
-        if "insight" in levels:
-            requests += single_insight_requests(seed=seed, repetitions=repetitions, **common)
+        for panel, members in question_panels(item):
+            sets = [entry for entry in item.sets if entry.insights and entry.method in members]
+            if len(sets) < 2:
+                continue
+            common = {
+                "question_id": item.question_id,
+                "question": item.question,
+                "answer": item.answer,
+                "sets": sets,
+                "panel": panel,
+            }
+            if "set" in levels:
+                requests.append(set_request(seed=seed, **common))
+            if "insight" in levels:
+                requests += single_insight_requests(seed=seed, repetitions=repetitions, **common)
     rows = [row for item in questions for row in empty_rows(item, judge=judge, levels=levels)]
     failures: list[tuple[str, str]] = []
     budget_error = None

@@ -82,8 +82,8 @@ def check_single_judgement(judgement: SetJudgement, inputs: Mapping[str, Any]) -
 JUDGE_INSIGHT_SET: Task[SetJudgement] = register_task(
     Task(
         name="judge_insight_set",
-        version=1,
-        template="judge_insight_set.v1.txt",
+        version=2,
+        template="judge_insight_set.v2.txt",
         output_model=SetJudgement,
         offline=judge_sets_offline,
         inputs=("question", "answer", "sets"),
@@ -98,8 +98,8 @@ JUDGE_INSIGHT_SET: Task[SetJudgement] = register_task(
 JUDGE_SINGLE_INSIGHTS: Task[SetJudgement] = register_task(
     Task(
         name="judge_single_insights",
-        version=1,
-        template="judge_single_insights.v1.txt",
+        version=2,
+        template="judge_single_insights.v2.txt",
         output_model=SetJudgement,
         offline=judge_single_offline,
         inputs=("question", "answer", "insights"),
