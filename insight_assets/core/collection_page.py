@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from .headlines import StoredHeadline
-
-OFFLINE_PREFIX = "offline"
+from .headlines import OFFLINE_PREFIX, StoredHeadline
 
 _STYLE = """
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6575; --line: #d9dee7; --accent: #2456a6; }

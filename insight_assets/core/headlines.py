@@ -17,6 +17,9 @@ import pyarrow as pa
 
 from .stores import Warehouse
 
+# How an offline stand-in names itself as a writer or judge: "offline (extractive)".
+OFFLINE_PREFIX = "offline"
+
 TABLE = "report_headlines"
 
 
@@ -98,3 +101,19 @@ def load_headlines(warehouse: Warehouse, collection: str) -> dict[str, StoredHea
             row["report"], headline, row["chart"] or b"", row["chart_caption"]
         )
     return found
+
+
+def played_offline(label: str) -> bool:
+    """Whether an offline stand-in played a role (``label`` may name several writers)."""
+    return any(part.strip().startswith(OFFLINE_PREFIX) for part in label.split(","))
+
+
+def measured_note(measured: Sequence[str], need_a_model: Sequence[str], offline_why: str | None) -> str:
+    """Which numbers of a report are measured, and which need a model: placeholders until a model
+    runs when ``offline_why`` says why (an offline stand-in made them), else judged by the model."""
+    line = "measured: " + ", ".join(measured)
+    if not need_a_model:
+        return line
+    if offline_why:
+        return f"{line}; placeholders until a model runs: {', '.join(need_a_model)} ({offline_why})"
+    return f"{line}; judged by a model: {', '.join(need_a_model)}"

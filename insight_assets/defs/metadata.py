@@ -11,8 +11,7 @@ from typing import Any
 
 import dagster as dg
 
-from insight_assets.core.collection_page import OFFLINE_PREFIX
-from insight_assets.core.headlines import Headline, store_headline
+from insight_assets.core.headlines import OFFLINE_PREFIX, Headline, played_offline, store_headline
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.markdown import markdown_table as core_markdown_table
 from insight_assets.core.retrieval import Retriever
@@ -260,11 +259,7 @@ def judge_note(judge: str, writer: str, offline_meaning: str) -> str:
 def standin_note(roles: dict[str, str]) -> str | None:
     """The roles (role -> the model label that played it) that an offline stand-in played, named
     in one note; ``None`` when a model played them all."""
-    offline = [
-        role
-        for role, label in roles.items()
-        if any(part.strip().startswith(OFFLINE_PREFIX) for part in label.split(","))
-    ]
+    offline = [role for role, label in roles.items() if played_offline(label)]
     if not offline:
         return None
     return (

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from insight_assets.core.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.folders import domain_modules
 from insight_assets.defs.pages import method_pages
@@ -38,6 +39,28 @@ def test_the_page_shows_the_collection_every_method_and_one_question_answered_by
         "SELECT question FROM generated_answers WHERE collection = 'demo' AND status = 'kept' ORDER BY position"
     )[0]["question"]
     assert question in shown["preview"]
+
+
+def test_every_report_says_what_is_measured_and_the_page_shows_no_placeholder(demo_offline):
+    reports = demo_offline.root / "reports" / "demo"
+    for name in ("xsum_report.md", "contregen_report.md", "insight_rag_report.md"):
+        text = (reports / name).read_text()
+        assert "- measured: " in text and "placeholders until a model runs: " in text, name
+    for name in ("method_report.md", "scipip_report.md"):
+        assert "Not judged: needs a model" in (reports / name).read_text(), name
+    assert "ranked by rougeL)" in (reports / "xsum_report.md").read_text()  # not by the stand-in judge
+
+    headlines = load_headlines(demo_offline.storage.warehouse, "demo")
+    shown = {
+        name: [(table.columns, table.rows) for table in stored.headline.tables]
+        for name, stored in headlines.items()
+    }
+    judged = {"geval_coverage", "checkeval", "coverage", "relevance", "entailment", "contradiction"}
+    for name in ("xsum_report.md", "contregen_report.md"):
+        assert all(not judged & set(columns) for columns, _ in shown[name]), name
+    [(columns, rows), *_] = shown["insight_rag_report.md"]
+    assert "identifier_agreement" not in columns and "exact_match" in columns
+    assert rows and all(row["kind"] != "matching" for row in rows)
 
 
 @pytest.mark.browser

@@ -7,7 +7,7 @@ from pydantic import Field
 
 from insight_assets.core import curation
 from insight_assets.core.citations.paragraphs import collection_paragraphs
-from insight_assets.core.headlines import Headline, headline_table
+from insight_assets.core.headlines import Headline, headline_table, played_offline
 from insight_assets.core.ingest import paper_count
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import records, report, scores
@@ -442,7 +442,9 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         "writer": answer_writers,
         "judge": judge,
     }
+    offline_judge = played_offline(judge)
     notes = [
+        report.measured_line(offline_judge),
         judge_note(
             judge,
             answer_writers,
@@ -471,7 +473,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         chart,
         "recall per method",
         Headline(
-            tables=(headline_table("Retrieval and answers per method", rows, report.TABLE_COLUMNS),),
+            tables=(headline_table("Retrieval and answers", rows, report.headline_columns(offline_judge)),),
             notes=tuple(notes),
             writer=answer_writers,
             judge=judge,

@@ -260,7 +260,9 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
     scores = mean_scores(rows)
     report = render_method_report(collection, scores, examples, costs, notes)
     ranked = (
-        headline_table("Methods ranked by the judge's overall score (0-5), per panel", report.ranking, RANKING_COLUMNS),
+        headline_table(
+            "Methods ranked by the judge's overall score (0-5), per panel", report.ranking, RANKING_COLUMNS
+        ),
     )
     headline = Headline(
         tables=(

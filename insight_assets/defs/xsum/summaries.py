@@ -4,7 +4,7 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
-from insight_assets.core.headlines import Headline, headline_table
+from insight_assets.core.headlines import Headline, headline_table, measured_note, played_offline
 from insight_assets.core.llm.spending import Spent, spending
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
@@ -342,9 +342,12 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
     )
     chart = report.render_chart(tables)
     topics = {t.target_id: t.topic for t in targets}
+    offline_judge = played_offline(judge)
+    ranked_by = report.RANKED_BY_OFFLINE if offline_judge else report.RANKED_BY
     examples = report.best_and_worst(
         scored,
         {(s.target_id, s.method): {"topic": topics[s.target_id], "rendered": s.rendered} for s in summaries},
+        ranked_by,
     )
     summary_writers = writers(storage, "xsum_summaries", collection)
     roles = {
@@ -353,7 +356,13 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         "summary writer": summary_writers,
         "judge": judge,
     }
+    measured = [c for c in scores.SCORE_COLUMNS if c not in scores.JUDGED_COLUMNS]
     notes = [
+        measured_note(
+            [f"{', '.join(measured)} (against the reference)", "costs"],
+            scores.JUDGED_COLUMNS,
+            "the offline judge's lexical stand-ins" if offline_judge else None,
+        ),
         judge_note(
             judge, summary_writers, "G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
         ),
@@ -377,14 +386,19 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         storage,
         collection,
         "xsum_report.md",
-        report.render_report(collection, tables, examples, notes, costs),
+        report.render_report(collection, tables, examples, notes, costs, ranked_by),
         report.CHART_FILE,
         chart,
         "mean scores per method",
         Headline(
             tables=(
                 *(
-                    headline_table(f"Mean scores per method against the {kind}", rows, columns)
+                    headline_table(
+                        f"Mean scores per method against the {kind}",
+                        rows,
+                        # The page shows no placeholder: the offline judge's scores stay in the report.
+                        [c for c in columns if not (offline_judge and c in scores.JUDGED_COLUMNS)],
+                    )
                     for kind, rows in tables.items()
                 ),
                 headline_table("Cost per target of the summary step", costs, report.COST_COLUMNS),

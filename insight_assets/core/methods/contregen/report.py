@@ -6,13 +6,31 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 
+from ...headlines import measured_note
 from ...markdown import markdown_table
 from ...retrieval.citing import Source
 from .schemas import KEPT, ROOT, Tree, TreeNode
-from .scores import CHANCE, SCORE_COLUMNS
+from .scores import CHANCE, JUDGED_COLUMNS, SCORE_COLUMNS
 
 CHART_FILE = "contregen_recall.png"
 TABLE_COLUMNS = ["method", "questions", "with_gold", *SCORE_COLUMNS]
+
+
+def measured_line(offline_judge: bool) -> str:
+    """Which of the table's numbers are measured, and which a judge model gives (placeholders when
+    the offline judge gave them)."""
+    return measured_note(
+        [column for column in SCORE_COLUMNS if column not in JUDGED_COLUMNS],
+        JUDGED_COLUMNS,
+        "the offline judge's lexical stand-ins; entailment and contradiction need a model's NLI"
+        if offline_judge
+        else None,
+    )
+
+
+def headline_columns(offline_judge: bool) -> list[str]:
+    """The table's columns on the collection page, which shows no placeholder (the report keeps them)."""
+    return [column for column in TABLE_COLUMNS if not (offline_judge and column in JUDGED_COLUMNS)]
 
 
 def _status(node: TreeNode) -> str:

@@ -21,6 +21,9 @@ from .schemas import METHODS, Answer, TreeQuestion
 from .tasks import CONTREGEN_JUDGE_ANSWER, CONTREGEN_NLI
 
 CHANCE = "chance"
+# The scores a judge model gives: coverage and relevance (1-5), and entailment and contradiction
+# by its NLI; the others are measured (retrieval against the gold papers, ROUGE-L, costs).
+JUDGED_COLUMNS = ("coverage", "relevance", "entailment", "contradiction")
 SCORE_COLUMNS = (
     "recall",
     "recall_used",

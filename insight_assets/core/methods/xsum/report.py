@@ -33,18 +33,22 @@ def score_tables(scored: Sequence[ScoredSummary]) -> dict[str, list[dict[str, An
 
 
 # What ranks a method's summaries for its best and worst: G-Eval coverage, the paper's headline
-# judge score, then ROUGE-L recall (ties, and summaries the judge could not score).
+# judge score, then ROUGE-L recall (ties, and summaries the judge could not score); ROUGE-L alone
+# when no model judged (the offline judge's coverage is a placeholder).
 RANKED_BY = ("geval_coverage", "rougeL")
+RANKED_BY_OFFLINE = ("rougeL",)
 
 
 def best_and_worst(
-    scored: Sequence[ScoredSummary], texts: Mapping[tuple[str, str], Mapping[str, str]]
+    scored: Sequence[ScoredSummary],
+    texts: Mapping[tuple[str, str], Mapping[str, str]],
+    ranked_by: Sequence[str] = RANKED_BY,
 ) -> list[dict[str, Any]]:
-    """Per method, its best and its worst scored summary (one when it has one), with its scores;
-    ``texts[(target_id, method)]`` holds the summary's ``topic`` and ``rendered`` text."""
+    """Per method, its best and its worst scored summary (one when it has one) by ``ranked_by``,
+    with its scores; ``texts[(target_id, method)]`` holds the summary's ``topic`` and ``rendered`` text."""
 
     def rank(summary: ScoredSummary) -> tuple[float, ...]:
-        return tuple(-1.0 if summary.scores.get(c) is None else float(summary.scores[c]) for c in RANKED_BY)
+        return tuple(-1.0 if summary.scores.get(c) is None else float(summary.scores[c]) for c in ranked_by)
 
     shown = []
     for method in SUMMARY_METHODS:
@@ -105,6 +109,7 @@ def render_report(
     examples: Sequence[Mapping[str, str]],
     notes: Sequence[str],
     costs: Sequence[Mapping[str, Any]] = (),
+    ranked_by: Sequence[str] = RANKED_BY,
 ) -> str:
     columns = ["method", "targets", *SCORE_COLUMNS]
     parts = [f"# XSum on collection `{collection}`", ""]
@@ -134,7 +139,7 @@ def render_report(
         "",
         f"![mean scores]({CHART_FILE})",
         "",
-        f"## Each method's best and worst summary (ranked by {', then '.join(RANKED_BY)})",
+        f"## Each method's best and worst summary (ranked by {', then '.join(ranked_by)})",
         "",
     ]
     for example in examples:

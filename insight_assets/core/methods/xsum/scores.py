@@ -39,6 +39,8 @@ from .tasks import (
     GEVAL_COVERAGE_PROBABILITIES,
 )
 
+# The scores a judge model gives (G-Eval, CheckEval); the others are measured against the reference.
+JUDGED_COLUMNS = ("geval_coverage", "checkeval")
 SCORE_COLUMNS = (
     "rouge1",
     "rouge2",
