@@ -9,8 +9,8 @@ from insight_assets.core import curation
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insightgen
 from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_text
+from insight_assets.core.methods.insightgen.repetition import REPEATS_ANSWER_COSINE, repeating_insights
 from insight_assets.core.methods.insightgen.selection import SelectionSettings
-from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.curation.assets import generated_answers
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
@@ -32,10 +32,6 @@ from insight_assets.defs.model_calls import (
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-
-# An insight this similar (cosine, bundled MiniLM or the configured embedder) to its answer says
-# what the answer already says. 0.9 is the paper's own line for redundant answers (§3).
-REPEATS_ANSWER_COSINE = 0.9
 
 
 class InsightGenInsightsConfig(ModelCallConfig):
@@ -85,7 +81,7 @@ class InsightGenInsightsConfig(ModelCallConfig):
         dg.AssetCheckSpec(
             "insights_do_not_repeat_the_answer",
             asset="insights",
-            description=f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to its answer.",
+            description=f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to a sentence of its answer.",
         ),
         dg.AssetCheckSpec(
             "questions_to_find_insights_for",
@@ -142,7 +138,9 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     uncited = insightgen.store.cited_outside_context(
         insightgen.store.insights_with_contexts(warehouse, collection)
     )
-    repeats = _repeating_insights(model.embed, insight_rows, answers)
+    repeats = repeating_insights(
+        model.embed, [(run.question_id, insight_text(insight)) for run, insight in insight_rows], answers
+    )
     failed = [run for run in outcome.runs if run.status != OK]
     per_method = {
         method: sum(len(run.insights) for run in outcome.runs if run.method == method)
@@ -192,27 +190,29 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
             dg.AssetCheckResult(
                 check_name="insights_do_not_repeat_the_answer",
                 passed=not repeats,
-                metadata={"threshold": REPEATS_ANSWER_COSINE, "repeating": "; ".join(repeats[:10]) or "none"},
+                severity=dg.AssetCheckSeverity.WARN,  # weak insights, not wrong data
+                metadata={
+                    "threshold": REPEATS_ANSWER_COSINE,
+                    "insights_checked": len(insight_rows),
+                    "repeating": dg.MetadataValue.md(
+                        markdown_table(
+                            [
+                                {
+                                    "insight": insight_rows[r.index][1].hook,
+                                    "cosine": round(r.cosine, 3),
+                                    "answer_sentence": r.sentence[:200],
+                                }
+                                for r in repeats[:10]
+                            ],
+                            ["insight", "cosine", "answer_sentence"],
+                            empty="None.",
+                        )
+                    ),
+                },
             ),
             items_check("questions_to_find_insights_for", len(pairs), ""),
         ],
     )
-
-
-def _repeating_insights(embed, insight_rows, answers: dict[str, str]) -> list[str]:
-    """Hooks of insights at cosine >= REPEATS_ANSWER_COSINE to their question's answer."""
-    if not insight_rows:
-        return []
-    question_ids = sorted(answers)
-    insight_vectors = normalize_rows(embed([insight_text(insight) for _, insight in insight_rows]))
-    answer_vectors = dict(
-        zip(question_ids, normalize_rows(embed([answers[q] for q in question_ids])), strict=True)
-    )
-    return [
-        insight.hook
-        for (run, insight), vector in zip(insight_rows, insight_vectors, strict=True)
-        if float(vector @ answer_vectors[run.question_id]) >= REPEATS_ANSWER_COSINE
-    ]
 
 
 def _no_insights(warehouse, collection: str) -> CollectionReport:
