@@ -20,6 +20,7 @@ BENCHMARKS = [
     "parse",
     "quality",
     "boilerplate",
+    "repetition",
     "embed",
     "rerun",
     "ingest_all",
