@@ -56,7 +56,7 @@ _PROBLEM_TEMPLATES = (
     '"{a}" leaves this open: ‘{problem}’ What do "{b}" and "{c}" offer toward it?',
 )
 _SINGLE_PROBLEM_TEMPLATES = ('"{a}" leaves this open: ‘{problem}’ What would it take to address it?',)
-# For papers that state no open problem that fits a question.
+# When the papers' stated open problems give fewer questions than asked for.
 _PAIR_TEMPLATES = (
     'Which findings of "{b}" bear on what "{a}" proposes, and which of its assumptions would they '
     + "challenge?",
@@ -100,8 +100,8 @@ def stated_open_problems(paper: Paper) -> list[str]:
 
 def _drafts(size: int, problems: list[list[str]]) -> Iterator[tuple[str, tuple[int, int, int], str]]:
     """(template, papers a, b, c, quoted problem) in the order questions are drafted: each paper's
-    stated problems in turn, asked of each other paper, then pairs of papers by what one found and
-    the other proposes."""
+    stated problems in turn, asked of each other paper, then pairs of papers (what one found, what
+    the other proposes)."""
     others = [[k for k in range(size) if k != i] or [i] for i in range(size)]
     stated: list[tuple[int, str]] = []  # each paper's first problem, then each one's second, ...
     for rank in range(max(map(len, problems), default=0)):
@@ -123,7 +123,7 @@ def _drafts(size: int, problems: list[list[str]]) -> Iterator[tuple[str, tuple[i
 def generate_offline(papers: Sequence[Any], count: int, min_words: int, max_words: int) -> GeneratedQuestions:
     """Up to ``count`` distinct questions, deterministic. First those quoting an open problem a paper
     of the combination states (a limitation, an open question, future work) and asking how its other
-    papers bear on it; then, for papers that state none that fits, questions on what one paper's
+    papers bear on it; then, when those are fewer than ``count``, questions on what one paper's
     findings mean for another's proposal. Empty when no question fits the word limits."""
     docs = papers_of(papers)
     problems = [stated_open_problems(paper) for paper in docs]
