@@ -25,7 +25,7 @@ from ..keyphrases import document_keyphrases
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, register_task
 from ..text import count_tokens, cut_to_tokens, drop_leading_heading, split_sentences
-from .open_problems import is_open_problem
+from .open_problems import SHORT_QUOTE_WORDS, is_open_problem, quotable
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
 
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -101,9 +101,13 @@ def compress_offline(title: str, text: str, max_items: int) -> DocumentDigest:
 
     contributions = pick(lambda i: _CONTRIBUTION_CUES.search(sentences[i]))
     key_findings = pick(lambda i: _FINDING_CUES.search(sentences[i]))
-    # The open problems a paper states come first among its conclusions: what it leaves open is
-    # what offline questions ask about.
-    stated_open = pick(lambda i: is_open_problem(sentences[i]), min(_OPEN_PROBLEM_ITEMS, max_items), False)
+    # The open problems a paper states come first among its conclusions, those short enough to quote
+    # first: what a paper leaves open is what offline questions ask about.
+    open_problems = [i for i in ranked if i not in used and is_open_problem(sentences[i])]
+    open_problems.sort(key=lambda i: len(quotable(sentences[i]).split()) > SHORT_QUOTE_WORDS)
+    chosen_open = open_problems[: min(_OPEN_PROBLEM_ITEMS, max_items)]
+    used.update(chosen_open)
+    stated_open = [sentences[i] for i in chosen_open]
     tail = len(text) * _CONCLUSION_SHARE
     conclusions = stated_open + pick(
         lambda i: _CONCLUSION_CUES.search(sentences[i]) or spans[i][0] >= tail,

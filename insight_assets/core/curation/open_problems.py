@@ -38,9 +38,19 @@ _NOT_AN_OPEN_PROBLEM = re.compile(
 # Discourse openers a quoted statement does without ("However, it remains unclear ...").
 _OPENER = re.compile(
     r"^(however|finally|moreover|furthermore|additionally|also|thus|therefore|still|yet|nevertheless|"
-    r"in addition|in the future|as future work|for future work|in future work|in summary|overall)\s*,?\s+",
+    r"in addition|in (the )?future|as future work|for future work|in future work|in summary|overall)\s*,?\s+",
     re.IGNORECASE,
 )
+
+
+# A quoted statement this short fits a question of InsightGen's 35 words beside two short titles.
+SHORT_QUOTE_WORDS = 20
+# A main clause after a leading subordinate one: ", it is unclear", ", we leave".
+_MAIN_CLAUSE = re.compile(r"(?<=, )(?:it|we|this|there|these|such|our)\b", re.IGNORECASE)
+
+
+# Words of a main clause that point back into the clause before it ("..., it is unclear why they fail").
+_BACK_REFERENCE = re.compile(r"\b(they|them|their|these|those)\b", re.IGNORECASE)
 
 
 def is_open_problem(sentence: str) -> bool:
@@ -50,9 +60,16 @@ def is_open_problem(sentence: str) -> bool:
 
 def quotable(sentence: str) -> str:
     """The sentence as a question may quote it: its clause that states the open problem (of those
-    a semicolon separates), without a discourse opener or citations, capitalised, ending in a full
-    stop."""
+    a semicolon separates; from a main clause that opens after a comma, "While X, it remains
+    unclear ..."), without a discourse opener or citations, capitalised, ending in a full stop."""
     clauses = without_citation_markers(sentence).split(";")
     text = " ".join(next((clause for clause in clauses if _OPEN_PROBLEM.search(clause)), sentence).split())
+    main = _MAIN_CLAUSE.search(text)
+    if (
+        main
+        and _OPEN_PROBLEM.search(text[main.start() :])
+        and not _BACK_REFERENCE.search(text[main.start() :])
+    ):
+        text = text[main.start() :]
     text = _OPENER.sub("", text).rstrip(" .;:")
     return text[:1].upper() + text[1:] + "." if text else ""

@@ -52,10 +52,10 @@ class GeneratedQuestions(BaseModel):
 # {a}: the paper whose stated open problem ({problem}) is quoted; {b}, {c}: other papers of the
 # combination. A combination of one paper (a one-paper collection) cannot span papers.
 _PROBLEM_TEMPLATES = (
-    '"{a}" leaves this open: ‘{problem}’ How could the work in "{b}" help address it?',
-    '"{a}" leaves this open: ‘{problem}’ What do "{b}" and "{c}" offer toward it?',
+    '"{a}" leaves open: ‘{problem}’ How could "{b}" help address it?',
+    '"{a}" leaves open: ‘{problem}’ What do "{b}" and "{c}" offer toward it?',
 )
-_SINGLE_PROBLEM_TEMPLATES = ('"{a}" leaves this open: ‘{problem}’ What would it take to address it?',)
+_SINGLE_PROBLEM_TEMPLATES = ('"{a}" leaves open: ‘{problem}’ What would it take to address it?',)
 # When the papers' stated open problems give fewer questions than asked for.
 _PAIR_TEMPLATES = (
     'Which findings of "{b}" bear on what "{a}" proposes, and which of its assumptions would they '

@@ -55,7 +55,7 @@ def test_offline_answers_cite_the_papers_they_quote(compressed):
 def test_an_offline_answer_draws_on_every_paper_the_question_names_and_no_other(compressed):
     ids = ("gptq", "awq", "smoothquant", "sparsegpt")
     question = (
-        '"GPTQ" leaves this open: ‘Future work should study activation quantization.’ What do "AWQ" and '
+        '"GPTQ" leaves open: ‘Future work should study activation quantization.’ What do "AWQ" and '
         '"SmoothQuant" offer toward it?'
     )
     outcome = generate_answers(

@@ -49,6 +49,13 @@ def test_a_quoted_open_problem_keeps_its_own_clause_without_opener_or_citations(
         quotable("As future work, we plan to study salience (Fabbri et al., 2021).")
         == "We plan to study salience."
     )
+    # A main clause after a subordinate one is quoted alone, unless it points back into it.
+    assert quotable("While results vary by domain, it is unclear which features transfer.") == (
+        "It is unclear which features transfer."
+    )
+    assert quotable("While the scores differ, it is unclear in which way they are incorrect.") == (
+        "While the scores differ, it is unclear in which way they are incorrect."
+    )
 
 
 def test_offline_compression_keeps_the_papers_open_problems_among_its_conclusions():

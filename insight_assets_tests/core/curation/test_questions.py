@@ -72,7 +72,7 @@ def test_offline_questions_of_one_paper_stay_with_it():
     }
     questions = generate_offline([paper], count=3, min_words=8, max_words=35).questions
     assert questions[0] == (
-        '"Parsing Scientific Tables" leaves this open: ‘Tables spanning pages remain an open problem.’ '
+        '"Parsing Scientific Tables" leaves open: ‘Tables spanning pages remain an open problem.’ '
         "What would it take to address it?"
     )
     assert len(questions) == 2 and "‘" not in questions[1]
