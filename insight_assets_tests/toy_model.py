@@ -171,6 +171,7 @@ def answer(prompt: str) -> dict | str:
                     "diversity": None if single else 4 - position % 4,
                     "relevance": 3,
                     "depth": 3,
+                    "overall": 4 - position % 3,
                     "rationale": "scripted",
                 }
                 for position, label in enumerate(labels)
