@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import random
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -32,7 +34,7 @@ SCHEMA = {
     # the same reuses it (defs/reuse.py). ``incomplete``: why the next run must build it again.
     "asset_builds": """
         collection VARCHAR, asset VARCHAR, rows BIGINT, data_version VARCHAR, run_id VARCHAR,
-        built_at TIMESTAMP, inputs VARCHAR, report VARCHAR, incomplete VARCHAR""",
+        built_at TIMESTAMP, inputs VARCHAR, report VARCHAR, incomplete VARCHAR, config VARCHAR""",
     "source_documents": """
         collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER""",
     "parsed_documents": """
@@ -306,9 +308,11 @@ class Warehouse:
         inputs: str | None = None,
         report: str | None = None,
         incomplete: str | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         """Note that ``asset`` was built for ``collection`` (replacing an earlier note), with what
-        it read and reported when the caller keeps those for reuse."""
+        it read and reported when the caller keeps those for reuse, and the config it was built with."""
+        config_json = None if config is None else json.dumps(config, sort_keys=True, default=str)
 
         def record(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(
@@ -316,9 +320,9 @@ class Warehouse:
             )
             connection.execute(
                 """INSERT INTO asset_builds (collection, asset, rows, data_version, run_id, built_at,
-                                             inputs, report, incomplete)
-                   VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?)""",
-                [collection, asset, rows, data_version, run_id, inputs, report, incomplete],
+                                             inputs, report, incomplete, config)
+                   VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?)""",
+                [collection, asset, rows, data_version, run_id, inputs, report, incomplete, config_json],
             )
 
         self.write(record)
@@ -351,6 +355,15 @@ class Warehouse:
             "SELECT report FROM asset_builds WHERE collection = ? AND asset = ?", [collection, asset]
         )
         return found[0]["report"] if found else None
+
+    def build_config(self, collection: str, asset: str) -> dict[str, Any] | None:
+        """The config ``asset``'s last build for ``collection`` ran with (defaults included); ``None``
+        when it was never built, or built before builds kept their config."""
+        found = self.rows(
+            "SELECT config FROM asset_builds WHERE collection = ? AND asset = ? AND config IS NOT NULL",
+            [collection, asset],
+        )
+        return json.loads(found[0]["config"]) if found else None
 
     def unbuilt(self, collection: str, assets: Sequence[str]) -> list[str]:
         """Those of ``assets`` never built for ``collection``, in the given order."""

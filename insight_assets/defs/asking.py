@@ -15,7 +15,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+C = TypeVar("C")  # a step's Dagster config class
 
 
 class AskFailed(RuntimeError):
@@ -67,6 +69,15 @@ class Asked:
     storage: Any
     embedder: Any
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    def built_with(self, asset: str, config_class: type[C]) -> C:
+        """The config ``asset`` was last built with for the collection, so that asking answers with
+        the settings the build used (the defaults where the build kept none, and for settings added
+        since)."""
+        found = self.storage.warehouse.build_config(self.collection, asset) or {}
+        return config_class(
+            **{name: value for name, value in found.items() if name in config_class.model_fields}
+        )
 
 
 @dataclass(frozen=True)

@@ -209,6 +209,7 @@ def materialize_each(
             inputs=inputs.to_json(),
             report=reuse.encode_report(report.metadata, report.checks, report.data_version),
             incomplete=incomplete,
+            config=context.op_execution_context.op_config,
         )
         reports[collection] = report
     if len(reports) == 1:

@@ -12,15 +12,19 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.core.methods.contregen.report import tree_text
     from insight_assets.core.retrieval import Retriever
     from insight_assets.core.retrieval.citing import cited_chunks, load_sources, render_citations
+    from insight_assets.defs.contregen.assets import ConTReGenAnswersConfig, ConTReGenTreesConfig
 
     storage, collection = asked.storage, asked.collection
     retriever = Retriever.open(
         storage.warehouse, storage.vectors, collection, asked.embedder.get_embedder(), contregen.PROFILE
     )
     question = contregen.TreeQuestion("cli", asked.question, source="cli")
-    (tree,), found = contregen.grow_trees(client, retriever, [question])
+    # The build's settings: the tree as deep and wide, the answer as long, as the collection's own.
+    growing = asked.built_with("contregen_trees", ConTReGenTreesConfig).settings()
+    writing = asked.built_with("contregen_answers", ConTReGenAnswersConfig).settings()
+    (tree,), found = contregen.grow_trees(client, retriever, [question], growing)
     sources = {**load_sources(storage.warehouse, collection, contregen.PROFILE), **found}
-    (written,) = contregen.write_answers(client, retriever, [tree], sources, baselines=False)
+    (written,) = contregen.write_answers(client, retriever, [tree], sources, writing, baselines=False)
     if not written.text:
         raise AskFailed(f"no answer: {written.error}")
     flag = " (cut off at max_tokens)" if written.status == contregen.schemas.TRUNCATED else ""

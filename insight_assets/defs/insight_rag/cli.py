@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
 from insight_assets.defs.commands import AskFlow
@@ -17,9 +18,12 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.core.methods import insight_rag
     from insight_assets.core.methods.insight_rag.schemas import BURIED, OK
     from insight_assets.core.retrieval.citing import cited_chunks, render_citations
+    from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
 
     mode = asked.options.get("retriever") or INSIGHT_RETRIEVERS[0]
-    settings = insight_rag.AnswerSettings(retriever_modes=(mode,))
+    # The build's settings (how triples and sentences are searched), with the retriever asked for.
+    built = asked.built_with("insight_rag_answers", InsightRAGAnswersConfig).settings()
+    settings = dataclasses.replace(built, retriever_modes=(mode,))
     setup = insight_rag.store.open_setup(
         asked.storage.warehouse,
         asked.storage.vectors_uri,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
 from insight_assets.defs.commands import AskFlow
@@ -12,6 +13,8 @@ def answer(asked: Asked, client) -> MethodAnswer:
     """Answer (unless given) and related insights for one question, from the stored index."""
     from insight_assets.core.curation import QAPair
     from insight_assets.core.methods import insightgen
+    from insight_assets.defs.curation.assets import CurationAnswersConfig
+    from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
 
     storage, question = asked.storage, asked.question
     embedder = asked.embedder.get_embedder()
@@ -21,8 +24,13 @@ def answer(asked: Asked, client) -> MethodAnswer:
     given = asked.options.get("answer")
     cited: tuple[str, ...] = ()
     if given is None:
-        given, cited = _generated_answer(client, storage, index, asked.collection, question, embedder.embed)
-    settings = insightgen.InsightGenSettings(methods=("insightgen",))
+        answering = asked.built_with("generated_answers", CurationAnswersConfig).settings()
+        given, cited = _generated_answer(
+            client, storage, index, asked.collection, question, embedder.embed, answering
+        )
+    # The build's settings (context selection, insights per question), for InsightGen alone.
+    built = asked.built_with("insights", InsightGenInsightsConfig).settings()
+    settings = dataclasses.replace(built, methods=("insightgen",))
     result = insightgen.run_insightgen(
         client, [QAPair("ask", question, given)], index, cluster_index, embedder.embed, settings
     )
@@ -53,7 +61,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
 
 
 def _generated_answer(
-    client, storage, index, collection: str, question: str, embed
+    client, storage, index, collection: str, question: str, embed, settings
 ) -> tuple[str, tuple[str, ...]]:
     """An answer from the compressed papers nearest the question (by their stored chunk vectors)."""
     import numpy as np
@@ -64,7 +72,7 @@ def _generated_answer(
     query = np.asarray(embed([question]), dtype=np.float32)[0]
     nearest = index.nearest_documents(
         query,
-        curation.AnswerSettings().max_documents_for_user_questions,
+        settings.max_documents_for_user_questions,
         among={doc.document_id for doc in compressed},
     )
     asked = curation.Question(
@@ -74,7 +82,7 @@ def _generated_answer(
         combination_index=None,
         source=curation.USER,
     )
-    outcome = curation.generate_answers(client, [asked], compressed, curation.AnswerSettings(), embed)
+    outcome = curation.generate_answers(client, [asked], compressed, settings, embed)
     (result,) = outcome.answers
     if result.status != "kept":
         raise AskFailed("no answer: " + (result.error or outcome.budget_error or "none was produced"))

@@ -122,12 +122,15 @@ def answer(asked: Asked, client) -> MethodAnswer:
     """SciPIP's ideas with the question as the research background; citations are the retrieved
     papers (their summaries, so no pages)."""
     from insight_assets.core.methods import scipip
+    from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig
 
     library, papers = _library(asked.storage, asked.embedder, asked.collection)
     background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
     queries = scipip.make_queries(client, asked.embedder.get_embedder().embed, [background])
-    settings = _idea_settings(asked.storage, library, asked.embedder, asked.collection)
-    (run,) = scipip.propose_ideas(client, library, papers, queries, ideas=settings)
+    # The build's retrieval settings (SKC routes, thresholds, how many papers).
+    retrieval = asked.built_with("scipip_ideas", SciPIPIdeasConfig).settings()
+    ideas = _idea_settings(asked.storage, library, asked.embedder, asked.collection)
+    (run,) = scipip.propose_ideas(client, library, papers, queries, retrieval, ideas)
     if not run.integrated:
         raise AskFailed(
             "no idea was proposed: " + ("; ".join(map(str, run.errors)) or "every path came back empty")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
@@ -95,8 +96,14 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.core.methods.xsum import load
     from insight_assets.core.retrieval import Retriever
     from insight_assets.core.retrieval.citing import load_sources
+    from insight_assets.defs.xsum.assets import XSumAnswersConfig, XSumQuestionsConfig
 
     storage, collection, topic = asked.storage, asked.collection, asked.question
+    # The build's settings: as many questions per paper, chunks retrieved and kept, the same reranker.
+    settings = dataclasses.replace(
+        asked.built_with("xsum_answers", XSumAnswersConfig).settings(),
+        questions_per_paper=asked.built_with("xsum_questions", XSumQuestionsConfig).questions_per_paper,
+    )
     retriever = Retriever.open(
         storage.warehouse, storage.vectors, collection, asked.embedder.get_embedder(), xsum.PROFILE
     )
@@ -110,7 +117,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     target = xsum.SummaryTarget("cli", "user", topic, tuple(doc_ids))
     papers = {paper.doc_id: paper for paper in load.load_papers(storage.warehouse, collection)}
     sources = load_sources(storage.warehouse, collection, xsum.PROFILE)
-    result = xsum.summarize(client, retriever, target, papers, sources)
+    result = xsum.summarize(client, retriever, target, papers, sources, settings)
     summary = result.summary
     if not summary.text:
         raise AskFailed(f"no summary: {summary.error}")
