@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from ..extractive import STOPWORDS, terms
 from ..llm import LLMClient, Task, register_task
+from ..vectors import normalize_rows
 from .search import Hit
 
 RERANKERS = ("late-interaction", "llm", "none")
@@ -138,9 +139,7 @@ class LateInteraction:
                 if content_only:
                     pieces = model.tokenizer.convert_ids_to_tokens(features["input_ids"][position])
                     rows = [row for row in rows if _is_content(pieces[row])] or rows
-                kept = tokens[position, rows].numpy()
-                norms = np.maximum(np.linalg.norm(kept, axis=1, keepdims=True), 1e-12)
-                result[i] = (kept / norms).astype(np.float16)
+                result[i] = normalize_rows(tokens[position, rows].numpy()).astype(np.float16)
         return result
 
     def _remember(self, text: str, tokens: np.ndarray) -> None:

@@ -19,6 +19,8 @@ from importlib import resources
 
 import numpy as np
 
+from ...vectors import normalize_rows
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -70,8 +72,7 @@ def calibration_pairs() -> dict:
 
 
 def _cosines(embed: Callable[[list[str]], np.ndarray], pairs: Sequence[Sequence[str]]) -> list[float]:
-    vectors = np.asarray(embed([text for pair in pairs for text in pair]), dtype=np.float32)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    vectors = normalize_rows(embed([text for pair in pairs for text in pair]))
     return [float(vectors[2 * n] @ vectors[2 * n + 1]) for n in range(len(pairs))]
 
 

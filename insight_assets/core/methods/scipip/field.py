@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...vectors import normalize_rows
+
 # The paper's wording, for a library with nothing to infer from.
 DEFAULT_FIELD = "artificial intelligence"
 
@@ -65,10 +67,8 @@ def research_field(
     if embed is None or not len(summary_vectors):
         return ResearchField(DEFAULT_FIELD, "default")
     names = list(FIELDS)
-    vectors = np.asarray(embed([f"Research in {name}: {FIELDS[name]}." for name in names]), dtype=np.float32)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    centroid = summary_vectors.mean(axis=0)
-    centroid /= max(float(np.linalg.norm(centroid)), 1e-12)
+    vectors = normalize_rows(embed([f"Research in {name}: {FIELDS[name]}." for name in names]))
+    centroid = normalize_rows(summary_vectors.mean(axis=0))
     cosine = vectors @ centroid
     first, second = np.argsort(-cosine)[:2]
     return ResearchField(names[first], "inferred", round(float(cosine[first]), 3), names[second])

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from lemminflect import getLemma
 
+from ...vectors import normalize_rows
+
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -61,8 +63,7 @@ class KeywordSpace:
             return None
         missing = [k for k in dict.fromkeys(keywords) if k not in self._vectors]
         if missing:
-            vectors = np.asarray(self.embed(missing), dtype=np.float32)
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            vectors = normalize_rows(self.embed(missing))
             self._vectors.update(zip(missing, vectors, strict=True))
         return np.stack([self._vectors[k] for k in keywords]) if keywords else np.zeros((0, 0))
 
