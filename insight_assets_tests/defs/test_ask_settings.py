@@ -8,8 +8,10 @@ import re
 
 from insight_assets.defs.asking import Asked, ask, ask_flows
 from insight_assets.defs.contregen.assets import ConTReGenTreesConfig
+from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
 from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
 from insight_assets.defs.resources import LLMResource
+from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig
 from insight_assets.defs.xsum.assets import XSumQuestionsConfig
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection
 from insight_assets_tests.defs.helpers import assets_up_to, materialize_collection
@@ -19,14 +21,17 @@ BUILT_WITH = {
     "contregen_trees": {"max_depth": 1, "max_sub_questions": 2},
     "insights": {"max_insights": 2},
     "xsum_questions": {"questions_per_paper": 1},
+    "insight_rag_answers": {"insight_search_mode": "dense"},
+    "scipip_ideas": {"n_papers": 1},
 }
+METHODS = ("contregen", "insightgen", "xsum", "insight-rag", "scipip")
 
 
 def answers(storage, embedder, llm: LLMResource) -> dict[str, str]:
     """Each method's answer, with what led to it, to ``QUESTION``."""
     asked = Asked("demo", QUESTION, storage, embedder)
     found = {}
-    for method in ("contregen", "insightgen", "xsum"):
+    for method in METHODS:
         flow = ask_flows()[method]
         answered = ask(
             method,
@@ -52,10 +57,16 @@ def questions(details: str) -> int:
     return int(re.search(r"Questions: (\d+)", details).group(1))
 
 
+def papers_retrieved(ideas: str) -> int:
+    listed = ideas.split("Retrieved papers", 1)[1].split("\nIdeas", 1)[0]
+    return sum(1 for line in listed.splitlines() if line.startswith("- "))
+
+
 def test_ask_uses_the_settings_the_collection_was_built_with(instance, storage, hashing_embedder, tmp_path):
     # Each setting is away from its default, so that an answer made with the defaults differs.
     assert ConTReGenTreesConfig().max_depth > 1 and ConTReGenTreesConfig().max_sub_questions > 2
     assert InsightGenInsightsConfig().max_insights > 2 and XSumQuestionsConfig().questions_per_paper > 1
+    assert InsightRAGAnswersConfig().insight_search_mode != "dense" and SciPIPIdeasConfig().n_papers > 1
     add_collection(storage, "demo", DEMO_PDFS_BY_SIZE[:2])
     llm = LLMResource(data_dir=str(tmp_path / "data"))
     materialize_collection(
@@ -64,7 +75,7 @@ def test_ask_uses_the_settings_the_collection_was_built_with(instance, storage, 
         hashing_embedder,
         "demo",
         llm=llm,
-        assets=assets_up_to("contregen_trees", "insights", "xsum_questions"),
+        assets=assets_up_to(*BUILT_WITH),
         run_config={"ops": {asset: {"config": values} for asset, values in BUILT_WITH.items()}},
     )
 
@@ -73,6 +84,8 @@ def test_ask_uses_the_settings_the_collection_was_built_with(instance, storage, 
     assert 0 < insights(built["insightgen"]) <= 2
     papers = questions(built["xsum"])  # one question per paper
     assert papers > 0
+    assert "index retriever, dense search" in built["insight-rag"]
+    assert papers_retrieved(built["scipip"]) == 1
 
     # With no config on record (a build from before builds kept theirs), the defaults answer.
     storage.warehouse.write(lambda connection: connection.execute("UPDATE asset_builds SET config = NULL"))
@@ -80,3 +93,5 @@ def test_ask_uses_the_settings_the_collection_was_built_with(instance, storage, 
     assert sub_questions(defaults["contregen"], 1) > 2 or sub_questions(defaults["contregen"], 2) > 0
     assert insights(defaults["insightgen"]) > 2
     assert questions(defaults["xsum"]) > papers
+    assert "index retriever, hybrid search" in defaults["insight-rag"]
+    assert papers_retrieved(defaults["scipip"]) > 1

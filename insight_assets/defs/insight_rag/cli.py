@@ -42,7 +42,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
         f"- {found.insight} … ({'several answers' if found.multi_answer else 'one answer'})"
         for found in identified.insights
     ]
-    lines.append(f"\nRetrieved insights ({mode} retriever):")
+    lines.append(f"\nRetrieved insights ({mode} retriever, {settings.insight_search_mode} search):")
     for number, (text, chunk_id) in enumerate(
         zip(answered.insights, answered.passage_chunk_ids, strict=True), start=1
     ):
