@@ -28,6 +28,7 @@ import yaml
 
 from bench.common import pdfs, print_table, ratio, smallest, summary, timed
 from bench.pipeline import QUIET, link_collection, materialize, metadata, temp_storage
+from insight_assets.app.instance import ensure_instance_config
 from insight_assets.core.deployment import (
     DASK_SCHEDULER_ENV,
     DATA_PATH_ENV,
@@ -37,7 +38,6 @@ from insight_assets.core.deployment import (
 from insight_assets.core.embedding import LocalEmbedder
 from insight_assets.core.lake import LakeWarehouse
 from insight_assets.core.stores import Warehouse
-from insight_assets.defs.instance import ensure_instance_config
 from insight_assets.defs.pools import POOLS
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import register_collections

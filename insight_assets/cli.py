@@ -1,7 +1,7 @@
 """``insight-assets``: build and inspect collections without opening the Dagster UI.
 
 This module parses and dispatches. The commands live beside what they serve: those spanning every
-defs folder (build, collections, estimate) in ``defs/commands.py``, the others in each defs folder's
+defs folder (build, collections, estimate) in ``app/commands.py``, the others in each defs folder's
 ``cli.py`` (``COMMANDS``), and ``ask --method NAME`` runs the method folder's flow (``ASK``).
 """
 
@@ -11,9 +11,9 @@ import argparse
 import os
 import sys
 
+from insight_assets.app import commands
+from insight_assets.app.commands import AskFlow, Command
 from insight_assets.core.signals import restore_default_interrupts
-from insight_assets.defs import commands
-from insight_assets.defs.commands import AskFlow, Command
 from insight_assets.defs.folders import domain_modules
 
 # ``ask --method all``: every method answers, side by side.
@@ -41,7 +41,7 @@ def _ask_command(flows: list[AskFlow]) -> Command:
             flow.arguments(parser)
 
     def run(args: argparse.Namespace) -> int:
-        from insight_assets.defs.asking import Asked
+        from insight_assets.app.asking import Asked
 
         storage = commands.storage_resource()
         problem = commands.known_collection(storage, args.collection) or commands.missing_key()

@@ -2,9 +2,9 @@
 
 import dagster as dg
 
+from insight_assets.app.execution import deployment_executor
 from insight_assets.defs import automation, estimate, sources
 from insight_assets.defs.catalog import ALL_ASSETS
-from insight_assets.defs.execution import deployment_executor
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 defs = dg.Definitions(

@@ -13,10 +13,10 @@ from typing import Any
 
 import dagster as dg
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
 from insight_assets.core.markdown import markdown_table
 from insight_assets.defs.catalog import domain_assets, domain_modules
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.progress import StepsView
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from insight_assets.app.commands import failure_reasons
 from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.core.llm import get_task
 from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
-from insight_assets.defs.commands import failure_reasons
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import SMOKE_CONTEXT_TOKENS, SMOKE_SETTINGS
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection

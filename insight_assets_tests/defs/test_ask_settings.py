@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from insight_assets.defs.asking import Asked, ask, ask_flows
+from insight_assets.app.asking import Asked, ask, ask_flows
 from insight_assets.defs.contregen.assets import ConTReGenTreesConfig
 from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
 from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig

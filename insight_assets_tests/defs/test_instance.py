@@ -16,15 +16,15 @@ import dagster as dg
 import pytest
 import yaml
 
-from insight_assets.core.deployment import POSTGRES_URL_ENV
-from insight_assets.definitions import defs
-from insight_assets.defs.in_process import PROCESS_TAG, end_abandoned_runs, process_tags
-from insight_assets.defs.instance import (
+from insight_assets.app.in_process import PROCESS_TAG, end_abandoned_runs, process_tags
+from insight_assets.app.instance import (
     BEGIN_MARKER,
     MAX_RUNS_ENV,
     ensure_instance_config,
     max_concurrent_runs,
 )
+from insight_assets.core.deployment import POSTGRES_URL_ENV
+from insight_assets.definitions import defs
 from insight_assets.defs.pools import DASK_RESOURCES_TAG, LLM_POOL, POOLS
 from insight_assets.defs.runs import ALL_ASSETS
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE

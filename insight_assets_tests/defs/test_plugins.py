@@ -32,14 +32,14 @@ ASSETS = '''
         """Nothing: the test only plugs it in."""
 '''
 ESTIMATE = """
-    from insight_assets.defs.dry_run import EstimateStep
+    from insight_assets.app.dry_run import EstimateStep
     from insight_assets.defs.toy_method.assets import ToyMethodConfig
 
     ESTIMATE_STEPS = (EstimateStep("toy_method_rows", ToyMethodConfig, lambda config, run: None),)
 """
 CLI = """
-    from insight_assets.defs.asking import MethodAnswer
-    from insight_assets.defs.commands import AskFlow, Command
+    from insight_assets.app.asking import MethodAnswer
+    from insight_assets.app.commands import AskFlow, Command
 
     COMMANDS = (Command("toy", "a toy command", lambda args: 7),)
     ASK = AskFlow("toy", "a toy flow", lambda asked, client: MethodAnswer(f"toy says: {asked.question}"))

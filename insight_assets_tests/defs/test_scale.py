@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
+from insight_assets.app.instance import ensure_instance_config
 from insight_assets.core.deployment import (
     DASK_SCHEDULER_ENV,
     DATA_PATH_ENV,
@@ -24,7 +25,6 @@ from insight_assets.core.deployment import (
 )
 from insight_assets.core.lake import LakeWarehouse
 from insight_assets.core.stores import VectorStore, Warehouse, warehouse_tables
-from insight_assets.defs.instance import ensure_instance_config
 from insight_assets.defs.pools import POOLS
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import register_collections

@@ -1,5 +1,6 @@
 """ConTReGen's dry-run steps: trees and answers (once the collection has chunk vectors), scores."""
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.citations.paragraphs import collection_paragraphs
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import scores as contregen_scores
@@ -8,7 +9,6 @@ from insight_assets.defs.contregen.assets import (
     ConTReGenScoresConfig,
     ConTReGenTreesConfig,
 )
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 
 
 def _trees(config: ConTReGenTreesConfig, run: DryRun) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from insight_assets.defs.commands import Command, add_collection_argument, known_collection, storage_resource
+from insight_assets.app.commands import Command, add_collection_argument, known_collection, storage_resource
 
 
 def export(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """Curation's dry-run steps: compression, questions and answers, on the offline answers of each."""
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core import curation, ingest
 from insight_assets.core.curation import QAPair
 from insight_assets.defs.curation.assets import (
@@ -7,7 +8,6 @@ from insight_assets.defs.curation.assets import (
     CurationCompressionConfig,
     CurationQuestionsConfig,
 )
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_folder
 
 

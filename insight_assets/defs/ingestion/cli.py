@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from insight_assets.defs.commands import (
+from insight_assets.app.commands import (
     Command,
     add_collection_argument,
     embedder_resource,

@@ -3,12 +3,12 @@ accuracy once the triples are indexed. The insight retriever's training calls no
 
 from dataclasses import replace
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import accuracy
 from insight_assets.core.methods.insight_rag.collection import phrase_questions, read_triples
 from insight_assets.core.methods.insight_rag.schemas import LLM, PARAMETRIC
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
 from insight_assets.defs.insight_rag.assets import InsightRAGBenchmarkConfig, InsightRAGTriplesConfig
 from insight_assets.defs.insight_rag.retriever import InsightRetrieverAccuracyConfig

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
-from insight_assets.defs.commands import AskFlow
+from insight_assets.app.asking import Asked, AskFailed, MethodAnswer, citations
+from insight_assets.app.commands import AskFlow
 
 
 def answer(asked: Asked, client) -> MethodAnswer:

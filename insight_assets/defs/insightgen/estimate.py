@@ -1,9 +1,9 @@
 """InsightGen's dry-run steps: insights (once the collection has a theme graph) and their judging."""
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insightgen
 from insight_assets.core.methods.insightgen.judge import judge_questions, judged_questions
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
 from insight_assets.defs.insightgen.evaluation import InsightGenJudgeConfig
 

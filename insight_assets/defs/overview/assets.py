@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
+from insight_assets.app import asking
 from insight_assets.core.citations.graph import render_citation_graph_png
 from insight_assets.core.collection_page import (
     CollectionFacts,
@@ -15,7 +16,6 @@ from insight_assets.core.collection_page import (
     standins,
 )
 from insight_assets.core.headlines import load_headlines
-from insight_assets.defs import asking
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.partitions import asset_settings

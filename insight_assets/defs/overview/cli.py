@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from insight_assets.defs.commands import (
+from insight_assets.app.commands import (
     Command,
     add_collection_argument,
     failure_reasons,

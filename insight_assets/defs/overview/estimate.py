@@ -1,9 +1,9 @@
 """The collection page's dry-run step: every method asked the page's question, once the collection
 has what the methods read (a method not built yet prices nothing)."""
 
+from insight_assets.app import asking
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.index import IndexMissing
-from insight_assets.defs import asking
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.overview.assets import CollectionReportConfig, the_question
 
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from insight_assets.defs.asking import Asked, AskFailed, MethodAnswer, citations
-from insight_assets.defs.commands import (
+from insight_assets.app.asking import Asked, AskFailed, MethodAnswer, citations
+from insight_assets.app.commands import (
     AskFlow,
     Command,
     add_collection_argument,

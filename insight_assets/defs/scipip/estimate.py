@@ -1,11 +1,11 @@
 """SciPIP's dry-run steps: summaries, retrievals, ideas (once summaries are embedded) and scores."""
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core import ingest
 from insight_assets.core.citations import citation_links
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip.field import research_field
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.scipip.assets import SciPIPRetrievalConfig, SciPIPSummariesConfig
 from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig, SciPIPScoresConfig

@@ -1,11 +1,11 @@
 """XSum's dry-run steps: questions; answers, summaries and scores once the collection has passage vectors."""
 
+from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load as xsum_load
 from insight_assets.core.methods.xsum import scores as xsum_scores
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.retrieval.rerank import LateInteraction
-from insight_assets.defs.dry_run import DryRun, EstimateStep
 from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.xsum.assets import XSumAnswersConfig, XSumQuestionsConfig
 from insight_assets.defs.xsum.summaries import XSumScoresConfig, XSumSummariesConfig

@@ -114,7 +114,7 @@ def not_built(collection: str, error: Exception) -> int:
 def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> int:
     """Put ``asked`` to each flow with the environment's model, print the answers (text, or one
     JSON document), and return 0 when every method answered, else 1."""
-    from insight_assets.defs import asking
+    from insight_assets.app import asking
 
     llm = environment_llm()
 
@@ -166,7 +166,7 @@ def known_collection(storage, name: str) -> str | None:
 def instance():
     import dagster as dg
 
-    from insight_assets.defs.instance import ensure_instance_config
+    from insight_assets.app.instance import ensure_instance_config
 
     if not os.environ.get("DAGSTER_HOME"):
         os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME.resolve())
@@ -185,8 +185,8 @@ def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, v
     cluster): this process orchestrates, the workers load the code location and run the steps."""
     import dagster as dg
 
-    from insight_assets.defs.execution import build_collection_job
-    from insight_assets.defs.in_process import process_tags
+    from insight_assets.app.execution import build_collection_job
+    from insight_assets.app.in_process import process_tags
 
     with (
         contextlib.redirect_stderr(progress.FailuresInBrief(sys.stderr)),
@@ -212,7 +212,7 @@ def run_job(
     """Run ``job`` (or its ``asset_selection``) for one collection in this process, recorded in
     the instance like any run; its console log (with ``verbose``) without stack traces; never raises
     for a failed step."""
-    from insight_assets.defs.in_process import process_tags
+    from insight_assets.app.in_process import process_tags
 
     with contextlib.redirect_stderr(progress.FailuresInBrief(sys.stderr)):
         return job.execute_in_process(
@@ -269,8 +269,8 @@ def build(args: argparse.Namespace) -> int:
     deployment = Deployment.from_environment()
     deployment.check_steps(worker_resources=POOLS)
 
+    from insight_assets.app.in_process import end_abandoned_runs
     from insight_assets.definitions import defs
-    from insight_assets.defs.in_process import end_abandoned_runs
     from insight_assets.defs.runs import register_collections
     from insight_assets.defs.sources import (
         BUILD_SIGNATURE_TAG,

@@ -219,7 +219,7 @@ def _section(settings: dict, key: str) -> dict:
 
 
 def main() -> int:
-    """``python -m insight_assets.defs.instance``: make ``$DAGSTER_HOME/dagster.yaml`` current."""
+    """``python -m insight_assets.app.instance``: make ``$DAGSTER_HOME/dagster.yaml`` current."""
     home = os.environ.get("DAGSTER_HOME")
     if not home:
         print("DAGSTER_HOME is not set: no instance to configure.", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Runs that ``insight-assets build`` executes in its own process, and what is left when one is killed.
 
-Such a run claims the pools' slots (``defs/instance.py``) like any other. When its process dies
+Such a run claims the pools' slots (``app/instance.py``) like any other. When its process dies
 without ending it (SIGKILL, the terminal closed, out of memory), Dagster never learns that it ended:
 the run stays "in progress" and its slots stay claimed, so every later step of the same pool would
 wait forever. Each run is therefore tagged with its host and process id, and a build first ends the
