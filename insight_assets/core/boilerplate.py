@@ -8,7 +8,8 @@ Five kinds, each a span of ``document.text`` inside the body:
 - ``affiliations``: the front matter between the title and the abstract (authors, institutions,
   emails) and any short line holding an email address;
 - ``copyright``: copyright, licence and publication stamps (short lines: "© 2020 ACL",
-  "Licensed under CC BY 4.0", "Proceedings of ..., pages 84-91", "arXiv:2004.07180v4 [cs.CL]", a DOI);
+  "Licensed under CC BY 4.0", "Proceedings of ..., pages 84-91", "arXiv:2004.07180v4 [cs.CL]", a DOI,
+  a venue's running header: "Published as a conference paper at ICLR 2017");
 - ``references``: reference-list entries left in the body (two or more entries close together).
 
 Nothing here looks at file names. The spans stay stored with the parsed document (marked by kind);
@@ -54,7 +55,8 @@ _COPYRIGHT = re.compile(
     r"©|c⃝|\(c\) ?(?:19|20)\d\d|\bcopyright\b|all rights reserved|\blicen[cs]ed under\b|creative commons"
     r"|\bCC[- ]BY\b|permission to make digital or hard copies|^\s*proceedings of\b.*\bpages? \d"
     r"|^\s*proceedings of the\b.*\b(?:conference|meeting|symposium|workshop)\b"
-    r"|^\s*arxiv:\d{4}\.\d{4,5}|^\s*(?:https?://(?:dx\.)?doi\.org/|doi:?\s*10\.\d{4,})",
+    r"|^\s*arxiv:\d{4}\.\d{4,5}|^\s*(?:https?://(?:dx\.)?doi\.org/|doi:?\s*10\.\d{4,})"
+    r"|^\s*(?:published|under review) as an? (?:conference|workshop|journal) paper\b",
     re.IGNORECASE,
 )
 # A DOI inside a longer line is a citation of data or code, not a stamp, unless the line is short.

@@ -45,6 +45,13 @@ def test_each_kind_is_found_from_the_text():
     assert any(span.startswith("Acknowledgements\nWe thank") for span in found["acknowledgements"])
 
 
+def test_a_venues_running_header_is_a_publication_stamp():
+    text = (
+        "Attention helps reading.\nPublished as a conference paper at ICLR 2017\nWe then train the model.\n"
+    )
+    assert spans_by_kind(text, ()) == {"copyright": ["Published as a conference paper at ICLR 2017"]}
+
+
 def test_what_the_paper_says_is_not_taken_for_boilerplate():
     found = spans_by_kind(TEXT)
     marked = " ".join(text for texts in found.values() for text in texts)

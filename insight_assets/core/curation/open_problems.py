@@ -38,7 +38,7 @@ _NOT_AN_OPEN_PROBLEM = re.compile(
 # Discourse openers a quoted statement does without ("However, it remains unclear ...").
 _OPENER = re.compile(
     r"^(however|finally|moreover|furthermore|additionally|also|thus|therefore|still|yet|nevertheless|"
-    r"in addition|in (the )?future|as future work|for future work|in future work|in summary|overall)\s*,?\s+",
+    r"in addition|as future work|for future work|in future work|in (the )?future|in summary|overall)\s*,?\s+",
     re.IGNORECASE,
 )
 

@@ -50,7 +50,7 @@ from insight_assets.core.text_quality import (
 )
 
 # Bump whenever the text or structure produced for the same file can change.
-PARSER_VERSION = "6"
+PARSER_VERSION = "7"
 DEFAULT_QUALITY = QualitySettings()
 
 

@@ -49,6 +49,9 @@ def test_a_quoted_open_problem_keeps_its_own_clause_without_opener_or_citations(
         quotable("As future work, we plan to study salience (Fabbri et al., 2021).")
         == "We plan to study salience."
     )
+    assert quotable("In future work, we are also evaluating the encoders on other tasks.") == (
+        "We are also evaluating the encoders on other tasks."
+    )
     # A main clause after a subordinate one is quoted alone, unless it points back into it.
     assert quotable("While results vary by domain, it is unclear which features transfer.") == (
         "It is unclear which features transfer."
