@@ -159,7 +159,10 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli, b
         assert insight.returncode == 0, insight.stderr[-3000:]
         shown = insight.stdout
         assert "Identified insights (offline (extractive)):\n- " in shown and "based on …" in shown
-        assert f"Retrieved insights ({retriever} retriever):\n1. " in shown and "   Source: " in shown
+        assert (
+            f"Retrieved insights ({retriever} retriever, hybrid search):\n1. " in shown
+            and "   Source: " in shown
+        )
         answer = shown.split("Answer (offline (extractive)):\n")[1]
         assert answer.startswith("distant supervision (") and ", p. " in answer
 
