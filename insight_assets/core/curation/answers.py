@@ -35,7 +35,7 @@ from ..extractive import rank_sentences
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, narrowed, register_task
 from ..text import split_sentences
-from .question_tasks import format_papers, papers_of, title_forms
+from .question_tasks import format_papers, names_paper, papers_of
 from .records import USER, CompressedDocument, Embed, ItemFailure, Question, rendered_statements
 from .similarity import embed_unit, greedy_duplicates
 
@@ -125,7 +125,7 @@ def answer_offline(question: str, papers: Sequence[Any]) -> GroundedAnswer:
     """The statements most relevant to the question, each followed by ``[its paper's title]``; of
     the papers the question names (by a form of their title in quotes) where it names any."""
     docs = papers_of(papers)
-    named = [paper for paper in docs if any(f'"{form}"' in question for form in title_forms(paper.title))]
+    named = [paper for paper in docs if names_paper(question, paper.title)]
     found: list[tuple[str, str]] = []  # (title, statement)
     for paper in named or docs:
         statements = rendered_statements(paper.text) or [
@@ -136,8 +136,8 @@ def answer_offline(question: str, papers: Sequence[Any]) -> GroundedAnswer:
         return GroundedAnswer(answer=NO_STATEMENTS_ANSWER, cited_titles=[])
     ranked = rank_sentences([statement for _, statement in found], question, limit=len(found))
     if named:  # each named paper's most relevant statement first, so that the answer draws on every one
-        firsts = {found[index][0]: index for index in reversed(ranked)}
-        ranked = sorted(ranked, key=lambda index: index not in firsts.values())
+        firsts = set({found[index][0]: index for index in reversed(ranked)}.values())
+        ranked = sorted(ranked, key=lambda index: index not in firsts)
     chosen = ranked[:_OFFLINE_SENTENCES]
     cited: list[str] = []
     for index in chosen:

@@ -80,6 +80,11 @@ def title_forms(title: str) -> list[str]:
     return forms
 
 
+def names_paper(text: str, title: str) -> bool:
+    """Whether ``text`` names the paper titled ``title`` by a form of its title in double quotes."""
+    return any(f'"{form}"' in text for form in title_forms(title))
+
+
 def _fill(template: str, titles: Sequence[list[str]], problem: str, low: int, high: int) -> str | None:
     """The template filled with the longest title forms that keep it within [low, high] words."""
     for level in range(max(len(forms) for forms in titles)):
@@ -229,11 +234,11 @@ def refine_offline(
     """The ``quota`` candidates that name the most of the combination's papers (by a form of their
     title in quotes), in the order they were drafted otherwise, each unlike those kept before it
     where possible; unchanged."""
-    titles = [title_forms(paper.title) for paper in papers_of(papers)]
+    titles = [paper.title for paper in papers_of(papers)]
     candidate_terms = [set(terms(candidate)) for candidate in candidates]
 
     def named(candidate: str) -> int:
-        return sum(1 for forms in titles if any(f'"{form}"' in candidate for form in forms))
+        return sum(names_paper(candidate, title) for title in titles)
 
     order = sorted(range(len(candidates)), key=lambda index: (-named(candidates[index]), index))
 
