@@ -176,6 +176,29 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
     )
 
 
+def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> list[Answered]:
+    """Put ``asked`` to each flow (``commands.AskFlow``), each with a client of its own from ``llm``
+    (an ``LLMResource``), in turn; ``view`` (a ``progress.StepsView``), if given, hears of each
+    method starting, its model calls and its outcome."""
+    answers = []
+    for flow in flows:
+
+        def open_client(method=flow.method):
+            return llm.client(
+                asset="ask",
+                partition=asked.collection,
+                run_id=None,
+                progress=None if view is None else (lambda calls: view.progressed(method, str(calls))),
+            )
+
+        if view is not None:
+            view.started(flow.method)
+        answers.append(ask(flow.method, flow.help, flow.answer, asked, open_client))
+        if view is not None:
+            view.finished(flow.method, "answered" if answers[-1].ok else "could not answer")
+    return answers
+
+
 def as_text(asked: Asked, answers: list[Answered]) -> str:
     """The question, then each method's answer (under its own heading when there are several),
     with its citations as the method shows them, and its costs; a failed method says why."""

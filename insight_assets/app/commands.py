@@ -116,25 +116,10 @@ def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> i
     JSON document), and return 0 when every method answered, else 1."""
     from insight_assets.app import asking
 
-    llm = environment_llm()
-
-    answers = []
     with progress.steps_view(
         f"asking {len(flows)} method(s)", len(flows), unit="answered", stream=sys.stderr
     ) as view:
-        for flow in flows:
-
-            def open_client(method=flow.method):
-                return llm.client(
-                    asset="ask",
-                    partition=asked.collection,
-                    run_id=None,
-                    progress=lambda calls: view.progressed(method, str(calls)),
-                )
-
-            view.started(flow.method)
-            answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client))
-            view.finished(flow.method, "answered" if answers[-1].ok else "could not answer")
+        answers = asking.ask_each(asked, flows, environment_llm(), view)
     if as_json:
         print(json.dumps(asking.as_json(asked, answers), indent=2, ensure_ascii=False))
     else:

@@ -15,10 +15,7 @@ from insight_assets.app.commands import (
     not_built,
     storage_resource,
 )
-
-# core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
-SEARCH_MODES = ("dense", "lexical", "hybrid")
-SEARCH_RERANKERS = ("late-interaction", "llm", "none")
+from insight_assets.app.passages import DEFAULT_CANDIDATES, SEARCH_MODES, SEARCH_RERANKERS, search_passages
 
 
 def search(args: argparse.Namespace) -> int:
@@ -27,22 +24,26 @@ def search(args: argparse.Namespace) -> int:
     candidates = args.candidates
     from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
-    from insight_assets.core.retrieval import Retriever, rerank
 
     storage = storage_resource()
     problem = known_collection(storage, collection) or (missing_key() if reranker == "llm" else None)
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    embedder = embedder_resource().get_embedder()
     try:
-        retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder)
+        hits = search_passages(
+            storage,
+            embedder_resource(),
+            environment_llm(),
+            collection,
+            query,
+            k=k,
+            mode=mode,
+            reranker=reranker,
+            candidates=candidates,
+        )
     except IndexMissing as error:
         return not_built(collection, error)
-    hits = retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
-    try:
-        with environment_llm().client(asset="search", partition=collection, run_id=None) as client:
-            hits = rerank(query, hits, top_n=k, reranker=reranker, llm=client)
     except LLMError as error:
         print(f"Cannot rerank: {error}", file=sys.stderr)
         return 1
@@ -73,7 +74,7 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--candidates",
         type=int,
-        default=100,
+        default=DEFAULT_CANDIDATES,
         help="first-stage hits the reranker reads (default: %(default)s)",
     )
 

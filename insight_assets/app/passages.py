@@ -1,0 +1,35 @@
+"""The passages of a built collection that best match a query: what ``insight-assets search`` prints
+and the MCP server's ``search`` tool returns (one code path for both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
+SEARCH_MODES = ("dense", "lexical", "hybrid")
+SEARCH_RERANKERS = ("late-interaction", "llm", "none")
+DEFAULT_CANDIDATES = 100
+
+
+def search_passages(
+    storage: Any,
+    embedder: Any,
+    llm: Any,
+    collection: str,
+    query: str,
+    *,
+    k: int = 10,
+    mode: str = "hybrid",
+    reranker: str = "late-interaction",
+    candidates: int = DEFAULT_CANDIDATES,
+) -> list:
+    """The ``k`` best chunks (``core.retrieval.Hit``: title, pages, score, text) of ``collection``
+    for ``query``: a first-stage ``mode`` search for ``candidates`` of them, then ``reranker``.
+    Raises ``IndexMissing`` before the collection's chunks have vectors, and ``LLMError`` when the
+    ``llm`` reranker's model fails."""
+    from insight_assets.core.retrieval import Retriever, rerank
+
+    retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder.get_embedder())
+    hits = retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
+    with llm.client(asset="search", partition=collection, run_id=None) as client:
+        return rerank(query, hits, top_n=k, reranker=reranker, llm=client)
