@@ -13,6 +13,7 @@ import sys
 
 from insight_assets.app import commands
 from insight_assets.app.commands import AskFlow, Command
+from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
 from insight_assets.core.signals import restore_default_interrupts
 from insight_assets.defs.folders import domain_modules
 
@@ -64,6 +65,7 @@ def all_commands() -> list[Command]:
         *commands.COMMANDS,
         _ask_command(flows),
         *(command for module in modules for command in module.COMMANDS),
+        MCP_COMMAND,
     ]
 
 

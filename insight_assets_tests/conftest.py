@@ -139,7 +139,11 @@ SHARED_BUILDS = {
         "insight_assets_tests/defs/test_paper_comparisons.py",
     ),
     # one paper built by `insight-assets build` in a process of its own (below)
-    "built_by_cli": ("insight_assets_tests/test_cli.py", "insight_assets_tests/test_rebuild.py"),
+    "built_by_cli": (
+        "insight_assets_tests/test_cli.py",
+        "insight_assets_tests/test_rebuild.py",
+        "insight_assets_tests/test_mcp.py",
+    ),
 }
 
 

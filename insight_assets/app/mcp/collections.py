@@ -1,0 +1,327 @@
+"""What the MCP server's tools do, as plain Python: each returns a ``ToolOutput`` (text for the
+assistant's model, and the same as structured data) or raises ``ToolProblem`` with a sentence the
+assistant can act on.
+
+Every tool reads what `insight-assets build` made and goes through the code the command line runs:
+``search`` through ``app.passages``, ``ask``/``summarize``/``propose_ideas`` through the methods'
+``ask`` flows (``app.asking``) with the settings each collection was built with. Nothing here
+builds: a collection not built yet is a problem naming the build command. What is written is the
+model cache and the cost ledger, under the model's ``data_dir`` (``data/`` by default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from insight_assets.app import asking
+
+# ``ask``'s method that puts the question to every method.
+EVERY_METHOD = "all"
+# The ``ask`` flows the other tools use.
+SUMMARY_METHOD = "xsum"
+IDEAS_METHOD = "scipip"
+# The default spending limit of one tool call, in USD (``insight-assets mcp --max-cost``).
+DEFAULT_MAX_COST_USD = 0.50
+PAGE_FILE = "index.html"  # defs.overview.assets.PAGE_FILE, without importing the definitions
+
+
+class ToolProblem(Exception):
+    """A tool cannot do what it was asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool's result: ``text`` as the assistant's model reads it, ``data`` the same, structured."""
+
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def _build_hint(collection: str) -> str:
+    return f"insight-assets build --collection {collection}"
+
+
+class Collections:
+    """The collections of one project (its storage, embedder and model, as the command line has
+    them), served one tool call at a time: the warehouse, the embedder and a local model are shared
+    by the calls, and a tool call is an assistant's question, not a throughput job."""
+
+    def __init__(self, storage: Any, embedder: Any, llm: Any, max_cost_usd: float = DEFAULT_MAX_COST_USD):
+        self.storage = storage
+        self.embedder = embedder
+        self.llm = llm
+        self.max_cost_usd = max_cost_usd
+        self._lock = threading.Lock()
+
+    # -- the tools ------------------------------------------------------------------------------
+
+    def list_collections(self) -> ToolOutput:
+        """Every collection folder: its papers, which method groups are built, its page."""
+        from insight_assets.core.ingest import paper_count
+        from insight_assets.defs.sources import collection_folders
+
+        root = Path(self.storage.collections_root)
+        with self._lock:
+            groups, found = _asset_groups(), []
+            for name in sorted(collection_folders(root)):
+                built = set(self.storage.warehouse.builds(name))
+                page = Path(self.storage.reports_dir) / name / PAGE_FILE
+                found.append(
+                    {
+                        "name": name,
+                        "papers": paper_count(self.storage.warehouse, name) if built else 0,
+                        "built": sorted(g for g, assets in groups.items() if assets <= built),
+                        "partly_built": sorted(
+                            g for g, assets in groups.items() if assets & built and not assets <= built
+                        ),
+                        "page": str(page.resolve()) if page.is_file() else None,
+                    }
+                )
+        if not found:
+            return ToolOutput(f"No collections under {root.resolve()}.", {"collections": []})
+        lines = [
+            f"- {c['name']}: {c['papers']} papers; built: {', '.join(c['built']) or 'nothing yet'}"
+            + (f"; partly built: {', '.join(c['partly_built'])}" if c["partly_built"] else "")
+            + (f"; page: {c['page']}" if c["page"] else "")
+            for c in found
+        ]
+        return ToolOutput("Collections:\n" + "\n".join(lines), {"collections": found})
+
+    def search(self, collection: str, query: str, k: int = 10, mode: str = "hybrid") -> ToolOutput:
+        """The ``k`` passages that best match ``query``, with their papers, pages and scores."""
+        from insight_assets.app.passages import SEARCH_MODES, search_passages
+        from insight_assets.core.index import IndexMissing
+
+        if mode not in SEARCH_MODES:
+            raise ToolProblem(f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}")
+        if not 1 <= k <= 50:
+            raise ToolProblem(f"k must be between 1 and 50, not {k}")
+        with self._lock:
+            self._built(collection)
+            try:
+                hits = search_passages(
+                    self.storage, self.embedder, self.llm, collection, query, k=k, mode=mode
+                )
+            except IndexMissing as missing:
+                raise ToolProblem(
+                    f"collection {collection!r}: {missing} ({_build_hint(collection)})"
+                ) from None
+        passages = [
+            {
+                "title": hit.title,
+                "pages": hit.pages,
+                "page_start": hit.page_start,
+                "page_end": hit.page_end,
+                "score": round(hit.score, 4),
+                "text": " ".join(hit.text.split()),
+                "doc_id": hit.doc_id,
+                "chunk_id": hit.chunk_id,
+            }
+            for hit in hits
+        ]
+        if not passages:
+            return ToolOutput(f"No passage of {collection!r} matches {query!r}.", {"passages": []})
+        text = "\n\n".join(
+            f"{number}. {p['title']}, {p['pages']} (score {p['score']:.3f})\n{p['text']}"
+            for number, p in enumerate(passages, start=1)
+        )
+        return ToolOutput(text, {"collection": collection, "query": query, "passages": passages})
+
+    def ask(self, collection: str, question: str, method: str, options: dict | None = None) -> ToolOutput:
+        """``method``'s answer to ``question`` (every method's with ``all``), with citations and
+        costs, as ``insight-assets ask --method`` gives them; a method that cannot answer is said
+        beside the others' answers."""
+        flows = _flows(method)
+        with self._lock:
+            self._built(collection)
+            asked = asking.Asked(collection, question, self.storage, self.embedder, options or {})
+            over_budget = self._over_budget(asked, flows)
+            if over_budget is not None:
+                return over_budget
+            answers = asking.ask_each(asked, flows, self.llm)
+        data = asking.as_json(asked, answers)
+        if len(answers) == 1 and not answers[0].ok:
+            raise ToolProblem(f"{answers[0].method} could not answer: {answers[0].error}")
+        return ToolOutput(asking.as_text(asked, answers), data)
+
+    def summarize(self, collection: str, topic: str) -> ToolOutput:
+        """XSum's cited summary of the papers best matching ``topic``."""
+        return self.ask(collection, topic, SUMMARY_METHOD)
+
+    def propose_ideas(self, collection: str, background: str) -> ToolOutput:
+        """SciPIP's ideas for a research ``background``, with the papers that inspired them."""
+        return self.ask(collection, background, IDEAS_METHOD)
+
+    def collection_report(self, collection: str) -> ToolOutput:
+        """Where the collection's page is, and each method report's headline tables."""
+        from insight_assets.core.headlines import load_headlines
+        from insight_assets.core.markdown import markdown_table
+
+        with self._lock:
+            self._built(collection)
+            headlines = load_headlines(self.storage.warehouse, collection)
+        page = Path(self.storage.reports_dir) / collection / PAGE_FILE
+        if not headlines and not page.is_file():
+            raise ToolProblem(
+                f"collection {collection!r} has no page or report yet ({_build_hint(collection)} writes them)"
+            )
+        reports, parts = [], [f"Page: {page.resolve()}" if page.is_file() else "Page: not written yet"]
+        for name, stored in sorted(headlines.items()):
+            headline = stored.headline
+            tables = [
+                {"caption": t.caption, "columns": list(t.columns), "rows": list(t.rows)}
+                for t in headline.tables
+            ]
+            reports.append(
+                {
+                    "report": name,
+                    "path": str((Path(self.storage.reports_dir) / collection / name).resolve()),
+                    "writer": headline.writer,
+                    "judge": headline.judge,
+                    "notes": list(headline.notes),
+                    "tables": tables,
+                }
+            )
+            who = ", ".join(
+                part
+                for part in (
+                    headline.writer and f"written by {headline.writer}",
+                    headline.judge and f"judged by {headline.judge}",
+                )
+                if part
+            )
+            parts.append(f"## {name}" + (f" ({who})" if who else ""))
+            parts += list(headline.notes)
+            parts += [
+                f"{t.caption}\n\n{markdown_table(list(t.rows), list(t.columns))}" for t in headline.tables
+            ]
+        data = {
+            "collection": collection,
+            "page": str(page.resolve()) if page.is_file() else None,
+            "reports": reports,
+        }
+        return ToolOutput("\n\n".join(parts), data)
+
+    # -- resources ------------------------------------------------------------------------------
+
+    def report_files(self) -> list[tuple[str, str]]:
+        """(collection, file name) of every markdown report written so far."""
+        from insight_assets.defs.sources import collection_folders
+
+        root = Path(self.storage.reports_dir)
+        return [
+            (name, report.name)
+            for name in sorted(collection_folders(Path(self.storage.collections_root)))
+            for report in sorted((root / name).glob("*.md"))
+        ]
+
+    def read_report(self, collection: str, name: str) -> str:
+        """A markdown report of ``collection`` by its file name (one ``report_files`` lists)."""
+        self._known(collection)
+        if (collection, name) not in self.report_files():
+            raise ToolProblem(f"collection {collection!r} has no report {name!r}")
+        return (Path(self.storage.reports_dir) / collection / name).read_text(encoding="utf-8")
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _known(self, collection: str) -> None:
+        """A name the command line accepts (no path separators, '..' or hidden names) of a folder
+        that exists."""
+        from insight_assets.app.commands import known_collection
+
+        problem = known_collection(self.storage, collection)
+        if problem:
+            raise ToolProblem(problem)
+
+    def _built(self, collection: str) -> None:
+        self._known(collection)
+        if not self.storage.warehouse.builds(collection):
+            raise ToolProblem(
+                f"collection {collection!r} is not built yet; build it first: {_build_hint(collection)}"
+            )
+
+    def _over_budget(self, asked: asking.Asked, flows: list) -> ToolOutput | None:
+        """The estimate, when the flows would cost more than ``max_cost_usd`` at most (a dry run of
+        the same flows, no model called); ``None`` when they may run. A model that is free (offline,
+        local) or has no price is not estimated; the client's budget still stops a priced call that
+        would pass the limit."""
+        from insight_assets.core.llm import LLMClient
+        from insight_assets.core.llm.cache import ResponseCache
+
+        settings = self.llm.settings()
+        if settings.is_offline or settings.is_local:
+            return None
+        estimates = []
+        for flow in flows:
+            cache = ResponseCache.in_data_dir(Path(self.llm.data_dir)) if self.llm.use_cache else None
+            # A flow that fails in the dry run fails when it runs too, before its calls are paid for.
+            with (
+                LLMClient(settings, cache=cache, estimate_only=True) as client,
+                contextlib.suppress(Exception),
+            ):
+                flow.answer(asked, client)
+            estimates += client.estimates()
+        if any(estimate.max_cost_usd is None for estimate in estimates):
+            return None
+        at_most = sum(estimate.max_cost_usd for estimate in estimates)
+        if at_most <= self.max_cost_usd:
+            return None
+        expected = sum(estimate.cost_usd or 0.0 for estimate in estimates)
+        rows = [
+            {
+                "task": e.task,
+                "calls": e.items - e.cached_items,
+                "input_tokens": e.input_tokens,
+                "cost_usd": round(e.cost_usd or 0.0, 6),
+                "max_cost_usd": round(e.max_cost_usd or 0.0, 6),
+            }
+            for e in estimates
+        ]
+        text = (
+            f"Not run: answering would cost up to ${at_most:.4f} (about ${expected:.4f} expected) with "
+            f"{settings.provider}/{settings.model}, more than this server's limit of ${self.max_cost_usd:.4f} "
+            "per call (insight-assets mcp --max-cost). Estimate per task:\n"
+            + "\n".join(
+                f"- {r['task']}: {r['calls']} calls, {r['input_tokens']} tokens in, up to ${r['max_cost_usd']:.4f}"
+                for r in rows
+            )
+        )
+        data = {
+            "ran": False,
+            "max_cost_usd": self.max_cost_usd,
+            "estimated_cost_usd": round(expected, 6),
+            "estimated_max_cost_usd": round(at_most, 6),
+            "tasks": rows,
+        }
+        return ToolOutput(text, data)
+
+
+def _flows(method: str) -> list:
+    """The ``ask`` flows of ``method``: every method's for ``all``, the default method first."""
+    flows = sorted(asking.ask_flows().values(), key=lambda flow: not flow.default)
+    if method == EVERY_METHOD:
+        return flows
+    chosen = [flow for flow in flows if flow.method == method]
+    if not chosen:
+        raise ToolProblem(f"unknown method {method!r}; choose one of {', '.join(method_names())}")
+    return chosen
+
+
+def method_names() -> list[str]:
+    """The methods ``ask`` takes: the default method, the others, then ``all``."""
+    return [flow.method for flow in _flows(EVERY_METHOD)] + [EVERY_METHOD]
+
+
+def _asset_groups() -> dict[str, set[str]]:
+    """Each asset group (ingestion, a method's, the page's) and its assets."""
+    from insight_assets.defs.catalog import ALL_ASSETS
+
+    groups: dict[str, set[str]] = {}
+    for asset in ALL_ASSETS:
+        for key, group in asset.group_names_by_key.items():
+            groups.setdefault(group, set()).add(key.to_user_string())
+    return groups

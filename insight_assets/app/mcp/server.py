@@ -1,0 +1,241 @@
+"""``insight-assets mcp``: the collections behind the Model Context Protocol, for any MCP client (a
+desktop assistant, an IDE, an agent), over stdio or streamable HTTP, with the official ``mcp`` SDK.
+
+Tools (``collections.Collections`` does their work): ``list_collections``, ``search``, ``ask``,
+``summarize``, ``propose_ideas`` and ``collection_report``; resources: each collection's markdown
+reports; a prompt: a literature review of a topic. Over HTTP the server binds 127.0.0.1 unless told
+otherwise; any other address needs a bearer token (``INSIGHT_ASSETS_MCP_TOKEN``), and once that
+variable is set every request must carry it.
+"""
+
+import argparse
+import hmac
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+from insight_assets.app.commands import Command, embedder_resource, storage_resource
+from insight_assets.app.mcp.collections import DEFAULT_MAX_COST_USD, Collections, ToolOutput, ToolProblem
+
+TOKEN_ENV = "INSIGHT_ASSETS_MCP_TOKEN"
+DEFAULT_PORT = 8765
+HTTP_PATH = "/mcp"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+REPORT_URI = "insight-assets://{collection}/reports/{name}"
+
+INSTRUCTIONS = (
+    "Research paper collections built by insight_assets. Start with list_collections; search finds "
+    "passages with their papers and pages; ask answers with a method's citations (insightgen, "
+    "insight-rag, xsum, contregen, scipip, or all); summarize writes a cited summary; propose_ideas "
+    "proposes research ideas. Cite papers with the pages the tools give (p. 4, pp. 4-5)."
+)
+
+
+def build_server(collections: Collections, methods: list[str]) -> Any:
+    """An ``MCPServer`` whose tools, resources and prompt serve ``collections``; ``ask`` takes one of
+    ``methods``."""
+    from importlib.metadata import version
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field
+
+    CollectionName = Annotated[str, Field(description="A collection's name, as list_collections gives it.")]
+
+    server = MCPServer(
+        "insight-assets", instructions=INSTRUCTIONS, version=version("insight_assets"), log_level="WARNING"
+    )
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    def result(run, *args) -> CallToolResult:
+        """A tool's output as text for the model and structured content; a problem as a tool error."""
+        try:
+            output: ToolOutput = run(*args)
+        except ToolProblem as problem:
+            raise ToolError(str(problem)) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=output.text)], structured_content=output.data
+        )
+
+    @server.tool(annotations=reads)
+    def list_collections() -> CallToolResult:
+        """The collections: how many papers, which method groups are built, and the page's path."""
+        return result(collections.list_collections)
+
+    @server.tool(annotations=reads)
+    def search(
+        collection: CollectionName,
+        query: Annotated[str, Field(description="What to look for, in words.")],
+        k: Annotated[int, Field(ge=1, le=50, description="How many passages.")] = 10,
+        mode: Annotated[str, Field(description="dense, lexical or hybrid (both, fused).")] = "hybrid",
+    ) -> CallToolResult:
+        """The passages of a collection's papers that best match a query, reranked, each with its
+        paper's title, its pages (p. 4 / pp. 4-5) and its score."""
+        return result(collections.search, collection, query, k, mode)
+
+    @server.tool(annotations=reads)
+    def ask(
+        collection: CollectionName,
+        question: Annotated[str, Field(description="The question.")],
+        method: Annotated[str, Field(description=f"One of: {', '.join(methods)} (every method).")] = methods[
+            0
+        ],
+    ) -> CallToolResult:
+        """A method's answer to a question with the papers and pages it cites and what it cost, as
+        `insight-assets ask --method` gives it; with `all`, every method's side by side (a method that
+        cannot answer says why, the others still answer)."""
+        return result(collections.ask, collection, question, method)
+
+    @server.tool(annotations=reads)
+    def summarize(
+        collection: CollectionName,
+        topic: Annotated[str, Field(description="What the summary is about.")],
+    ) -> CallToolResult:
+        """XSum's cited multi-paper summary of the papers best matching a topic, with its sources."""
+        return result(collections.summarize, collection, topic)
+
+    @server.tool(annotations=reads)
+    def propose_ideas(
+        collection: CollectionName,
+        background: Annotated[str, Field(description="The research background: problem and motivation.")],
+    ) -> CallToolResult:
+        """SciPIP's research ideas for a background, with the papers that inspired them."""
+        return result(collections.propose_ideas, collection, background)
+
+    @server.tool(annotations=reads)
+    def collection_report(collection: CollectionName) -> CallToolResult:
+        """The path of the collection's page and each method report's headline numbers."""
+        return result(collections.collection_report, collection)
+
+    def read_report(collection: str, name: str) -> str:
+        try:
+            return collections.read_report(collection, name)
+        except ToolProblem as problem:
+            raise ResourceError(str(problem)) from None
+
+    server.resource(REPORT_URI, name="report", mime_type="text/markdown", description="A method's report.")(
+        read_report
+    )
+
+    def reader(collection: str, name: str):
+        return lambda: read_report(collection, name)
+
+    # The reports there are now are listed; the template also reads those written later.
+    for collection, name in collections.report_files():
+        uri = REPORT_URI.format(collection=collection, name=name)
+        server.resource(uri, name=f"{collection}/{name}", mime_type="text/markdown")(reader(collection, name))
+
+    @server.prompt()
+    def literature_review(collection: str, topic: str) -> str:
+        """A short literature review of a topic from a collection, every claim cited to a page."""
+        return (
+            f"Write a short literature review of {topic!r} from the papers of the collection "
+            f"{collection!r}. Use the insight_assets tools: search for passages on the topic and its "
+            "sub-topics, summarize for a cited overview, and ask with method 'all' for related "
+            "insights. Cite every statement with the paper's title and the pages the tools give "
+            "(p. 4 / pp. 4-5); say where the papers disagree and what they leave open."
+        )
+
+    return server
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``; others get 401."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await _unauthorised(send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _unauthorised(send) -> None:
+    body = f'{{"error": "a bearer token is required ({TOKEN_ENV})"}}'.encode()
+    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_token_problem(host: str, token: str | None) -> str | None:
+    """Why the server may not listen on ``host`` (another address than loopback, without a token)."""
+    if host not in LOOPBACK_HOSTS and not token:
+        return (
+            f"listening on {host} lets other machines reach your collections: set {TOKEN_ENV} to a "
+            "secret that clients send as 'Authorization: Bearer <token>', or leave --host at 127.0.0.1"
+        )
+    return None
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Start the server (stdio, or HTTP with ``--http``) until the client or a signal stops it."""
+    if args.project:
+        os.chdir(args.project)
+    token = os.environ.get(TOKEN_ENV) or None
+    if args.http:
+        problem = http_token_problem(args.host, token)
+        if problem:
+            print(f"insight-assets mcp: {problem}.", file=sys.stderr)
+            return 2
+    from insight_assets.app.mcp.collections import method_names
+    from insight_assets.defs.resources import LLMResource
+
+    collections = Collections(
+        storage_resource(), embedder_resource(), LLMResource(budget_usd=args.max_cost), args.max_cost
+    )
+    server = build_server(collections, method_names())
+    if not args.http:
+        server.run("stdio")
+        return 0
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=args.host)
+    if token:
+        app = BearerToken(app, token)
+    print(f"MCP server on http://{args.host}:{args.port}{HTTP_PATH}", file=sys.stderr, flush=True)
+    uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")).run()
+    return 0
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help=f"HTTP address (default: %(default)s; another needs {TOKEN_ENV})",
+    )
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP port (default: %(default)s)")
+    parser.add_argument(
+        "--max-cost",
+        type=float,
+        default=DEFAULT_MAX_COST_USD,
+        help="USD one tool call may spend on a priced model; a call estimated above it returns the "
+        "estimate instead (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        help="the project folder (its data/ and collections); default: the current folder",
+    )
+
+
+def _misuse(args: argparse.Namespace) -> str | None:
+    if not args.http and (args.host != "127.0.0.1" or args.port != DEFAULT_PORT):
+        return "--host and --port need --http"
+    return "--max-cost must be 0 or more" if args.max_cost < 0 else None
+
+
+COMMAND = Command(
+    "mcp",
+    "serve the collections to MCP clients (assistants, IDEs, agents): stdio, or HTTP with --http",
+    serve,
+    _arguments,
+    _misuse,
+)
