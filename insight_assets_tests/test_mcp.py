@@ -97,6 +97,18 @@ def test_an_assistant_over_stdio_searches_asks_and_is_told_what_it_cannot_have(
             assert methods["insightgen"]["answer"] and methods["xsum"]["answer"]
             assert "scipip could not answer: " in _text(every) and not every.is_error
 
+            summary = await client.call_tool(
+                "summarize", {"collection": "tiny", "topic": "literature graphs"}
+            )
+            assert not summary.is_error and "Summary (offline (extractive)):" in _text(summary)
+            (cited,) = summary.structured_content["methods"][0]["answer"]["citations"]
+            assert cited["title"].startswith("Construction of the Literature Graph") and cited["pages"]
+            # A method that cannot answer, asked alone: a tool error saying why.
+            ideas = await client.call_tool(
+                "propose_ideas", {"collection": "tiny", "background": "Linking papers."}
+            )
+            assert ideas.is_error and "scipip could not answer: no summarized paper" in _text(ideas)
+
             report = await client.call_tool("collection_report", {"collection": "tiny"})
             assert report.structured_content["page"].endswith("tiny/index.html")
             assert {r["report"] for r in report.structured_content["reports"]} >= {"xsum_report.md"}
