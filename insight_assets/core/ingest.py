@@ -271,6 +271,18 @@ def load_documents(warehouse: Warehouse, collection: str) -> list[ParsedDocument
     return [results[row["doc_id"]].document for row in documents if row["doc_id"] in results]
 
 
+def paper_names(warehouse: Warehouse, collection: str) -> list[dict]:
+    """Each parsed paper's ``doc_id``, ``file`` and ``title`` (``None`` when none was found), by file."""
+    return warehouse.rows(
+        "SELECT doc_id, file, title FROM parsed_documents WHERE collection = ? ORDER BY file", [collection]
+    )
+
+
+def paper_titles(warehouse: Warehouse, collection: str) -> dict[str, str]:
+    """Document id -> title (the file name of a paper without one), for every parsed paper."""
+    return {row["doc_id"]: row["title"] or row["file"] for row in paper_names(warehouse, collection)}
+
+
 def paper_count(warehouse: Warehouse, collection: str) -> int:
     """How many papers of the collection were parsed."""
     return warehouse.rows("SELECT count(*) AS n FROM parsed_documents WHERE collection = ?", [collection])[0][

@@ -7,7 +7,7 @@ called and no key is needed. From the UI: the job ``estimate_llm_cost`` (pick a 
 a shell: ``insight-assets estimate --collection NAME``.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,9 +75,11 @@ def estimate_collection(
     embedder: EmbedderResource,
     collection: str,
     view: StepsView | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[DryRunEstimate]:
     """What building ``collection``'s model-calling assets would cost with their default config
-    (one judge, the configured model).
+    (one judge, the configured model), or the config ``configs`` gives an asset (its values by field
+    name, as a run's op config has them).
 
     Needs the collection's parsed documents in the warehouse. A step whose inputs come from a build
     (chunk vectors, a theme graph, indexed triples, embedded summaries) is priced once the
@@ -85,8 +87,8 @@ def estimate_collection(
     step as it is priced.
     """
     steps = estimate_steps()
-    configs = [step.config() for step in steps]
-    overrides = {name: params for config in configs for name, params in config.task_overrides().items()}
+    settings = [step.config(**(configs or {}).get(step.asset, {})) for step in steps]
+    overrides = {name: params for config in settings for name, params in config.task_overrides().items()}
     client = LLMClient(
         llm.settings(overrides),
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
@@ -95,7 +97,7 @@ def estimate_collection(
     run = DryRun(client, storage, embedder, collection)
     if view is not None:
         view.total = len(steps)
-    for step, config in zip(steps, configs, strict=True):
+    for step, config in zip(steps, settings, strict=True):
         if view is not None:
             view.started(step.asset)
         step.run(config, run)

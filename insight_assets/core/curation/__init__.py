@@ -64,7 +64,6 @@ from .tables import (
     load_compressed,
     load_pairs,
     load_questions,
-    load_titles,
     merge_user_questions,
     question_tables,
 )
@@ -114,7 +113,6 @@ __all__ = [
     "load_compressed",
     "load_pairs",
     "load_questions",
-    "load_titles",
     "load_user_questions",
     "merge_user_questions",
     "papers_to_compress",

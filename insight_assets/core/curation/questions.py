@@ -141,7 +141,9 @@ def generate_questions(
     settings: QuestionSettings,
     embed: Embed,
 ) -> QuestionOutcome:
-    by_id = {doc.document_id: doc for doc in compressed}
+    # Sampled from the papers in id order, as the warehouse gives them back: the same papers make the
+    # same combinations whether they come from the warehouse or straight from compression (a dry run).
+    by_id = {doc.document_id: doc for doc in sorted(compressed, key=lambda doc: doc.document_id)}
     combinations = [
         Combination(index, ids) for index, ids in enumerate(sample_combinations(list(by_id), settings))
     ]

@@ -143,14 +143,6 @@ def load_compressed(warehouse: Warehouse, collection: str) -> list[CompressedDoc
     ]
 
 
-def load_titles(warehouse: Warehouse, collection: str) -> dict[str, str]:
-    """Document id -> title, for every parsed document of the collection."""
-    rows = warehouse.rows(
-        "SELECT doc_id, title, file FROM parsed_documents WHERE collection = ?", [collection]
-    )
-    return {row["doc_id"]: row["title"] or row["file"] for row in rows}
-
-
 def merge_user_questions(user: Sequence[Question], generated: Sequence[Question]) -> list[Question]:
     """The user's questions first (they are never dropped), then the generated ones that do not
     repeat a user question word for word."""

@@ -13,6 +13,7 @@ def export(args: argparse.Namespace) -> int:
     """Write a collection's kept question-answer pairs as SCOpE-QA-style JSONL."""
     collection, output = args.collection, args.output
     from insight_assets.core import curation
+    from insight_assets.core.ingest import paper_titles
 
     storage = storage_resource()
     problem = known_collection(storage, collection)
@@ -27,7 +28,7 @@ def export(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    titles = curation.load_titles(storage.warehouse, collection)
+    titles = paper_titles(storage.warehouse, collection)
     records = curation.export_records(collection, answers, titles)
     if output == "-":
         curation.write_jsonl(records, sys.stdout)

@@ -198,19 +198,13 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         retriever.documents,
         max_papers=settings.max_target_papers,
         min_cited=config.min_cited_for_evaluation,
+        max_targets=config.max_targets,
     )
     if not targets:
         raise nothing_to_do(
             collection, "no summary target: no theme cluster, user target or evaluation target has papers."
         )
-    targets = targets[: config.max_targets]
-    questions = [
-        xsum.XSumQuestion(row["question_id"], row["doc_id"], row["position"], row["question"])
-        for row in warehouse.rows(
-            "SELECT * FROM xsum_questions WHERE collection = ? AND status = 'ok' ORDER BY doc_id, position",
-            [collection],
-        )
-    ]
+    questions = xsum.store.load_questions(warehouse, collection)
     client = model_client(context, llm, config, collection)
     with model_errors_as_failures(client, collection):
         answers = xsum.answer_target_questions(
@@ -224,27 +218,9 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     if not any(t.is_evaluation for t in targets):
         links = citation_links(warehouse, collection)
         skipped["evaluation targets"] = load.why_no_evaluation_targets(links, config.min_cited_for_evaluation)
-    counts = {
-        status: sum(a.status == status for a in answers)
-        for status in (xsum.ANSWERED, xsum.ABSTAINED, xsum.FAILED)
-    }
     return CollectionReport(
         metadata={
-            "dagster/row_count": len(answers),
-            "targets": dg.MetadataValue.json(
-                {kind: sum(t.kind == kind for t in targets) for kind in xsum.schemas.TARGET_KINDS}
-            ),
-            "answers": dg.MetadataValue.json(counts),
-            "retrieval": f"{settings.retrieval_mode} top {settings.candidates} -> {settings.reranker} top {settings.top_n}, scope {settings.retrieval_scope}",
-            "target_list": dg.MetadataValue.md(
-                markdown_table(
-                    [{"kind": t.kind, "topic": t.topic, "papers": len(t.doc_ids)} for t in targets],
-                    ["kind", "topic", "papers"],
-                )
-            ),
-            "summary_target_problems": dg.MetadataValue.md(
-                markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
-            ),
+            **_answers_metadata(targets, problems, answers, settings),
             **skipped_metadata(skipped),
             **llm_metadata(client),
         },
@@ -257,6 +233,31 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
             )
         ],
     )
+
+
+def _answers_metadata(targets, problems, answers, settings: xsum.XSumSettings) -> dict:
+    """Targets per kind and listed, answers per status, the retrieval used, the summaries.jsonl problems."""
+    counts = {
+        status: sum(a.status == status for a in answers)
+        for status in (xsum.ANSWERED, xsum.ABSTAINED, xsum.FAILED)
+    }
+    return {
+        "dagster/row_count": len(answers),
+        "targets": dg.MetadataValue.json(
+            {kind: sum(t.kind == kind for t in targets) for kind in xsum.schemas.TARGET_KINDS}
+        ),
+        "answers": dg.MetadataValue.json(counts),
+        "retrieval": f"{settings.retrieval_mode} top {settings.candidates} -> {settings.reranker} top {settings.top_n}, scope {settings.retrieval_scope}",
+        "target_list": dg.MetadataValue.md(
+            markdown_table(
+                [{"kind": t.kind, "topic": t.topic, "papers": len(t.doc_ids)} for t in targets],
+                ["kind", "topic", "papers"],
+            )
+        ),
+        "summary_target_problems": dg.MetadataValue.md(
+            markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
+        ),
+    }
 
 
 def _answer_tables(collection, targets, problems, answers, writer) -> dict[str, pa.Table]:

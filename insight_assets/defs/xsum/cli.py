@@ -37,12 +37,9 @@ def summarize(args: argparse.Namespace) -> int:
 
 
 def _stored_summaries(storage, collection: str) -> int:
-    rows = storage.warehouse.rows(
-        """SELECT t.kind, t.topic, s.rendered, s.status FROM xsum_summaries s
-           JOIN xsum_targets t USING (collection, target_id)
-           WHERE s.collection = ? AND s.method = 'xsum' AND s.rendered IS NOT NULL ORDER BY t.kind, t.topic""",
-        [collection],
-    )
+    from insight_assets.core.methods import xsum
+
+    rows = xsum.store.rendered_summaries(storage.warehouse, collection, xsum.XSUM)
     if not rows:
         print(
             f"collection {collection!r} has no stored summaries: build it (insight-assets build -c {collection}) "
@@ -60,10 +57,9 @@ def _resolve_papers(storage, collection: str, names: list[str]) -> tuple[list[st
     """Document ids for ``names`` (an id or its first 8+ characters, a file name, or a title), and
     the names that match no paper."""
     from insight_assets.core.citations.references import fold
+    from insight_assets.core.ingest import paper_names
 
-    rows = storage.warehouse.rows(
-        "SELECT doc_id, file, title FROM parsed_documents WHERE collection = ?", [collection]
-    )
+    rows = paper_names(storage.warehouse, collection)
     found, unknown = [], []
     for name in names:
         matches = [

@@ -31,6 +31,7 @@ def _answers(config: XSumAnswersConfig, run: DryRun) -> None:
         retriever.documents,
         max_papers=config.max_target_papers,
         min_cited=config.min_cited_for_evaluation,
+        max_targets=config.max_targets,
     )
     answers = xsum.answer_target_questions(
         run.client,
@@ -51,20 +52,17 @@ def _summaries(config: XSumSummariesConfig, run: DryRun) -> None:
     warehouse = run.storage.warehouse
     sources = load_sources(warehouse, run.collection, xsum.PROFILE)
     asked = {q.question_id: q.question for q in run.output("xsum_questions", [])}
-    records = xsum.write_summaries(run.client, targets, answers, asked, sources)
-    if config.baselines:
-        papers = {paper.doc_id: paper for paper in xsum_load.load_papers(warehouse, run.collection)}
-        records += xsum.pipeline_1_summaries(
-            run.client, targets, config.pipeline_1_top_n, sources, LateInteraction()
-        )
-        handed = {r.target_id: len(r.given) or xsum.TOP_N for r in records if r.method == xsum.XSUM}
-        records += xsum.pipeline_2_summaries(
-            run.client, retriever, targets, config.pipeline_2_candidates, handed, sources
-        )
-        records += xsum.plain_rag_summaries(run.client, retriever, targets, config.plain_rag_k, sources)
-        records += xsum.abstracts_summaries(
-            run.client, targets, papers, xsum_load.first_chunks(sources), sources
-        )
+    papers = {paper.doc_id: paper for paper in xsum_load.load_papers(warehouse, run.collection)}
+    records = xsum.summarize_targets(
+        run.client,
+        targets,
+        answers,
+        asked,
+        sources,
+        baselines=config.baseline_settings(),
+        retriever=retriever,
+        papers=papers,
+    ).records
     run.outputs["xsum_summaries"] = (targets, [record for record in records if record.text])
 
 

@@ -5,11 +5,9 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.headlines import Headline, headline_table, measured_note, played_offline
-from insight_assets.core.llm.spending import Spent, spending
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load, report, scores
 from insight_assets.core.retrieval.citing import load_sources
-from insight_assets.core.retrieval.rerank import LateInteraction
 from insight_assets.defs.metadata import (
     CollectionReport,
     judge_note,
@@ -55,6 +53,12 @@ class XSumSummariesConfig(ModelCallConfig):
         description="Chunks Pipeline 2 retrieves on the title before its LLM re-rank.",
     )
 
+    def baseline_settings(self) -> xsum.BaselineSettings | None:
+        """The baselines' settings; ``None`` when they are off."""
+        if not self.baselines:
+            return None
+        return xsum.BaselineSettings(self.plain_rag_k, self.pipeline_1_top_n, self.pipeline_2_candidates)
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -95,62 +99,25 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     targets = xsum.store.load_targets(warehouse, collection)
     if not targets:
         raise nothing_to_do(collection, "no summary targets: `xsum_answers` found none.")
-    answers = [
-        xsum.XSumAnswerRecord(
-            row["target_id"],
-            row["question_id"],
-            row["doc_id"],
-            row["status"],
-            row["answer"] or "",
-            tuple(row["cited_chunk_ids"]),
-        )
-        for row in warehouse.rows("SELECT * FROM xsum_answers WHERE collection = ?", [collection])
-    ]
-    questions = {
-        row["question_id"]: row["question"]
-        for row in warehouse.rows(
-            "SELECT question_id, question FROM xsum_questions WHERE collection = ? AND status = 'ok'",
-            [collection],
-        )
-    }
+    answers = xsum.store.load_answers(warehouse, collection)
+    questions = {q.question_id: q.question for q in xsum.store.load_questions(warehouse, collection)}
     sources = load_sources(warehouse, collection, xsum.PROFILE)
     papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, collection)}
+    baselines = config.baseline_settings()
+    retriever = open_retriever(storage, embedder, collection, xsum.PROFILE) if baselines else None
     client = model_client(context, llm, config, collection)
-    costs: dict[str, Spent] = {}
-
-    def run(method: str, write) -> list:
-        with spending(client) as spent:
-            written = write()
-        costs[method] = spent
-        return written
-
     with model_errors_as_failures(client, collection):
-        records = run(xsum.XSUM, lambda: xsum.write_summaries(client, targets, answers, questions, sources))
-        if config.baselines:
-            retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
-            ranker = LateInteraction()
-            records += run(
-                xsum.PIPELINE_1,
-                lambda: xsum.pipeline_1_summaries(client, targets, config.pipeline_1_top_n, sources, ranker),
-            )
-            # Pipeline 2 keeps as many chunks as XSum's editor was handed for the target.
-            handed = {r.target_id: len(r.given) or xsum.TOP_N for r in records if r.method == xsum.XSUM}
-            records += run(
-                xsum.PIPELINE_2,
-                lambda: xsum.pipeline_2_summaries(
-                    client, retriever, targets, config.pipeline_2_candidates, handed, sources
-                ),
-            )
-            records += run(
-                xsum.PLAIN_RAG,
-                lambda: xsum.plain_rag_summaries(client, retriever, targets, config.plain_rag_k, sources),
-            )
-            records += run(
-                xsum.ABSTRACTS_ONLY,
-                lambda: xsum.abstracts_summaries(
-                    client, targets, papers, load.first_chunks(sources), sources
-                ),
-            )
+        written_summaries = xsum.summarize_targets(
+            client,
+            targets,
+            answers,
+            questions,
+            sources,
+            baselines=baselines,
+            retriever=retriever,
+            papers=papers,
+        )
+    records, costs = written_summaries.records, written_summaries.costs
     writers = {
         xsum.XSUM: client.writer_label(xsum.tasks.XSUM_EDITOR),
         xsum.PIPELINE_1: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
@@ -173,7 +140,14 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     )
     chunk_docs = {cid: source.doc_id for cid, source in sources.items()}
     problems = xsum.summary_citations_valid(records, {t.target_id: t for t in targets}, chunk_docs)
-    truncated = [r for r in records if r.status == xsum.TRUNCATED]
+    return CollectionReport(
+        metadata={**_summaries_metadata(records, targets), **llm_metadata(client)},
+        checks=_summaries_checks(records, targets, problems),
+    )
+
+
+def _summaries_metadata(records, targets) -> dict:
+    """Summaries per method and status, an example of XSum's, and the failures with their reasons."""
     topics = {t.target_id: t.topic for t in targets}
     status_counts = {
         method: {
@@ -183,47 +157,44 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
         for method in dict.fromkeys(r.method for r in records)
     }
     example = next((r for r in records if r.method == xsum.XSUM and r.text), None)
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(written),
-            "summaries": dg.MetadataValue.json(status_counts),
-            "citations_dropped_by_editor": sum(len(r.dropped) for r in records if r.method == xsum.XSUM),
-            "example": dg.MetadataValue.md(
-                f"**{topics[example.target_id]}**\n\n{example.rendered}" if example else "No XSum summary."
-            ),
-            "failures": dg.MetadataValue.md(
-                markdown_table(
-                    [
-                        {
-                            "method": r.method,
-                            "topic": topics[r.target_id],
-                            "status": r.status,
-                            "error": r.error,
-                        }
-                        for r in records
-                        if r.error
-                    ],
-                    ["method", "topic", "status", "error"],
-                    empty="None.",
-                )
-            ),
-            **llm_metadata(client),
-        },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="summary_citations_in_target",
-                passed=not problems,
-                metadata={"summaries_checked": len(written), "problems": "; ".join(problems[:10]) or "none"},
-            ),
-            dg.AssetCheckResult(
-                check_name="summaries_not_truncated",
-                passed=not truncated,
-                metadata={
-                    "truncated": "; ".join(f"{r.method}: {topics[r.target_id]}" for r in truncated) or "none"
-                },
-            ),
-        ],
-    )
+    failures = [
+        {"method": r.method, "topic": topics[r.target_id], "status": r.status, "error": r.error}
+        for r in records
+        if r.error
+    ]
+    return {
+        "dagster/row_count": sum(bool(r.text) for r in records),
+        "summaries": dg.MetadataValue.json(status_counts),
+        "citations_dropped_by_editor": sum(len(r.dropped) for r in records if r.method == xsum.XSUM),
+        "example": dg.MetadataValue.md(
+            f"**{topics[example.target_id]}**\n\n{example.rendered}" if example else "No XSum summary."
+        ),
+        "failures": dg.MetadataValue.md(
+            markdown_table(failures, ["method", "topic", "status", "error"], empty="None.")
+        ),
+    }
+
+
+def _summaries_checks(records, targets, problems: list[str]) -> list[dg.AssetCheckResult]:
+    topics = {t.target_id: t.topic for t in targets}
+    truncated = [r for r in records if r.status == xsum.TRUNCATED]
+    return [
+        dg.AssetCheckResult(
+            check_name="summary_citations_in_target",
+            passed=not problems,
+            metadata={
+                "summaries_checked": sum(bool(r.text) for r in records),
+                "problems": "; ".join(problems[:10]) or "none",
+            },
+        ),
+        dg.AssetCheckResult(
+            check_name="summaries_not_truncated",
+            passed=not truncated,
+            metadata={
+                "truncated": "; ".join(f"{r.method}: {topics[r.target_id]}" for r in truncated) or "none"
+            },
+        ),
+    ]
 
 
 def _summary_table(collection, records, writers, costs) -> pa.Table:
@@ -277,28 +248,19 @@ def xsum_scores(
     )
 
 
+# The columns of the score tables, in the metadata, the report and the page.
+SCORE_TABLE_COLUMNS = ["method", "targets", *scores.SCORE_COLUMNS]
+
+
 def _scores(context, config, storage, llm, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
     targets = xsum.store.load_targets(warehouse, collection)
-    summaries = [
-        xsum.SummaryRecord(
-            row["target_id"],
-            row["method"],
-            row["status"],
-            row["summary"] or "",
-            row["rendered"] or "",
-            tuple(row["cited_chunk_ids"]),
-        )
-        for row in warehouse.rows(
-            "SELECT * FROM xsum_summaries WHERE collection = ? AND summary IS NOT NULL", [collection]
-        )
-    ]
+    summaries = xsum.store.load_written_summaries(warehouse, collection)
     if not summaries:
         raise nothing_to_do(collection, "no summaries to score: `xsum_summaries` wrote none.")
     sources = load_sources(warehouse, collection, xsum.PROFILE)
     abstracts = {p.doc_id: p.abstract for p in load.load_papers(warehouse, collection)}
-    choice = config.judge_choice()
-    client = model_client(context, llm, config, collection, model_choice=choice)
+    client = model_client(context, llm, config, collection, model_choice=config.judge_choice())
     with model_errors_as_failures(client, collection):
         scored = scores.score_summaries(
             client,
@@ -312,35 +274,52 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         raise nothing_to_do(collection, "no summary has a reference to be scored against.")
     judge = client.writer_label(xsum.tasks.GEVAL_COVERAGE)
     mode = scores.geval_mode(client)
-    warehouse.replace_partition(
-        collection,
-        {
-            "xsum_scores": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        "target_id": s.target_id,
-                        "method": s.method,
-                        "reference_kind": s.reference_kind,
-                        **s.scores,
-                        "judge": judge,
-                        "errors": list(s.errors),
-                    }
-                    for s in scored
-                ]
-            )
-        },
-    )
+    warehouse.replace_partition(collection, {"xsum_scores": _score_table(collection, scored, judge)})
     tables = report.score_tables(scored)
-    columns = ["method", "targets", *scores.SCORE_COLUMNS]
-    costs = report.cost_table(
-        warehouse.rows(
-            "SELECT DISTINCT method, calls, input_tokens, output_tokens, seconds FROM xsum_summaries "
-            "WHERE collection = ? AND calls IS NOT NULL",
-            [collection],
-        )
+    written = _write_scores_report(storage, collection, targets, summaries, scored, tables, judge, mode)
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(scored),
+            "evaluation_targets": sum(t.is_evaluation for t in targets),
+            **skipped_metadata(
+                {}
+                if any(t.is_evaluation for t in targets)
+                else {
+                    "scores against related-work sections": "no evaluation target (see `skipped` of xsum_answers)."
+                }
+            ),
+            **{
+                f"scores_vs_{kind}": dg.MetadataValue.md(markdown_table(rows, SCORE_TABLE_COLUMNS))
+                for kind, rows in tables.items()
+            },
+            "judge": judge,
+            "geval": mode,
+            **written,
+            **llm_metadata(client),
+        }
     )
-    chart = report.render_chart(tables)
+
+
+def _score_table(collection, scored, judge) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "collection": collection,
+                "target_id": s.target_id,
+                "method": s.method,
+                "reference_kind": s.reference_kind,
+                **s.scores,
+                "judge": judge,
+                "errors": list(s.errors),
+            }
+            for s in scored
+        ]
+    )
+
+
+def _write_scores_report(storage, collection, targets, summaries, scored, tables, judge, mode) -> dict:
+    """The markdown report with its chart, and the headline the collection's page shows."""
+    costs = report.cost_table(xsum.store.summary_costs(storage.warehouse, collection))
     topics = {t.target_id: t.topic for t in targets}
     offline_judge = played_offline(judge)
     ranked_by = report.RANKED_BY_OFFLINE if offline_judge else report.RANKED_BY
@@ -356,12 +335,41 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         "summary writer": summary_writers,
         "judge": judge,
     }
+    notes = _score_notes(judge, mode, summary_writers, roles)
+    # The page shows no placeholder: the offline judge's scores stay in the report.
+    shown = [c for c in SCORE_TABLE_COLUMNS if not (offline_judge and c in scores.JUDGED_COLUMNS)]
+    return write_report(
+        storage,
+        collection,
+        "xsum_report.md",
+        report.render_report(collection, tables, examples, notes, costs, ranked_by),
+        report.CHART_FILE,
+        report.render_chart(tables),
+        "mean scores per method",
+        Headline(
+            tables=(
+                *(
+                    headline_table(f"Mean scores per method against the {kind}", rows, shown)
+                    for kind, rows in tables.items()
+                ),
+                headline_table("Cost per target of the summary step", costs, report.COST_COLUMNS),
+            ),
+            notes=tuple(notes),
+            writer=summary_writers,
+            judge=judge,
+        ),
+    )
+
+
+def _score_notes(judge: str, mode: str, summary_writers: str, roles: dict[str, str]) -> list[str]:
+    """What the report says first: what is measured and what stands in, who wrote and judged, and
+    how each score and baseline was made."""
     measured = [c for c in scores.SCORE_COLUMNS if c not in scores.JUDGED_COLUMNS]
-    notes = [
+    return [
         measured_note(
             [f"{', '.join(measured)} (against the reference)", "costs"],
             scores.JUDGED_COLUMNS,
-            "the offline judge's lexical stand-ins" if offline_judge else None,
+            "the offline judge's lexical stand-ins" if played_offline(judge) else None,
         ),
         judge_note(
             judge, summary_writers, "G-Eval and CheckEval here are lexical stand-ins, not a model's judgement"
@@ -382,50 +390,3 @@ def _scores(context, config, storage, llm, embedder, collection) -> CollectionRe
         "semantic_recall: each reference sentence's best cosine with a summary sentence (the embedder, not BERTScore)",
         "ref_*: the papers a summary cites against the target's papers",
     ]
-    written = write_report(
-        storage,
-        collection,
-        "xsum_report.md",
-        report.render_report(collection, tables, examples, notes, costs, ranked_by),
-        report.CHART_FILE,
-        chart,
-        "mean scores per method",
-        Headline(
-            tables=(
-                *(
-                    headline_table(
-                        f"Mean scores per method against the {kind}",
-                        rows,
-                        # The page shows no placeholder: the offline judge's scores stay in the report.
-                        [c for c in columns if not (offline_judge and c in scores.JUDGED_COLUMNS)],
-                    )
-                    for kind, rows in tables.items()
-                ),
-                headline_table("Cost per target of the summary step", costs, report.COST_COLUMNS),
-            ),
-            notes=tuple(notes),
-            writer=summary_writers,
-            judge=judge,
-        ),
-    )
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(scored),
-            "evaluation_targets": sum(t.is_evaluation for t in targets),
-            **skipped_metadata(
-                {}
-                if any(t.is_evaluation for t in targets)
-                else {
-                    "scores against related-work sections": "no evaluation target (see `skipped` of xsum_answers)."
-                }
-            ),
-            **{
-                f"scores_vs_{kind}": dg.MetadataValue.md(markdown_table(rows, columns))
-                for kind, rows in tables.items()
-            },
-            "judge": judge,
-            "geval": mode,
-            **written,
-            **llm_metadata(client),
-        }
-    )

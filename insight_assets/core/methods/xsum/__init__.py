@@ -76,6 +76,7 @@ from .schemas import (
     XSumQuestion,
 )
 from .scores import score_summaries
+from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
 from .tasks import GENERATION_TASKS, JUDGE_TASKS
 
 PROFILE = PASSAGE
@@ -94,7 +95,6 @@ class XSumSettings:
     reranker: str = DEFAULT_RERANKER
     refine: bool = False
     max_target_papers: int = MAX_TARGET_PAPERS
-    plain_rag_k: int = TOP_N
 
     def __post_init__(self) -> None:
         if self.retrieval_scope not in RETRIEVAL_SCOPES:
@@ -107,7 +107,7 @@ class XSumSettings:
             )
         if self.reranker not in RERANKERS:
             raise ValueError(f"reranker must be one of {', '.join(RERANKERS)}, not {self.reranker!r}")
-        for name in ("questions_per_paper", "candidates", "top_n", "max_target_papers", "plain_rag_k"):
+        for name in ("questions_per_paper", "candidates", "top_n", "max_target_papers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.top_n > self.candidates:
@@ -181,11 +181,13 @@ __all__ = [
     "TRUNCATED",
     "WRITTEN",
     "XSUM",
+    "BaselineSettings",
     "PaperInput",
     "Source",
     "SummaryRecord",
     "SummaryTarget",
     "TargetSummary",
+    "WrittenSummaries",
     "XSumAnswerRecord",
     "XSumQuestion",
     "XSumSettings",
@@ -202,6 +204,7 @@ __all__ = [
     "score_summaries",
     "store",
     "summarize",
+    "summarize_targets",
     "summary_citations_valid",
     "write_summaries",
 ]

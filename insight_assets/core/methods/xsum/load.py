@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...citations import missing_links
 from ...citations.paragraphs import citing_papers
-from ...ingest import load_documents
+from ...ingest import load_documents, paper_titles
 from ...retrieval.citing import Source
 from ...stores import Warehouse
 from .runs import paper_input
@@ -67,16 +67,13 @@ def build_targets(
     *,
     max_papers: int,
     min_cited: int,
+    max_targets: int | None = None,
 ) -> tuple[list[SummaryTarget], list[LineProblem]]:
     """Every target of the collection (cluster, collection, user, evaluation), holding only papers
     that have chunks to retrieve (``searchable``); a target left with none is dropped, a user's
-    line naming such papers is reported. Targets with the same papers and topic are kept once."""
-    titles = {
-        row["doc_id"]: row["title"] or row["file"]
-        for row in warehouse.rows(
-            "SELECT doc_id, title, file FROM parsed_documents WHERE collection = ?", [collection]
-        )
-    }
+    line naming such papers is reported. Targets with the same papers and topic are kept once; the
+    first ``max_targets`` of them (all when unset) are summarised."""
+    titles = paper_titles(warehouse, collection)
     clusters, counts = _cluster_inputs(warehouse, collection)
     searchable_counts = {
         cluster: Counter({doc: n for doc, n in docs.items() if doc in searchable})
@@ -94,7 +91,7 @@ def build_targets(
         doc_ids = tuple(doc for doc in target.doc_ids if doc in searchable)
         if doc_ids and target.target_id not in kept:
             kept[target.target_id] = SummaryTarget(**{**target.__dict__, "doc_ids": doc_ids})
-    return list(kept.values()), problems
+    return list(kept.values())[:max_targets], problems
 
 
 def why_no_evaluation_targets(citations: list[tuple[str, str]], min_cited: int) -> str:

@@ -7,7 +7,7 @@ imported (``stores.declare_tables``).
 from __future__ import annotations
 
 from ...stores import Warehouse, declare_tables
-from .schemas import SummaryTarget
+from .schemas import SummaryRecord, SummaryTarget, XSumAnswerRecord, XSumQuestion
 
 TABLES = {
     "xsum_targets": """
@@ -51,3 +51,64 @@ def load_targets(warehouse: Warehouse, collection: str) -> list[SummaryTarget]:
             "SELECT * FROM xsum_targets WHERE collection = ? ORDER BY kind, topic", [collection]
         )
     ]
+
+
+def load_questions(warehouse: Warehouse, collection: str) -> list[XSumQuestion]:
+    """The questions asked, per paper in order (failed papers left out)."""
+    return [
+        XSumQuestion(row["question_id"], row["doc_id"], row["position"], row["question"])
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_questions WHERE collection = ? AND status = 'ok' ORDER BY doc_id, position",
+            [collection],
+        )
+    ]
+
+
+def load_answers(warehouse: Warehouse, collection: str) -> list[XSumAnswerRecord]:
+    return [
+        XSumAnswerRecord(
+            row["target_id"],
+            row["question_id"],
+            row["doc_id"],
+            row["status"],
+            row["answer"] or "",
+            tuple(row["cited_chunk_ids"]),
+        )
+        for row in warehouse.rows("SELECT * FROM xsum_answers WHERE collection = ?", [collection])
+    ]
+
+
+def load_written_summaries(warehouse: Warehouse, collection: str) -> list[SummaryRecord]:
+    """Every method's summaries that have a text (failed ones left out)."""
+    return [
+        SummaryRecord(
+            row["target_id"],
+            row["method"],
+            row["status"],
+            row["summary"] or "",
+            row["rendered"] or "",
+            tuple(row["cited_chunk_ids"]),
+        )
+        for row in warehouse.rows(
+            "SELECT * FROM xsum_summaries WHERE collection = ? AND summary IS NOT NULL", [collection]
+        )
+    ]
+
+
+def summary_costs(warehouse: Warehouse, collection: str) -> list[dict]:
+    """Each method's cost per target (calls, tokens, seconds), as its summaries recorded it."""
+    return warehouse.rows(
+        "SELECT DISTINCT method, calls, input_tokens, output_tokens, seconds FROM xsum_summaries "
+        "WHERE collection = ? AND calls IS NOT NULL",
+        [collection],
+    )
+
+
+def rendered_summaries(warehouse: Warehouse, collection: str, method: str) -> list[dict]:
+    """``method``'s written summaries with their target's kind and topic, by kind then topic."""
+    return warehouse.rows(
+        """SELECT t.kind, t.topic, s.rendered, s.status FROM xsum_summaries s
+           JOIN xsum_targets t USING (collection, target_id)
+           WHERE s.collection = ? AND s.method = ? AND s.rendered IS NOT NULL ORDER BY t.kind, t.topic""",
+        [collection, method],
+    )
