@@ -19,6 +19,8 @@ budget ran out, ``budget_error``. The prompts are ``core/prompts/compress_docume
 
 from .answers import (
     ANSWER_QUESTION,
+    DUPLICATE,
+    KEPT,
     Answer,
     AnswerOutcome,
     AnswerSettings,
@@ -26,6 +28,8 @@ from .answers import (
     answer_source_label,
     citations_valid,
     generate_answers,
+    kept_pairs,
+    reference_answers,
 )
 from .combinations import (
     Combination,
@@ -72,8 +76,10 @@ from .user_questions import USER_QUESTIONS_FILE, LineProblem, UserQuestionsOutco
 __all__ = [
     "ANSWER_QUESTION",
     "COMPRESS_DOCUMENT",
+    "DUPLICATE",
     "GENERATED",
     "GENERATE_QUESTIONS",
+    "KEPT",
     "REFINE_QUESTIONS",
     "SCOPE_QA_FIELDS",
     "USER",
@@ -109,6 +115,7 @@ __all__ = [
     "export_records",
     "generate_answers",
     "generate_questions",
+    "kept_pairs",
     "load_answers",
     "load_compressed",
     "load_pairs",
@@ -119,6 +126,7 @@ __all__ = [
     "question_id",
     "question_tables",
     "questions_per_combination",
+    "reference_answers",
     "sample_combinations",
     "write_jsonl",
 ]

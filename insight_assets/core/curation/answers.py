@@ -36,7 +36,7 @@ from ..llm.client import LLMClient
 from ..llm.tasks import Task, narrowed, register_task
 from ..text import split_sentences
 from .question_tasks import format_papers, names_paper, papers_of
-from .records import USER, CompressedDocument, Embed, ItemFailure, Question, rendered_statements
+from .records import USER, CompressedDocument, Embed, ItemFailure, QAPair, Question, rendered_statements
 from .similarity import embed_unit, greedy_duplicates
 
 KEPT, DUPLICATE, FAILED, SKIPPED = "kept", "duplicate", "failed", "skipped"
@@ -315,3 +315,14 @@ def _mark_duplicates(answers: list[Answer], threshold: float, embed: Embed) -> N
                 status=DUPLICATE,
                 duplicate_of=answers[kept[duplicate_of]].question_id,
             )
+
+
+def kept_pairs(answers: Sequence[Answer]) -> list[QAPair]:
+    """The question-answer pairs the curation keeps, in order: what the methods are asked."""
+    return [QAPair(a.question_id, a.question, a.answer) for a in answers if a.status == KEPT]
+
+
+def reference_answers(answers: Sequence[Answer]) -> dict[str, str]:
+    """Each question's answer, kept or set aside as a near-duplicate of a kept one: a reference
+    that ConTReGen's answers are scored against."""
+    return {a.question_id: a.answer for a in answers if a.status in (KEPT, DUPLICATE) and a.answer}

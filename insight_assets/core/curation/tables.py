@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from ..stores import Warehouse
-from .answers import Answer
+from .answers import Answer, kept_pairs
 from .compression import CompressionOutcome
 from .questions import QuestionOutcome
 from .records import CompressedDocument, QAPair, Question
@@ -275,5 +275,5 @@ def load_answers(
 
 def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) -> list[QAPair]:
     """The collection's kept question-answer pairs, in question order (the first ``limit``)."""
-    pairs = [QAPair(a.question_id, a.question, a.answer) for a in load_answers(warehouse, collection)]
+    pairs = kept_pairs(load_answers(warehouse, collection))
     return pairs[:limit] if limit is not None else pairs

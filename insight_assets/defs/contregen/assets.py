@@ -388,21 +388,15 @@ def contregen_scores(
 def _scores(context, config, storage, llm, collection) -> CollectionReport:
     warehouse = storage.warehouse
     trees = contregen.store.load_trees(warehouse, collection)
-    answers = records.answers_from_rows(
-        warehouse.rows("SELECT * FROM contregen_answers WHERE collection = ?", [collection])
-    )
+    answers = contregen.store.load_answers(warehouse, collection)
     if not answers or not trees:
         raise nothing_to_do(collection, "no answers to score: `contregen_answers` stored none.")
     questions = [tree.question for tree in trees]
     sources = load_sources(warehouse, collection, contregen.PROFILE)
     chunk_docs = {chunk_id: source.doc_id for chunk_id, source in sources.items()}
-    references = {
-        row["question_id"]: row["answer"]
-        for row in warehouse.rows(
-            "SELECT question_id, answer FROM generated_answers WHERE collection = ? AND answer IS NOT NULL",
-            [collection],
-        )
-    }
+    references = curation.reference_answers(
+        curation.load_answers(warehouse, collection, statuses=(curation.KEPT, curation.DUPLICATE))
+    )
     collection_size = paper_count(warehouse, collection)
     paragraphs = contregen.references.reference_texts(collection_paragraphs(warehouse, collection))
     choice = config.judge_choice()

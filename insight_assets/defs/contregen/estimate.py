@@ -1,6 +1,7 @@
 """ConTReGen's dry-run steps: trees and answers (once the collection has chunk vectors), scores."""
 
 from insight_assets.app.dry_run import DryRun, EstimateStep
+from insight_assets.core import curation
 from insight_assets.core.citations.paragraphs import collection_paragraphs
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import scores as contregen_scores
@@ -38,7 +39,7 @@ def _answers(config: ConTReGenAnswersConfig, run: DryRun) -> None:
 
 
 def _scores(config: ConTReGenScoresConfig, run: DryRun) -> None:
-    references = {pair.question_id: pair.answer for pair in run.output("generated_answers", [])}
+    references = curation.reference_answers(run.output("generated_answers", []))
     _, trees, _ = run.output("contregen_trees", (None, [], {}))
     questions = [tree.question for tree in trees]
     paragraphs = contregen.references.reference_texts(

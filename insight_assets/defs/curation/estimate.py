@@ -2,7 +2,6 @@
 
 from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core import curation, ingest
-from insight_assets.core.curation import QAPair
 from insight_assets.defs.curation.assets import (
     CurationAnswersConfig,
     CurationCompressionConfig,
@@ -36,9 +35,7 @@ def _answer(config: CurationAnswersConfig, run: DryRun) -> None:
         config.settings(),
         run.embed,
     )
-    run.outputs["generated_answers"] = [
-        QAPair(a.question_id, a.question, a.answer) for a in answered.answers if a.status == "kept"
-    ]
+    run.outputs["generated_answers"] = answered.answers
 
 
 ESTIMATE_STEPS = (

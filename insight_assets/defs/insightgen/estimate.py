@@ -1,6 +1,7 @@
 """InsightGen's dry-run steps: insights (once the collection has a theme graph) and their judging."""
 
 from insight_assets.app.dry_run import DryRun, EstimateStep
+from insight_assets.core import curation
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insightgen
 from insight_assets.core.methods.insightgen.judge import judge_questions, judged_questions
@@ -18,7 +19,12 @@ def _find_insights(config: InsightGenInsightsConfig, run: DryRun) -> None:
     except IndexMissing:
         return
     run.outputs["insights"] = insightgen.run_insightgen(
-        run.client, run.output("generated_answers", []), index, cluster_index, run.embed, config.settings()
+        run.client,
+        curation.kept_pairs(run.output("generated_answers", [])),
+        index,
+        cluster_index,
+        run.embed,
+        config.settings(),
     )
 
 
@@ -34,7 +40,7 @@ def _judge(config: InsightGenJudgeConfig, run: DryRun) -> None:
     runs = ((found.question_id, found.method, found.error) for found in found_insights.outcome.runs)
     judge_questions(
         run.client,
-        judged_questions(run.output("generated_answers", []), insights, runs),
+        judged_questions(curation.kept_pairs(run.output("generated_answers", [])), insights, runs),
         judge="estimate",
         seed=config.seed,
         levels=config.levels,

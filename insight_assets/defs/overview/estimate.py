@@ -3,6 +3,7 @@ has what the methods read (a method not built yet prices nothing)."""
 
 from insight_assets.app import asking
 from insight_assets.app.dry_run import DryRun, EstimateStep
+from insight_assets.core import curation
 from insight_assets.core.index import IndexMissing
 from insight_assets.defs.overview.assets import CollectionReportConfig, the_question
 
@@ -10,7 +11,7 @@ from insight_assets.defs.overview.assets import CollectionReportConfig, the_ques
 def _page(config: CollectionReportConfig, run: DryRun) -> None:
     if not config.answer_question:
         return
-    pairs = run.output("generated_answers", [])
+    pairs = curation.kept_pairs(run.output("generated_answers", []))
     question = (
         config.question or the_question(run.storage, run.collection) or (pairs[0].question if pairs else None)
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...stores import Warehouse, declare_tables
 from . import records
-from .schemas import Tree
+from .schemas import Answer, Tree
 
 TABLES = {
     "contregen_trees": """
@@ -41,4 +41,11 @@ declare_tables(TABLES)
 def load_trees(warehouse: Warehouse, collection: str) -> list[Tree]:
     return records.trees_from_rows(
         warehouse.rows("SELECT * FROM contregen_trees WHERE collection = ?", [collection])
+    )
+
+
+def load_answers(warehouse: Warehouse, collection: str) -> list[Answer]:
+    """Every method's stored answers (ConTReGen's and its baselines')."""
+    return records.answers_from_rows(
+        warehouse.rows("SELECT * FROM contregen_answers WHERE collection = ?", [collection])
     )
