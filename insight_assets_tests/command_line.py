@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, copy_stores
 
 QUIETING_VARIABLES = ("LANCEDB_LOG", "HF_HUB_DISABLE_PROGRESS_BARS")
 SMALLEST_DEMO_PDF = DEMO_PDFS_BY_SIZE[0]
@@ -87,5 +87,5 @@ class BuiltProject:
         """The project (stores, Dagster home, cache) copied to ``root``, for a test that changes it.
         The stores are found relative to the project and the Dagster home by ``DAGSTER_HOME``, so the
         copy is built as it was (the build notes keep the first folder's paths, as metadata only)."""
-        shutil.copytree(self.root, root, dirs_exist_ok=True)
+        copy_stores(self.root, root, dirs_exist_ok=True)
         return root

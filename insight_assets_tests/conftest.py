@@ -11,6 +11,7 @@ import dagster as dg
 import pytest
 
 from insight_assets.core import deployment
+from insight_assets.core.shared_file import release_all
 from insight_assets.core.signals import restore_default_interrupts
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets_tests.fake_model_server import FakeModelServer
@@ -81,6 +82,14 @@ def instance() -> dg.DagsterInstance:
 def hashing_embedder() -> EmbedderResource:
     """A deterministic, instant embedder: the assets' behaviour, without model load times."""
     return EmbedderResource(provider="hashing")
+
+
+def copy_stores(source: Path, target: Path, **options) -> None:
+    """``source`` (a project or a build's stores) copied to ``target`` once this process has let go
+    of the DuckDB files in it. An idle warehouse is closed a moment after its last query, and closing
+    folds its log into the file: a log that vanished in the middle of a copy failed one."""
+    release_all()
+    shutil.copytree(source, target, **options)
 
 
 def add_collection(storage: StorageResource, name: str, pdfs: list[Path]) -> Path:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
+from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection, copy_stores
 from insight_assets_tests.defs.helpers import BRIEF_TRAINING, materialize_collection
 
 
@@ -43,7 +42,7 @@ class DemoBuild:
 
     def copy(self, root: Path) -> DemoBuild:
         """The same stores under another folder, for a test that changes them."""
-        shutil.copytree(self.root, root)
+        copy_stores(self.root, root)
         copied = DemoBuild(root)
         copied.result = self.result
         return copied

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from insight_assets.core.llm import CallLedger, ResponseCache
 from insight_assets.core.stores import warehouse_tables
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import ALL_ASSETS, INGESTION_ASSETS, materialize_collection
-from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection, copy_stores
 from insight_assets_tests.defs.helpers import assets_up_to
 from insight_assets_tests.fake_model_server import FakeModelServer, Received, Reply
 
@@ -298,7 +297,7 @@ def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tabl
             instance, storage, hashing_embedder, COLLECTION, llm=llm, assets=assets_named(*upstream)
         )
         # The reference: the same stores, the insights built without interruption.
-        shutil.copytree(tmp_path / "resumed", tmp_path / "reference")
+        copy_stores(tmp_path / "resumed", tmp_path / "reference")
         reference = storage_at(tmp_path / "reference")
         reference_llm = LLMResource(data_dir=str(tmp_path / "reference" / "data"))
         materialize_collection(
