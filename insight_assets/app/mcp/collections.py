@@ -220,11 +220,14 @@ class Collections:
         ]
 
     def read_report(self, collection: str, name: str) -> str:
-        """A markdown report of ``collection`` by its file name (one ``report_files`` lists)."""
+        """A markdown report of ``collection`` by its file name (only the files in its reports folder)."""
         self._known(collection)
-        if (collection, name) not in self.report_files():
+        reports = {
+            report.name: report for report in (Path(self.storage.reports_dir) / collection).glob("*.md")
+        }
+        if name not in reports:
             raise ToolProblem(f"collection {collection!r} has no report {name!r}")
-        return (Path(self.storage.reports_dir) / collection / name).read_text(encoding="utf-8")
+        return reports[name].read_text(encoding="utf-8")
 
     # -- checks ---------------------------------------------------------------------------------
 
@@ -256,8 +259,8 @@ class Collections:
         if settings.is_offline or settings.is_local:
             return None
         estimates = []
+        cache = ResponseCache.in_data_dir(Path(self.llm.data_dir)) if self.llm.use_cache else None
         for flow in flows:
-            cache = ResponseCache.in_data_dir(Path(self.llm.data_dir)) if self.llm.use_cache else None
             # A flow that fails in the dry run fails when it runs too, before its calls are paid for.
             with (
                 LLMClient(settings, cache=cache, estimate_only=True) as client,
