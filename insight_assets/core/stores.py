@@ -383,6 +383,11 @@ class Warehouse:
     def rows(self, sql: str, params: Sequence | None = None) -> list[dict]:
         return self.query(sql, params).to_pylist()
 
+    def labels(self, table: str, column: str, collection: str) -> list[str]:
+        """``table``'s distinct non-NULL ``column`` values for ``collection``, sorted (its writers, say)."""
+        sql = f"SELECT DISTINCT {column} AS v FROM {table} WHERE collection = ? AND {column} IS NOT NULL ORDER BY v"
+        return [row["v"] for row in self.rows(sql, [collection])]
+
 
 class WarehouseSession:
     """Queries over one open warehouse connection."""

@@ -94,11 +94,7 @@ def write_report(
 
 def writers(storage: StorageResource, table: str, collection: str) -> str:
     """The models that wrote ``table``'s rows for ``collection`` (its ``writer`` column), joined."""
-    rows = storage.warehouse.rows(
-        f"SELECT DISTINCT writer FROM {table} WHERE collection = ? AND writer IS NOT NULL ORDER BY writer",
-        [collection],
-    )
-    return ", ".join(row["writer"] for row in rows)
+    return ", ".join(storage.warehouse.labels(table, "writer", collection))
 
 
 @contextlib.contextmanager
@@ -159,59 +155,19 @@ def materialize_each(
     --partition-range a...c``, or the UI) holds several: counters are summed, each collection gets
     a row in a ``collections`` table, and a check passes only if it passed everywhere.
     """
-    asset = context.asset_key.to_user_string()
     upstream = sorted(
         name
         for key in context.assets_def.dependency_keys
         if reuse.built_by_steps(name := key.to_user_string())
     )
-    warehouse = storage.warehouse
     reports = {}
     for collection in context.partition_keys:
-        builds = warehouse.builds(collection)
-        missing = [name for name in upstream if name not in builds]
-        if missing:
-            raise dg.Failure(
-                description=(
-                    f"collection {collection!r}: {', '.join(f'`{name}`' for name in missing)} "
-                    f"{'has' if len(missing) == 1 else 'have'} not been built; materialize "
-                    f"{'it' if len(missing) == 1 else 'them'} (or the whole collection) first."
-                )
-            )
-        inputs = reuse.step_inputs(context, builds)
+        builds = storage.warehouse.builds(collection)
+        _require_upstream(collection, upstream, builds)
         present = (lambda c=collection: outputs_present(c)) if outputs_present else None
-        decision = (
-            reuse.decide(
-                builds.get(asset), inputs, lambda c=collection: warehouse.build_report(c, asset), present
-            )
-            if reuse_builds
-            else reuse.Reuse(None, "it reads the collection's folder")
+        reports[collection] = _build_or_reuse(
+            context, storage.warehouse, collection, builds, build, present, reuse_builds
         )
-        if decision.report is not None:
-            metadata, checks, data_version = reuse.decode_report(decision.report)
-            report = reports[collection] = CollectionReport(
-                {**reuse.without_work(metadata), "build": decision.why}, checks, data_version
-            )
-            context.log.debug(f"{collection}: {asset} {decision.why}")
-            continue
-        if builds.get(asset, {}).get("inputs"):
-            warehouse.forget_build_inputs(collection, asset)
-        report = build(collection)
-        incomplete = report.incomplete or reuse.undone_work(report.metadata)
-        report.data_version = reuse.data_version(report.data_version, inputs, context.run_id, incomplete)
-        report.metadata["build"] = f"built: {decision.why}"
-        warehouse.record_build(
-            collection,
-            asset,
-            rows=report.metadata.get("dagster/row_count"),
-            data_version=report.data_version,
-            run_id=context.run_id,
-            inputs=inputs.to_json(),
-            report=reuse.encode_report(report.metadata, report.checks, report.data_version),
-            incomplete=incomplete,
-            config=context.op_execution_context.op_config,
-        )
-        reports[collection] = report
     if len(reports) == 1:
         (report,) = reports.values()
         return dg.MaterializeResult(
@@ -219,6 +175,67 @@ def materialize_each(
             check_results=report.checks,
             data_version=dg.DataVersion(report.data_version) if report.data_version else None,
         )
+    return _several_collections(reports)
+
+
+def _require_upstream(collection: str, upstream: list[str], builds: dict) -> None:
+    """Fail at once, naming them, when upstream assets were never built for ``collection``."""
+    missing = [name for name in upstream if name not in builds]
+    if missing:
+        raise dg.Failure(
+            description=(
+                f"collection {collection!r}: {', '.join(f'`{name}`' for name in missing)} "
+                f"{'has' if len(missing) == 1 else 'have'} not been built; materialize "
+                f"{'it' if len(missing) == 1 else 'them'} (or the whole collection) first."
+            )
+        )
+
+
+def _build_or_reuse(
+    context: dg.AssetExecutionContext,
+    warehouse,
+    collection: str,
+    builds: dict,
+    build: Callable[[str], CollectionReport],
+    present: Callable[[], bool] | None,
+    reuse_builds: bool,
+) -> CollectionReport:
+    """The last complete build's report when its inputs are this run's, else ``build(collection)``,
+    recorded for the next run to compare with."""
+    asset = context.asset_key.to_user_string()
+    inputs = reuse.step_inputs(context, builds)
+    decision = (
+        reuse.decide(builds.get(asset), inputs, lambda: warehouse.build_report(collection, asset), present)
+        if reuse_builds
+        else reuse.Reuse(None, "it reads the collection's folder")
+    )
+    if decision.report is not None:
+        metadata, checks, data_version = reuse.decode_report(decision.report)
+        context.log.debug(f"{collection}: {asset} {decision.why}")
+        return CollectionReport({**reuse.without_work(metadata), "build": decision.why}, checks, data_version)
+    if builds.get(asset, {}).get("inputs"):
+        warehouse.forget_build_inputs(collection, asset)
+    report = build(collection)
+    incomplete = report.incomplete or reuse.undone_work(report.metadata)
+    report.data_version = reuse.data_version(report.data_version, inputs, context.run_id, incomplete)
+    report.metadata["build"] = f"built: {decision.why}"
+    warehouse.record_build(
+        collection,
+        asset,
+        rows=report.metadata.get("dagster/row_count"),
+        data_version=report.data_version,
+        run_id=context.run_id,
+        inputs=inputs.to_json(),
+        report=reuse.encode_report(report.metadata, report.checks, report.data_version),
+        incomplete=incomplete,
+        config=context.op_execution_context.op_config,
+    )
+    return report
+
+
+def _several_collections(reports: dict[str, CollectionReport]) -> dg.MaterializeResult:
+    """One materialization for a run of several collections: counters summed, a row per
+    collection, and each check passing only where it passed for all."""
     numeric = sorted({key for r in reports.values() for key, v in r.metadata.items() if _is_number(v)})
     metadata: dict[str, Any] = {key: sum(r.metadata.get(key, 0) for r in reports.values()) for key in numeric}
     metadata["collections"] = dg.MetadataValue.md(

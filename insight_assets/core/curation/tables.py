@@ -277,3 +277,14 @@ def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) 
     """The collection's kept question-answer pairs, in question order (the first ``limit``)."""
     pairs = kept_pairs(load_answers(warehouse, collection))
     return pairs[:limit] if limit is not None else pairs
+
+
+def first_question(warehouse: Warehouse, collection: str) -> str | None:
+    """The collection's first question of its own (questions.jsonl), else its first generated one
+    that was answered and kept."""
+    rows = warehouse.rows(
+        """SELECT question FROM generated_answers WHERE collection = ? AND status = 'kept'
+           ORDER BY source = 'user' DESC, position LIMIT 1""",
+        [collection],
+    )
+    return rows[0]["question"] if rows else None

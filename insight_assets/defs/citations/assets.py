@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.core import ingest
+from insight_assets.core import ingest, ingest_store
 from insight_assets.core.citations import (
     CitingDocument,
     MatchSettings,
@@ -78,14 +78,7 @@ def citations(
 
 
 def _citations(storage: StorageResource, collection: str, settings: MatchSettings) -> CollectionReport:
-    rows = storage.warehouse.rows(
-        """SELECT d.doc_id, coalesce(nullif(d.title, ''), d.file) AS title, d.references_text,
-                  coalesce(p.text, '') AS first_page
-           FROM parsed_documents d LEFT JOIN parsed_pages p
-             ON p.collection = d.collection AND p.doc_id = d.doc_id AND p.page = 1
-           WHERE d.collection = ? ORDER BY d.file""",
-        [collection],
-    )
+    rows = ingest_store.citing_documents(storage.warehouse, collection)
     documents = [
         CitingDocument(row["doc_id"], row["title"], row["first_page"], row["references_text"] or "")
         for row in rows
@@ -99,32 +92,10 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
     )
     edges = graph.edges
     picture = render_citation_graph_png(graph.titles, edges)
-    report_dir = Path(storage.reports_dir) / collection
-    report_dir.mkdir(parents=True, exist_ok=True)
-    picture_path = report_dir / "citation_graph.png"
+    picture_path = Path(storage.reports_dir) / collection / "citation_graph.png"
+    picture_path.parent.mkdir(parents=True, exist_ok=True)
     picture_path.write_bytes(picture)
-
-    def title(doc_id: str) -> str:
-        return short_title(graph.titles[doc_id], words=8)
-
-    edge_rows = [
-        {
-            "citing": title(edge["citing_doc_id"]),
-            "cited": title(edge["cited_doc_id"]),
-            "score": edge["match_score"],
-            "reference": edge["reference_text"][:120],
-        }
-        for edge in edges
-    ]
-    rejected = [
-        {"citing": title(citing), "candidate": title(match.candidate_doc_id), "reason": match.reason}
-        for citing, matches in graph.matches.items()
-        for match in matches
-        if match.candidate_doc_id and not match.cited_doc_id
-    ]
-    pairs = [
-        {"paper a": title(a), "paper b": title(b), "cited together by": n} for a, b, n in co_citations(edges)
-    ]
+    edge_rows, rejected, pairs = _previews(graph)
     without_references = [doc.doc_id for doc in documents if not graph.matches[doc.doc_id]]
     return CollectionReport(
         checks=[items_check("citation_links", len(edges), _why_no_links(graph, len(documents)))],
@@ -160,6 +131,34 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
             + [f"references:{graph.reference_count}"]
         ),
     )
+
+
+def _previews(graph) -> tuple[list[dict], list[dict], list[dict]]:
+    """For people: the links found, the candidates rejected (and why), the papers cited together."""
+
+    def title(doc_id: str) -> str:
+        return short_title(graph.titles[doc_id], words=8)
+
+    edge_rows = [
+        {
+            "citing": title(edge["citing_doc_id"]),
+            "cited": title(edge["cited_doc_id"]),
+            "score": edge["match_score"],
+            "reference": edge["reference_text"][:120],
+        }
+        for edge in graph.edges
+    ]
+    rejected = [
+        {"citing": title(citing), "candidate": title(match.candidate_doc_id), "reason": match.reason}
+        for citing, matches in graph.matches.items()
+        for match in matches
+        if match.candidate_doc_id and not match.cited_doc_id
+    ]
+    pairs = [
+        {"paper a": title(a), "paper b": title(b), "cited together by": n}
+        for a, b, n in co_citations(graph.edges)
+    ]
+    return edge_rows, rejected, pairs
 
 
 def _why_no_links(graph, papers: int) -> str:

@@ -154,19 +154,7 @@ def _trees(context, config, settings, storage, llm, embedder, collection) -> Col
         for status in (ROOT, KEPT, PRUNED_NOT_NEEDED, PRUNED_NO_PASSAGE, contregen.schemas.FAILED)
     }
     example = max(trees, key=lambda tree: len(tree.nodes))
-    per_question = [
-        {
-            "question": tree.question.question,
-            "nodes": len(tree.nodes),
-            "kept": len(tree.kept_nodes()) - 1,
-            "pruned": sum(not n.kept for n in tree.nodes.values()),
-            "passages": len(tree.retrieved()),
-            "calls": tree.usage.calls,
-            "input_tokens": tree.usage.input_tokens,
-            "output_tokens": tree.usage.output_tokens,
-        }
-        for tree in trees
-    ]
+    per_question = [_tree_row(tree) for tree in trees]
     failed = [n for n in nodes if n.error]
     return CollectionReport(
         metadata={
@@ -193,6 +181,20 @@ def _trees(context, config, settings, storage, llm, embedder, collection) -> Col
             **llm_metadata(client),
         }
     )
+
+
+def _tree_row(tree) -> dict:
+    """One tree's size, pruning, passages and cost."""
+    return {
+        "question": tree.question.question,
+        "nodes": len(tree.nodes),
+        "kept": len(tree.kept_nodes()) - 1,
+        "pruned": sum(not n.kept for n in tree.nodes.values()),
+        "passages": len(tree.retrieved()),
+        "calls": tree.usage.calls,
+        "input_tokens": tree.usage.input_tokens,
+        "output_tokens": tree.usage.output_tokens,
+    }
 
 
 # -- answers --------------------------------------------------------------------------------------
@@ -273,26 +275,13 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     with model_errors_as_failures(client, collection):
         answers = contregen.write_answers(client, retriever, trees, sources, settings, config.baselines)
     writer = client.writer_label(contregen.tasks.CONTREGEN_ANSWER)
-    summaries = [
-        {
-            "collection": collection,
-            "question_id": tree.question.question_id,
-            "node_id": node.node_id,
-            "status": node.summary_status or None,
-            "summary": node.summary or None,
-            "error": node.error,
-        }
-        for tree in trees
-        for node in tree.nodes.values()
-        if node.kept
-    ]
     warehouse.replace_partition(
         collection,
         {
             "contregen_answers": pa.Table.from_pylist(
                 records.answer_rows(collection, answers, sources, writer)
             ),
-            "contregen_node_summaries": pa.Table.from_pylist(summaries),
+            "contregen_node_summaries": pa.Table.from_pylist(records.node_summary_rows(collection, trees)),
         },
     )
     written = [a for a in answers if a.text]
@@ -300,12 +289,6 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         raise nothing_to_do(
             collection, f"no answer was written: {answers[0].error if answers else 'no trees'}"
         )
-    problems = [
-        f"{a.method} answer to {a.question_id[:10]} {problem}"
-        for a in answers
-        for problem in citation_problems(a.text, a.used, a.error)
-    ]
-    truncated = [a for a in answers if a.status == contregen.schemas.TRUNCATED]
     statuses = {
         method: {
             s: sum(a.method == method and a.status == s for a in answers) for s in {a.status for a in answers}
@@ -314,6 +297,11 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     }
     example = next((a for a in written if a.method == contregen.CONTREGEN), written[0])
     questions = {tree.question.question_id: tree.question.question for tree in trees}
+    failures = [
+        {"method": a.method, "question": questions[a.question_id], "error": a.error}
+        for a in answers
+        if a.error
+    ]
     return CollectionReport(
         metadata={
             "dagster/row_count": len(written),
@@ -323,33 +311,37 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
                 + render_citations(example.text, sources)
             ),
             "failures": dg.MetadataValue.md(
-                markdown_table(
-                    [
-                        {"method": a.method, "question": questions[a.question_id], "error": a.error}
-                        for a in answers
-                        if a.error
-                    ],
-                    ["method", "question", "error"],
-                    empty="None.",
-                )
+                markdown_table(failures, ["method", "question", "error"], empty="None.")
             ),
             "writer": writer,
             **llm_metadata(client),
         },
         checks=[
-            dg.AssetCheckResult(
-                check_name="answers_cite_retrieved_passages",
-                passed=not problems,
-                metadata={"answers_checked": len(written), "problems": "; ".join(problems[:10]) or "none"},
-            ),
-            dg.AssetCheckResult(
-                check_name="answers_not_truncated",
-                passed=not truncated,
-                metadata={
-                    "truncated": "; ".join(f"{a.method}: {a.question_id[:10]}" for a in truncated) or "none"
-                },
-            ),
+            _cite_retrieved_passages(answers, len(written)),
+            _not_truncated(answers),
         ],
+    )
+
+
+def _cite_retrieved_passages(answers, written: int) -> dg.AssetCheckResult:
+    problems = [
+        f"{a.method} answer to {a.question_id[:10]} {problem}"
+        for a in answers
+        for problem in citation_problems(a.text, a.used, a.error)
+    ]
+    return dg.AssetCheckResult(
+        check_name="answers_cite_retrieved_passages",
+        passed=not problems,
+        metadata={"answers_checked": written, "problems": "; ".join(problems[:10]) or "none"},
+    )
+
+
+def _not_truncated(answers) -> dg.AssetCheckResult:
+    truncated = [a for a in answers if a.status == contregen.schemas.TRUNCATED]
+    return dg.AssetCheckResult(
+        check_name="answers_not_truncated",
+        passed=not truncated,
+        metadata={"truncated": "; ".join(f"{a.method}: {a.question_id[:10]}" for a in truncated) or "none"},
     )
 
 
@@ -393,71 +385,21 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         raise nothing_to_do(collection, "no answers to score: `contregen_answers` stored none.")
     questions = [tree.question for tree in trees]
     sources = load_sources(warehouse, collection, contregen.PROFILE)
-    chunk_docs = {chunk_id: source.doc_id for chunk_id, source in sources.items()}
-    references = curation.reference_answers(
-        curation.load_answers(warehouse, collection, statuses=(curation.KEPT, curation.DUPLICATE))
-    )
     collection_size = paper_count(warehouse, collection)
-    paragraphs = contregen.references.reference_texts(collection_paragraphs(warehouse, collection))
-    choice = config.judge_choice()
-    client = model_client(context, llm, config, collection, model_choice=choice)
+    client = model_client(context, llm, config, collection, model_choice=config.judge_choice())
     with model_errors_as_failures(client, collection):
-        scored = scores.score_answers(
-            client,
-            questions,
-            answers,
-            chunk_docs,
-            references,
-            paragraphs,
-            contregen.references.passage_themes(warehouse, collection),
-        )
+        scored = _score(client, warehouse, collection, questions, answers, sources)
     judge = client.writer_label(contregen.tasks.CONTREGEN_JUDGE_ANSWER)
     warehouse.replace_partition(
-        collection,
-        {
-            "contregen_scores": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        **{k: v for k, v in s.__dict__.items() if k != "errors"},
-                        "errors": list(s.errors),
-                        "judge": judge,
-                    }
-                    for s in scored
-                ]
-            )
-        },
+        collection, {"contregen_scores": pa.Table.from_pylist(records.score_rows(collection, scored, judge))}
     )
     rows = scores.method_table(scored, questions, collection_size)
     chart = report.render_chart(rows)
     answer_writers = writers(storage, "contregen_answers", collection)
-    roles = {
-        "planner": writers(storage, "contregen_trees", collection),
-        "writer": answer_writers,
-        "judge": judge,
-    }
     offline_judge = played_offline(judge)
-    notes = [
-        report.measured_line(offline_judge),
-        judge_note(
-            judge,
-            answer_writers,
-            "coverage and relevance here are lexical stand-ins, not a model's judgement",
-        ),
-        *filter(None, [standin_note(roles)]),
-        *report.method_notes(collection_size),
-    ]
+    notes = _score_notes(storage, collection, judge, answer_writers, collection_size)
     example = max(trees, key=lambda tree: len(tree.nodes))
-    by_key = {(a.question_id, a.method): a for a in answers}
-    examples = [
-        {
-            "method": method,
-            "text": render_citations(by_key[(example.question.question_id, method)].text, sources),
-        }
-        for method in contregen.METHODS
-        if (example.question.question_id, method) in by_key
-        and by_key[(example.question.question_id, method)].text
-    ]
+    examples = _examples(example, answers, sources)
     written = write_report(
         storage,
         collection,
@@ -482,6 +424,51 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             **llm_metadata(client),
         }
     )
+
+
+def _score(client, warehouse, collection, questions, answers, sources):
+    """Each answer scored against the collection's reference answers, related-work paragraphs and
+    passage themes."""
+    references = curation.reference_answers(
+        curation.load_answers(warehouse, collection, statuses=(curation.KEPT, curation.DUPLICATE))
+    )
+    return scores.score_answers(
+        client,
+        questions,
+        answers,
+        {chunk_id: source.doc_id for chunk_id, source in sources.items()},
+        references,
+        contregen.references.reference_texts(collection_paragraphs(warehouse, collection)),
+        contregen.references.passage_themes(warehouse, collection),
+    )
+
+
+def _score_notes(storage, collection, judge: str, answer_writers: str, collection_size: int) -> list[str]:
+    roles = {
+        "planner": writers(storage, "contregen_trees", collection),
+        "writer": answer_writers,
+        "judge": judge,
+    }
+    return [
+        report.measured_line(played_offline(judge)),
+        judge_note(
+            judge,
+            answer_writers,
+            "coverage and relevance here are lexical stand-ins, not a model's judgement",
+        ),
+        *filter(None, [standin_note(roles)]),
+        *report.method_notes(collection_size),
+    ]
+
+
+def _examples(tree, answers, sources) -> list[dict]:
+    """Every method's answer to ``tree``'s question, its citations rendered."""
+    by_method = {a.method: a for a in answers if a.question_id == tree.question.question_id and a.text}
+    return [
+        {"method": method, "text": render_citations(by_method[method].text, sources)}
+        for method in contregen.METHODS
+        if method in by_method
+    ]
 
 
 # Op config for a smoke run with a slow model (see ``defs/runs.py``): one tree of depth 1, no baselines.

@@ -5,6 +5,7 @@ function (``insight_assets.core.curation``) through the configured model, replac
 rows and reports counts, previews and the model calls' tokens and cost.
 """
 
+from collections import Counter
 from pathlib import Path
 
 import dagster as dg
@@ -202,11 +203,8 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
         collection, curation.question_tables(collection, outcome, questions, user.problems)
     )
     kept = [candidate for candidate in outcome.candidates if candidate.kept]
-    reasons: dict[str, int] = {}
-    for candidate in outcome.candidates:
-        if not candidate.kept:
-            reason = candidate.reason.split(" of ")[0]  # "near-duplicate of q-…" counts as one reason
-            reasons[reason] = reasons.get(reason, 0) + 1
+    # "near-duplicate of q-…" counts as one reason
+    reasons = Counter(c.reason.split(" of ")[0] for c in outcome.candidates if not c.kept)
     problems = [{"line": problem.line, "message": problem.message} for problem in user.problems]
     return CollectionReport(
         metadata={
@@ -218,7 +216,7 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
             "combinations_failed": len(outcome.failures),
             "candidates": len(outcome.candidates),
             "candidates_kept": len(kept),
-            "dropped_by_reason": dg.MetadataValue.json(reasons),
+            "dropped_by_reason": dg.MetadataValue.json(dict(reasons)),
             "preview": dg.MetadataValue.md(
                 markdown_table(
                     [
@@ -234,17 +232,16 @@ def _generated_questions(context, config, storage, llm, embedder, collection) ->
             ),
             **llm_metadata(client),
         },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="user_questions_readable",
-                passed=not user.problems,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "bad_lines": len(user.problems),
-                    "file": str(Path(folder) / curation.USER_QUESTIONS_FILE),
-                },
-            )
-        ],
+        checks=[_user_questions_readable(user.problems, Path(folder) / curation.USER_QUESTIONS_FILE)],
+    )
+
+
+def _user_questions_readable(problems: list, file: Path) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        check_name="user_questions_readable",
+        passed=not problems,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"bad_lines": len(problems), "file": str(file)},
     )
 
 
@@ -317,7 +314,6 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
     kept = [answer for answer in outcome.answers if answer.status == "kept"]
     stored = curation.load_answers(storage.warehouse, collection)
     invalid = [answer.question_id for answer in stored if not curation.citations_valid(answer)]
-    failed = [answer for answer in outcome.answers if answer.status == "failed"]
     return CollectionReport(
         metadata={
             "dagster/row_count": len(kept),
@@ -343,21 +339,20 @@ def _generated_answers(context, config, storage, llm, embedder, collection) -> C
                 passed=not invalid,
                 metadata={"answers_checked": len(kept), "invalid": ", ".join(invalid) or "none"},
             ),
-            dg.AssetCheckResult(
-                check_name="every_question_answered",
-                passed=not failed,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "failed": dg.MetadataValue.md(
-                        markdown_table(
-                            [{"question": a.question, "error": a.error} for a in failed],
-                            ["question", "error"],
-                            empty="None.",
-                        )
-                    )
-                },
-            ),
+            _every_question_answered(outcome.answers),
         ],
+    )
+
+
+def _every_question_answered(answers) -> dg.AssetCheckResult:
+    failed = [{"question": a.question, "error": a.error} for a in answers if a.status == "failed"]
+    return dg.AssetCheckResult(
+        check_name="every_question_answered",
+        passed=not failed,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "failed": dg.MetadataValue.md(markdown_table(failed, ["question", "error"], empty="None."))
+        },
     )
 
 

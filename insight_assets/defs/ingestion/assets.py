@@ -11,12 +11,11 @@ from collections import Counter
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.core import ingest
+from insight_assets.core import ingest, ingest_store
 from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
 from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.core.documents import sha256_file
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
-from insight_assets.core.stores import WarehouseSession
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -45,14 +44,11 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     folder = existing_collection_folder(storage.collections_root, collection)
     started = time.perf_counter()
     sources = ingest.scan_collection(folder)
-    columns = ["file", "doc_id", "size_bytes", "pages"]
-    stored = storage.warehouse.rows(
-        f"SELECT {', '.join(columns)} FROM source_documents WHERE collection = ? ORDER BY file", [collection]
-    )
+    stored = ingest_store.stored_sources(storage.warehouse, collection)
     # A file already counted is not opened again.
     table = ingest.sources_table(collection, sources, {row["doc_id"]: row["pages"] for row in stored})
     scanned = time.perf_counter()
-    rows = table.select(columns).to_pylist()
+    rows = table.select(["file", "doc_id", "size_bytes", "pages"]).to_pylist()
     if stored != rows:  # a no-change rerun writes nothing
         storage.warehouse.replace_partition(collection, {"source_documents": table})
     written = time.perf_counter()
@@ -172,31 +168,18 @@ def _parsed_documents(
     with warehouse.session() as db:
         sources = [
             ingest.SourceFile(row["file"], folder / row["file"], row["doc_id"], row["size_bytes"])
-            for row in db.rows(
-                "SELECT file, doc_id, size_bytes FROM source_documents WHERE collection = ? ORDER BY file",
-                [collection],
-            )
+            for row in ingest_store.stored_sources(db, collection)
         ]
-        documents, problems = _stored_parse(db, collection)
-        quality_rows = _quality_rows(db, collection)
+        documents, problems = ingest_store.stored_parse(db, collection)
+        quality_rows = ingest_store.quality_rows(db, collection)
     parsed, seconds, write_seconds = 0, 0.0, 0.0
     # Nothing to write when the stored rows already describe these very files: a no-change rerun
     # reads two small tables and stops.
     if not _parse_is_current(sources, documents, problems, version):
-        outcome = ingest.parse_sources(
-            sources,
-            _reusable_parses(storage, collection, sources, version),
-            functools.partial(parse_pdf, quality=quality),
-            on_parsed=functools.partial(StepProgress.of(context).count, what="papers parsed"),
-        )
-        started = time.perf_counter()
-        warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))
-        write_seconds = time.perf_counter() - started
-        parsed, seconds = outcome.parsed, outcome.seconds
+        parsed, seconds, write_seconds = _parse(context, storage, collection, sources, quality, version)
         with warehouse.session() as db:
-            documents, problems = _stored_parse(db, collection)
-            quality_rows = _quality_rows(db, collection)
-
+            documents, problems = ingest_store.stored_parse(db, collection)
+            quality_rows = ingest_store.quality_rows(db, collection)
     errors = [problem for problem in problems if problem["severity"] == "error"]
     context.log.info(
         f"{collection}: parsed {parsed}, reused {len(sources) - parsed}, {len(errors)} unusable file(s)"
@@ -210,9 +193,7 @@ def _parsed_documents(
             description=f"collection {collection!r}: {_no_usable_documents(sources, errors)}",
             metadata={"problems": problems_table, "text_quality": quality_table},
         )
-    kinds_by_file: dict[str, list[str]] = {}
-    for problem in problems:
-        kinds_by_file.setdefault(problem["file"], []).append(f"{problem['kind']}:{problem['severity']}")
+    kinds_by_file = _problem_kinds(problems)
     verdicts = Counter(row["verdict"] for row in quality_rows)
     return CollectionReport(
         metadata={
@@ -228,29 +209,52 @@ def _parsed_documents(
             "problems": problems_table,
             "text_quality": quality_table,
             "preview": dg.MetadataValue.md(
-                markdown_table(
-                    documents,
-                    ["file", "title", "pages", "characters", "sections", "references"],
-                    empty="No documents.",
-                )
+                markdown_table(documents, _PREVIEW_COLUMNS, empty="No documents.")
             ),
         },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="every_file_parsed",
-                passed=not problems,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "errors": len(errors),
-                    "warnings": len(problems) - len(errors),
-                    "files": ", ".join(sorted(kinds_by_file)) or "none",
-                },
-                description="Files that could not be parsed, or parsed with caveats, and why.",
-            )
-        ],
+        checks=[_every_file_parsed(problems, len(errors), kinds_by_file)],
         data_version=ingest.fingerprint(
             [version] + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
         ),
+    )
+
+
+_PREVIEW_COLUMNS = ["file", "title", "pages", "characters", "sections", "references"]
+
+
+def _problem_kinds(problems: list[dict]) -> dict[str, list[str]]:
+    """Each file's problems as ``kind:severity``."""
+    kinds: dict[str, list[str]] = {}
+    for problem in problems:
+        kinds.setdefault(problem["file"], []).append(f"{problem['kind']}:{problem['severity']}")
+    return kinds
+
+
+def _parse(context, storage, collection: str, sources, quality: QualitySettings, version: str):
+    """Parse the files no stored parse describes and replace the collection's parse tables: the
+    files parsed, and the seconds parsing and writing took."""
+    outcome = ingest.parse_sources(
+        sources,
+        _reusable_parses(storage, collection, sources, version),
+        functools.partial(parse_pdf, quality=quality),
+        on_parsed=functools.partial(StepProgress.of(context).count, what="papers parsed"),
+    )
+    started = time.perf_counter()
+    storage.warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))
+    return outcome.parsed, outcome.seconds, time.perf_counter() - started
+
+
+def _every_file_parsed(problems: list[dict], errors: int, kinds_by_file: dict) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        check_name="every_file_parsed",
+        passed=not problems,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "errors": errors,
+            "warnings": len(problems) - errors,
+            "files": ", ".join(sorted(kinds_by_file)) or "none",
+        },
+        description="Files that could not be parsed, or parsed with caveats, and why.",
     )
 
 
@@ -283,35 +287,6 @@ def _no_usable_documents(sources: list[ingest.SourceFile], errors: list[dict]) -
     )
 
 
-def _quality_rows(db: WarehouseSession, collection: str) -> list[dict]:
-    """Each file's text-quality measures and verdict, rounded for people."""
-    return db.rows(
-        """SELECT file, verdict, language, pages, chars, round(chars / greatest(pages, 1)) AS chars_per_page,
-                  round(junk_share, 3) AS junk_share, round(word_share, 3) AS word_share,
-                  round(words_per_1000_chars) AS words_per_1000_chars, round(mean_token_chars, 1) AS mean_token_chars,
-                  garbled_pages, poor_pages
-           FROM text_quality WHERE collection = ? ORDER BY file""",
-        [collection],
-    )
-
-
-def _stored_parse(db: WarehouseSession, collection: str) -> tuple[list[dict], list[dict]]:
-    """The collection's parsed documents (without their text) and problems, as stored."""
-    documents = db.rows(
-        """SELECT file, doc_id, left(title, 80) AS title, page_count AS pages, char_count AS characters,
-                  len(sections) AS sections, CASE WHEN references_text <> '' THEN 'yes' ELSE 'no' END AS "references",
-                  parser_version
-           FROM parsed_documents WHERE collection = ? ORDER BY file""",
-        [collection],
-    )
-    problems = db.rows(
-        "SELECT file, doc_id, kind, severity, message, parser_version FROM parse_problems "
-        "WHERE collection = ? ORDER BY file, kind",
-        [collection],
-    )
-    return documents, problems
-
-
 def _parse_is_current(
     sources: list[ingest.SourceFile], documents: list[dict], problems: list[dict], version: str
 ) -> bool:
@@ -332,28 +307,9 @@ def _reusable_parses(
     doc_ids = [source.doc_id for source in sources]
     if not doc_ids:
         return {}
-    # One stored copy per document: this collection's own when it has one.
-    picked = """
-        SELECT doc_id, arg_min(collection, collection <> ?) AS collection
-        FROM parsed_documents WHERE parser_version = ? AND list_contains(?, doc_id) GROUP BY doc_id"""
-    params = [collection, version, doc_ids]
-    with storage.warehouse.session() as db:
-        documents = db.rows(
-            f"SELECT d.* FROM parsed_documents d JOIN ({picked}) p USING (doc_id, collection)", params
-        )
-        pages = db.rows(
-            f"SELECT pg.doc_id, pg.page, pg.text FROM parsed_pages pg JOIN ({picked}) p USING (doc_id, collection)",
-            params,
-        )
-        problems = db.rows(
-            "SELECT * FROM parse_problems WHERE parser_version = ? AND list_contains(?, doc_id)",
-            [version, doc_ids],
-        )
-        quality = db.rows(
-            "SELECT * FROM text_quality WHERE parser_version = ? AND list_contains(?, doc_id)",
-            [version, doc_ids],
-        )
-    return ingest.results_from_rows(sources, documents, pages, problems, quality)
+    return ingest.results_from_rows(
+        sources, *ingest_store.parses_of(storage.warehouse, collection, doc_ids, version)
+    )
 
 
 class IngestionChunkingConfig(dg.Config):
@@ -394,9 +350,9 @@ def chunks(
 def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfile]) -> CollectionReport:
     warehouse = storage.warehouse
     with warehouse.session() as db:
-        documents, problems = _stored_parse(db, collection)
-        stored_key = db.rows("SELECT chunking_key FROM chunk_runs WHERE collection = ?", [collection])
-        stats = _chunk_stats(db, collection)
+        documents, problems = ingest_store.stored_parse(db, collection)
+        stored_keys = ingest_store.chunking_keys(db, collection)
+        stats = ingest_store.chunk_stats(db, collection)
     # Chunks are a function of the parsed documents, the profiles and the chunking code: when all
     # three match what the stored chunks were made from, there is nothing to redo.
     key = ingest.fingerprint(
@@ -405,7 +361,7 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         + [f"{row['doc_id']}:{row['parser_version']}" for row in documents]
     )
     seconds, write_seconds = 0.0, 0.0
-    if [row["chunking_key"] for row in stored_key] != [key]:
+    if stored_keys != [key]:
         started = time.perf_counter()
         all_chunks = ingest.chunk_documents(ingest.load_documents(warehouse, collection), profiles)
         tables = {
@@ -416,7 +372,7 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         warehouse.replace_partition(collection, tables)
         seconds, write_seconds = chunked - started, time.perf_counter() - chunked
         with warehouse.session() as db:
-            stats = _chunk_stats(db, collection)
+            stats = ingest_store.chunk_stats(db, collection)
     empty = sum(row["empty"] for row in stats)
     metadata = {
         "dagster/row_count": sum(row["chunks"] for row in stats),
@@ -444,16 +400,6 @@ def _chunks(storage: StorageResource, collection: str, profiles: list[ChunkProfi
         ],
         # The same documents, profiles and code make the same chunks.
         data_version=key,
-    )
-
-
-def _chunk_stats(db: WarehouseSession, collection: str) -> list[dict]:
-    """Chunks, tokens and empty chunks per profile and document."""
-    return db.rows(
-        """SELECT profile, doc_id, count(*) AS chunks, sum(token_count)::BIGINT AS tokens,
-                  count(*) FILTER (WHERE trim(text) = '') AS empty
-           FROM chunks WHERE collection = ? GROUP BY profile, doc_id""",
-        [collection],
     )
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 import dagster as dg
 import pyarrow as pa
 
-from insight_assets.core import ingest
+from insight_assets.core import ingest, ingest_store
 from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.ingestion.assets import PARTITIONED, chunks
@@ -70,14 +70,8 @@ def _chunk_embeddings(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource, collection: str
 ) -> CollectionReport:
     with storage.warehouse.session() as db:
-        chunk_rows = db.rows(
-            "SELECT profile, chunk_id, doc_id, text, text_sha, char_start, char_end, token_count FROM chunks "
-            "WHERE collection = ? ORDER BY profile, doc_id, chunk_index",
-            [collection],
-        )
-        stored_errors = db.rows(
-            "SELECT count(*) AS n FROM embedding_errors WHERE collection = ?", [collection]
-        )
+        chunk_rows = ingest_store.chunks_to_embed(db, collection)
+        stored_errors = ingest_store.embedding_error_count(db, collection)
     if not chunk_rows:
         raise nothing_to_do(collection, "nothing to embed: `chunks` holds no chunks.")
     model = embedder.get_embedder()
@@ -87,47 +81,16 @@ def _chunk_embeddings(
         outcome = vectorize_chunks(collection, chunk_rows, model, existing)
     except EmbeddingError as error:  # a refused key, an unknown model: every batch would fail
         raise nothing_to_do(collection, f"no chunk could be embedded: {error}") from error
-    # A batch that failed after the SDK's retries leaves its chunks without vectors: they are error
-    # rows now, and the next run embeds exactly them again.
-    started = time.perf_counter()
-    if outcome.failures or stored_errors[0]["n"]:
-        storage.warehouse.replace_partition(
-            collection,
-            {
-                "embedding_errors": pa.Table.from_pylist(
-                    [{"collection": collection, "variant": model.variant, **row} for row in outcome.failures],
-                    schema=_EMBEDDING_ERRORS,
-                )
-            },
-        )
-    write_seconds = time.perf_counter() - started
+    write_seconds = _record_failures(storage, collection, model.variant, outcome.failures, stored_errors)
     if outcome.failures and not outcome.table.num_rows:
         raise nothing_to_do(
             collection,
             f"no chunk could be embedded: all {len(outcome.failures)} failed ({outcome.failures[0]['error']}). "
             "Rerun when the embedding service answers.",
         )
-    # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
-    stored = existing
-    rewritten = bool(outcome.embedded) or not _same_rows(existing, outcome.table)
-    vector_write_seconds = 0.0
-    if rewritten:
-        started = time.perf_counter()
-        vectors.replace(collection, outcome.table)
-        vector_write_seconds = time.perf_counter() - started
-        stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
-    # A rewritten table needs its full-text index again; an unchanged one keeps it (nothing written).
-    text_index_seconds = 0.0
-    if rewritten or not vectors.has_text_index(collection):
-        started = time.perf_counter()
-        vectors.build_text_index(collection)
-        text_index_seconds = time.perf_counter() - started
-    stored_keys = (
-        set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist()))
-        if stored
-        else set()
+    stored, vector_write_seconds, text_index_seconds = _store_vectors(
+        vectors, collection, existing, outcome.table, outcome.embedded
     )
-    missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
     context.log.info(
         f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
         + (f", {len(outcome.failures)} failed" if outcome.failures else "")
@@ -153,14 +116,57 @@ def _chunk_embeddings(
                 markdown_table(outcome.failures, ["profile", "chunk_id", "error"], empty="None.")
             ),
         },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="embedding_per_chunk",
-                passed=missing == 0,
-                metadata={"chunks_without_vector": missing, "chunks_failed": len(outcome.failures)},
-                description="Every chunk has a vector; a chunk whose batch failed is in `embedding_errors`.",
-            )
-        ],
+        checks=[_embedding_per_chunk(chunk_rows, stored, len(outcome.failures))],
         data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),
         incomplete=f"{len(outcome.failures)} chunk(s) without a vector" if outcome.failures else None,
+    )
+
+
+def _record_failures(
+    storage, collection: str, variant: str, failures: list[dict], stored_errors: int
+) -> float:
+    """A batch that failed after the SDK's retries leaves its chunks without vectors: they are error
+    rows now, and the next run embeds exactly them again. The seconds writing them took."""
+    started = time.perf_counter()
+    if failures or stored_errors:
+        rows = [{"collection": collection, "variant": variant, **row} for row in failures]
+        storage.warehouse.replace_partition(
+            collection, {"embedding_errors": pa.Table.from_pylist(rows, schema=_EMBEDDING_ERRORS)}
+        )
+    return time.perf_counter() - started
+
+
+def _store_vectors(vectors, collection: str, existing, table: pa.Table, embedded: int):
+    """Write ``table`` unless it holds what is stored already, and index its text where needed:
+    what LanceDB holds then, and the seconds writing and indexing took."""
+    # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.
+    stored = existing
+    rewritten = bool(embedded) or not _same_rows(existing, table)
+    vector_write_seconds = 0.0
+    if rewritten:
+        started = time.perf_counter()
+        vectors.replace(collection, table)
+        vector_write_seconds = time.perf_counter() - started
+        stored = vectors.read(collection)  # read back: the check is about what LanceDB holds
+    # A rewritten table needs its full-text index again; an unchanged one keeps it (nothing written).
+    text_index_seconds = 0.0
+    if rewritten or not vectors.has_text_index(collection):
+        started = time.perf_counter()
+        vectors.build_text_index(collection)
+        text_index_seconds = time.perf_counter() - started
+    return stored, vector_write_seconds, text_index_seconds
+
+
+def _embedding_per_chunk(chunk_rows: list[dict], stored, failed: int) -> dg.AssetCheckResult:
+    stored_keys = (
+        set(zip(stored.column("profile").to_pylist(), stored.column("chunk_id").to_pylist(), strict=True))
+        if stored
+        else set()
+    )
+    missing = sum(1 for row in chunk_rows if (row["profile"], row["chunk_id"]) not in stored_keys)
+    return dg.AssetCheckResult(
+        check_name="embedding_per_chunk",
+        passed=missing == 0,
+        metadata={"chunks_without_vector": missing, "chunks_failed": failed},
+        description="Every chunk has a vector; a chunk whose batch failed is in `embedding_errors`.",
     )

@@ -22,7 +22,6 @@ from insight_assets.core.methods.insight_rag.tasks import (
 from insight_assets.core.retrieval.citing import (
     citation_problems,
     load_sources,
-    render_citations,
     strip_citations,
 )
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
@@ -131,35 +130,9 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
         identified = insight_rag.identify(client, items, setup)
         answers = insight_rag.answer(client, items, identified, setup)
     writer = client.writer_label(INSIGHT_RAG_ANSWER)
+    identifier = client.writer_label(insight_rag.tasks.INSIGHT_RAG_IDENTIFY)
     warehouse.replace_partition(
-        collection,
-        {
-            "insight_rag_insights": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        "item_id": i.item_id,
-                        "status": i.status,
-                        "insights": [x.insight for x in i.insights],
-                        "multi_answer": [x.multi_answer for x in i.insights],
-                        "error": i.error,
-                        "writer": client.writer_label(insight_rag.tasks.INSIGHT_RAG_IDENTIFY),
-                    }
-                    for i in identified
-                ]
-            ),
-            "insight_rag_answers": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        **{k: list(v) if isinstance(v, tuple) else v for k, v in a.__dict__.items()},
-                        "rendered": render_citations(a.answer, setup.sources) if a.answer else None,
-                        "writer": writer,
-                    }
-                    for a in answers
-                ]
-            ),
-        },
+        collection, store.answer_tables(collection, identified, answers, setup.sources, identifier, writer)
     )
     problems = [
         f"{a.method} on {a.item_id}: {problem}"
@@ -168,27 +141,20 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
     ]
     statuses = {s: sum(i.status == s for i in identified) for s in {i.status for i in identified}}
     questions = {i.item_id: i.question for i in items}
-    failed = [a for a in answers if a.status == FAILED]
     return CollectionReport(
         metadata={
             "dagster/row_count": len(answers),
             "items": len(items),
             "identifier": dg.MetadataValue.json(statuses),
             "methods": ", ".join(dict.fromkeys(a.method for a in answers)),
-            "mean_context_tokens": dg.MetadataValue.json(
-                {
-                    method: round(
-                        float(np.mean([a.context_tokens for a in answers if a.method == method])), 1
-                    )
-                    for method in dict.fromkeys(a.method for a in answers)
-                }
-            ),
+            "mean_context_tokens": dg.MetadataValue.json(_mean_context_tokens(answers)),
             "failures": dg.MetadataValue.md(
                 markdown_table(
                     [
                         {"method": a.method, "item": questions[a.item_id] or a.item_id, "error": a.error}
-                        for a in failed[:20]
-                    ],
+                        for a in answers
+                        if a.status == FAILED
+                    ][:20],
                     ["method", "item", "error"],
                     empty="None.",
                 )
@@ -204,6 +170,13 @@ def _answers(context, config, settings, storage, llm, embedder, collection) -> C
             )
         ],
     )
+
+
+def _mean_context_tokens(answers) -> dict[str, float]:
+    methods = dict.fromkeys(a.method for a in answers)
+    return {
+        m: round(float(np.mean([a.context_tokens for a in answers if a.method == m])), 1) for m in methods
+    }
 
 
 def _no_answers(warehouse, collection: str) -> CollectionReport:
@@ -248,8 +221,8 @@ def insight_rag_scores(
 def _scores(storage, embedder, collection) -> CollectionReport:
     warehouse = storage.warehouse
     items = {item.item_id: item for item in store.load_benchmark(warehouse, collection)}
-    rows = warehouse.rows("SELECT writer FROM insight_rag_answers WHERE collection = ?", [collection])
-    if not rows or not items:
+    writer = store.writer_of(warehouse, "insight_rag_answers", collection)
+    if writer is None or not items:
         warehouse.replace_partition(collection, {"insight_rag_scores": pa.Table.from_pylist([])})
         return CollectionReport(
             metadata={
@@ -258,23 +231,7 @@ def _scores(storage, embedder, collection) -> CollectionReport:
             }
         )
     answers = store.load_answers(warehouse, collection)
-    sources = load_sources(warehouse, collection, insight_rag.PROFILE)
-    sentence_ids = store.sentence_ids(warehouse, collection)
-    units = {
-        item_id: scores.gold_units(item, sources, sentence_ids)
-        for item_id, item in items.items()
-        if item.kind != MATCHING
-    }
-    scored = [
-        score
-        for a in answers
-        if a.item_id in items
-        for score in [scores.score_answer(a, items[a.item_id], units.get(a.item_id, set()))]
-    ]
-    with one_torch_thread():
-        agreement = scores.identifier_agreement(
-            store.identified_fragments(warehouse, collection), items, embedder.get_embedder().embed
-        )
+    scored, agreement = _score_answers(warehouse, embedder, collection, items, answers)
     gold_labels = {item_id: item.gold_answers[0] for item_id, item in items.items() if item.kind == MATCHING}
     table = scores.method_table(scored, agreement, gold_labels, paper_count(warehouse, collection))
     warehouse.replace_partition(
@@ -282,40 +239,12 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         {"insight_rag_scores": pa.Table.from_pylist([{"collection": collection, **s} for s in scored])},
     )
     chart = report.render_chart(table)
-    by_key = {(a.item_id, a.method): a for a in answers}
-    examples = []
-    for kind in (insight_rag.schemas.BURIED, MULTI):
-        item = next((i for i in items.values() if i.kind == kind), None)
-        if item:
-            examples.append(
-                {
-                    "question": item.question,
-                    "gold": "; ".join(item.gold_answers),
-                    "answers": [
-                        (a.method, strip_citations(a.answer) or f"({a.status}: {a.error})")
-                        for (item_id, _), a in by_key.items()
-                        if item_id == item.item_id
-                    ],
-                }
-            )
-    identifier = warehouse.rows(
-        "SELECT writer FROM insight_rag_insights WHERE collection = ? LIMIT 1", [collection]
-    )
-    adapter = next(
-        iter(warehouse.rows("SELECT * FROM insight_retriever WHERE collection = ?", [collection])), None
-    )
+    examples = _examples(items, answers)
+    adapter = store.stored_adapter(warehouse, collection)
     training = read_training(Path(adapter["adapter_path"])) if adapter and adapter["adapter_path"] else None
-    identifier_label = identifier[0]["writer"] if identifier else ""
-    notes = report.report_notes(rows[0]["writer"], identifier_label, adapter)
-    roles = {
-        "triple extractor": _labels(warehouse, "knowledge_triples", "extractor", collection),
-        "question writer": writers(storage, "insight_rag_benchmark", collection),
-        "identifier": identifier_label,
-        "writer": rows[0]["writer"],
-    }
-    notes += list(filter(None, [standin_note(roles)]))
-    placeholders = _placeholders(rows[0]["writer"], identifier_label)
-    notes.insert(0, _measured_note(placeholders, played_offline(rows[0]["writer"])))
+    identifier_label = store.writer_of(warehouse, "insight_rag_insights", collection) or ""
+    placeholders = _placeholders(writer, identifier_label)
+    notes = _report_notes(storage, collection, writer, identifier_label, adapter, placeholders)
     accuracy_table = accuracy.accuracy_table(store.load_retriever_accuracy(warehouse, collection))
     written = write_report(
         storage,
@@ -325,27 +254,7 @@ def _scores(storage, embedder, collection) -> CollectionReport:
         report.CHART_FILE,
         chart,
         "exact match per method",
-        Headline(
-            tables=(
-                # The page shows no placeholder (the report keeps them, said so).
-                headline_table(
-                    "Answers per question kind and method",
-                    [row for row in table if not (MATCHING in placeholders and row["kind"] == MATCHING)],
-                    [column for column in report.TABLE_COLUMNS if column not in placeholders],
-                ),
-                *(
-                    [
-                        headline_table(
-                            "Insight retrievers alone (Table 3)", accuracy_table, accuracy.TABLE_COLUMNS
-                        )
-                    ]
-                    if accuracy_table
-                    else []
-                ),
-            ),
-            notes=tuple(notes),
-            writer=writers(storage, "insight_rag_answers", collection),
-        ),
+        _headline(storage, collection, table, accuracy_table, placeholders, notes),
     )
     if training is not None:
         (Path(storage.reports_dir) / collection / report.TRAINING_CHART_FILE).write_bytes(
@@ -363,13 +272,82 @@ def _scores(storage, embedder, collection) -> CollectionReport:
     )
 
 
-def _labels(warehouse, table: str, column: str, collection: str) -> str:
-    """The distinct model labels in ``table``'s ``column`` for ``collection``, joined."""
-    rows = warehouse.rows(
-        f"SELECT DISTINCT {column} AS label FROM {table} WHERE collection = ? AND {column} IS NOT NULL",
-        [collection],
+def _score_answers(warehouse, embedder, collection, items, answers) -> tuple[list[dict], dict]:
+    """Each answer's scores against its item's gold (answers, documents, units), and the identifier's
+    agreement with the gold."""
+    sources = load_sources(warehouse, collection, insight_rag.PROFILE)
+    sentence_ids = store.sentence_ids(warehouse, collection)
+    units = {
+        item_id: scores.gold_units(item, sources, sentence_ids)
+        for item_id, item in items.items()
+        if item.kind != MATCHING
+    }
+    scored = [
+        scores.score_answer(a, items[a.item_id], units.get(a.item_id, set()))
+        for a in answers
+        if a.item_id in items
+    ]
+    with one_torch_thread():
+        agreement = scores.identifier_agreement(
+            store.identified_fragments(warehouse, collection), items, embedder.get_embedder().embed
+        )
+    return scored, agreement
+
+
+def _examples(items, answers) -> list[dict]:
+    """The first buried and multi-hop question, with its gold and every method's answer."""
+    by_key = {(a.item_id, a.method): a for a in answers}
+    examples = []
+    for kind in (insight_rag.schemas.BURIED, MULTI):
+        item = next((i for i in items.values() if i.kind == kind), None)
+        if item:
+            examples.append(
+                {
+                    "question": item.question,
+                    "gold": "; ".join(item.gold_answers),
+                    "answers": [
+                        (a.method, strip_citations(a.answer) or f"({a.status}: {a.error})")
+                        for (item_id, _), a in by_key.items()
+                        if item_id == item.item_id
+                    ],
+                }
+            )
+    return examples
+
+
+def _report_notes(storage, collection, writer, identifier, adapter, placeholders) -> list[str]:
+    """What the numbers are (and are not): the measured ones, the models in each role, the adapter."""
+    roles = {
+        "triple extractor": ", ".join(storage.warehouse.labels("knowledge_triples", "extractor", collection)),
+        "question writer": writers(storage, "insight_rag_benchmark", collection),
+        "identifier": identifier,
+        "writer": writer,
+    }
+    return [
+        _measured_note(placeholders, played_offline(writer)),
+        *report.report_notes(writer, identifier, adapter),
+        *filter(None, [standin_note(roles)]),
+    ]
+
+
+def _headline(storage, collection, table, accuracy_table, placeholders, notes) -> Headline:
+    """The page shows no placeholder (the report keeps them, said so)."""
+    return Headline(
+        tables=(
+            headline_table(
+                "Answers per question kind and method",
+                [row for row in table if not (MATCHING in placeholders and row["kind"] == MATCHING)],
+                [column for column in report.TABLE_COLUMNS if column not in placeholders],
+            ),
+            *(
+                [headline_table("Insight retrievers alone (Table 3)", accuracy_table, accuracy.TABLE_COLUMNS)]
+                if accuracy_table
+                else []
+            ),
+        ),
+        notes=tuple(notes),
+        writer=writers(storage, "insight_rag_answers", collection),
     )
-    return ", ".join(sorted(row["label"] for row in rows))
 
 
 def _placeholders(generator: str, identifier: str) -> dict[str, str]:

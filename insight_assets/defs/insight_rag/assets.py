@@ -3,7 +3,6 @@ sentences), the benchmark built from them and the citation graph, the answers of
 its baselines, and their scores with the report."""
 
 import dagster as dg
-import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.citations import citation_links
@@ -115,30 +114,7 @@ def _triples(context, config, storage, llm, embedder, collection) -> CollectionR
         )
     units.replace(collection, retriever.index_table(collection, model.variant, triples, sentences, vectors))
     units.build_text_index(collection)
-    warehouse.replace_partition(
-        collection,
-        {
-            "knowledge_triples": pa.Table.from_pylist(
-                [
-                    {"collection": collection, "triple_id": t.triple_id, **t.__dict__, "extractor": extractor}
-                    for t in triples
-                ]
-            ),
-            "insight_rag_sentences": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        "sentence_id": s.sentence_id,
-                        "doc_id": s.doc_id,
-                        "chunk_id": s.chunk_id,
-                        "position": n,
-                        "sentence": s.text,
-                    }
-                    for n, s in enumerate(sentences)
-                ]
-            ),
-        },
-    )
+    warehouse.replace_partition(collection, store.triple_tables(collection, triples, sentences, extractor))
     sample = [
         {"subject": t.subject, "relation": t.relation, "object": t.object, "sentence": t.sentence[:160]}
         for t in triples[:: max(1, len(triples) // 15)][:15]
@@ -242,31 +218,7 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
     )
     writer = client.writer_label(INSIGHT_RAG_QUESTION)
     warehouse.replace_partition(
-        collection,
-        {
-            "insight_rag_benchmark": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        **{k: v for k, v in item.__dict__.items() if k not in ("status", "error")},
-                        "writer": writer,
-                    }
-                    for item in items
-                ]
-            ),
-            "insight_rag_triple_fates": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        "triple_id": triple_id,
-                        "fate": fate,
-                        "item_id": item_id,
-                        "reason": reason,
-                    }
-                    for triple_id, (fate, item_id, reason) in benchmark.fates.items()
-                ]
-            ),
-        },
+        collection, store.benchmark_tables(collection, items, benchmark.fates, writer)
     )
     counts = {kind: sum(item.kind == kind for item in items) for kind in insight_rag.schemas.KINDS}
     skipped = {}

@@ -171,47 +171,8 @@ def _train(context, settings, train_on_cpu, source, storage, collection) -> Coll
             {"texts": len(texts), "triples": len(triples), "cpu_minutes_per_epoch": round(minutes, 1)},
         )
     if training is None:
-        asked = cpt.probes(triples, texts, settings.probes, settings.seed)
-        context.log.info(
-            f"{collection}: LoRA on {len(texts)} texts, {settings.epochs} epochs ({source.label})"
-        )
-        try:
-            progress = StepProgress.of(context)
-            training = cpt.train_adapter(
-                texts,
-                settings,
-                source,
-                folder,
-                asked,
-                context.log.info,
-                on_batch=lambda done, total, epoch: progress.count(
-                    done, total, "training batches", f"epoch {epoch} of {settings.epochs}"
-                ),
-            )
-        except cpt.TrainingDiverged as error:
-            raise dg.Failure(
-                description=f"collection {collection!r}: {error}; no adapter was stored",
-                metadata={"step": error.step, "epoch": error.epoch, "loss": str(error.loss)},
-            ) from None
-    _record(
-        storage,
-        collection,
-        {
-            "status": store.TRAINED,
-            "reason": "reused: the same texts, settings and base model" if reused else "trained",
-            "adapter_key": key,
-            "adapter_path": str(folder.resolve()),
-            "base_model": training.base_model,
-            "base_model_setting": settings.base_model,
-            "base_parameters": training.base_parameters,
-            "device": training.device,
-            "epochs": training.epochs,
-            "texts": training.texts,
-            "training_tokens": training.training_tokens,
-            "final_loss": training.final_loss,
-            "seconds": training.seconds,
-        },
-    )
+        training = _train_adapter(context, settings, source, collection, triples, texts, folder)
+    _record(storage, collection, _trained_row(key, folder, settings, training, reused))
     chart = base64.b64encode(render_training_chart(training)).decode("ascii")
     return CollectionReport(
         metadata={
@@ -235,6 +196,50 @@ def _train(context, settings, train_on_cpu, source, storage, collection) -> Coll
         checks=[items_check("adapter_trained", 1, ""), _beats_base_check(training, "")],
         data_version=key,
     )
+
+
+def _trained_row(key: str, folder: Path, settings, training: cpt.Training, reused: bool) -> dict:
+    """The ``insight_retriever`` row of a trained (or reused) adapter."""
+    return {
+        "status": store.TRAINED,
+        "reason": "reused: the same texts, settings and base model" if reused else "trained",
+        "adapter_key": key,
+        "adapter_path": str(folder.resolve()),
+        "base_model": training.base_model,
+        "base_model_setting": settings.base_model,
+        "base_parameters": training.base_parameters,
+        "device": training.device,
+        "epochs": training.epochs,
+        "texts": training.texts,
+        "training_tokens": training.training_tokens,
+        "final_loss": training.final_loss,
+        "seconds": training.seconds,
+    }
+
+
+def _train_adapter(context, settings, source, collection, triples, texts, folder) -> cpt.Training:
+    """Train the LoRA adapter into ``folder``, showing its batches; a diverged training stores
+    nothing and fails the step."""
+    asked = cpt.probes(triples, texts, settings.probes, settings.seed)
+    context.log.info(f"{collection}: LoRA on {len(texts)} texts, {settings.epochs} epochs ({source.label})")
+    progress = StepProgress.of(context)
+    try:
+        return cpt.train_adapter(
+            texts,
+            settings,
+            source,
+            folder,
+            asked,
+            context.log.info,
+            on_batch=lambda done, total, epoch: progress.count(
+                done, total, "training batches", f"epoch {epoch} of {settings.epochs}"
+            ),
+        )
+    except cpt.TrainingDiverged as error:
+        raise dg.Failure(
+            description=f"collection {collection!r}: {error}; no adapter was stored",
+            metadata={"step": error.step, "epoch": error.epoch, "loss": str(error.loss)},
+        ) from None
 
 
 def _beats_base_check(training: cpt.Training | None, why_none: str) -> dg.AssetCheckResult:

@@ -133,19 +133,8 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
     writer = client.writer_label(insightgen.GENERATE_INSIGHTS)
     warehouse.replace_partition(collection, _tables(collection, contexts, outcome, writer, result.retrieval))
 
-    answers = {pair.question_id: pair.answer for pair in pairs}
     insight_rows = [(run, insight) for run in outcome.runs for insight in run.insights]
-    uncited = insightgen.store.cited_outside_context(
-        insightgen.store.insights_with_contexts(warehouse, collection)
-    )
-    repeats = repeating_insights(
-        model.embed, [(run.question_id, insight_text(insight)) for run, insight in insight_rows], answers
-    )
     failed = [run for run in outcome.runs if run.status != OK]
-    per_method = {
-        method: sum(len(run.insights) for run in outcome.runs if run.method == method)
-        for method in config.methods
-    }
     examples = [
         {"method": run.method, "type": insight.type, "insight": insight_text(insight)[:300]}
         for run in outcome.runs[: len(config.methods)]
@@ -155,12 +144,14 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
         metadata={
             "dagster/row_count": len(insight_rows),
             "questions": len(pairs),
-            "insights_per_method": dg.MetadataValue.json(per_method),
+            "insights_per_method": dg.MetadataValue.json(
+                {m: sum(len(run.insights) for run in outcome.runs if run.method == m) for m in config.methods}
+            ),
             "failed_runs": len(failed),
             "mean_context_tokens": dg.MetadataValue.json(
                 {
-                    method: round(float(np.mean([c.tokens for c in contexts if c.method == method])), 1)
-                    for method in config.methods
+                    m: round(float(np.mean([c.tokens for c in contexts if c.method == m])), 1)
+                    for m in config.methods
                 }
                 if contexts
                 else {}
@@ -168,50 +159,65 @@ def _insights(context, config, storage, llm, embedder, collection) -> Collection
             "examples": dg.MetadataValue.md(
                 markdown_table(examples, ["method", "type", "insight"], empty="No insights.")
             ),
-            "failures": dg.MetadataValue.md(
-                markdown_table(
-                    [{"method": r.method, "question": r.question_id, "error": r.error} for r in failed],
-                    ["method", "question", "error"],
-                    empty="None.",
-                )
-            ),
+            "failures": _failures_table(failed),
             **llm_metadata(client),
         },
         checks=[
-            dg.AssetCheckResult(
-                check_name="insights_cite_their_context",
-                passed=not uncited,
-                metadata={
-                    "insights_checked": len(insight_rows),
-                    "outside_context": len(uncited),
-                    "examples": "; ".join(uncited[:5]) or "none",
-                },
-            ),
-            dg.AssetCheckResult(
-                check_name="insights_do_not_repeat_the_answer",
-                passed=not repeats,
-                severity=dg.AssetCheckSeverity.WARN,  # weak insights, not wrong data
-                metadata={
-                    "threshold": REPEATS_ANSWER_COSINE,
-                    "insights_checked": len(insight_rows),
-                    "repeating": dg.MetadataValue.md(
-                        markdown_table(
-                            [
-                                {
-                                    "insight": insight_rows[r.index][1].hook,
-                                    "cosine": round(r.cosine, 3),
-                                    "answer_sentence": r.sentence[:200],
-                                }
-                                for r in repeats[:10]
-                            ],
-                            ["insight", "cosine", "answer_sentence"],
-                            empty="None.",
-                        )
-                    ),
-                },
-            ),
+            _cite_their_context(warehouse, collection, len(insight_rows)),
+            _do_not_repeat_the_answer(model, pairs, insight_rows),
             items_check("questions_to_find_insights_for", len(pairs), ""),
         ],
+    )
+
+
+def _failures_table(failed) -> dg.MetadataValue:
+    rows = [{"method": r.method, "question": r.question_id, "error": r.error} for r in failed]
+    return dg.MetadataValue.md(markdown_table(rows, ["method", "question", "error"], empty="None."))
+
+
+def _cite_their_context(warehouse, collection: str, checked: int) -> dg.AssetCheckResult:
+    uncited = insightgen.store.cited_outside_context(
+        insightgen.store.insights_with_contexts(warehouse, collection)
+    )
+    return dg.AssetCheckResult(
+        check_name="insights_cite_their_context",
+        passed=not uncited,
+        metadata={
+            "insights_checked": checked,
+            "outside_context": len(uncited),
+            "examples": "; ".join(uncited[:5]) or "none",
+        },
+    )
+
+
+def _do_not_repeat_the_answer(model, pairs, insight_rows) -> dg.AssetCheckResult:
+    """Insights that say again a sentence of their question's answer: weak insights, not wrong data."""
+    answers = {pair.question_id: pair.answer for pair in pairs}
+    repeats = repeating_insights(
+        model.embed, [(run.question_id, insight_text(insight)) for run, insight in insight_rows], answers
+    )
+    return dg.AssetCheckResult(
+        check_name="insights_do_not_repeat_the_answer",
+        passed=not repeats,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "threshold": REPEATS_ANSWER_COSINE,
+            "insights_checked": len(insight_rows),
+            "repeating": dg.MetadataValue.md(
+                markdown_table(
+                    [
+                        {
+                            "insight": insight_rows[r.index][1].hook,
+                            "cosine": round(r.cosine, 3),
+                            "answer_sentence": r.sentence[:200],
+                        }
+                        for r in repeats[:10]
+                    ],
+                    ["insight", "cosine", "answer_sentence"],
+                    empty="None.",
+                )
+            ),
+        },
     )
 
 

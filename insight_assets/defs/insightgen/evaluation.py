@@ -9,6 +9,7 @@ from pydantic import Field
 from insight_assets.core.curation import load_pairs
 from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.llm import RunSummary
+from insight_assets.core.methods.insightgen import store as insightgen_store
 from insight_assets.core.methods.insightgen.judge import (
     JUDGE_INSIGHT_SET,
     JUDGE_SINGLE_INSIGHTS,
@@ -77,14 +78,7 @@ class InsightGenJudgeConfig(ModelCallConfig):
 
 
 def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuestion]:
-    rows = warehouse.rows(
-        """SELECT question_id, method, hook, body FROM insights WHERE collection = ?
-           ORDER BY question_id, method, insight_index""",
-        [collection],
-    )
-    runs = warehouse.rows(
-        "SELECT question_id, method, status, error FROM insight_runs WHERE collection = ?", [collection]
-    )
+    rows, runs = insightgen_store.judging_inputs(warehouse, collection)
     return judged_questions(
         load_pairs(warehouse, collection),
         ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows),
@@ -120,24 +114,36 @@ def _judge_name(llm: LLMResource) -> str:
     return OFFLINE_JUDGE if provider == "offline" else f"{provider}:{model or 'default'}"
 
 
-def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
-    questions = _judged_questions(storage.warehouse, collection)
-    if not questions:
-        # `insights` says why with its own warning; nothing is judged, nothing is invented.
-        storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})
-        why = "no insights to judge: `insights` produced none (see its checks and failures)."
-        return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
-    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
-    rows: list[JudgeRow] = []
-    failures: list[dict] = []
-    summaries: dict[str, dict] = {}
-    all_calls = []
+AGREEMENT_COLUMNS = [
+    "level",
+    "judge_a",
+    "judge_b",
+    "questions",
+    "pairwise_agreement",
+    "spearman_median",
+    "spearman_mean",
+]
+
+
+@dataclasses.dataclass
+class _Panel:
+    """What the judges made: their scores, the questions they could not judge, each judge's
+    calls (summed and as rows) and what each judge is."""
+
+    rows: list[JudgeRow] = dataclasses.field(default_factory=list)
+    failures: list[dict] = dataclasses.field(default_factory=list)
+    summaries: dict[str, dict] = dataclasses.field(default_factory=dict)
+    calls: list = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+
+def _run_judges(context, config, storage, llm, collection, questions, judges) -> _Panel:
+    panel = _Panel()
     insight_writers = writers(storage, "insights", collection)
-    judge_notes = []
     for judge in judges:
         client = model_client(context, llm, config, collection, model_choice=judge.choice())
         label = client.writer_label(JUDGE_INSIGHT_SET)
-        judge_notes.append(
+        panel.notes.append(
             f"{judge.name}: "
             + judge_note(label, insight_writers, "lexical stand-in scores, not a model's judgement")
         )
@@ -151,10 +157,25 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
                 repetitions=config.repetitions,
             )
         stop_if_over_budget(client, collection, outcome.budget_error)
-        rows += outcome.rows
-        failures += [{"judge": judge.name, "question": q, "error": error} for q, error in outcome.failures]
-        summaries[judge.name] = client.summary().as_metadata()
-        all_calls += client.rows
+        panel.rows += outcome.rows
+        panel.failures += [
+            {"judge": judge.name, "question": q, "error": error} for q, error in outcome.failures
+        ]
+        panel.summaries[judge.name] = client.summary().as_metadata()
+        panel.calls += client.rows
+    return panel
+
+
+def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
+    questions = _judged_questions(storage.warehouse, collection)
+    if not questions:
+        # `insights` says why with its own warning; nothing is judged, nothing is invented.
+        storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})
+        why = "no insights to judge: `insights` produced none (see its checks and failures)."
+        return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
+    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
+    panel = _run_judges(context, config, storage, llm, collection, questions, judges)
+    rows, failures, summaries, judge_notes = panel.rows, panel.failures, panel.summaries, panel.notes
     table = pa.Table.from_pylist([{"collection": collection, **dataclasses.asdict(row)} for row in rows])
     storage.warehouse.replace_partition(collection, {"judge_scores": table})
 
@@ -167,7 +188,7 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
         for b in names[i + 1 :]
     ]
     total = RunSummary.from_rows(
-        ", ".join(sorted({s["llm_provider"] for s in summaries.values()})), all_calls
+        ", ".join(sorted({s["llm_provider"] for s in summaries.values()})), panel.calls
     )
     return CollectionReport(
         metadata={
@@ -182,15 +203,7 @@ def _judge_scores(context, config, storage, llm, collection) -> CollectionReport
             "judge_agreement": dg.MetadataValue.md(
                 markdown_table(
                     agreements,
-                    [
-                        "level",
-                        "judge_a",
-                        "judge_b",
-                        "questions",
-                        "pairwise_agreement",
-                        "spearman_median",
-                        "spearman_mean",
-                    ],
+                    AGREEMENT_COLUMNS,
                     empty="One judge: configure two or more `judges` to measure agreement.",
                 )
             ),
@@ -214,35 +227,8 @@ def method_report(context: dg.AssetExecutionContext, storage: StorageResource) -
     return materialize_each(context, storage, lambda collection: _method_report(storage, collection))
 
 
-def _method_report(storage: StorageResource, collection: str) -> CollectionReport:
-    warehouse = storage.warehouse
-    fields = {field.name for field in dataclasses.fields(JudgeRow)}
-    rows = [
-        JudgeRow(**{key: value for key, value in row.items() if key in fields})
-        for row in warehouse.rows("SELECT * FROM judge_scores WHERE collection = ?", [collection])
-    ]
-    if not rows:
-        why = "no judge scores to report: `judge_scores` holds none (no insights were found to judge)."
-        return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
-    examples = warehouse.rows(
-        """WITH firsts AS (SELECT question_id, method, hook, body FROM insights
-                           WHERE collection = ? AND insight_index = 0)
-           SELECT a.question_id, a.question, a.answer, f.method, f.hook, f.body
-           FROM generated_answers a JOIN firsts f USING (question_id)
-           WHERE a.collection = ? AND a.question_id IN (
-               SELECT DISTINCT question_id FROM firsts ORDER BY question_id LIMIT 3)
-           ORDER BY a.position, f.method""",
-        [collection, collection],
-    )
-    costs = warehouse.rows(
-        """SELECT method, count(*) AS questions, round(avg(context_tokens), 1) AS context_tokens,
-                  round(avg(retrieval_calls), 2) AS retrieval_calls,
-                  round(avg(retrieval_seconds), 3) AS retrieval_seconds
-           FROM insight_runs WHERE collection = ? GROUP BY method ORDER BY method""",
-        [collection],
-    )
-    judges = sorted({row.judge for row in rows})
-    notes = [
+def _report_notes(storage: StorageResource, collection: str, judges: list[str]) -> list[str]:
+    return [
         "judges: "
         + ", ".join(judges)
         + " (see `judge_scores`' judge_models for each judge's model and whether it is self-judged)",
@@ -257,6 +243,21 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
             [standin_note({"writer": writers(storage, "insights", collection), "judge": ", ".join(judges)})],
         ),
     ]
+
+
+def _method_report(storage: StorageResource, collection: str) -> CollectionReport:
+    warehouse = storage.warehouse
+    fields = {field.name for field in dataclasses.fields(JudgeRow)}
+    rows = [
+        JudgeRow(**{key: value for key, value in row.items() if key in fields})
+        for row in insightgen_store.load_judge_scores(warehouse, collection)
+    ]
+    if not rows:
+        why = "no judge scores to report: `judge_scores` holds none (no insights were found to judge)."
+        return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
+    examples = insightgen_store.report_examples(warehouse, collection)
+    costs = insightgen_store.method_costs(warehouse, collection)
+    notes = _report_notes(storage, collection, sorted({row.judge for row in rows}))
     scores = mean_scores(rows)
     report = render_method_report(collection, scores, examples, costs, notes)
     ranked = (

@@ -7,7 +7,8 @@ import dagster as dg
 from pydantic import Field
 
 from insight_assets.app import asking
-from insight_assets.core.citations.graph import render_citation_graph_png
+from insight_assets.core import ingest_store
+from insight_assets.core.citations.graph import citation_edges, render_citation_graph_png
 from insight_assets.core.collection_page import (
     CollectionFacts,
     MethodSection,
@@ -15,6 +16,7 @@ from insight_assets.core.collection_page import (
     render_page,
     standins,
 )
+from insight_assets.core.curation.tables import first_question
 from insight_assets.core.headlines import load_headlines
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.pages import method_pages
@@ -117,42 +119,19 @@ def _page(context, config, storage, embedder, llm, collection) -> CollectionRepo
 
 
 def _facts(storage: StorageResource, collection: str) -> CollectionFacts:
-    warehouse = storage.warehouse
-    papers = warehouse.rows(
-        """SELECT coalesce(nullif(title, ''), file) AS title, file, page_count AS pages, doc_id
-           FROM parsed_documents WHERE collection = ? ORDER BY file""",
-        [collection],
-    )
-    problems = warehouse.rows(
-        """SELECT file, kind, severity, message FROM parse_problems WHERE collection = ?
-           ORDER BY severity, file, kind""",
-        [collection],
-    )
-    chunks = warehouse.rows(
-        "SELECT profile, count(*) AS n FROM chunks WHERE collection = ? GROUP BY profile", [collection]
-    )
-    edges = warehouse.rows(
-        "SELECT citing_doc_id, cited_doc_id FROM citations WHERE collection = ?", [collection]
-    )
+    with storage.warehouse.session() as db:
+        papers = ingest_store.paper_list(db, collection)
+        problems = ingest_store.problems_by_severity(db, collection)
+        chunks = ingest_store.chunk_counts(db, collection)
+        edges = citation_edges(db, collection)
     titles = {paper["doc_id"]: paper["title"] for paper in papers}
     return CollectionFacts(
         papers=papers,
         problems=problems,
-        chunks={row["profile"]: row["n"] for row in chunks},
+        chunks=chunks,
         citation_links=len(edges),
         citation_graph_png=render_citation_graph_png(titles, edges) if titles else b"",
     )
-
-
-def the_question(storage: StorageResource, collection: str) -> str | None:
-    """The collection's first question of its own (questions.jsonl), else its first generated one
-    that was answered."""
-    rows = storage.warehouse.rows(
-        """SELECT question FROM generated_answers WHERE collection = ? AND status = 'kept'
-           ORDER BY source = 'user' DESC, position LIMIT 1""",
-        [collection],
-    )
-    return rows[0]["question"] if rows else None
 
 
 def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBySide:
@@ -160,7 +139,7 @@ def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBy
         return SideBySide(
             None, why_not="No question was asked: `answer_question` is off in this run's config."
         )
-    question = config.question or the_question(storage, collection)
+    question = config.question or first_question(storage.warehouse, collection)
     if not question:
         return SideBySide(
             None,

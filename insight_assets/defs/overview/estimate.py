@@ -4,8 +4,9 @@ has what the methods read (a method not built yet prices nothing)."""
 from insight_assets.app import asking
 from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core import curation
+from insight_assets.core.curation.tables import first_question
 from insight_assets.core.index import IndexMissing
-from insight_assets.defs.overview.assets import CollectionReportConfig, the_question
+from insight_assets.defs.overview.assets import CollectionReportConfig
 
 
 def _page(config: CollectionReportConfig, run: DryRun) -> None:
@@ -13,7 +14,9 @@ def _page(config: CollectionReportConfig, run: DryRun) -> None:
         return
     pairs = curation.kept_pairs(run.output("generated_answers", []))
     question = (
-        config.question or the_question(run.storage, run.collection) or (pairs[0].question if pairs else None)
+        config.question
+        or first_question(run.storage.warehouse, run.collection)
+        or (pairs[0].question if pairs else None)
     )
     if not question:
         return

@@ -19,7 +19,7 @@ from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, store
 from insight_assets.core.methods.scipip.evaluation import RECALL_AT, skipped_routes, why_no_recall
-from insight_assets.core.methods.scipip.schemas import BACKGROUND, SKC_FILTERED, SUMMARY
+from insight_assets.core.methods.scipip.schemas import SKC_FILTERED
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import parsed_documents
@@ -102,41 +102,12 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
     model = embedder.get_embedder()
     with one_torch_thread():
         vectors = normalize_rows(model.embed([s.background for s in usable] + [s.summary for s in usable]))
-    profiles = [BACKGROUND] * len(usable) + [SUMMARY] * len(usable)
     store.summary_vectors(storage.vectors_uri).replace(
-        collection,
-        pa.table(
-            {
-                "collection": [collection] * len(profiles),
-                "profile": profiles,
-                "chunk_id": [s.doc_id for s in usable] * 2,
-                "doc_id": [s.doc_id for s in usable] * 2,
-                "text": [s.background for s in usable] + [s.summary for s in usable],
-                "variant": [model.variant] * len(profiles),
-                "vector": pa.array(
-                    [list(map(float, v)) for v in vectors], pa.list_(pa.float32(), vectors.shape[1])
-                ),
-            }
-        ),
+        collection, store.summary_vector_table(collection, usable, vectors, model.variant)
     )
     writer = client.writer_label(scipip.tasks.SCIPIP_DIGEST)
-    spans = {p.doc_id: p for p in parts}
     warehouse.replace_partition(
-        collection,
-        {
-            "scipip_papers": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": collection,
-                        **{k: list(v) if isinstance(v, tuple) else v for k, v in s.__dict__.items()},
-                        "introduction_span": list(spans[s.doc_id].introduction_span or []),
-                        "method_span": list(spans[s.doc_id].method_span or []),
-                        "writer": writer,
-                    }
-                    for s in summaries
-                ]
-            )
-        },
+        collection, {"scipip_papers": store.papers_table(collection, summaries, parts, writer)}
     )
     failed = [s for s in summaries if s.status != "ok"]
     sample = [
@@ -169,10 +140,7 @@ def keyword_graph(context: dg.AssetExecutionContext, storage: StorageResource) -
 
 def _keyword_graph(storage, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    rows = warehouse.rows(
-        "SELECT doc_id, keywords FROM scipip_papers WHERE collection = ? AND status = 'ok'", [collection]
-    )
-    graph = scipip.KeywordGraph.build({row["doc_id"]: row["keywords"] for row in rows})
+    graph = scipip.KeywordGraph.build(scipip.store.paper_keywords(warehouse, collection))
     edges = [(doc, keyword) for doc, keywords in graph.papers.items() for keyword in keywords]
     if not edges:
         raise nothing_to_do(collection, "no paper summary has keywords to link.")
@@ -334,56 +302,32 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
     model = embedder.get_embedder()
     with model_errors_as_failures(client, collection):
         queries = scipip.make_queries(client, model.embed, backgrounds)
-    references: dict[str, list[str]] = {}
-    for citing, cited in library.citations:
-        references.setdefault(citing, []).append(cited)
+    references = library.references()
     held_out = [q for q in queries if q.held_out]
     recall = scipip.leave_one_out(library, held_out, references, settings)
     user_rows = []
     for query in (q for q in queries if q.held_out is None):
         found = scipip.retrieve(library, query.vector, query.entities, settings)
         user_rows += report.retrieval_rows(collection, query, found)
-    warehouse = storage.warehouse
-    used = report.settings_row(collection, config, settings, library, embedder.get_embedder().variant)
-    warehouse.replace_partition(
-        collection,
-        {
-            "scipip_retrievals": pa.Table.from_pylist(user_rows),
-            "scipip_recall": pa.Table.from_pylist([{"collection": collection, **r.__dict__} for r in recall]),
-            "scipip_settings": pa.Table.from_pylist([used]),
-        },
+    used = report.settings_row(collection, config, settings, library, model.variant)
+    storage.warehouse.replace_partition(
+        collection, store.retrieval_tables(collection, user_rows, recall, used)
     )
-    sweep = [
-        _tau_row(
-            tau,
-            recall
-            if tau == settings.tau
-            else scipip.leave_one_out(library, held_out, references, dataclasses.replace(settings, tau=tau)),
-        )
-        for tau in sorted({*TAU_SWEEP, settings.tau})
-    ]
-    table = scipip.recall_table(recall)
+    sweep = _tau_sweep(library, held_out, references, settings, recall)
     skipped = skipped_routes(library)
     if not recall:
         skipped["leave-one-out recall"] = why_no_recall(library, config.leave_one_out)
-    similarities = library.summary_vectors @ library.summary_vectors.T
-    pairs = similarities[np.triu_indices(len(library.doc_ids), 1)]
     return CollectionReport(
         metadata={
             "dagster/row_count": len(user_rows) + len(recall),
             "user_backgrounds": len(given),
             "leave_one_out_queries": len({r.query_id for r in recall}),
-            "recall": dg.MetadataValue.md(markdown_table(table, report.RECALL_COLUMNS)),
+            "recall": dg.MetadataValue.md(markdown_table(scipip.recall_table(recall), report.RECALL_COLUMNS)),
             "tau_sweep": dg.MetadataValue.md(markdown_table(sweep, report.TAU_COLUMNS)),
             "tau": used["tau_source"],
             "keyword_threshold": used["keyword_source"],
             "keyword_filter": used["keyword_filter"],
-            "summary_similarity": (
-                f"median {statistics.median(pairs):.3f}, max {pairs.max():.3f}, "
-                f"{float((pairs >= settings.tau).mean()):.1%} of pairs >= tau {settings.tau}"
-                if len(pairs)
-                else "one paper"
-            ),
+            "summary_similarity": _summary_similarity(library, settings.tau),
             **skipped_metadata(skipped),
             **llm_metadata(client),
         },
@@ -394,17 +338,46 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
                 f"no user background ({scipip.BACKGROUNDS_FILE}) and no leave-one-out query: "
                 + skipped.get("leave-one-out recall", ""),
             ),
-            dg.AssetCheckResult(
-                check_name="backgrounds_readable",
-                passed=not [p for p in problems if "will be extracted" not in p.message],
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata={
-                    "problems": dg.MetadataValue.md(
-                        markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
-                    )
-                },
-            ),
+            _backgrounds_readable(problems),
         ],
+    )
+
+
+def _tau_sweep(library, held_out, references, settings, recall) -> list[dict]:
+    """Leave-one-out recall at each tau of ``TAU_SWEEP`` and the one used (whose ``recall`` is known)."""
+    return [
+        _tau_row(
+            tau,
+            recall
+            if tau == settings.tau
+            else scipip.leave_one_out(library, held_out, references, dataclasses.replace(settings, tau=tau)),
+        )
+        for tau in sorted({*TAU_SWEEP, settings.tau})
+    ]
+
+
+def _summary_similarity(library, tau: float) -> str:
+    """How alike the papers' summaries are, against the filter's tau."""
+    similarities = library.summary_vectors @ library.summary_vectors.T
+    pairs = similarities[np.triu_indices(len(library.doc_ids), 1)]
+    if not len(pairs):
+        return "one paper"
+    return (
+        f"median {statistics.median(pairs):.3f}, max {pairs.max():.3f}, "
+        f"{float((pairs >= tau).mean()):.1%} of pairs >= tau {tau}"
+    )
+
+
+def _backgrounds_readable(problems) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        check_name="backgrounds_readable",
+        passed=not [p for p in problems if "will be extracted" not in p.message],
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "problems": dg.MetadataValue.md(
+                markdown_table([p.__dict__ for p in problems], ["line", "message"], empty="None.")
+            )
+        },
     )
 
 

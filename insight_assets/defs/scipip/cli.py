@@ -89,10 +89,7 @@ def _idea_settings(storage, library, embedder, collection: str):
     from insight_assets.core.methods import scipip
     from insight_assets.core.methods.scipip.field import research_field
 
-    built = storage.warehouse.rows(
-        "SELECT field FROM scipip_idea_runs WHERE collection = ? AND field IS NOT NULL LIMIT 1", [collection]
-    )
-    field = built[0]["field"] if built else None
+    field = scipip.store.built_field(storage.warehouse, collection)
     found = research_field(field, library.summary_vectors, embedder.get_embedder().embed)
     return scipip.IdeaSettings(found.name, scientist_ideas=0, expand=(scipip.schemas.DUAL,))
 

@@ -99,10 +99,7 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
         )
     papers = {
         row["doc_id"]: scipip.Paper(row["title"], row["method"])
-        for row in warehouse.rows(
-            "SELECT doc_id, title, method FROM scipip_papers WHERE collection = ? AND status = 'ok'",
-            [collection],
-        )
+        for row in scipip.store.load_papers(warehouse, collection)
     }
     client = model_client(context, llm, config, collection)
     field = research_field(config.field, library.summary_vectors, embedder.get_embedder().embed)
@@ -113,50 +110,11 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
         queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
         runs = scipip.propose_ideas(client, library, papers, queries, settings, idea_settings)
     writer = client.writer_label(scipip.tasks.SCIPIP_IDEAS)
-    idea_rows = [
-        {
-            "collection": collection,
-            "query_id": run.query.query_id,
-            "method": method,
-            "position": position,
-            "title": idea.title,
-            "idea": idea.idea,
-            "inspired_by": list(idea.inspired_by),
-            **_expansion(run, method, position),
-            "writer": writer,
-        }
-        for run in runs
-        for method in scipip.schemas.IDEA_METHODS
-        for position, idea in enumerate(run.ideas(method))
-    ]
-    run_rows = [
-        {
-            "collection": collection,
-            "query_id": run.query.query_id,
-            "background": run.query.background,
-            "held_out": run.query.held_out,
-            "transformed": run.transformed,
-            "entities": list(run.query.entities),
-            "brainstorm_keywords": list(run.brainstorm_keywords),
-            "retrieved_doc_ids": list(run.retrieval.selected),
-            "inspiring_doc_ids": [i["doc_id"] for i in run.inspirations],
-            "errors": run.errors,
-            "field": field.name,
-            "field_source": field.describe(),
-            "example_title": run.example.get("example_title"),
-            "scientist_checks": [
-                f"{r.idea.title} ({r.rounds} reflections): {'novel' if r.novel else 'not novel'}. {r.reason}"
-                for r in run.scientist
-            ],
-        }
-        for run in runs
-    ]
+    tables = scipip.store.idea_tables(collection, runs, field, writer)
+    idea_rows = tables["scipip_ideas"].to_pylist()
     if not idea_rows:
         raise nothing_to_do(collection, f"no idea was proposed: {'; '.join(runs[0].errors[:3])}")
-    warehouse.replace_partition(
-        collection,
-        {"scipip_idea_runs": pa.Table.from_pylist(run_rows), "scipip_ideas": pa.Table.from_pylist(idea_rows)},
-    )
+    warehouse.replace_partition(collection, tables)
     counts = {m: sum(r["method"] == m for r in idea_rows) for m in scipip.schemas.IDEA_METHODS}
     preview = [
         {"title": r["title"][:80], "inspired_by": "; ".join(r["inspired_by"])[:80]}
@@ -178,15 +136,6 @@ def _ideas(context, config, settings, storage, llm, embedder, collection) -> Col
             **llm_metadata(client),
         }
     )
-
-
-def _expansion(run: scipip.IdeaRun, method: str, position: int) -> dict:
-    detailed = run.expansion(method, position)
-    return {
-        "problem": detailed.problem if detailed else None,
-        "detailed_method": detailed.method if detailed else None,
-        "expected_outcome": detailed.expected_outcome if detailed else None,
-    }
 
 
 # -- scores ----------------------------------------------------------------------------------------
@@ -231,19 +180,8 @@ def scipip_scores(
 
 def _idea_sets(warehouse, collection: str):
     """Each background's ideas by method, short and expanded, with the retrieved papers' texts."""
-    ideas = warehouse.rows(
-        "SELECT * FROM scipip_ideas WHERE collection = ? ORDER BY query_id, method, position", [collection]
-    )
-    runs = {
-        row["query_id"]: row
-        for row in warehouse.rows("SELECT * FROM scipip_idea_runs WHERE collection = ?", [collection])
-    }
-    summaries = {
-        row["doc_id"]: f"{row['summary']} {row['method']}"
-        for row in warehouse.rows(
-            "SELECT doc_id, summary, method FROM scipip_papers WHERE collection = ?", [collection]
-        )
-    }
+    ideas, runs = scipip.store.load_ideas(warehouse, collection)
+    summaries = scipip.store.paper_texts(warehouse, collection)
     short, expanded = [], []
     for query_id, run in runs.items():
         by_method: dict[str, list] = {}
@@ -267,9 +205,67 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     ideas, runs, short, expanded = _idea_sets(warehouse, collection)
     if not ideas:
         raise nothing_to_do(collection, "no ideas to judge: `scipip_ideas` stored none.")
+    judged, pairs, calls, names = _judge(context, config, llm, collection, short, expanded)
+    warehouse.replace_partition(
+        collection,
+        {
+            "scipip_scores": pa.Table.from_pylist([{"collection": collection, **j.__dict__} for j in judged]),
+            "scipip_pairs": pa.Table.from_pylist([{"collection": collection, **p.__dict__} for p in pairs]),
+        },
+    )
+    recall = scipip.recall_table(store.load_recall(warehouse, collection))
+    expanded_shares = scipip.good_shares([j for j in judged if j.form == EXPANDED])
+    short_shares = scipip.good_shares([j for j in judged if j.form == SHORT])
+    wins = scipip.win_rates(pairs)
+    settings = scipip.store.load_settings(warehouse, collection)
+    first_run = next(iter(runs.values()))
+    judge = ", ".join(names)
+    by_model = not all(name.startswith("offline") for name in names)
+    notes = _score_notes(storage, collection, names, judged, pairs, runs)
+    example = {
+        "background": first_run["background"],
+        "ideas": [
+            {"title": r["title"], "text": r["detailed_method"] or r["idea"], "inspired_by": r["inspired_by"]}
+            for r in ideas
+            if r["query_id"] == first_run["query_id"] and r["method"] == scipip.schemas.DUAL
+        ],
+    }
+    tables = report.ReportTables(
+        recall,
+        expanded_shares,
+        short_shares,
+        wins,
+        scipip.judge_agreement(judged),
+        settings[0] if settings else None,
+        _merged(warehouse, collection),
+    )
+    written = write_report(
+        storage,
+        collection,
+        "scipip_report.md",
+        report.render_report(collection, tables, judge, notes, example, by_model=by_model),
+        report.CHART_FILE,
+        report.render_chart(recall, expanded_shares, wins),
+        "recall, expanded idea ratings and win rates",
+        _headline(storage, collection, tables, judge, by_model, [*notes, *_retrieval_note(settings)]),
+    )
+    summary = RunSummary.from_rows(", ".join(sorted({row.provider for row in calls})) or "none", calls)
+    return CollectionReport(
+        metadata={
+            "dagster/row_count": len(judged),
+            "judge": judge,
+            **_score_tables(tables),
+            **written,
+            **summary.as_metadata(),
+        }
+    )
+
+
+def _judge(context, config, llm, collection, short, expanded):
+    """Each judge's ratings of the short and expanded ideas and, with ``pairwise``, its preferences;
+    the calls made and the judges' names."""
     judges = config.judges or [JudgeModel(name="", **_single_judge(config))]
-    judged, pairs, calls = [], [], []
-    names = []
+    judged, pairs, calls, names = [], [], [], []
     for judge in judges:
         client = model_client(context, llm, config, collection, model_choice=judge.choice())
         name = judge.name or client.writer_label(scipip.tasks.SCIPIP_JUDGE_IDEAS)
@@ -286,23 +282,13 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
                 ]
                 pairs += scipip.judge_pairs(client, pair_sets, judge=name)
         calls += client.rows
-    warehouse.replace_partition(
-        collection,
-        {
-            "scipip_scores": pa.Table.from_pylist([{"collection": collection, **j.__dict__} for j in judged]),
-            "scipip_pairs": pa.Table.from_pylist([{"collection": collection, **p.__dict__} for p in pairs]),
-        },
-    )
-    recall = scipip.recall_table(store.load_recall(warehouse, collection))
-    expanded_shares = scipip.good_shares([j for j in judged if j.form == EXPANDED])
-    short_shares = scipip.good_shares([j for j in judged if j.form == SHORT])
-    wins = scipip.win_rates(pairs)
-    agreement = scipip.judge_agreement(judged)
-    settings = warehouse.rows("SELECT * FROM scipip_settings WHERE collection = ?", [collection])
-    first_run = next(iter(runs.values()))
+    return judged, pairs, calls, names
+
+
+def _score_notes(storage, collection, names, judged, pairs, runs) -> list[str]:
     judge = ", ".join(names)
-    by_model = not all(name.startswith("offline") for name in names)
-    notes = [
+    first_run = next(iter(runs.values()))
+    return [
         f"Judges: {judge}."
         + (
             " Offline, the ratings and preferences are TF-IDF stand-ins, not judgements."
@@ -321,92 +307,71 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             [standin_note({"idea writer": writers(storage, "scipip_ideas", collection), "judge": judge})],
         ),
     ]
-    # The report lists retrieval's settings under its recall table; the collection page shows only
-    # the headline, so its notes carry them.
-    retrieval_note = (
-        [
-            (
-                f"Retrieval: tau {settings[0]['tau_source']}; {settings[0]['keyword_source']}; "
-                f"keyword filter {settings[0]['keyword_filter']}."
-            )
-        ]
-        if settings
-        else []
-    )
-    example = {
-        "background": first_run["background"],
-        "ideas": [
-            {"title": r["title"], "text": r["detailed_method"] or r["idea"], "inspired_by": r["inspired_by"]}
-            for r in ideas
-            if r["query_id"] == first_run["query_id"] and r["method"] == scipip.schemas.DUAL
-        ],
-    }
-    tau_sweep = warehouse.rows(
-        """SELECT clusters, merged FROM scipip_recall WHERE collection = ? AND variant = ?""",
-        [collection, scipip.schemas.SKC_FILTERED],
-    )
-    merged = (
+
+
+def _retrieval_note(settings: list[dict]) -> list[str]:
+    """The report lists retrieval's settings under its recall table; the collection page shows only
+    the headline, so its notes carry them."""
+    if not settings:
+        return []
+    first = settings[0]
+    return [
+        f"Retrieval: tau {first['tau_source']}; {first['keyword_source']}; keyword filter {first['keyword_filter']}."
+    ]
+
+
+def _merged(warehouse, collection: str) -> str:
+    tau_sweep = scipip.store.filter_merges(warehouse, collection, scipip.schemas.SKC_FILTERED)
+    if not tau_sweep:
+        return "no leave-one-out query"
+    return (
         f"{sum(r['merged'] or 0 for r in tau_sweep)} papers merged into another's cluster over "
         f"{len(tau_sweep)} leave-one-out queries"
-        if tau_sweep
-        else "no leave-one-out query"
     )
-    tables = report.ReportTables(
-        recall, expanded_shares, short_shares, wins, agreement, settings[0] if settings else None, merged
-    )
-    written = write_report(
-        storage,
-        collection,
-        "scipip_report.md",
-        report.render_report(collection, tables, judge, notes, example, by_model=by_model),
-        report.CHART_FILE,
-        report.render_chart(recall, expanded_shares, wins),
-        "recall, expanded idea ratings and win rates",
-        Headline(
-            tables=(
-                *(
-                    (
-                        headline_table(
-                            "Expanded ideas rated 4 or more, per method",
-                            expanded_shares,
-                            report.SHARE_COLUMNS,
-                        ),
-                        headline_table("SciPIP against each baseline, both orders", wins, report.WIN_COLUMNS),
-                    )
-                    if by_model
-                    else ()
-                ),
-                headline_table("Recall of the held-out paper's references", recall, report.RECALL_COLUMNS),
+
+
+def _headline(storage, collection, tables, judge: str, by_model: bool, notes: list[str]) -> Headline:
+    """What the collection's page shows: the judged shares and win rates (by a model), and recall."""
+    judged = (
+        (
+            headline_table(
+                "Expanded ideas rated 4 or more, per method", tables.expanded, report.SHARE_COLUMNS
             ),
-            notes=(*([] if by_model else [report.NOT_JUDGED]), *notes, *retrieval_note),
-            writer=writers(storage, "scipip_ideas", collection),
-            judge=judge,
+            headline_table("SciPIP against each baseline, both orders", tables.wins, report.WIN_COLUMNS),
+        )
+        if by_model
+        else ()
+    )
+    return Headline(
+        tables=(
+            *judged,
+            headline_table("Recall of the held-out paper's references", tables.recall, report.RECALL_COLUMNS),
         ),
+        notes=(*([] if by_model else [report.NOT_JUDGED]), *notes),
+        writer=writers(storage, "scipip_ideas", collection),
+        judge=judge,
     )
-    summary = RunSummary.from_rows(", ".join(sorted({row.provider for row in calls})) or "none", calls)
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(judged),
-            "judge": judge,
-            "expanded_rated_4_or_more": dg.MetadataValue.md(
-                markdown_table(expanded_shares, report.SHARE_COLUMNS)
-            ),
-            "short_rated_4_or_more": dg.MetadataValue.md(markdown_table(short_shares, report.SHARE_COLUMNS)),
-            "win_rates": dg.MetadataValue.md(
-                markdown_table(wins, report.WIN_COLUMNS, empty="No pairs judged.")
-            ),
-            "judge_agreement": dg.MetadataValue.md(
-                markdown_table(
-                    agreement,
-                    report.AGREEMENT_COLUMNS,
-                    empty="One judge: configure two or more `judges` to measure agreement.",
-                )
-            ),
-            "recall": dg.MetadataValue.md(markdown_table(recall, report.RECALL_COLUMNS)),
-            **written,
-            **summary.as_metadata(),
-        }
-    )
+
+
+def _score_tables(tables) -> dict:
+    """The report's tables as the step's metadata."""
+    return {
+        "expanded_rated_4_or_more": dg.MetadataValue.md(
+            markdown_table(tables.expanded, report.SHARE_COLUMNS)
+        ),
+        "short_rated_4_or_more": dg.MetadataValue.md(markdown_table(tables.short, report.SHARE_COLUMNS)),
+        "win_rates": dg.MetadataValue.md(
+            markdown_table(tables.wins, report.WIN_COLUMNS, empty="No pairs judged.")
+        ),
+        "judge_agreement": dg.MetadataValue.md(
+            markdown_table(
+                tables.agreement,
+                report.AGREEMENT_COLUMNS,
+                empty="One judge: configure two or more `judges` to measure agreement.",
+            )
+        ),
+        "recall": dg.MetadataValue.md(markdown_table(tables.recall, report.RECALL_COLUMNS)),
+    }
 
 
 def _novelty_counts(runs) -> str:

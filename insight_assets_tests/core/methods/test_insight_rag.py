@@ -360,22 +360,7 @@ def _collection(root) -> tuple[insight_rag.Setup, Warehouse]:
                 ]
             ),
             "chunks": pa.Table.from_pylist(rows),
-            "knowledge_triples": pa.Table.from_pylist(
-                [{"collection": COLLECTION, "triple_id": t.triple_id, **t.__dict__} for t in triples]
-            ),
-            "insight_rag_sentences": pa.Table.from_pylist(
-                [
-                    {
-                        "collection": COLLECTION,
-                        "sentence_id": s.sentence_id,
-                        "doc_id": s.doc_id,
-                        "chunk_id": s.chunk_id,
-                        "position": n,
-                        "sentence": s.text,
-                    }
-                    for n, s in enumerate(sentences)
-                ]
-            ),
+            **insight_rag.store.triple_tables(COLLECTION, triples, sentences, insight_rag.EXTRACTOR),
         },
     )
     vectors.replace(COLLECTION, vectorize_chunks(COLLECTION, rows, embedder, None).table)

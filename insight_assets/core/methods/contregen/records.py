@@ -170,3 +170,33 @@ def answers_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Answer]:
         )
         for row in rows
     ]
+
+
+def node_summary_rows(collection: str, trees: Iterable[Tree]) -> list[dict]:
+    """Each kept node's summary (or why it has none)."""
+    return [
+        {
+            "collection": collection,
+            "question_id": tree.question.question_id,
+            "node_id": node.node_id,
+            "status": node.summary_status or None,
+            "summary": node.summary or None,
+            "error": node.error,
+        }
+        for tree in trees
+        for node in tree.nodes.values()
+        if node.kept
+    ]
+
+
+def score_rows(collection: str, scored: Iterable[Any], judge: str) -> list[dict]:
+    """Each answer's scores, with the judge that gave them."""
+    return [
+        {
+            "collection": collection,
+            **{k: v for k, v in s.__dict__.items() if k != "errors"},
+            "errors": list(s.errors),
+            "judge": judge,
+        }
+        for s in scored
+    ]

@@ -10,12 +10,15 @@ The tables are declared here and added to the warehouse when the method is impor
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
+
+import pyarrow as pa
 
 from ...index import IndexMissing
 from ...ingest import load_documents
 from ...retrieval import Retriever
-from ...retrieval.citing import load_sources
+from ...retrieval.citing import load_sources, render_citations
 from ...stores import VectorStore, Warehouse, declare_tables
 from ...vectors import normalize_rows
 from . import retriever
@@ -132,13 +135,26 @@ def identified_fragments(warehouse: Warehouse, collection: str) -> list[dict]:
     )
 
 
-def load_adapter(warehouse: Warehouse, collection: str) -> dict:
+def stored_adapter(warehouse: Warehouse, collection: str) -> dict | None:
     """The collection's insight retriever as ``insight_retriever`` recorded it: trained (with its
-    adapter's folder) or skipped (with the reason). Raises ``IndexMissing`` before it is built."""
+    adapter's folder) or skipped (with the reason); ``None`` before it is built."""
     rows = warehouse.rows("SELECT * FROM insight_retriever WHERE collection = ?", [collection])
-    if not rows:
+    return rows[0] if rows else None
+
+
+def load_adapter(warehouse: Warehouse, collection: str) -> dict:
+    """``stored_adapter``, raising ``IndexMissing`` before it is built."""
+    adapter = stored_adapter(warehouse, collection)
+    if adapter is None:
         raise IndexMissing("no insight retriever: build `insight_retriever` for the parametric mode")
-    return rows[0]
+    return adapter
+
+
+def writer_of(warehouse: Warehouse, table: str, collection: str) -> str | None:
+    """The model that wrote ``table``'s rows for ``collection`` (its first row's ``writer``: one
+    run writes them all); ``None`` when it holds none."""
+    rows = warehouse.rows(f"SELECT writer FROM {table} WHERE collection = ? LIMIT 1", [collection])
+    return rows[0]["writer"] if rows else None
 
 
 def open_parametric(warehouse: Warehouse, collection: str) -> tuple[CausalLM | None, str]:
@@ -223,3 +239,100 @@ def open_setup(
 
 
 __all__ = ["TABLES", "VECTOR_KIND", "IndexMissing"]
+
+
+def answer_tables(
+    collection: str,
+    identified: Sequence,
+    answers: Sequence[MethodAnswer],
+    sources,
+    identifier: str,
+    writer: str,
+) -> dict[str, pa.Table]:
+    """``insight_rag_insights`` (the identifier's insights per item) and ``insight_rag_answers``
+    (each method's answer, its citations rendered against ``sources``)."""
+    return {
+        "insight_rag_insights": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    "item_id": i.item_id,
+                    "status": i.status,
+                    "insights": [x.insight for x in i.insights],
+                    "multi_answer": [x.multi_answer for x in i.insights],
+                    "error": i.error,
+                    "writer": identifier,
+                }
+                for i in identified
+            ]
+        ),
+        "insight_rag_answers": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    **{k: list(v) if isinstance(v, tuple) else v for k, v in a.__dict__.items()},
+                    "rendered": render_citations(a.answer, sources) if a.answer else None,
+                    "writer": writer,
+                }
+                for a in answers
+            ]
+        ),
+    }
+
+
+def triple_tables(
+    collection: str, triples: Sequence[Triple], sentences: Sequence, extractor: str
+) -> dict[str, pa.Table]:
+    """``knowledge_triples`` and ``insight_rag_sentences`` (every whole sentence read, in order)."""
+    return {
+        "knowledge_triples": pa.Table.from_pylist(
+            [
+                {"collection": collection, "triple_id": t.triple_id, **t.__dict__, "extractor": extractor}
+                for t in triples
+            ]
+        ),
+        "insight_rag_sentences": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    "sentence_id": s.sentence_id,
+                    "doc_id": s.doc_id,
+                    "chunk_id": s.chunk_id,
+                    "position": n,
+                    "sentence": s.text,
+                }
+                for n, s in enumerate(sentences)
+            ]
+        ),
+    }
+
+
+def benchmark_tables(
+    collection: str, items: Sequence[BenchmarkItem], fates: dict[str, tuple], writer: str
+) -> dict[str, pa.Table]:
+    """``insight_rag_benchmark`` (the items) and ``insight_rag_triple_fates`` (each triple's item,
+    or why it was dropped)."""
+    return {
+        "insight_rag_benchmark": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    **{k: v for k, v in item.__dict__.items() if k not in ("status", "error")},
+                    "writer": writer,
+                }
+                for item in items
+            ]
+        ),
+        "insight_rag_triple_fates": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    "triple_id": triple_id,
+                    "fate": fate,
+                    "item_id": item_id,
+                    "reason": reason,
+                }
+                for triple_id, (fate, item_id, reason) in fates.items()
+            ]
+        ),
+    }

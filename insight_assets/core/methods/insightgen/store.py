@@ -78,3 +78,48 @@ def cited_outside_context(rows: list[dict]) -> list[str]:
         for row in rows
         if not row["chunk_ids"] or not set(row["chunk_ids"]) <= set(row["given"])
     ]
+
+
+def judging_inputs(warehouse: Warehouse, collection: str) -> tuple[list[dict], list[dict]]:
+    """What the judge reads: every insight (question, method, hook, body) in its method's order,
+    and every method's run per question (its status and error)."""
+    with warehouse.session() as db:
+        insights = db.rows(
+            """SELECT question_id, method, hook, body FROM insights WHERE collection = ?
+               ORDER BY question_id, method, insight_index""",
+            [collection],
+        )
+        runs = db.rows(
+            "SELECT question_id, method, status, error FROM insight_runs WHERE collection = ?", [collection]
+        )
+    return insights, runs
+
+
+def load_judge_scores(warehouse: Warehouse, collection: str) -> list[dict]:
+    return warehouse.rows("SELECT * FROM judge_scores WHERE collection = ?", [collection])
+
+
+def report_examples(warehouse: Warehouse, collection: str, questions: int = 3) -> list[dict]:
+    """Each method's first insight for the first ``questions`` questions that have insights, beside
+    the question and its answer."""
+    return warehouse.rows(
+        """WITH firsts AS (SELECT question_id, method, hook, body FROM insights
+                           WHERE collection = ? AND insight_index = 0)
+           SELECT a.question_id, a.question, a.answer, f.method, f.hook, f.body
+           FROM generated_answers a JOIN firsts f USING (question_id)
+           WHERE a.collection = ? AND a.question_id IN (
+               SELECT DISTINCT question_id FROM firsts ORDER BY question_id LIMIT ?)
+           ORDER BY a.position, f.method""",
+        [collection, collection, questions],
+    )
+
+
+def method_costs(warehouse: Warehouse, collection: str) -> list[dict]:
+    """Per method: questions run and the mean context tokens, retrieval calls and seconds."""
+    return warehouse.rows(
+        """SELECT method, count(*) AS questions, round(avg(context_tokens), 1) AS context_tokens,
+                  round(avg(retrieval_calls), 2) AS retrieval_calls,
+                  round(avg(retrieval_seconds), 3) AS retrieval_seconds
+           FROM insight_runs WHERE collection = ? GROUP BY method ORDER BY method""",
+        [collection],
+    )

@@ -108,6 +108,13 @@ class Library:
         """Each background normalised as keywords are, padded with spaces for whole-word search."""
         return {doc: f" {normalise_keyword(text)} " for doc, text in self.backgrounds.items()}
 
+    def references(self) -> dict[str, list[str]]:
+        """For each citing paper, the papers of the library it cites."""
+        cited: dict[str, list[str]] = {}
+        for citing, paper in self.citations:
+            cited.setdefault(citing, []).append(paper)
+        return cited
+
     def co_cited(self) -> dict[str, dict[str, int]]:
         """For each paper, the papers cited together with it and by how many citing papers."""
         edges = [{"citing_doc_id": citing, "cited_doc_id": cited} for citing, cited in self.citations]

@@ -7,16 +7,21 @@ imported (``stores.declare_tables``). A reader that finds nothing to read raises
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import pyarrow as pa
 
 from ...citations import citation_links
 from ...index import IndexMissing, read_vectors
 from ...stores import VectorStore, Warehouse, declare_tables
 from .calibration import Calibration, calibrate
 from .evaluation import RecallRow
+from .field import ResearchField
+from .ideas import IdeaRun
 from .keywords import KeywordGraph, KeywordSpace
 from .retrieval import Library
-from .schemas import BACKGROUND, SUMMARY
+from .schemas import BACKGROUND, IDEA_METHODS, SUMMARY
 
 # The LanceDB tables of the papers' background and summary vectors, one per collection.
 VECTOR_KIND = "scipip_index"
@@ -118,6 +123,159 @@ def load_papers(warehouse: Warehouse, collection: str) -> list[dict]:
     return warehouse.rows(
         "SELECT doc_id, title, method FROM scipip_papers WHERE collection = ? AND status = 'ok'", [collection]
     )
+
+
+def paper_keywords(warehouse: Warehouse, collection: str) -> dict[str, list[str]]:
+    """Each summarized paper's keywords, by doc id."""
+    rows = warehouse.rows(
+        "SELECT doc_id, keywords FROM scipip_papers WHERE collection = ? AND status = 'ok'", [collection]
+    )
+    return {row["doc_id"]: row["keywords"] for row in rows}
+
+
+def paper_texts(warehouse: Warehouse, collection: str) -> dict[str, str]:
+    """Each paper's summary and method as one text, by doc id: what an idea is compared with."""
+    rows = warehouse.rows(
+        "SELECT doc_id, summary, method FROM scipip_papers WHERE collection = ?", [collection]
+    )
+    return {row["doc_id"]: f"{row['summary']} {row['method']}" for row in rows}
+
+
+def built_field(warehouse: Warehouse, collection: str) -> str | None:
+    """The research field the collection's ideas were proposed in (``None`` before any)."""
+    rows = warehouse.rows(
+        "SELECT field FROM scipip_idea_runs WHERE collection = ? AND field IS NOT NULL LIMIT 1", [collection]
+    )
+    return rows[0]["field"] if rows else None
+
+
+def load_ideas(warehouse: Warehouse, collection: str) -> tuple[list[dict], dict[str, dict]]:
+    """Every idea in background, method and position order, and each background's run by query id."""
+    with warehouse.session() as db:
+        ideas = db.rows(
+            "SELECT * FROM scipip_ideas WHERE collection = ? ORDER BY query_id, method, position",
+            [collection],
+        )
+        runs = db.rows("SELECT * FROM scipip_idea_runs WHERE collection = ?", [collection])
+    return ideas, {row["query_id"]: row for row in runs}
+
+
+def load_settings(warehouse: Warehouse, collection: str) -> list[dict]:
+    """The retrieval settings the collection's index was built with (one row, or none before)."""
+    return warehouse.rows("SELECT * FROM scipip_settings WHERE collection = ?", [collection])
+
+
+def filter_merges(warehouse: Warehouse, collection: str, variant: str) -> list[dict]:
+    """For each leave-one-out query of ``variant``: the clusters its filter made and the papers merged."""
+    return warehouse.rows(
+        "SELECT clusters, merged FROM scipip_recall WHERE collection = ? AND variant = ?",
+        [collection, variant],
+    )
+
+
+def idea_tables(
+    collection: str, runs: Sequence[IdeaRun], field: ResearchField, writer: str
+) -> dict[str, pa.Table]:
+    """The rows of ``scipip_idea_runs`` (one per background: its stages' results and errors) and
+    ``scipip_ideas`` (one per idea and method, with its expansion where it has one)."""
+    ideas = [
+        {
+            "collection": collection,
+            "query_id": run.query.query_id,
+            "method": method,
+            "position": position,
+            "title": idea.title,
+            "idea": idea.idea,
+            "inspired_by": list(idea.inspired_by),
+            **_expansion(run, method, position),
+            "writer": writer,
+        }
+        for run in runs
+        for method in IDEA_METHODS
+        for position, idea in enumerate(run.ideas(method))
+    ]
+    backgrounds = [
+        {
+            "collection": collection,
+            "query_id": run.query.query_id,
+            "background": run.query.background,
+            "held_out": run.query.held_out,
+            "transformed": run.transformed,
+            "entities": list(run.query.entities),
+            "brainstorm_keywords": list(run.brainstorm_keywords),
+            "retrieved_doc_ids": list(run.retrieval.selected),
+            "inspiring_doc_ids": [i["doc_id"] for i in run.inspirations],
+            "errors": run.errors,
+            "field": field.name,
+            "field_source": field.describe(),
+            "example_title": run.example.get("example_title"),
+            "scientist_checks": [
+                f"{r.idea.title} ({r.rounds} reflections): {'novel' if r.novel else 'not novel'}. {r.reason}"
+                for r in run.scientist
+            ],
+        }
+        for run in runs
+    ]
+    return {
+        "scipip_idea_runs": pa.Table.from_pylist(backgrounds),
+        "scipip_ideas": pa.Table.from_pylist(ideas),
+    }
+
+
+def summary_vector_table(collection: str, usable: Sequence, vectors: np.ndarray, variant: str) -> pa.Table:
+    """The rows of the summary index: each paper's background, then each paper's summary, with
+    their unit ``vectors`` in that order."""
+    profiles = [BACKGROUND] * len(usable) + [SUMMARY] * len(usable)
+    return pa.table(
+        {
+            "collection": [collection] * len(profiles),
+            "profile": profiles,
+            "chunk_id": [s.doc_id for s in usable] * 2,
+            "doc_id": [s.doc_id for s in usable] * 2,
+            "text": [s.background for s in usable] + [s.summary for s in usable],
+            "variant": [variant] * len(profiles),
+            "vector": pa.array(
+                [list(map(float, v)) for v in vectors], pa.list_(pa.float32(), vectors.shape[1])
+            ),
+        }
+    )
+
+
+def papers_table(collection: str, summaries: Sequence, parts: Sequence, writer: str) -> pa.Table:
+    """``scipip_papers``: each paper's digest (or why it has none) with the spans it was read from."""
+    spans = {part.doc_id: part for part in parts}
+    return pa.Table.from_pylist(
+        [
+            {
+                "collection": collection,
+                **{k: list(v) if isinstance(v, tuple) else v for k, v in s.__dict__.items()},
+                "introduction_span": list(spans[s.doc_id].introduction_span or []),
+                "method_span": list(spans[s.doc_id].method_span or []),
+                "writer": writer,
+            }
+            for s in summaries
+        ]
+    )
+
+
+def retrieval_tables(
+    collection: str, retrievals: list[dict], recall: Sequence[RecallRow], settings: dict
+) -> dict[str, pa.Table]:
+    """The user backgrounds' retrievals, the leave-one-out recall and the settings they used."""
+    return {
+        "scipip_retrievals": pa.Table.from_pylist(retrievals),
+        "scipip_recall": pa.Table.from_pylist([{"collection": collection, **r.__dict__} for r in recall]),
+        "scipip_settings": pa.Table.from_pylist([settings]),
+    }
+
+
+def _expansion(run: IdeaRun, method: str, position: int) -> dict:
+    detailed = run.expansion(method, position)
+    return {
+        "problem": detailed.problem if detailed else None,
+        "detailed_method": detailed.method if detailed else None,
+        "expected_outcome": detailed.expected_outcome if detailed else None,
+    }
 
 
 __all__ = ["TABLES", "VECTOR_KIND", "IndexMissing"]
