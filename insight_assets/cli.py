@@ -60,7 +60,7 @@ def _ask_command(flows: list[AskFlow]) -> Command:
 
 def all_commands() -> list[Command]:
     modules = domain_modules("cli")  # light: a folder's cli imports inside its functions
-    flows = [module.ASK for module in modules if hasattr(module, "ASK")]
+    flows = [module.ASK for module in modules if module.ASK is not None]  # every cli.py names ASK
     return [
         *commands.COMMANDS,
         _ask_command(flows),

@@ -130,7 +130,8 @@ def ask_flows() -> dict[str, Any]:
     """Every defs folder's ``ask`` flow (``ASK`` in its ``cli.py``), by method name."""
     from insight_assets.defs.folders import domain_modules
 
-    return {module.ASK.method: module.ASK for module in domain_modules("cli") if hasattr(module, "ASK")}
+    flows = (module.ASK for module in domain_modules("cli"))  # every cli.py names one, or None
+    return {flow.method: flow for flow in flows if flow is not None}
 
 
 # A flow's answer function: the question and a model client in, the method's answer out.

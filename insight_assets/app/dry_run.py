@@ -53,8 +53,8 @@ class DryRun:
 class EstimateStep:
     """One model-calling asset in a dry run: its name, its config class (defaults and task
     overrides) and what it does on the dry run's state, where it may put what it produced
-    (``run.outputs[asset]``) for the steps of downstream assets. A defs folder lists its steps in
-    ``ESTIMATE_STEPS`` of its ``estimate.py``."""
+    (``run.outputs[asset]``) for the steps of downstream assets. A defs folder names its steps in
+    its ``Domain`` (``defs/domain.py``)."""
 
     asset: str
     config: type[ModelCallConfig]

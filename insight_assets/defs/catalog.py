@@ -1,11 +1,11 @@
 """The defs folders, found rather than listed: each sub-package of ``insight_assets.defs`` is one
-domain (ingestion, curation, citations, or a method) and may hold
+domain (ingestion, curation, citations, the page, or a method) and holds
 
 - assets and checks, in any of its modules (``assets.py`` and friends);
-- ``estimate.py``: ``ESTIMATE_STEPS``, its model-calling assets' dry-run steps (see ``defs/estimate.py``);
-- ``cli.py``: ``COMMANDS`` and ``ASK``, its command-line commands and its ``ask`` flow (see ``cli.py``);
-- ``page.py``: ``PAGE``, a method's section of the collection's page (see ``defs/pages.py``);
-- ``SMOKE_SETTINGS`` in ``assets.py``: op config for a fast smoke run of its assets (see ``defs/runs.py``).
+- ``domain.py``: ``DOMAIN = Domain(...)``, what it plugs in besides them, typed (its dry-run steps,
+  smoke settings, ``ask`` flow and page section; see ``defs/domain.py``);
+- ``cli.py``: ``ASK`` and ``COMMANDS``, its ``ask`` flow (or ``None``) and command-line commands,
+  which the CLI reads without loading Dagster (see ``cli.py``).
 
 A new method adds its folder and nothing here changes.
 """

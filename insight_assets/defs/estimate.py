@@ -16,7 +16,8 @@ import dagster as dg
 from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
 from insight_assets.core.markdown import markdown_table
-from insight_assets.defs.catalog import domain_assets, domain_modules
+from insight_assets.defs.catalog import domain_assets
+from insight_assets.defs.domain import all_domains
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.progress import StepsView
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
@@ -64,7 +65,7 @@ def build_order(assets: Iterable) -> list[str]:
 
 def estimate_steps() -> list[EstimateStep]:
     """Every defs folder's steps in build order, each priced on the offline answers of those before it."""
-    steps = [step for module in domain_modules("estimate") for step in module.ESTIMATE_STEPS]
+    steps = [step for domain in all_domains() for step in domain.estimate_steps]
     position = {name: index for index, name in enumerate(build_order(domain_assets()))}
     return sorted(steps, key=lambda step: position[step.asset])
 

@@ -1,6 +1,6 @@
 """A method's section of the collection's page (``collection_report``).
 
-A method's defs folder declares it in its ``page.py`` as ``PAGE = MethodPage(...)``: the asset
+A method's defs folder names it in its ``domain.py`` (``Domain(page=MethodPage(...))``): the asset
 that writes its report (and stores its headline, see ``metadata.write_report``), the report's
 file, and what to call the method. The page depends on every declared report asset and shows each
 method's headline, its answer to the page's question (its ``ask`` flow of the same ``method``
@@ -10,8 +10,6 @@ name) and a link to its markdown report.
 from dataclasses import dataclass
 
 import dagster as dg
-
-from insight_assets.defs.folders import domain_modules
 
 
 @dataclass(frozen=True)
@@ -25,6 +23,8 @@ class MethodPage:
 
 
 def method_pages() -> list[MethodPage]:
-    """Every defs folder's ``PAGE``: the core method first, then by method name."""
-    pages = [module.PAGE for module in domain_modules("page") if hasattr(module, "PAGE")]
+    """Every defs folder's page section: the core method first, then by method name."""
+    from insight_assets.defs.domain import all_domains  # it imports this module
+
+    pages = [domain.page for domain in all_domains() if domain.page is not None]
     return sorted(pages, key=lambda page: (not page.core, page.method))

@@ -3,7 +3,8 @@
 import dagster as dg
 from dagster._core.storage.defs_state.base import set_defs_state_storage
 
-from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS, domain_modules
+from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS
+from insight_assets.defs.domain import smoke_settings
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
@@ -16,14 +17,10 @@ __all__ = [
 ]
 
 # Op config for a smoke run of every asset with a slow model (the local one on a CPU): each defs
-# folder's ``SMOKE_SETTINGS`` (few questions, short contexts, answers of at most 200 tokens). Used
+# folder's ``smoke_settings`` (few questions, short contexts, answers of at most 200 tokens). Used
 # with ``SMOKE_CONTEXT_TOKENS`` by the local-model test and `python -m bench local --quick`.
 SMOKE_CONTEXT_TOKENS = 2048
-SMOKE_SETTINGS = {
-    asset: config
-    for module in domain_modules("assets")
-    for asset, config in getattr(module, "SMOKE_SETTINGS", {}).items()
-}
+SMOKE_SETTINGS = smoke_settings({key.to_user_string() for asset in ALL_ASSETS for key in asset.keys})
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from insight_assets.app import asking
 from insight_assets.core.headlines import load_headlines
-from insight_assets.defs.folders import domain_modules
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import metadata
@@ -113,10 +112,7 @@ def test_a_method_that_cannot_answer_says_why_and_the_others_still_answer(demo_o
     built = demo_offline.copy(tmp_path / "copy")
     empty = built.storage.warehouse.query("SELECT * FROM scipip_papers LIMIT 0")
     built.storage.warehouse.replace_partition("demo", {"scipip_papers": empty})
-    flows = {
-        flow.method: flow
-        for flow in (module.ASK for module in domain_modules("cli") if hasattr(module, "ASK"))
-    }
+    flows = asking.ask_flows()
     asked = asking.Asked(
         "demo", "How are papers embedded?", built.storage, EmbedderResource(provider="hashing")
     )

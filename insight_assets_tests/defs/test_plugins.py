@@ -1,5 +1,6 @@
 """A method is a plug-in: a new defs folder is found by the catalog, the dry run and the CLI, and
-its own tables join the warehouse, with nothing shared edited."""
+its own tables join the warehouse, with nothing shared edited; what it plugs in besides its assets
+is one typed ``Domain``, and a part misnamed or missing is an error, not a part left out."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ ESTIMATE = """
 
     ESTIMATE_STEPS = (EstimateStep("toy_method_rows", ToyMethodConfig, lambda config, run: None),)
 """
+DOMAIN = """
+    from insight_assets.defs.domain import Domain
+    from insight_assets.defs.toy_method import cli, estimate
+
+    SMOKE_SETTINGS = {"toy_method_rows": {"max_tokens": 50}}
+
+    DOMAIN = Domain("toy_method", estimate_steps=estimate.ESTIMATE_STEPS, smoke_settings=SMOKE_SETTINGS, ask=cli.ASK)
+"""
 CLI = """
     from insight_assets.app.asking import MethodAnswer
     from insight_assets.app.commands import AskFlow, Command
@@ -52,7 +61,7 @@ def toy_method(tmp_path, monkeypatch):
     folder = tmp_path / "defs" / "toy_method"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text('"""A toy method."""\n')
-    for name, source in (("assets", ASSETS), ("estimate", ESTIMATE), ("cli", CLI)):
+    for name, source in (("assets", ASSETS), ("estimate", ESTIMATE), ("cli", CLI), ("domain", DOMAIN)):
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     monkeypatch.setattr(insight_assets.defs, "__path__", [*insight_assets.defs.__path__, str(folder.parent)])
     # The toy's table is declared for this test only (every real method's was, at import, for good).
@@ -64,6 +73,7 @@ def toy_method(tmp_path, monkeypatch):
 
 def test_a_new_defs_folder_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
     from insight_assets.defs.catalog import domain_assets, domains
+    from insight_assets.defs.domain import smoke_settings
     from insight_assets.defs.estimate import estimate_steps
 
     assert "toy_method" in domains()
@@ -71,6 +81,7 @@ def test_a_new_defs_folder_joins_the_assets_the_dry_run_and_the_warehouse(toy_me
     assert {"toy_method_rows", "generated_answers"} <= keys
     order = [step.asset for step in estimate_steps()]
     assert order.index("generated_answers") < order.index("toy_method_rows")
+    assert smoke_settings(keys)["toy_method_rows"] == {"max_tokens": 50}
     assert "toy_method_rows" in warehouse_tables()
     warehouse = Warehouse(tmp_path / "w.duckdb")
     assert warehouse.rows("SELECT count(*) AS n FROM toy_method_rows") == [{"n": 0}]
@@ -88,3 +99,35 @@ def test_a_new_defs_folder_adds_its_command_and_its_ask_flow(toy_method, tmp_pat
     assert capsys.readouterr().out.startswith("Question: why?\n\ntoy says: why?\n\n0 model calls")
     with pytest.raises(SystemExit):
         cli.main(["ask", "--collection", "papers", "--method", "no-such-method", "why?"])
+
+
+def test_a_defs_folder_that_declares_no_domain_or_a_smoke_setting_for_no_asset_is_an_error(toy_method):
+    from insight_assets.defs.catalog import domain_assets
+    from insight_assets.defs.domain import DomainError, all_domains, smoke_settings
+
+    (toy_method / "domain.py").write_text(
+        textwrap.dedent(DOMAIN).replace('"toy_method_rows": {"max_tokens"', '"toy_method_row": {"max_tokens"')
+    )
+    keys = {key.to_user_string() for asset in domain_assets() for key in asset.keys}
+    with pytest.raises(DomainError, match="smoke settings for assets that do not exist: toy_method_row$"):
+        smoke_settings(keys)
+
+    (toy_method / "domain.py").unlink()
+    del sys.modules["insight_assets.defs.toy_method.domain"]
+    with pytest.raises(DomainError, match="defs folder[(]s[)] toy_method declare no DOMAIN"):
+        all_domains()
+
+
+def test_a_page_section_belongs_to_the_ask_flow_of_its_method():
+    from insight_assets.app.commands import AskFlow
+    from insight_assets.defs.domain import Domain, DomainError
+    from insight_assets.defs.pages import MethodPage
+    from insight_assets.defs.xsum.summaries import xsum_scores
+
+    page = MethodPage("xsum", "XSum", "a paper", xsum_scores, "xsum_report.md")
+    flow = AskFlow("xsum", "a summary", lambda asked, client: None)
+    assert Domain("xsum", ask=flow, page=page).page is page
+    with pytest.raises(DomainError, match="its page is method 'xsum' but its ask flow is 'missing'"):
+        Domain("xsum", page=page)
+    with pytest.raises(DomainError, match="its ask flow is 'contregen'"):
+        Domain("xsum", ask=AskFlow("contregen", "a tree", lambda asked, client: None), page=page)

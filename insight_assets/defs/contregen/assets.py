@@ -32,7 +32,6 @@ from insight_assets.defs.metadata import (
     writers,
 )
 from insight_assets.defs.model_calls import (
-    SMOKE_ANSWERS,
     JudgeCallConfig,
     ModelCallConfig,
     llm_metadata,
@@ -469,11 +468,3 @@ def _examples(tree, answers, sources) -> list[dict]:
         for method in contregen.METHODS
         if method in by_method
     ]
-
-
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one tree of depth 1, no baselines.
-SMOKE_SETTINGS = {
-    "contregen_trees": {"max_questions": 1, "max_depth": 1, "max_sub_questions": 2, **SMOKE_ANSWERS},
-    "contregen_answers": {"baselines": False, "answer_words": 80, **SMOKE_ANSWERS},
-    "contregen_scores": SMOKE_ANSWERS,
-}

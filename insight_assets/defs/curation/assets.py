@@ -16,7 +16,6 @@ from insight_assets.core import curation, ingest
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.model_calls import (
-    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -354,17 +353,3 @@ def _every_question_answered(answers) -> dg.AssetCheckResult:
             "failed": dg.MetadataValue.md(markdown_table(failed, ["question", "error"], empty="None."))
         },
     )
-
-
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question, short papers, answers of at most 400 tokens.
-SMOKE_SETTINGS = {
-    "compressed_documents": {"max_input_tokens": 1500, "max_tokens": 400},
-    "generated_questions": {
-        "num_combinations": 1,
-        "candidates_per_combination": 2,
-        "target_count": 1,
-        "min_words": 4,
-        **SMOKE_ANSWERS,
-    },
-    "generated_answers": {"max_tokens": 400},
-}

@@ -79,6 +79,7 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+ASK = None  # no ask flow of its own
 COMMANDS = (
     Command(
         "search",

@@ -29,7 +29,6 @@ from insight_assets.defs.metadata import (
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
-    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -249,13 +248,3 @@ def _benchmark(context, config, settings, storage, llm, collection) -> Collectio
         },
         checks=[items_check("benchmark_has_items", len(items), why_none)],
     )
-
-
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one benchmark item of each kind, RAG with one chunk.
-SMOKE_SETTINGS = {
-    "knowledge_triples": {"max_chunks_per_paper": 2, "max_tokens": 1000},
-    "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **SMOKE_ANSWERS},
-    "insight_rag_answers": {"max_items": 2, "rag_ks": [1], **SMOKE_ANSWERS},
-    "insight_retriever": {"epochs": 1, "max_epoch_tokens": 1000, "probes": 4},
-    "insight_retriever_accuracy": {"max_items": 1, **SMOKE_ANSWERS},
-}

@@ -22,7 +22,6 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.model_calls import (
-    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -281,11 +280,3 @@ def _tables(collection, contexts, outcome, writer, retrieval) -> dict[str, pa.Ta
         "insights": pa.Table.from_pylist(insight_rows),
         "insight_intents": pa.Table.from_pylist(intent_rows),
     }
-
-
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): two themes, one question, two insights, one judging.
-SMOKE_SETTINGS = {
-    "theme_graph": {"max_clusters": 2},
-    "insights": {"max_questions": 1, "max_insights": 2, **SMOKE_ANSWERS},
-    "judge_scores": {"repetitions": 1, **SMOKE_ANSWERS},
-}

@@ -162,7 +162,3 @@ def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBy
         context.log.info(f"{collection}: {page.method} answers {question!r}")
         answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client).as_dict())
     return SideBySide(question, answers)
-
-
-# A smoke run with a slow model shows the reports without asking every method a question.
-SMOKE_SETTINGS = {"collection_report": {"answer_question": False}}

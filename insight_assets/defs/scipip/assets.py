@@ -34,7 +34,6 @@ from insight_assets.defs.metadata import (
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
-    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -379,19 +378,3 @@ def _backgrounds_readable(problems) -> dg.AssetCheckResult:
             )
         },
     )
-
-
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one background (every
-# method's ideas are expanded and judged twice), one AI Scientist idea with one reflection, and no
-# pairwise judging (four baselines in both orders is tens of calls; its protocol has its own test).
-SMOKE_SETTINGS = {
-    "paper_summaries": SMOKE_ANSWERS,
-    "scipip_retrievals": SMOKE_ANSWERS,
-    "scipip_ideas": {
-        "max_backgrounds": 1,
-        "ai_scientist_ideas": 1,
-        "ai_scientist_reflections": 1,
-        **SMOKE_ANSWERS,
-    },
-    "scipip_scores": {"pairwise": False, **SMOKE_ANSWERS},
-}

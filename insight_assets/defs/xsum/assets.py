@@ -27,7 +27,6 @@ from insight_assets.defs.metadata import (
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
-    SMOKE_ANSWERS,
     ModelCallConfig,
     llm_metadata,
     model_client,
@@ -300,12 +299,3 @@ def _answer_tables(collection, targets, problems, answers, writer) -> dict[str, 
             ]
         ),
     }
-
-
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question per paper, few passages; the baselines stay, as XSum itself writes nothing when every answer abstains.
-SMOKE_SETTINGS = {
-    "xsum_questions": {"questions_per_paper": 1, **SMOKE_ANSWERS},
-    "xsum_answers": {"candidates": 10, "top_n": 3, "max_targets": 1, **SMOKE_ANSWERS},
-    "xsum_summaries": {"plain_rag_k": 3, "pipeline_1_top_n": 3, "pipeline_2_candidates": 10, **SMOKE_ANSWERS},
-    "xsum_scores": SMOKE_ANSWERS,
-}
