@@ -4,7 +4,8 @@ from insight_assets.defs.curation import estimate
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question, short papers, answers of at most 400 tokens.
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question, short papers,
+# answers of at most 400 tokens.
 SMOKE_SETTINGS = {
     "compressed_documents": {"max_input_tokens": 1500, "max_tokens": 400},
     "generated_questions": {

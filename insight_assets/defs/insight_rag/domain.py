@@ -7,7 +7,8 @@ from insight_assets.defs.insight_rag.answers import insight_rag_scores
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
 
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one benchmark item of each kind, RAG with one chunk.
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one benchmark item of each
+# kind, RAG with one chunk.
 SMOKE_SETTINGS = {
     "knowledge_triples": {"max_chunks_per_paper": 2, "max_tokens": 1000},
     "insight_rag_benchmark": {"max_buried": 1, "max_multi": 1, "max_matching": 1, **SMOKE_ANSWERS},

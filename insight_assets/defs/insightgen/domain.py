@@ -7,7 +7,8 @@ from insight_assets.defs.insightgen.evaluation import method_report
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
 
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): two themes, one question, two insights, one judging.
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): two themes, one question, two
+# insights, one judging.
 SMOKE_SETTINGS = {
     "theme_graph": {"max_clusters": 2},
     "insights": {"max_questions": 1, "max_insights": 2, **SMOKE_ANSWERS},

@@ -7,7 +7,8 @@ from insight_assets.defs.pages import MethodPage
 from insight_assets.defs.xsum import cli, estimate
 from insight_assets.defs.xsum.summaries import xsum_scores
 
-# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question per paper, few passages; the baselines stay, as XSum itself writes nothing when every answer abstains.
+# Op config for a smoke run with a slow model (see ``defs/runs.py``): one question per paper, few
+# passages; the baselines stay, as XSum itself writes nothing when every answer abstains.
 SMOKE_SETTINGS = {
     "xsum_questions": {"questions_per_paper": 1, **SMOKE_ANSWERS},
     "xsum_answers": {"candidates": 10, "top_n": 3, "max_targets": 1, **SMOKE_ANSWERS},
