@@ -388,16 +388,17 @@ def show_deployment(args: argparse.Namespace) -> int:
 def estimate(args: argparse.Namespace) -> int:
     """Print what a collection's model calls would cost, calling no model."""
     collection = args.collection
-    from insight_assets.core.llm import ConfigurationError
-
-    # Every task's row and the total: a price is read to its last line.
-    from insight_assets.core.markdown import markdown_table
-    from insight_assets.defs.estimate import (
+    from insight_assets.app.estimating import (
         estimate_collection,
         estimate_columns,
         estimate_rows,
         total_seconds,
     )
+    from insight_assets.core.ingest import paper_count
+    from insight_assets.core.llm import ConfigurationError
+
+    # Every task's row and the total: a price is read to its last line.
+    from insight_assets.core.markdown import markdown_table
     from insight_assets.defs.resources import LLMResource
 
     storage = storage_resource()
@@ -405,9 +406,7 @@ def estimate(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    if not storage.warehouse.rows(
-        "SELECT 1 FROM parsed_documents WHERE collection = ? LIMIT 1", [collection]
-    ):
+    if not paper_count(storage.warehouse, collection):
         print(
             f"Collection {collection!r} has not been parsed yet; run: insight-assets build --collection {collection}",
             file=sys.stderr,

@@ -1,4 +1,4 @@
-"""The state a dry run's steps share, and the shape of a step (see ``defs/estimate.py``).
+"""The state a dry run's steps share, and the shape of a step (see ``app/estimating.py``).
 
 A module apart from the dry run's machinery, which imports the catalog: a defs folder's
 ``estimate.py`` imports this while the catalog is loading that folder.

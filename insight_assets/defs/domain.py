@@ -29,7 +29,7 @@ class DomainError(RuntimeError):
 class Domain:
     """A defs folder's parts besides its assets.
 
-    ``estimate_steps``: its model-calling assets' dry-run steps (see ``defs/estimate.py``);
+    ``estimate_steps``: its model-calling assets' dry-run steps (see ``app/estimating.py``);
     ``smoke_settings``: op config by asset name for a fast smoke run with a slow model (see
     ``defs/runs.py``); ``ask``: its ``ask`` flow (the one its ``cli.py`` names); ``page``: its
     section of the collection's page (see ``defs/pages.py``)."""

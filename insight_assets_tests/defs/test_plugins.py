@@ -72,9 +72,9 @@ def toy_method(tmp_path, monkeypatch):
 
 
 def test_a_new_defs_folder_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
+    from insight_assets.app.estimating import estimate_steps
     from insight_assets.defs.catalog import domain_assets, domains
     from insight_assets.defs.domain import smoke_settings
-    from insight_assets.defs.estimate import estimate_steps
 
     assert "toy_method" in domains()
     keys = {key.to_user_string() for asset in domain_assets() for key in asset.keys}
