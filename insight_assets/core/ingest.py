@@ -272,9 +272,11 @@ def load_documents(warehouse: Warehouse, collection: str) -> list[ParsedDocument
 
 
 def paper_names(warehouse: Warehouse, collection: str) -> list[dict]:
-    """Each parsed paper's ``doc_id``, ``file`` and ``title`` (``None`` when none was found), by file."""
+    """Each parsed paper's ``doc_id``, ``file``, ``title`` (``None`` when none was found) and
+    ``pages``, by file."""
     return warehouse.rows(
-        "SELECT doc_id, file, title FROM parsed_documents WHERE collection = ? ORDER BY file", [collection]
+        "SELECT doc_id, file, title, page_count AS pages FROM parsed_documents WHERE collection = ? ORDER BY file",
+        [collection],
     )
 
 

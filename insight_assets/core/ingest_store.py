@@ -110,15 +110,6 @@ def embedding_error_count(db: Reader, collection: str) -> int:
     return db.rows("SELECT count(*) AS n FROM embedding_errors WHERE collection = ?", [collection])[0]["n"]
 
 
-def paper_list(db: Reader, collection: str) -> list[dict]:
-    """Each parsed paper's title (its file name where it has none), file, pages and doc id, in file order."""
-    return db.rows(
-        """SELECT coalesce(nullif(title, ''), file) AS title, file, page_count AS pages, doc_id
-           FROM parsed_documents WHERE collection = ? ORDER BY file""",
-        [collection],
-    )
-
-
 def problems_by_severity(db: Reader, collection: str) -> list[dict]:
     """Every parse problem (file, kind, severity, message), errors first."""
     return db.rows(

@@ -72,13 +72,6 @@ def citation_links(warehouse, collection: str) -> list[tuple[str, str]]:
     ]
 
 
-def citation_edges(warehouse, collection: str) -> list[dict]:
-    """Every stored citation (``citing_doc_id``, ``cited_doc_id``), one per matched reference."""
-    return warehouse.rows(
-        "SELECT citing_doc_id, cited_doc_id FROM citations WHERE collection = ?", [collection]
-    )
-
-
 def missing_links(links: Sequence[tuple[str, str]], needed_for: str) -> str | None:
     """Why ``needed_for`` was skipped when the collection has no citation links; None when it has some."""
     if links:

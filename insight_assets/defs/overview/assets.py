@@ -8,7 +8,7 @@ from pydantic import Field
 
 from insight_assets.app import asking
 from insight_assets.core import ingest_store
-from insight_assets.core.citations.graph import citation_edges, render_citation_graph_png
+from insight_assets.core.citations.graph import citation_links, render_citation_graph_png
 from insight_assets.core.collection_page import (
     CollectionFacts,
     MethodSection,
@@ -18,6 +18,7 @@ from insight_assets.core.collection_page import (
 )
 from insight_assets.core.curation.tables import first_question
 from insight_assets.core.headlines import load_headlines
+from insight_assets.core.ingest import paper_names
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.partitions import asset_settings
@@ -120,11 +121,12 @@ def _page(context, config, storage, embedder, llm, collection) -> CollectionRepo
 
 def _facts(storage: StorageResource, collection: str) -> CollectionFacts:
     with storage.warehouse.session() as db:
-        papers = ingest_store.paper_list(db, collection)
+        papers = [{**row, "title": row["title"] or row["file"]} for row in paper_names(db, collection)]
         problems = ingest_store.problems_by_severity(db, collection)
         chunks = ingest_store.chunk_counts(db, collection)
-        edges = citation_edges(db, collection)
+        links = citation_links(db, collection)
     titles = {paper["doc_id"]: paper["title"] for paper in papers}
+    edges = [{"citing_doc_id": citing, "cited_doc_id": cited} for citing, cited in links]
     return CollectionFacts(
         papers=papers,
         problems=problems,
