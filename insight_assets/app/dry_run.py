@@ -1,61 +1,44 @@
-"""The state a dry run's steps share, and the shape of a step (see ``app/estimating.py``).
+"""The state of a dry run, and the shape of its steps (see ``app/estimating.py``).
 
 A module apart from the dry run's machinery, which imports the catalog: a defs folder's
-``estimate.py`` imports this while the catalog is loading that folder.
+``domain.py`` imports this while the catalog is loading that folder.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from insight_assets.core.index import IndexMissing
 from insight_assets.core.llm import LLMClient
-from insight_assets.core.retrieval import Retriever
-from insight_assets.defs.model_calls import ModelCallConfig
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 
 @dataclass
 class DryRun:
-    """What the steps of a dry run share: the estimate-only client, the collection, and what the
-    earlier steps produced (offline answers, of a realistic size), by the name of the asset whose
-    step produced it: a step reads its upstream assets' ``outputs``."""
+    """What a dry run's steps share: the resources, and the collection's scope with the
+    estimate-only client and what the stages before planned (see ``core/stage.py``)."""
 
-    client: LLMClient
     storage: StorageResource
     embedder: EmbedderResource
-    collection: str
-    outputs: dict[str, Any] = field(default_factory=dict)
+    scope: CollectionScope
 
     @property
-    def embed(self):
-        return self.embedder.get_embedder().embed
+    def client(self) -> LLMClient:
+        return self.scope.client
 
-    def output(self, asset: str, default: Any = None) -> Any:
-        """What the step of ``asset`` produced; ``default`` when it produced nothing (or has no step)."""
-        return self.outputs.get(asset, default)
-
-    def open_retriever(self, profile: str) -> Retriever | None:
-        """The collection's ``profile`` retriever; ``None`` before its chunks have vectors."""
-        try:
-            return Retriever.open(
-                self.storage.warehouse,
-                self.storage.vectors,
-                self.collection,
-                self.embedder.get_embedder(),
-                profile,
-            )
-        except IndexMissing:
-            return None
+    @property
+    def collection(self) -> str:
+        return self.scope.collection
 
 
 @dataclass(frozen=True)
 class EstimateStep:
-    """One model-calling asset in a dry run: its name, its config class (defaults and task
-    overrides) and what it does on the dry run's state, where it may put what it produced
-    (``run.outputs[asset]``) for the steps of downstream assets. A defs folder names its steps in
-    its ``Domain`` (``defs/domain.py``)."""
+    """One model-calling asset in a dry run: its name and its config class (defaults and task
+    overrides). The dry run runs the config's ``stage`` on its scope, the code the asset runs; a
+    step that is not a method stage (the collection page's, which asks every method with clients of
+    their own) gives ``run`` instead. A defs folder names its steps in its ``Domain``
+    (``defs/domain.py``)."""
 
     asset: str
-    config: type[ModelCallConfig]
-    run: Callable[[Any, DryRun], None]
+    config: type
+    run: Callable[[Any, DryRun], None] | None = None

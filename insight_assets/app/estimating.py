@@ -1,8 +1,10 @@
 """A dry run of a collection's model calls: tokens and cost, per task, before spending anything.
 
-The chain runs through an estimate-only client (see ``LLMClient``): each step prices the prompts
-the configured provider would read (prompts already in the cache are free) and goes on with the
-offline answers, so the later steps are priced on inputs of a realistic size. No provider is
+The chain runs each model-calling asset's stage (``core/methods/<method>/stages.py``, the code the
+asset runs) through an estimate-only client (see ``LLMClient``): each stage prices the prompts the
+configured provider would read (prompts already in the cache are free) and goes on with the
+offline answers, which it hands the stages after it instead of writing them, so the later stages
+are priced on inputs of a realistic size. No provider is
 called and no key is needed. From the UI: the job ``estimate_llm_cost`` (pick a collection); from
 a shell: ``insight-assets estimate --collection NAME``.
 """
@@ -12,9 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from insight_assets.app.dry_run import DryRun, EstimateStep
+from insight_assets.core.index import IndexMissing
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
+from insight_assets.core.stage import CollectionScope, NothingToDo
 from insight_assets.defs.catalog import domain_assets
 from insight_assets.defs.domain import all_domains
+from insight_assets.defs.model_calls import ModelCallConfig
+from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.progress import StepsView
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
@@ -80,8 +86,8 @@ def estimate_collection(
 
     Needs the collection's parsed documents in the warehouse. A step whose inputs come from a build
     (chunk vectors, a theme graph, indexed triples, embedded summaries) is priced once the
-    collection has them and skipped before; its own ``estimate.py`` says which. ``view`` shows each
-    step as it is priced.
+    collection has them and skipped before (the stage raises ``IndexMissing`` or ``NothingToDo``).
+    ``view`` shows each step as it is priced.
     """
     steps = estimate_steps()
     settings = [step.config(**(configs or {}).get(step.asset, {})) for step in steps]
@@ -91,16 +97,40 @@ def estimate_collection(
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
         estimate_only=True,
     )
-    run = DryRun(client, storage, embedder, collection)
+    scope = CollectionScope(
+        warehouse=storage.warehouse,
+        vectors=storage.vectors,
+        vectors_uri=storage.vectors_uri,
+        embedder=embedder.get_embedder(),
+        client=client,
+        collection=collection,
+        folder=collection_folder(storage.collections_root, collection),
+        planned={},
+    )
+    run = DryRun(storage, embedder, scope)
     if view is not None:
         view.total = len(steps)
     for step, config in zip(steps, settings, strict=True):
         if view is not None:
             view.started(step.asset)
-        step.run(config, run)
+        if step.run is not None:
+            step.run(config, run)
+            outcome = "priced"
+        else:
+            outcome = _price(config, scope)
         if view is not None:
-            view.finished(step.asset, "priced")
+            view.finished(step.asset, outcome)
     return client.estimates()
+
+
+def _price(config: ModelCallConfig, scope: CollectionScope) -> str:
+    """Run the asset's stage on the estimate-only client; a stage whose inputs a build has not made
+    yet (chunk vectors, a theme graph) prices nothing."""
+    try:
+        config.stage(scope)
+    except (NothingToDo, IndexMissing) as missing:
+        return f"skipped: {missing}"
+    return "priced"
 
 
 def estimate_rows(estimates: Sequence[DryRunEstimate]) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from typing import Any
 from insight_assets.app.commands import AskFlow
 from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.folders import domain_modules, domains
+from insight_assets.defs.model_calls import ModelCallConfig
 from insight_assets.defs.pages import MethodPage
 
 
@@ -29,7 +30,8 @@ class DomainError(RuntimeError):
 class Domain:
     """A defs folder's parts besides its assets.
 
-    ``estimate_steps``: its model-calling assets' dry-run steps (see ``app/estimating.py``);
+    ``estimate_steps``: its model-calling assets, whose configs' stages the dry run runs (see
+    ``app/estimating.py``);
     ``smoke_settings``: op config by asset name for a fast smoke run with a slow model (see
     ``defs/runs.py``); ``ask``: its ``ask`` flow (the one its ``cli.py`` names); ``page``: its
     section of the collection's page (see ``defs/pages.py``)."""
@@ -41,6 +43,12 @@ class Domain:
     page: MethodPage | None = None
 
     def __post_init__(self) -> None:
+        for step in self.estimate_steps:
+            if step.run is None and getattr(step.config, "stage", None) in (None, ModelCallConfig.stage):
+                raise DomainError(
+                    f"defs folder {self.name!r}: the dry-run step of {step.asset!r} has no stage: give "
+                    f"{step.config.__name__} a `stage(self, scope)` method (the code its asset runs)"
+                )
         if self.page is not None and (self.ask is None or self.ask.method != self.page.method):
             raise DomainError(
                 f"defs folder {self.name!r}: its page is method {self.page.method!r} but its ask flow is "

@@ -12,11 +12,9 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core.headlines import OFFLINE_PREFIX, Headline, played_offline, store_headline
-from insight_assets.core.index import IndexMissing
 from insight_assets.core.markdown import markdown_table as core_markdown_table
-from insight_assets.core.retrieval import Retriever
 from insight_assets.defs import reuse
-from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs.resources import StorageResource
 
 MAX_PREVIEW_ROWS = 50
 
@@ -95,27 +93,6 @@ def write_report(
 def writers(storage: StorageResource, table: str, collection: str) -> str:
     """The models that wrote ``table``'s rows for ``collection`` (its ``writer`` column), joined."""
     return ", ".join(storage.warehouse.labels(table, "writer", collection))
-
-
-@contextlib.contextmanager
-def index_required(collection: str) -> Iterator[None]:
-    """Inside: a missing index (``IndexMissing``: vectors, triples or summaries not built yet) is a
-    step with nothing to do, said as such."""
-    try:
-        yield
-    except IndexMissing as error:
-        raise nothing_to_do(collection, str(error)) from error
-
-
-def open_retriever(
-    storage: StorageResource, embedder: EmbedderResource, collection: str, profile: str
-) -> Retriever:
-    """The collection's ``profile`` retriever; a collection without those vectors is a step with
-    nothing to do."""
-    with index_required(collection):
-        return Retriever.open(
-            storage.warehouse, storage.vectors, collection, embedder.get_embedder(), profile
-        )
 
 
 @dataclass

@@ -13,9 +13,13 @@ from typing import Any, ClassVar
 import dagster as dg
 from pydantic import Field
 
+from insight_assets.core.index import IndexMissing
 from insight_assets.core.llm import BudgetExceeded, ConfigurationError, LLMClient, LLMError, Task, TaskParams
+from insight_assets.core.stage import CollectionScope, NothingToDo
+from insight_assets.defs.metadata import nothing_to_do
+from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.progress import StepProgress
-from insight_assets.defs.resources import LLMResource, ModelChoice
+from insight_assets.defs.resources import EmbedderResource, LLMResource, ModelChoice, StorageResource
 
 # A smoke run's answer length (see ``defs/runs.py``): a slow model writes 200 tokens at most.
 SMOKE_ANSWERS = {"max_tokens": 200}
@@ -45,6 +49,12 @@ class ModelCallConfig(dg.Config):
             timeout_s=self.timeout_s,
         )
         return {task.name: params for task in self.TASKS}
+
+    def stage(self, scope: CollectionScope) -> Any:
+        """The asset's model-calling work on one collection with these settings (a stage of
+        ``core/methods/<method>/stages.py``): what the asset runs before it writes, and what the dry
+        run runs on its estimate-only client. Every model-calling asset's config names its own."""
+        raise NotImplementedError(f"{type(self).__name__} names no stage")
 
 
 class JudgeCallConfig(ModelCallConfig):
@@ -98,6 +108,37 @@ def model_client(
         )
     except ConfigurationError as error:
         raise dg.Failure(description=f"The llm resource is misconfigured: {error}") from error
+
+
+def collection_scope(
+    context: dg.AssetExecutionContext,
+    storage: StorageResource,
+    llm: LLMResource,
+    config: ModelCallConfig,
+    collection: str,
+    embedder: EmbedderResource | None = None,
+    model_choice: ModelChoice | None = None,
+) -> CollectionScope:
+    """The collection as this asset's stage sees it, with a client whose ledger rows name the asset."""
+    return CollectionScope(
+        warehouse=storage.warehouse,
+        vectors=storage.vectors,
+        vectors_uri=storage.vectors_uri,
+        embedder=embedder.get_embedder() if embedder is not None else None,
+        client=model_client(context, llm, config, collection, model_choice),
+        collection=collection,
+        folder=collection_folder(storage.collections_root, collection),
+    )
+
+
+def run_stage(config: ModelCallConfig, scope: CollectionScope) -> Any:
+    """The config's stage on ``scope`` in a build: missing inputs, and errors that would fail every
+    model call alike, become a step failure that says what to fix (see ``model_errors_as_failures``)."""
+    with model_errors_as_failures(scope.client, scope.collection):
+        try:
+            return config.stage(scope)
+        except (NothingToDo, IndexMissing) as error:
+            raise nothing_to_do(scope.collection, str(error)) from error
 
 
 def llm_metadata(client: LLMClient) -> dict[str, Any]:

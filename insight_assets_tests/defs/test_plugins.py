@@ -17,6 +17,7 @@ from insight_assets.core.stores import Warehouse, warehouse_tables
 ASSETS = '''
     import dagster as dg
 
+    from insight_assets.core.curation.stages import kept_pairs_of
     from insight_assets.core.stores import declare_tables
     from insight_assets.defs.curation.assets import generated_answers
     from insight_assets.defs.model_calls import ModelCallConfig
@@ -25,26 +26,28 @@ ASSETS = '''
 
 
     class ToyMethodConfig(ModelCallConfig):
-        pass
+        def stage(self, scope):
+            return len(kept_pairs_of(scope))
 
 
     @dg.asset(deps=[generated_answers])
     def toy_method_rows() -> None:
         """Nothing: the test only plugs it in."""
 '''
-ESTIMATE = """
-    from insight_assets.app.dry_run import EstimateStep
-    from insight_assets.defs.toy_method.assets import ToyMethodConfig
-
-    ESTIMATE_STEPS = (EstimateStep("toy_method_rows", ToyMethodConfig, lambda config, run: None),)
-"""
 DOMAIN = """
+    from insight_assets.app.dry_run import EstimateStep
     from insight_assets.defs.domain import Domain
-    from insight_assets.defs.toy_method import cli, estimate
+    from insight_assets.defs.toy_method import cli
+    from insight_assets.defs.toy_method.assets import ToyMethodConfig
 
     SMOKE_SETTINGS = {"toy_method_rows": {"max_tokens": 50}}
 
-    DOMAIN = Domain("toy_method", estimate_steps=estimate.ESTIMATE_STEPS, smoke_settings=SMOKE_SETTINGS, ask=cli.ASK)
+    DOMAIN = Domain(
+        "toy_method",
+        estimate_steps=(EstimateStep("toy_method_rows", ToyMethodConfig),),
+        smoke_settings=SMOKE_SETTINGS,
+        ask=cli.ASK,
+    )
 """
 CLI = """
     from insight_assets.app.asking import MethodAnswer
@@ -61,7 +64,7 @@ def toy_method(tmp_path, monkeypatch):
     folder = tmp_path / "defs" / "toy_method"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text('"""A toy method."""\n')
-    for name, source in (("assets", ASSETS), ("estimate", ESTIMATE), ("cli", CLI), ("domain", DOMAIN)):
+    for name, source in (("assets", ASSETS), ("cli", CLI), ("domain", DOMAIN)):
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     monkeypatch.setattr(insight_assets.defs, "__path__", [*insight_assets.defs.__path__, str(folder.parent)])
     # The toy's table is declared for this test only (every real method's was, at import, for good).
@@ -131,3 +134,17 @@ def test_a_page_section_belongs_to_the_ask_flow_of_its_method():
         Domain("xsum", page=page)
     with pytest.raises(DomainError, match="its ask flow is 'contregen'"):
         Domain("xsum", ask=AskFlow("contregen", "a tree", lambda asked, client: None), page=page)
+
+
+def test_a_dry_run_step_whose_config_names_no_stage_is_an_error():
+    from insight_assets.app.dry_run import EstimateStep
+    from insight_assets.defs.domain import Domain, DomainError
+    from insight_assets.defs.model_calls import ModelCallConfig
+    from insight_assets.defs.xsum.assets import XSumQuestionsConfig
+
+    class NoStage(ModelCallConfig):
+        pass
+
+    assert Domain("xsum", estimate_steps=(EstimateStep("xsum_questions", XSumQuestionsConfig),))
+    with pytest.raises(DomainError, match="'toy_rows' has no stage: give NoStage a `stage"):
+        Domain("toy", estimate_steps=(EstimateStep("toy_rows", NoStage),))

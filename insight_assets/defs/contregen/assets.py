@@ -6,15 +6,15 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core import curation
-from insight_assets.core.citations.paragraphs import collection_paragraphs
 from insight_assets.core.headlines import Headline, headline_table, played_offline
 from insight_assets.core.ingest import paper_count
 from insight_assets.core.methods import contregen
-from insight_assets.core.methods.contregen import records, report, scores
+from insight_assets.core.methods.contregen import records, report, scores, stages
 from insight_assets.core.methods.contregen.schemas import KEPT, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT
 from insight_assets.core.methods.contregen.tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
-from insight_assets.core.retrieval.citing import citation_problems, load_sources, render_citations
+from insight_assets.core.retrieval.citing import citation_problems, render_citations
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.curation.assets import generated_answers, generated_questions
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
@@ -26,7 +26,6 @@ from insight_assets.defs.metadata import (
     markdown_table,
     materialize_each,
     nothing_to_do,
-    open_retriever,
     standin_note,
     write_report,
     writers,
@@ -34,9 +33,9 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.model_calls import (
     JudgeCallConfig,
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
@@ -102,6 +101,11 @@ class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
                 relevance_ratio=self.relevance_ratio,
             )
 
+    def stage(self, scope: CollectionScope) -> list[contregen.schemas.Tree]:
+        return stages.trees(
+            scope, self.settings(), self.questions, self.max_questions, self.reference_questions
+        )
+
 
 @dg.asset(
     kinds={"duckdb", "lancedb"},
@@ -120,31 +124,15 @@ def contregen_trees(
     """Each question's tree (one row per node): sub-questions planned from the passages, kept or
     pruned by the two-step verification (with the verdicts and reasons), the rewritten search
     queries and the passages each retrieved, with their scores and relevance verdicts."""
-    settings = config.settings()
+    config.settings()  # an invalid config fails before any collection is built
     return materialize_each(
-        context,
-        storage,
-        lambda collection: _trees(context, config, settings, storage, llm, embedder, collection),
+        context, storage, lambda collection: _trees(context, config, storage, llm, embedder, collection)
     )
 
 
-def _trees(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    questions = contregen.references.questions_to_explore(
-        curation.load_questions(warehouse, collection),
-        config.questions,
-        config.max_questions,
-        collection_paragraphs(warehouse, collection),
-        config.reference_questions,
-    )
-    if not questions:
-        raise nothing_to_do(
-            collection, f"no {config.questions} question: `generated_questions` holds none to explore."
-        )
-    retriever = open_retriever(storage, embedder, collection, contregen.PROFILE)
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        trees, _ = contregen.grow_trees(client, retriever, questions, settings)
+def _trees(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    trees, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
     writer = client.writer_label(contregen.tasks.CONTREGEN_PLAN)
     warehouse.replace_partition(collection, {"contregen_trees": records.tree_rows(collection, trees, writer)})
     nodes = [node for tree in trees for node in tree.nodes.values()]
@@ -225,6 +213,9 @@ class ConTReGenAnswersConfig(ConTReGenRetrievalConfig):
                 context_tokens=self.context_tokens,
             )
 
+    def stage(self, scope: CollectionScope) -> stages.Written:
+        return stages.answers(scope, self.settings(), self.baselines)
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -255,24 +246,16 @@ def contregen_answers(
     """Each tree synthesized bottom-up into a cited long-form answer (citations rendered as title
     and pages), and the baselines' answers to the same questions, with the passages each method
     retrieved and its model calls and tokens."""
-    settings = config.settings()
+    config.settings()  # an invalid config fails before any collection is built
     return materialize_each(
-        context,
-        storage,
-        lambda collection: _answers(context, config, settings, storage, llm, embedder, collection),
+        context, storage, lambda collection: _answers(context, config, storage, llm, embedder, collection)
     )
 
 
-def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    trees = contregen.store.load_trees(warehouse, collection)
-    if not trees:
-        raise nothing_to_do(collection, "no trees: `contregen_trees` stored none.")
-    retriever = open_retriever(storage, embedder, collection, contregen.PROFILE)
-    sources = load_sources(warehouse, collection, contregen.PROFILE)
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        answers = contregen.write_answers(client, retriever, trees, sources, settings, config.baselines)
+def _answers(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    written_answers, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    trees, sources, answers = written_answers.trees, written_answers.sources, written_answers.answers
     writer = client.writer_label(contregen.tasks.CONTREGEN_ANSWER)
     warehouse.replace_partition(
         collection,
@@ -352,6 +335,9 @@ class ConTReGenScoresConfig(JudgeCallConfig):
 
     TASKS = JUDGE_TASKS
 
+    def stage(self, scope: CollectionScope) -> stages.Scored:
+        return stages.score(scope)
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -377,17 +363,11 @@ def contregen_scores(
 
 
 def _scores(context, config, storage, llm, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    trees = contregen.store.load_trees(warehouse, collection)
-    answers = contregen.store.load_answers(warehouse, collection)
-    if not answers or not trees:
-        raise nothing_to_do(collection, "no answers to score: `contregen_answers` stored none.")
+    scope = collection_scope(context, storage, llm, config, collection, model_choice=config.judge_choice())
+    result, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    trees, answers, sources, scored = result.trees, result.answers, result.sources, result.scored
     questions = [tree.question for tree in trees]
-    sources = load_sources(warehouse, collection, contregen.PROFILE)
     collection_size = paper_count(warehouse, collection)
-    client = model_client(context, llm, config, collection, model_choice=config.judge_choice())
-    with model_errors_as_failures(client, collection):
-        scored = _score(client, warehouse, collection, questions, answers, sources)
     judge = client.writer_label(contregen.tasks.CONTREGEN_JUDGE_ANSWER)
     warehouse.replace_partition(
         collection, {"contregen_scores": pa.Table.from_pylist(records.score_rows(collection, scored, judge))}
@@ -422,23 +402,6 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
             **written,
             **llm_metadata(client),
         }
-    )
-
-
-def _score(client, warehouse, collection, questions, answers, sources):
-    """Each answer scored against the collection's reference answers, related-work paragraphs and
-    passage themes."""
-    references = curation.reference_answers(
-        curation.load_answers(warehouse, collection, statuses=(curation.KEPT, curation.DUPLICATE))
-    )
-    return scores.score_answers(
-        client,
-        questions,
-        answers,
-        {chunk_id: source.doc_id for chunk_id, source in sources.items()},
-        references,
-        contregen.references.reference_texts(collection_paragraphs(warehouse, collection)),
-        contregen.references.passage_themes(warehouse, collection),
     )
 
 

@@ -1,8 +1,14 @@
 """ConTReGen's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
-from insight_assets.defs.contregen import cli, estimate
-from insight_assets.defs.contregen.assets import contregen_scores
+from insight_assets.app.dry_run import EstimateStep
+from insight_assets.defs.contregen import cli
+from insight_assets.defs.contregen.assets import (
+    ConTReGenAnswersConfig,
+    ConTReGenScoresConfig,
+    ConTReGenTreesConfig,
+    contregen_scores,
+)
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
@@ -23,5 +29,13 @@ PAGE = MethodPage(
 )
 
 DOMAIN = Domain(
-    "contregen", estimate_steps=estimate.ESTIMATE_STEPS, smoke_settings=SMOKE_SETTINGS, ask=cli.ASK, page=PAGE
+    "contregen",
+    estimate_steps=(
+        EstimateStep("contregen_trees", ConTReGenTreesConfig),
+        EstimateStep("contregen_answers", ConTReGenAnswersConfig),
+        EstimateStep("contregen_scores", ConTReGenScoresConfig),
+    ),
+    smoke_settings=SMOKE_SETTINGS,
+    ask=cli.ASK,
+    page=PAGE,
 )

@@ -12,14 +12,16 @@ import dagster as dg
 import numpy as np
 from pydantic import Field
 
-from insight_assets.core import curation, ingest
+from insight_assets.core import curation
+from insight_assets.core.curation import stages
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.ingestion.assets import parsed_documents
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
@@ -46,6 +48,9 @@ class CurationCompressionConfig(ModelCallConfig):
             max_input_tokens=self.max_input_tokens, max_items_per_field=self.max_items_per_field
         )
 
+    def stage(self, scope: CollectionScope) -> curation.CompressionOutcome:
+        return stages.compress(scope, self.settings())
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -68,12 +73,8 @@ def compressed_documents(
 
 
 def _compressed_documents(context, config, storage, llm, collection) -> CollectionReport:
-    papers = curation.papers_to_compress(ingest.load_documents(storage.warehouse, collection))
-    if not papers:
-        raise nothing_to_do(collection, "no parsed documents to compress (see `parsed_documents`' problems).")
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        outcome = curation.compress_documents(client, papers, config.settings())
+    scope = collection_scope(context, storage, llm, config, collection)
+    outcome, client = run_stage(config, scope), scope.client
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection,
@@ -156,6 +157,9 @@ class CurationQuestionsConfig(ModelCallConfig):
             seed=self.seed,
         )
 
+    def stage(self, scope: CollectionScope) -> stages.Asked:
+        return stages.ask(scope, self.settings())
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -182,22 +186,10 @@ def generated_questions(
 
 def _generated_questions(context, config, storage, llm, embedder, collection) -> CollectionReport:
     folder = existing_collection_folder(storage.collections_root, collection)
-    compressed = curation.load_compressed(storage.warehouse, collection)
-    if not compressed:
-        raise nothing_to_do(
-            collection,
-            "no compressed documents to ask questions about: every compression failed (see its failures).",
-        )
-    user = curation.load_user_questions(
-        folder / curation.USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
-    )
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        outcome = curation.generate_questions(
-            client, compressed, config.settings(), embedder.get_embedder().embed
-        )
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    asked, client = run_stage(config, scope), scope.client
+    user, outcome, questions = asked.user, asked.outcome, asked.questions
     stop_if_over_budget(client, collection, outcome.budget_error)
-    questions = curation.merge_user_questions(user.questions, outcome.questions)
     storage.warehouse.replace_partition(
         collection, curation.question_tables(collection, outcome, questions, user.problems)
     )
@@ -261,6 +253,9 @@ class CurationAnswersConfig(ModelCallConfig):
             max_documents_for_user_questions=self.max_documents_for_user_questions,
         )
 
+    def stage(self, scope: CollectionScope) -> curation.AnswerOutcome:
+        return stages.answer(scope, self.settings())
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -294,15 +289,8 @@ def generated_answers(
 
 
 def _generated_answers(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    compressed = curation.load_compressed(storage.warehouse, collection)
-    questions = curation.load_questions(storage.warehouse, collection)
-    if not questions:
-        raise nothing_to_do(collection, "no questions to answer: `generated_questions` kept none.")
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        outcome = curation.generate_answers(
-            client, questions, compressed, config.settings(), embedder.get_embedder().embed
-        )
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    outcome, client = run_stage(config, scope), scope.client
     stop_if_over_budget(client, collection, outcome.budget_error)
     storage.warehouse.replace_partition(
         collection, {"generated_answers": curation.answers_table(collection, outcome.answers)}

@@ -1,6 +1,11 @@
 """Curation (InsightGen §3): its model calls' dry-run steps and smoke settings."""
 
-from insight_assets.defs.curation import estimate
+from insight_assets.app.dry_run import EstimateStep
+from insight_assets.defs.curation.assets import (
+    CurationAnswersConfig,
+    CurationCompressionConfig,
+    CurationQuestionsConfig,
+)
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 
@@ -18,4 +23,12 @@ SMOKE_SETTINGS = {
     "generated_answers": {"max_tokens": 400},
 }
 
-DOMAIN = Domain("curation", estimate_steps=estimate.ESTIMATE_STEPS, smoke_settings=SMOKE_SETTINGS)
+DOMAIN = Domain(
+    "curation",
+    estimate_steps=(
+        EstimateStep("compressed_documents", CurationCompressionConfig),
+        EstimateStep("generated_questions", CurationQuestionsConfig),
+        EstimateStep("generated_answers", CurationAnswersConfig),
+    ),
+    smoke_settings=SMOKE_SETTINGS,
+)

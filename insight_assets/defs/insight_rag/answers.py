@@ -11,8 +11,7 @@ from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.headlines import Headline, headline_table, played_offline
 from insight_assets.core.ingest import paper_count
 from insight_assets.core.methods import insight_rag
-from insight_assets.core.methods.insight_rag import accuracy, report, scores, store
-from insight_assets.core.methods.insight_rag.benchmark import BenchmarkItem
+from insight_assets.core.methods.insight_rag import accuracy, report, scores, stages, store
 from insight_assets.core.methods.insight_rag.cpt import read_training
 from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
 from insight_assets.core.methods.insight_rag.tasks import (
@@ -25,11 +24,11 @@ from insight_assets.core.retrieval.citing import (
     strip_citations,
 )
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark
 from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
 from insight_assets.defs.metadata import (
     CollectionReport,
-    index_required,
     invalid_config,
     markdown_table,
     materialize_each,
@@ -39,9 +38,9 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.pools import EMBEDDING_POOL, LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
@@ -67,21 +66,14 @@ class InsightRAGAnswersConfig(ModelCallConfig):
         default=None, ge=1, description="Only the first N items per kind (cost control)."
     )
 
-    def selected(self, items: list[BenchmarkItem]) -> list[BenchmarkItem]:
-        """The items to answer: all, or the first ``max_items`` of each kind."""
-        if self.max_items is None:
-            return items
-        return [
-            item
-            for kind in insight_rag.schemas.KINDS
-            for item in [i for i in items if i.kind == kind][: self.max_items]
-        ]
-
     def settings(self) -> insight_rag.AnswerSettings:
         with invalid_config("insight_rag_answers"):
             return insight_rag.AnswerSettings(
                 tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
             )
+
+    def stage(self, scope: CollectionScope) -> stages.Answered | None:
+        return stages.answers(scope, self.settings(), self.max_items)
 
 
 @dg.asset(
@@ -108,27 +100,18 @@ def insight_rag_answers(
     """The identified insights of every benchmark item, and the answers of Insight-RAG (each
     retriever mode), RAG with k chunks and no retrieval, with their contexts' sizes and the
     retrieval rankings they came from."""
-    settings = config.settings()
+    config.settings()  # an invalid config fails before any collection is built
     return materialize_each(
-        context,
-        storage,
-        lambda collection: _answers(context, config, settings, storage, llm, embedder, collection),
+        context, storage, lambda collection: _answers(context, config, storage, llm, embedder, collection)
     )
 
 
-def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    items = config.selected(store.load_benchmark(warehouse, collection))
-    if not items:
+def _answers(context, config, storage, llm, embedder, collection) -> CollectionReport:
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    answered, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    if answered is None:
         return _no_answers(warehouse, collection)
-    with index_required(collection):
-        setup = store.open_setup(
-            warehouse, storage.vectors_uri, embedder.get_embedder(), collection, settings
-        )
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        identified = insight_rag.identify(client, items, setup)
-        answers = insight_rag.answer(client, items, identified, setup)
+    items, setup, identified, answers = answered.items, answered.setup, answered.identified, answered.answers
     writer = client.writer_label(INSIGHT_RAG_ANSWER)
     identifier = client.writer_label(insight_rag.tasks.INSIGHT_RAG_IDENTIFY)
     warehouse.replace_partition(

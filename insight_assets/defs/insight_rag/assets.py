@@ -8,15 +8,18 @@ from pydantic import Field
 from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.methods import insight_rag
-from insight_assets.core.methods.insight_rag import retriever, store
+from insight_assets.core.methods.insight_rag import retriever, stages, store
 from insight_assets.core.methods.insight_rag.benchmark import why_no_matching
-from insight_assets.core.methods.insight_rag.collection import first_chunks, phrase_questions, read_triples
+from insight_assets.core.methods.insight_rag.collection import (
+    ChunkTriples,
+)
 from insight_assets.core.methods.insight_rag.tasks import (
     BENCHMARK_TASKS,
     INSIGHT_RAG_QUESTION,
     INSIGHT_RAG_TRIPLES,
     TRIPLE_TASKS,
 )
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
@@ -25,14 +28,13 @@ from insight_assets.defs.metadata import (
     items_check,
     markdown_table,
     materialize_each,
-    nothing_to_do,
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
@@ -54,6 +56,9 @@ class InsightRAGTriplesConfig(ModelCallConfig):
         description="Read triples from at most this many chunks of each paper, from its start (one "
         "model call a chunk); unset: every chunk, as the paper does.",
     )
+
+    def stage(self, scope: CollectionScope) -> ChunkTriples:
+        return stages.triples(scope, self.max_chunks_per_paper)
 
 
 @dg.asset(
@@ -90,15 +95,8 @@ def knowledge_triples(
 
 
 def _triples(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    rows = first_chunks(store.triple_chunks(warehouse, collection), config.max_chunks_per_paper)
-    if not rows:
-        raise nothing_to_do(collection, f"no {insight_rag.PROFILE} chunks to read triples from.")
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        read = read_triples(client, rows)
-    if not read.sentences:
-        raise nothing_to_do(collection, "no whole sentence in its chunks to read triples from.")
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    read, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
     # No triple (a small model whose every reply failed its checks, say): the sentences are still
     # indexed, for the sentences mode and the matching items; the warning check says why.
     triples, sentences = read.triples, read.sentences
@@ -173,6 +171,9 @@ class InsightRAGBenchmarkConfig(ModelCallConfig):
                 self.max_buried, self.max_multi, self.max_matching, self.seed, self.vague_share
             )
 
+    def stage(self, scope: CollectionScope) -> stages.Benchmarked:
+        return stages.benchmark(scope, self.settings())
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -205,12 +206,9 @@ def insight_rag_benchmark(
 
 
 def _benchmark(context, config, settings, storage, llm, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    triples = store.load_triples(warehouse, collection)  # none: only matching items can be made
-    benchmark = insight_rag.collection_benchmark(warehouse, collection, triples, settings)
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        items = phrase_questions(client, benchmark, triples)
+    scope = collection_scope(context, storage, llm, config, collection)
+    benchmarked, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    benchmark, items = benchmarked.benchmark, benchmarked.items
     why_none = (
         f"no benchmark item: every triple was dropped ({benchmark.dropped_reasons()}) and matching needs "
         "a pair of papers that cite each other and a pair that do not."

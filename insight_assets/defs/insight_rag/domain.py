@@ -1,9 +1,12 @@
 """Insight-RAG's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
-from insight_assets.defs.insight_rag import cli, estimate
-from insight_assets.defs.insight_rag.answers import insight_rag_scores
+from insight_assets.defs.insight_rag import cli
+from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig, insight_rag_scores
+from insight_assets.defs.insight_rag.assets import InsightRAGBenchmarkConfig, InsightRAGTriplesConfig
+from insight_assets.defs.insight_rag.retriever import InsightRetrieverAccuracyConfig
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
 
@@ -27,7 +30,12 @@ PAGE = MethodPage(
 
 DOMAIN = Domain(
     "insight_rag",
-    estimate_steps=estimate.ESTIMATE_STEPS,
+    estimate_steps=(
+        EstimateStep("knowledge_triples", InsightRAGTriplesConfig),
+        EstimateStep("insight_rag_benchmark", InsightRAGBenchmarkConfig),
+        EstimateStep("insight_rag_answers", InsightRAGAnswersConfig),
+        EstimateStep("insight_retriever_accuracy", InsightRetrieverAccuracyConfig),
+    ),
     smoke_settings=SMOKE_SETTINGS,
     ask=cli.ASK,
     page=PAGE,

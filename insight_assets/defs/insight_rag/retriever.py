@@ -12,22 +12,19 @@ from pydantic import Field
 
 from insight_assets.core.llm.errors import ConfigurationError
 from insight_assets.core.llm.gguf import BUNDLED_PACKAGE
-from insight_assets.core.methods.insight_rag import accuracy, cpt, store
-from insight_assets.core.methods.insight_rag.causal_lm import CausalLM, base_model_source, device_name
+from insight_assets.core.methods.insight_rag import accuracy, cpt, stages, store
+from insight_assets.core.methods.insight_rag.causal_lm import base_model_source, device_name
 from insight_assets.core.methods.insight_rag.report import render_training_chart
 from insight_assets.core.methods.insight_rag.schemas import (
     ACCURACY_MODES,
     BASE_MODEL,
-    PARAMETRIC,
-    RETRIEVER_MODES,
 )
-from insight_assets.core.methods.insight_rag.settings import AnswerSettings
 from insight_assets.core.methods.insight_rag.tasks import INSIGHT_RAG_COMPLETE
+from insight_assets.core.stage import CollectionScope
 from insight_assets.core.text import count_tokens
 from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark, knowledge_triples
 from insight_assets.defs.metadata import (
     CollectionReport,
-    index_required,
     invalid_config,
     items_check,
     markdown_table,
@@ -36,9 +33,9 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.progress import StepProgress
@@ -289,6 +286,9 @@ class InsightRetrieverAccuracyConfig(ModelCallConfig):
         "its full 100 tokens, ten beams for a multi-document one); unset: all.",
     )
 
+    def stage(self, scope: CollectionScope) -> stages.Measured:
+        return stages.retriever_accuracy(scope, self.modes, self.max_items)
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -325,28 +325,10 @@ def insight_retriever_accuracy(
 
 
 def _accuracy(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    items = accuracy.asked_items(store.load_benchmark(warehouse, collection), config.max_items)
-    skipped = {}
-    rows = []
-    client = None
-    if items:
-        searched = tuple(m for m in RETRIEVER_MODES if m in config.modes)
-        with index_required(collection):
-            setup = store.open_setup(
-                warehouse,
-                storage.vectors_uri,
-                embedder.get_embedder(),
-                collection,
-                AnswerSettings(searched or (PARAMETRIC,)),
-            )
-        base = _base_model(warehouse, collection, skipped) if BASE_MODEL in config.modes else None
-        if PARAMETRIC in config.modes and setup.insights.parametric is None:
-            skipped[PARAMETRIC] = setup.insights.parametric_missing
-        client = model_client(context, llm, config, collection)
-        with model_errors_as_failures(client, collection):
-            outputs = accuracy.retriever_outputs(client, items, setup.insights, config.modes, base)
-        rows = accuracy.accuracy_rows(items, outputs)
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    measured, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    items, skipped = measured.items, measured.skipped
+    rows = accuracy.accuracy_rows(items, measured.outputs)
     warehouse.replace_partition(
         collection,
         {
@@ -363,20 +345,7 @@ def _accuracy(context, config, storage, llm, embedder, collection) -> Collection
             "questions": len(items),
             "accuracy": dg.MetadataValue.md(markdown_table(table, accuracy.TABLE_COLUMNS, empty="None.")),
             **skipped_metadata(skipped),
-            **(llm_metadata(client) if client else {}),
+            **llm_metadata(client),
         },
         checks=[items_check("retrievers_scored", len(rows), why)],
     )
-
-
-def _base_model(warehouse, collection: str, skipped: dict[str, str]) -> CausalLM | None:
-    """The adapter's base model alone, or ``None`` with the reason in ``skipped``."""
-    try:
-        stored = store.load_adapter(warehouse, collection)
-    except store.IndexMissing as error:
-        skipped[BASE_MODEL] = str(error)
-        return None
-    if stored["status"] != store.TRAINED:
-        skipped[BASE_MODEL] = stored["reason"]
-        return None
-    return CausalLM.open(base_model_source(stored["base_model_setting"]))

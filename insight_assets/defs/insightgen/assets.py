@@ -5,12 +5,11 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field
 
-from insight_assets.core import curation
-from insight_assets.core.index import IndexMissing
 from insight_assets.core.methods import insightgen
-from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_text
+from insight_assets.core.methods.insightgen import INSIGHT_METHODS, OK, insight_text, stages
 from insight_assets.core.methods.insightgen.repetition import REPEATS_ANSWER_COSINE, repeating_insights
 from insight_assets.core.methods.insightgen.selection import SelectionSettings
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.curation.assets import generated_answers
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
@@ -19,13 +18,12 @@ from insight_assets.defs.metadata import (
     items_check,
     markdown_table,
     materialize_each,
-    nothing_to_do,
 )
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
     stop_if_over_budget,
 )
 from insight_assets.defs.partitions import asset_settings
@@ -63,6 +61,9 @@ class InsightGenInsightsConfig(ModelCallConfig):
         return insightgen.InsightGenSettings(
             methods=tuple(self.methods), selection=selection, max_insights=self.max_insights
         )
+
+    def stage(self, scope: CollectionScope) -> stages.Found:
+        return stages.find_insights(scope, self.settings(), self.max_questions)
 
 
 @dg.asset(
@@ -111,22 +112,11 @@ def insights(
 
 
 def _insights(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    model = embedder.get_embedder()
-    try:
-        index, cluster_index = insightgen.load_insightgen_index(
-            warehouse, storage.vectors, collection, model.variant
-        )
-    except IndexMissing as error:
-        raise nothing_to_do(collection, str(error)) from error
-    pairs = curation.load_pairs(warehouse, collection, config.max_questions)
-    if not pairs:
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    found, client, warehouse, model = run_stage(config, scope), scope.client, scope.warehouse, scope.embedder
+    pairs, result = found.pairs, found.result
+    if result is None:
         return _no_insights(warehouse, collection)
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        result = insightgen.run_insightgen(
-            client, pairs, index, cluster_index, model.embed, config.settings()
-        )
     contexts, outcome = result.contexts, result.outcome
     stop_if_over_budget(client, collection, outcome.budget_error)
     writer = client.writer_label(insightgen.GENERATE_INSIGHTS)

@@ -1,9 +1,11 @@
 """InsightGen's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
-from insight_assets.defs.insightgen import cli, estimate
-from insight_assets.defs.insightgen.evaluation import method_report
+from insight_assets.defs.insightgen import cli
+from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
+from insight_assets.defs.insightgen.evaluation import InsightGenJudgeConfig, method_report
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
 
@@ -26,7 +28,10 @@ PAGE = MethodPage(
 
 DOMAIN = Domain(
     "insightgen",
-    estimate_steps=estimate.ESTIMATE_STEPS,
+    estimate_steps=(
+        EstimateStep("insights", InsightGenInsightsConfig),
+        EstimateStep("judge_scores", InsightGenJudgeConfig),
+    ),
     smoke_settings=SMOKE_SETTINGS,
     ask=cli.ASK,
     page=PAGE,

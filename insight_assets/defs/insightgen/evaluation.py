@@ -1,23 +1,24 @@
 """Judging the insight methods and reporting the comparison (InsightGen §5.3, Appendix D)."""
 
 import dataclasses
+from collections.abc import Sequence
 
 import dagster as dg
 import pyarrow as pa
 from pydantic import Field
 
-from insight_assets.core.curation import load_pairs
 from insight_assets.core.headlines import Headline, headline_table
-from insight_assets.core.llm import RunSummary
+from insight_assets.core.llm import LLMClient, RunSummary
+from insight_assets.core.methods.insightgen import stages
 from insight_assets.core.methods.insightgen import store as insightgen_store
 from insight_assets.core.methods.insightgen.judge import (
     JUDGE_INSIGHT_SET,
     JUDGE_SINGLE_INSIGHTS,
     JudgedQuestion,
+    JudgeOutcome,
     JudgeRow,
     judge_agreement,
     judge_questions,
-    judged_questions,
     mean_scores,
 )
 from insight_assets.core.methods.insightgen.report import (
@@ -27,7 +28,7 @@ from insight_assets.core.methods.insightgen.report import (
     RANKING_COLUMNS,
     render_method_report,
 )
-from insight_assets.core.stores import Warehouse
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.insightgen.assets import insights
 from insight_assets.defs.metadata import (
     CollectionReport,
@@ -41,7 +42,7 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.model_calls import (
     JudgeModel,
     ModelCallConfig,
-    model_client,
+    collection_scope,
     model_errors_as_failures,
     stop_if_over_budget,
 )
@@ -76,17 +77,21 @@ class InsightGenJudgeConfig(ModelCallConfig):
     repetitions: int = Field(default=10, description="Insight-level samples per question.")
     seed: int = Field(default=42, description="Seed of the method order and of the sampled insights.")
 
+    def judge_with(self, client: LLMClient, questions: Sequence[JudgedQuestion], judge: str) -> JudgeOutcome:
+        """One judge's scores of ``questions`` at these levels, repetitions and seed."""
+        return judge_questions(
+            client, questions, judge=judge, seed=self.seed, levels=self.levels, repetitions=self.repetitions
+        )
 
-def _judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuestion]:
-    rows, runs = insightgen_store.judging_inputs(warehouse, collection)
-    return judged_questions(
-        load_pairs(warehouse, collection),
-        ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows),
-        (
-            (r["question_id"], r["method"], r["error"] or f"its run is {r['status']} with no insight")
-            for r in runs
-        ),
-    )
+    def stage(self, scope: CollectionScope) -> list[JudgeOutcome]:
+        """The dry run's stage: every judge's calls, priced on the scope's one client (the asset
+        gives each judge a client of its own)."""
+        questions = stages.questions_to_judge(scope)
+        return [self.judge_with(scope.client, questions, judge.name) for judge in self.judges or [_ONE_JUDGE]]
+
+
+# The judge a config without ``judges`` runs: the `llm` resource's model.
+_ONE_JUDGE = JudgeModel(name="llm")
 
 
 @dg.asset(
@@ -141,21 +146,16 @@ def _run_judges(context, config, storage, llm, collection, questions, judges) ->
     panel = _Panel()
     insight_writers = writers(storage, "insights", collection)
     for judge in judges:
-        client = model_client(context, llm, config, collection, model_choice=judge.choice())
+        client = collection_scope(
+            context, storage, llm, config, collection, model_choice=judge.choice()
+        ).client
         label = client.writer_label(JUDGE_INSIGHT_SET)
         panel.notes.append(
             f"{judge.name}: "
             + judge_note(label, insight_writers, "lexical stand-in scores, not a model's judgement")
         )
         with model_errors_as_failures(client, collection):
-            outcome = judge_questions(
-                client,
-                questions,
-                judge=judge.name,
-                seed=config.seed,
-                levels=config.levels,
-                repetitions=config.repetitions,
-            )
+            outcome = config.judge_with(client, questions, judge.name)
         stop_if_over_budget(client, collection, outcome.budget_error)
         panel.rows += outcome.rows
         panel.failures += [
@@ -167,7 +167,8 @@ def _run_judges(context, config, storage, llm, collection, questions, judges) ->
 
 
 def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
-    questions = _judged_questions(storage.warehouse, collection)
+    # Read through a scope of the `llm` resource's model; each judge gets a client of its own.
+    questions = stages.questions_to_judge(collection_scope(context, storage, llm, config, collection))
     if not questions:
         # `insights` says why with its own warning; nothing is judged, nothing is invented.
         storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})

@@ -4,7 +4,6 @@ collection with what every method made of it (see ``core/collection_page.py``)."
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
 
 from insight_assets.app import asking
 from insight_assets.core import ingest_store
@@ -16,33 +15,20 @@ from insight_assets.core.collection_page import (
     render_page,
     standins,
 )
-from insight_assets.core.curation.tables import first_question
 from insight_assets.core.headlines import load_headlines
 from insight_assets.core.ingest import paper_names
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.overview.side_by_side import (
+    CollectionReportConfig,
+    answer_every_method,
+    page_question,
+)
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 PAGE_FILE = "index.html"
-
-
-class CollectionReportConfig(dg.Config):
-    """The page asks each method with that method's own task defaults and the `llm` resource."""
-
-    question: str | None = Field(
-        default=None,
-        description="The question every method answers on the page; unset: the collection's first "
-        "question of its own (questions.jsonl), else its first generated one.",
-    )
-    answer_question: bool = Field(
-        default=True, description="Ask every method the question (off: the page shows the reports only)."
-    )
-
-    def task_overrides(self) -> dict:
-        """None: each method's tasks keep their own settings (the dry run asks every config)."""
-        return {}
 
 
 PAGES = method_pages()
@@ -137,30 +123,17 @@ def _facts(storage: StorageResource, collection: str) -> CollectionFacts:
 
 
 def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBySide:
-    if not config.answer_question:
-        return SideBySide(
-            None, why_not="No question was asked: `answer_question` is off in this run's config."
-        )
-    question = config.question or first_question(storage.warehouse, collection)
-    if not question:
-        return SideBySide(
-            None,
-            why_not="No question to ask: the collection has no answered question "
-            "(add one to its questions.jsonl, or set `question` in this asset's config).",
-        )
-    flows = asking.ask_flows()
-    asked = asking.Asked(collection, question, storage, embedder)
+    question, why_not = page_question(config, storage.warehouse, collection)
+    if question is None:
+        return SideBySide(None, why_not=why_not)
 
     def open_client():
         return llm.client(
             asset="collection_report", partition=collection, run_id=context.run_id, logger=context.log
         )
 
-    answers = []
-    for page in PAGES:
-        flow = flows.get(page.method)
-        if flow is None:
-            continue
-        context.log.info(f"{collection}: {page.method} answers {question!r}")
-        answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client).as_dict())
-    return SideBySide(question, answers)
+    asked = asking.Asked(collection, question, storage, embedder)
+    answers = answer_every_method(
+        asked, open_client, lambda method: context.log.info(f"{collection}: {method} answers {question!r}")
+    )
+    return SideBySide(question, [answer.as_dict() for answer in answers])

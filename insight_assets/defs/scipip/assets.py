@@ -13,19 +13,17 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field
 
-from insight_assets.core.citations import citation_links
 from insight_assets.core.embedding import one_torch_thread
-from insight_assets.core.ingest import load_documents
 from insight_assets.core.methods import scipip
-from insight_assets.core.methods.scipip import report, store
+from insight_assets.core.methods.scipip import report, stages, store
 from insight_assets.core.methods.scipip.evaluation import RECALL_AT, skipped_routes, why_no_recall
 from insight_assets.core.methods.scipip.schemas import SKC_FILTERED
+from insight_assets.core.stage import CollectionScope
 from insight_assets.core.vectors import normalize_rows
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
-    index_required,
     invalid_config,
     items_check,
     markdown_table,
@@ -35,9 +33,9 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.pools import LLM_POOL, pooled
@@ -55,6 +53,9 @@ class SciPIPSummariesConfig(ModelCallConfig):
     """§3.1, Tables 5-7: each paper's summary, background, ideas, keywords and concise method."""
 
     TASKS = scipip.SUMMARY_TASKS
+
+    def stage(self, scope: CollectionScope) -> stages.Summarized:
+        return stages.summaries(scope)
 
 
 @dg.asset(
@@ -84,20 +85,10 @@ def paper_summaries(
 
 
 def _summaries(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    documents = [d for d in load_documents(warehouse, collection) if d.abstract or d.text.strip()]
-    if not documents:
-        raise nothing_to_do(collection, "no parsed paper to summarize.")
-    parts = [scipip.paper_parts(document) for document in documents]
-    references: dict[str, list[str]] = {}
-    for citing, cited in citation_links(warehouse, collection):
-        references.setdefault(citing, []).append(cited)
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        summaries = scipip.summarize_papers(client, parts, references)
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    summarized, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    parts, summaries = summarized.parts, summarized.summaries
     usable = [s for s in summaries if s.status == "ok"]
-    if not usable:
-        raise nothing_to_do(collection, f"no paper could be summarized: {summaries[0].error}")
     model = embedder.get_embedder()
     with one_torch_thread():
         vectors = normalize_rows(model.embed([s.background for s in usable] + [s.summary for s in usable]))
@@ -231,6 +222,9 @@ class SciPIPRetrievalConfig(ModelCallConfig):
                 self.neighbour_keep,
             )
 
+    def stage(self, scope: CollectionScope) -> stages.Queried:
+        return stages.retrievals(scope, self.leave_one_out)
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -285,22 +279,12 @@ def _tau_row(tau: float, rows: list[scipip.RecallRow]) -> dict:
 
 
 def _retrievals(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    with index_required(collection):
-        library = store.load_library(
-            storage.warehouse, storage.vectors_uri, embedder.get_embedder(), collection
-        )
+    existing_collection_folder(storage.collections_root, collection)
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    queried, client, model = run_stage(config, scope), scope.client, scope.embedder
+    library, problems, queries = queried.library, queried.problems, queried.queries
     settings = settings.for_library(library)
-    folder = existing_collection_folder(storage.collections_root, collection)
-    backgrounds, problems = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
-    given = [b for b in backgrounds if b.held_out is None]
-    if not backgrounds:
-        raise nothing_to_do(
-            collection, f"no research background: {scipip.BACKGROUNDS_FILE} is empty or absent."
-        )
-    client = model_client(context, llm, config, collection)
-    model = embedder.get_embedder()
-    with model_errors_as_failures(client, collection):
-        queries = scipip.make_queries(client, model.embed, backgrounds)
+    given = [b for b in queried.backgrounds if b.held_out is None]
     references = library.references()
     held_out = [q for q in queries if q.held_out]
     recall = scipip.leave_one_out(library, held_out, references, settings)

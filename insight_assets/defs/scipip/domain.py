@@ -1,11 +1,13 @@
 """SciPIP's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
-from insight_assets.defs.scipip import cli, estimate
-from insight_assets.defs.scipip.ideas import scipip_scores
+from insight_assets.defs.scipip import cli
+from insight_assets.defs.scipip.assets import SciPIPRetrievalConfig, SciPIPSummariesConfig
+from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig, SciPIPScoresConfig, scipip_scores
 
 # Op config for a smoke run with a slow model (see ``defs/runs.py``): one background (every
 # method's ideas are expanded and judged twice), one AI Scientist idea with one reflection, and no
@@ -31,5 +33,14 @@ PAGE = MethodPage(
 )
 
 DOMAIN = Domain(
-    "scipip", estimate_steps=estimate.ESTIMATE_STEPS, smoke_settings=SMOKE_SETTINGS, ask=cli.ASK, page=PAGE
+    "scipip",
+    estimate_steps=(
+        EstimateStep("paper_summaries", SciPIPSummariesConfig),
+        EstimateStep("scipip_retrievals", SciPIPRetrievalConfig),
+        EstimateStep("scipip_ideas", SciPIPIdeasConfig),
+        EstimateStep("scipip_scores", SciPIPScoresConfig),
+    ),
+    smoke_settings=SMOKE_SETTINGS,
+    ask=cli.ASK,
+    page=PAGE,
 )

@@ -5,16 +5,14 @@ import pyarrow as pa
 from pydantic import Field
 
 from insight_assets.core.headlines import Headline, headline_table
-from insight_assets.core.llm import RunSummary
+from insight_assets.core.llm import LLMClient, RunSummary
 from insight_assets.core.methods import scipip
-from insight_assets.core.methods.scipip import report, store
+from insight_assets.core.methods.scipip import report, stages, store
 from insight_assets.core.methods.scipip.evaluation import skipped_routes
-from insight_assets.core.methods.scipip.field import research_field
-from insight_assets.core.methods.scipip.ideas import expanded_text
 from insight_assets.core.methods.scipip.schemas import EXPANDED, SHORT
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.metadata import (
     CollectionReport,
-    index_required,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -26,9 +24,10 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.model_calls import (
     JudgeCallConfig,
     JudgeModel,
+    collection_scope,
     llm_metadata,
-    model_client,
     model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.partitions import existing_collection_folder
 from insight_assets.defs.pools import LLM_POOL, pooled
@@ -65,6 +64,17 @@ class SciPIPIdeasConfig(SciPIPRetrievalConfig):
         description="Self-reflection rounds per AI Scientist idea (its launch script's 3).",
     )
 
+    def stage(self, scope: CollectionScope) -> stages.Proposed:
+        return stages.ideas(
+            scope,
+            self.settings(),
+            leave_one_out=self.leave_one_out,
+            max_backgrounds=self.max_backgrounds,
+            field=self.field,
+            scientist_ideas=self.ai_scientist_ideas,
+            scientist_reflections=self.ai_scientist_reflections,
+        )
+
 
 @dg.asset(kinds={"duckdb"}, deps=[scipip_retrievals], code_version="1", **pooled(LLM_POOL), **SCIPIP_GROUP)
 def scipip_ideas(
@@ -87,28 +97,10 @@ def scipip_ideas(
 
 
 def _ideas(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    with index_required(collection):
-        library = store.load_library(warehouse, storage.vectors_uri, embedder.get_embedder(), collection)
-    folder = existing_collection_folder(storage.collections_root, collection)
-    found, _ = scipip.research_backgrounds(folder, library.backgrounds, config.leave_one_out)
-    backgrounds = found[: config.max_backgrounds]
-    if not backgrounds:
-        raise nothing_to_do(
-            collection, f"no research background: {scipip.BACKGROUNDS_FILE} is empty or absent."
-        )
-    papers = {
-        row["doc_id"]: scipip.Paper(row["title"], row["method"])
-        for row in scipip.store.load_papers(warehouse, collection)
-    }
-    client = model_client(context, llm, config, collection)
-    field = research_field(config.field, library.summary_vectors, embedder.get_embedder().embed)
-    idea_settings = scipip.IdeaSettings(
-        field.name, config.ai_scientist_ideas, config.ai_scientist_reflections
-    )
-    with model_errors_as_failures(client, collection):
-        queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
-        runs = scipip.propose_ideas(client, library, papers, queries, settings, idea_settings)
+    existing_collection_folder(storage.collections_root, collection)
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    proposed, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
+    library, field, runs = proposed.library, proposed.field, proposed.runs
     writer = client.writer_label(scipip.tasks.SCIPIP_IDEAS)
     tables = scipip.store.idea_tables(collection, runs, field, writer)
     idea_rows = tables["scipip_ideas"].to_pylist()
@@ -157,6 +149,23 @@ class SciPIPScoresConfig(JudgeCallConfig):
     )
     pairwise: bool = Field(default=True, description="Judge SciPIP against each baseline pairwise (Fig. 4).")
 
+    def judge_with(self, client: LLMClient, sets: stages.IdeaSets, judge: str) -> stages.Judged:
+        return stages.judge(
+            client,
+            sets,
+            judge,
+            seed=self.seed,
+            expanded_per_call=self.expanded_per_call,
+            pairwise=self.pairwise,
+        )
+
+    def stage(self, scope: CollectionScope) -> list[stages.Judged]:
+        """The dry run's stage: every judge's calls, priced on the scope's one client (the asset
+        gives each judge a client of its own)."""
+        sets = stages.idea_sets(scope)
+        judges = self.judges or [JudgeModel(name="judge")]
+        return [self.judge_with(scope.client, sets, judge.name) for judge in judges]
+
 
 @dg.asset(
     kinds={"duckdb"},
@@ -178,34 +187,12 @@ def scipip_scores(
     )
 
 
-def _idea_sets(warehouse, collection: str):
-    """Each background's ideas by method, short and expanded, with the retrieved papers' texts."""
-    ideas, runs = scipip.store.load_ideas(warehouse, collection)
-    summaries = scipip.store.paper_texts(warehouse, collection)
-    short, expanded = [], []
-    for query_id, run in runs.items():
-        by_method: dict[str, list] = {}
-        detailed: dict[str, list] = {}
-        for row in (r for r in ideas if r["query_id"] == query_id):
-            idea = scipip.schemas.Idea(title=row["title"], idea=row["idea"], inspired_by=row["inspired_by"])
-            by_method.setdefault(row["method"], []).append(idea)
-            if row["detailed_method"]:
-                text = expanded_text(row["problem"], row["detailed_method"], row["expected_outcome"])
-                detailed.setdefault(row["method"], []).append(
-                    scipip.schemas.Idea(title=row["title"], idea=text)
-                )
-        context_texts = [summaries[doc] for doc in run["retrieved_doc_ids"] if doc in summaries]
-        short.append(scipip.IdeaSet(query_id, run["background"], by_method, context_texts))
-        expanded.append(scipip.IdeaSet(query_id, run["background"], detailed, context_texts))
-    return ideas, runs, short, expanded
-
-
 def _scores(context, config, storage, llm, collection) -> CollectionReport:
     warehouse = storage.warehouse
-    ideas, runs, short, expanded = _idea_sets(warehouse, collection)
+    ideas, runs = scipip.store.load_ideas(warehouse, collection)
     if not ideas:
         raise nothing_to_do(collection, "no ideas to judge: `scipip_ideas` stored none.")
-    judged, pairs, calls, names = _judge(context, config, llm, collection, short, expanded)
+    judged, pairs, calls, names = _judge(context, config, storage, llm, collection)
     warehouse.replace_partition(
         collection,
         {
@@ -261,27 +248,20 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     )
 
 
-def _judge(context, config, llm, collection, short, expanded):
+def _judge(context, config, storage, llm, collection):
     """Each judge's ratings of the short and expanded ideas and, with ``pairwise``, its preferences;
     the calls made and the judges' names."""
     judges = config.judges or [JudgeModel(name="", **_single_judge(config))]
     judged, pairs, calls, names = [], [], [], []
     for judge in judges:
-        client = model_client(context, llm, config, collection, model_choice=judge.choice())
-        name = judge.name or client.writer_label(scipip.tasks.SCIPIP_JUDGE_IDEAS)
+        scope = collection_scope(context, storage, llm, config, collection, model_choice=judge.choice())
+        name = judge.name or scope.client.writer_label(scipip.tasks.SCIPIP_JUDGE_IDEAS)
         names.append(name)
-        with model_errors_as_failures(client, collection):
-            judged += scipip.judge_ideas(
-                client, expanded, config.seed, form=EXPANDED, judge=name, per_call=config.expanded_per_call
-            )
-            judged += scipip.judge_ideas(client, short, config.seed, form=SHORT, judge=name)
-            if config.pairwise:
-                pair_sets = [
-                    scipip.IdeaSet(e.query_id, e.background, e.ideas or s.ideas, e.context)
-                    for e, s in zip(expanded, short, strict=True)
-                ]
-                pairs += scipip.judge_pairs(client, pair_sets, judge=name)
-        calls += client.rows
+        with model_errors_as_failures(scope.client, collection):
+            made = config.judge_with(scope.client, stages.idea_sets(scope), name)
+        judged += made.ratings
+        pairs += made.pairs
+        calls += scope.client.rows
     return judged, pairs, calls, names
 
 

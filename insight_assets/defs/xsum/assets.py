@@ -9,10 +9,11 @@ from pydantic import Field
 
 from insight_assets.core.citations import citation_links
 from insight_assets.core.methods import xsum
-from insight_assets.core.methods.xsum import load
+from insight_assets.core.methods.xsum import load, stages
 from insight_assets.core.methods.xsum.schemas import RETRIEVAL_SCOPES
-from insight_assets.core.retrieval.rerank import RERANKERS, LateInteraction
+from insight_assets.core.retrieval.rerank import RERANKERS
 from insight_assets.core.retrieval.search import RETRIEVAL_MODES
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
@@ -23,14 +24,13 @@ from insight_assets.defs.metadata import (
     markdown_table,
     materialize_each,
     nothing_to_do,
-    open_retriever,
     skipped_metadata,
 )
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.partitions import asset_settings, existing_collection_folder
 from insight_assets.defs.pools import LLM_POOL, pooled
@@ -54,6 +54,9 @@ class XSumQuestionsConfig(ModelCallConfig):
         description="Body tokens read when a paper has no abstract.",
     )
 
+    def stage(self, scope: CollectionScope) -> stages.Asked:
+        return stages.questions(scope, self.questions_per_paper, self.abstract_fallback_tokens)
+
 
 @dg.asset(kinds={"duckdb"}, deps=[parsed_documents], code_version="1", **pooled(LLM_POOL), **XSUM_GROUP)
 def xsum_questions(
@@ -67,15 +70,9 @@ def xsum_questions(
 
 
 def _questions(context, config, storage, llm, collection) -> CollectionReport:
-    papers = load.load_papers(storage.warehouse, collection, config.abstract_fallback_tokens)
-    papers = [paper for paper in papers if paper.abstract]
-    if not papers:
-        raise nothing_to_do(
-            collection, "no parsed paper has an abstract or body text to ask questions about."
-        )
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        outcome = xsum.generate_questions(client, papers, config.questions_per_paper)
+    scope = collection_scope(context, storage, llm, config, collection)
+    asked = run_stage(config, scope)
+    papers, outcome, client = asked.papers, asked.outcome, scope.client
     writer = client.writer_label(xsum.tasks.XSUM_QUESTIONS)
     by_doc = {paper.doc_id: paper for paper in papers}
     rows = [
@@ -153,6 +150,9 @@ class XSumAnswersConfig(ModelCallConfig):
                 max_target_papers=self.max_target_papers,
             )
 
+    def stage(self, scope: CollectionScope) -> stages.Answered:
+        return stages.answers(scope, self.settings(), self.min_cited_for_evaluation, self.max_targets)
+
 
 @dg.asset(
     kinds={"duckdb", "lancedb"},
@@ -187,31 +187,12 @@ def xsum_answers(
 
 
 def _answers(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
     folder = existing_collection_folder(storage.collections_root, collection)
-    retriever = open_retriever(storage, embedder, collection, xsum.PROFILE)
-    targets, problems = load.build_targets(
-        warehouse,
-        collection,
-        folder,
-        retriever.documents,
-        max_papers=settings.max_target_papers,
-        min_cited=config.min_cited_for_evaluation,
-        max_targets=config.max_targets,
-    )
-    if not targets:
-        raise nothing_to_do(
-            collection, "no summary target: no theme cluster, user target or evaluation target has papers."
-        )
-    questions = xsum.store.load_questions(warehouse, collection)
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        answers = xsum.answer_target_questions(
-            client, retriever, targets, questions, settings, LateInteraction()
-        )
-    if not answers:
-        raise nothing_to_do(collection, "no target paper has questions: `xsum_questions` kept none for them.")
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    answered = run_stage(config, scope)
+    targets, problems, answers, client = answered.targets, answered.problems, answered.answers, scope.client
     writer = client.writer_label(xsum.tasks.XSUM_ANSWER)
+    warehouse = scope.warehouse
     warehouse.replace_partition(collection, _answer_tables(collection, targets, problems, answers, writer))
     skipped = {}
     if not any(t.is_evaluation for t in targets):

@@ -1,11 +1,13 @@
 """XSum's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
-from insight_assets.defs.xsum import cli, estimate
-from insight_assets.defs.xsum.summaries import xsum_scores
+from insight_assets.defs.xsum import cli
+from insight_assets.defs.xsum.assets import XSumAnswersConfig, XSumQuestionsConfig
+from insight_assets.defs.xsum.summaries import XSumScoresConfig, XSumSummariesConfig, xsum_scores
 
 # Op config for a smoke run with a slow model (see ``defs/runs.py``): one question per paper, few
 # passages; the baselines stay, as XSum itself writes nothing when every answer abstains.
@@ -25,5 +27,14 @@ PAGE = MethodPage(
 )
 
 DOMAIN = Domain(
-    "xsum", estimate_steps=estimate.ESTIMATE_STEPS, smoke_settings=SMOKE_SETTINGS, ask=cli.ASK, page=PAGE
+    "xsum",
+    estimate_steps=(
+        EstimateStep("xsum_questions", XSumQuestionsConfig),
+        EstimateStep("xsum_answers", XSumAnswersConfig),
+        EstimateStep("xsum_summaries", XSumSummariesConfig),
+        EstimateStep("xsum_scores", XSumScoresConfig),
+    ),
+    smoke_settings=SMOKE_SETTINGS,
+    ask=cli.ASK,
+    page=PAGE,
 )

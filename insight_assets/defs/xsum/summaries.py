@@ -6,15 +6,13 @@ from pydantic import Field
 
 from insight_assets.core.headlines import Headline, headline_table, measured_note, played_offline
 from insight_assets.core.methods import xsum
-from insight_assets.core.methods.xsum import load, report, scores
-from insight_assets.core.retrieval.citing import load_sources
+from insight_assets.core.methods.xsum import report, scores, stages
+from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.metadata import (
     CollectionReport,
     judge_note,
     markdown_table,
     materialize_each,
-    nothing_to_do,
-    open_retriever,
     skipped_metadata,
     standin_note,
     write_report,
@@ -23,9 +21,9 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.model_calls import (
     JudgeCallConfig,
     ModelCallConfig,
+    collection_scope,
     llm_metadata,
-    model_client,
-    model_errors_as_failures,
+    run_stage,
 )
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
@@ -58,6 +56,9 @@ class XSumSummariesConfig(ModelCallConfig):
         if not self.baselines:
             return None
         return xsum.BaselineSettings(self.plain_rag_k, self.pipeline_1_top_n, self.pipeline_2_candidates)
+
+    def stage(self, scope: CollectionScope) -> stages.Summarized:
+        return stages.summaries(scope, self.baseline_settings())
 
 
 @dg.asset(
@@ -95,29 +96,10 @@ def xsum_summaries(
 
 
 def _summaries(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    targets = xsum.store.load_targets(warehouse, collection)
-    if not targets:
-        raise nothing_to_do(collection, "no summary targets: `xsum_answers` found none.")
-    answers = xsum.store.load_answers(warehouse, collection)
-    questions = {q.question_id: q.question for q in xsum.store.load_questions(warehouse, collection)}
-    sources = load_sources(warehouse, collection, xsum.PROFILE)
-    papers = {paper.doc_id: paper for paper in load.load_papers(warehouse, collection)}
-    baselines = config.baseline_settings()
-    retriever = open_retriever(storage, embedder, collection, xsum.PROFILE) if baselines else None
-    client = model_client(context, llm, config, collection)
-    with model_errors_as_failures(client, collection):
-        written_summaries = xsum.summarize_targets(
-            client,
-            targets,
-            answers,
-            questions,
-            sources,
-            baselines=baselines,
-            retriever=retriever,
-            papers=papers,
-        )
-    records, costs = written_summaries.records, written_summaries.costs
+    scope = collection_scope(context, storage, llm, config, collection, embedder)
+    summarized = run_stage(config, scope)
+    targets, sources, client = summarized.targets, summarized.sources, scope.client
+    records, costs = summarized.written.records, summarized.written.costs
     writers = {
         xsum.XSUM: client.writer_label(xsum.tasks.XSUM_EDITOR),
         xsum.PIPELINE_1: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
@@ -125,12 +107,7 @@ def _summaries(context, config, storage, llm, embedder, collection) -> Collectio
         xsum.PLAIN_RAG: client.writer_label(xsum.tasks.XSUM_TOPIC_SUMMARY),
         xsum.ABSTRACTS_ONLY: client.writer_label(xsum.tasks.XSUM_EDITOR),
     }
-    written = [r for r in records if r.text]
-    if not written:
-        raise nothing_to_do(
-            collection, f"no summary was written: {records[0].error if records else 'no targets'}"
-        )
-    warehouse.replace_partition(
+    scope.warehouse.replace_partition(
         collection,
         {
             "xsum_summaries": _summary_table(
@@ -230,6 +207,9 @@ class XSumScoresConfig(JudgeCallConfig):
 
     TASKS = xsum.tasks.JUDGE_TASKS
 
+    def stage(self, scope: CollectionScope) -> stages.Scored:
+        return stages.score(scope)
+
 
 @dg.asset(kinds={"duckdb"}, deps=[xsum_summaries], code_version="1", **pooled(LLM_POOL), **XSUM_GROUP)
 def xsum_scores(
@@ -253,25 +233,10 @@ SCORE_TABLE_COLUMNS = ["method", "targets", *scores.SCORE_COLUMNS]
 
 
 def _scores(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    warehouse = storage.warehouse
-    targets = xsum.store.load_targets(warehouse, collection)
-    summaries = xsum.store.load_written_summaries(warehouse, collection)
-    if not summaries:
-        raise nothing_to_do(collection, "no summaries to score: `xsum_summaries` wrote none.")
-    sources = load_sources(warehouse, collection, xsum.PROFILE)
-    abstracts = {p.doc_id: p.abstract for p in load.load_papers(warehouse, collection)}
-    client = model_client(context, llm, config, collection, model_choice=config.judge_choice())
-    with model_errors_as_failures(client, collection):
-        scored = scores.score_summaries(
-            client,
-            targets,
-            summaries,
-            {c: s.doc_id for c, s in sources.items()},
-            embedder.get_embedder().embed,
-            abstracts,
-        )
-    if not scored:
-        raise nothing_to_do(collection, "no summary has a reference to be scored against.")
+    scope = collection_scope(context, storage, llm, config, collection, embedder, config.judge_choice())
+    result = run_stage(config, scope)
+    targets, summaries, scored, client = result.targets, result.summaries, result.scored, scope.client
+    warehouse = scope.warehouse
     judge = client.writer_label(xsum.tasks.GEVAL_COVERAGE)
     mode = scores.geval_mode(client)
     warehouse.replace_partition(collection, {"xsum_scores": _score_table(collection, scored, judge)})

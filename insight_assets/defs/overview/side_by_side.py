@@ -1,0 +1,74 @@
+"""The page's question put to every method side by side: the asset and the dry run ask alike."""
+
+from collections.abc import Callable, Sequence
+
+import dagster as dg
+from pydantic import Field
+
+from insight_assets.app import asking
+from insight_assets.app.dry_run import DryRun
+from insight_assets.core.curation.records import QAPair
+from insight_assets.core.curation.stages import kept_pairs_of
+from insight_assets.core.curation.tables import first_question
+from insight_assets.core.stores import Warehouse
+from insight_assets.defs.pages import method_pages
+
+
+class CollectionReportConfig(dg.Config):
+    """The page asks each method with that method's own task defaults and the `llm` resource."""
+
+    question: str | None = Field(
+        default=None,
+        description="The question every method answers on the page; unset: the collection's first "
+        "question of its own (questions.jsonl), else its first generated one.",
+    )
+    answer_question: bool = Field(
+        default=True, description="Ask every method the question (off: the page shows the reports only)."
+    )
+
+    def task_overrides(self) -> dict:
+        """None: each method's tasks keep their own settings (the dry run asks every config)."""
+        return {}
+
+
+def page_question(
+    config: CollectionReportConfig, warehouse: Warehouse, collection: str, kept: Sequence[QAPair] = ()
+) -> tuple[str | None, str]:
+    """The question the page asks, or ``None`` and why none: the config's, else the collection's
+    first of its own or first kept generated one (``kept``: the kept pairs a dry run planned, when
+    the warehouse holds none yet)."""
+    if not config.answer_question:
+        return None, "No question was asked: `answer_question` is off in this run's config."
+    question = (
+        config.question or first_question(warehouse, collection) or (kept[0].question if kept else None)
+    )
+    if not question:
+        return None, (
+            "No question to ask: the collection has no answered question "
+            "(add one to its questions.jsonl, or set `question` in this asset's config)."
+        )
+    return question, ""
+
+
+def answer_every_method(
+    asked: asking.Asked, open_client: Callable, starting: Callable[[str], None] = lambda method: None
+) -> list[asking.Answered]:
+    """Every method on the page answers ``asked``, each with a client from ``open_client()``."""
+    flows = asking.ask_flows()
+    answers = []
+    for page in method_pages():
+        flow = flows.get(page.method)
+        if flow is not None:
+            starting(page.method)
+            answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client))
+    return answers
+
+
+def price_page(config: CollectionReportConfig, run: DryRun) -> None:
+    """The dry run's step: the page's question put to every method on the estimate-only client
+    (a method whose inputs are not built yet answers nothing and prices nothing)."""
+    kept = kept_pairs_of(run.scope)
+    question, _ = page_question(config, run.storage.warehouse, run.collection, kept)
+    if question is not None:
+        asked = asking.Asked(run.collection, question, run.storage, run.embedder)
+        answer_every_method(asked, lambda: run.client)
