@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import dagster as dg
 
@@ -17,6 +18,7 @@ from insight_assets.defs import reuse
 from insight_assets.defs.resources import StorageResource
 
 MAX_PREVIEW_ROWS = 50
+T = TypeVar("T")
 
 
 def markdown_table(rows: Sequence[dict], columns: Sequence[str], *, empty: str = "No rows.") -> str:
@@ -62,6 +64,21 @@ def invalid_config(asset: str) -> Iterator[None]:
         yield
     except ValueError as error:
         raise dg.Failure(description=f"Invalid {asset} config: {error}") from error
+
+
+def config_settings(config: dg.Config, settings_class: type[T], asset: str, **given: Any) -> T:
+    """``settings_class`` (a core settings dataclass) with ``config``'s values of the fields of the
+    same name (lists as tuples), ``given`` ones, and its own defaults for the rest: the config holds
+    each setting's default, bounds and description once, and nothing copies it field by field. A
+    value the settings refuse fails the step, naming ``asset`` (see ``invalid_config``)."""
+    shared = {field.name for field in dataclasses.fields(settings_class)} & set(type(config).model_fields)
+    values = {name: _frozen(getattr(config, name)) for name in shared}
+    with invalid_config(asset):
+        return settings_class(**values, **given)
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def write_report(

@@ -20,7 +20,7 @@ from insight_assets.core.index import short_title
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     items_check,
     markdown_table,
     materialize_each,
@@ -50,8 +50,7 @@ class CitationsConfig(dg.Config):
     )
 
     def settings(self) -> MatchSettings:
-        with invalid_config("citations"):
-            return MatchSettings(**self.model_dump())
+        return config_settings(self, MatchSettings, "citations")
 
 
 @dg.asset(

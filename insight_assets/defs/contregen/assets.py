@@ -21,7 +21,7 @@ from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     judge_note,
     markdown_table,
     materialize_each,
@@ -90,16 +90,7 @@ class ConTReGenTreesConfig(ConTReGenRetrievalConfig):
             raise dg.Failure(
                 description=f"Invalid contregen_trees config: questions must be one of {', '.join(QUESTION_SOURCES)}"
             )
-        with invalid_config("contregen_trees"):
-            return contregen.ConTReGenSettings(
-                top_k=self.top_k,
-                retrieval_mode=self.retrieval_mode,
-                max_depth=self.max_depth,
-                max_sub_questions=self.max_sub_questions,
-                need_similarity=self.need_similarity,
-                repeat_similarity=self.repeat_similarity,
-                relevance_ratio=self.relevance_ratio,
-            )
+        return config_settings(self, contregen.ConTReGenSettings, "contregen_trees")
 
     def stage(self, scope: CollectionScope) -> list[contregen.schemas.Tree]:
         return stages.trees(
@@ -204,14 +195,7 @@ class ConTReGenAnswersConfig(ConTReGenRetrievalConfig):
     )
 
     def settings(self) -> contregen.ConTReGenSettings:
-        with invalid_config("contregen_answers"):
-            return contregen.ConTReGenSettings(
-                top_k=self.top_k,
-                retrieval_mode=self.retrieval_mode,
-                iterations=self.iterations,
-                answer_words=self.answer_words,
-                context_tokens=self.context_tokens,
-            )
+        return config_settings(self, contregen.ConTReGenSettings, "contregen_answers")
 
     def stage(self, scope: CollectionScope) -> stages.Written:
         return stages.answers(scope, self.settings(), self.baselines)

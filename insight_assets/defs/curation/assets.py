@@ -16,7 +16,7 @@ from insight_assets.core import curation
 from insight_assets.core.curation import stages
 from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.ingestion.assets import parsed_documents
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.metadata import CollectionReport, config_settings, markdown_table, materialize_each
 from insight_assets.defs.model_calls import (
     ModelCallConfig,
     collection_scope,
@@ -44,9 +44,7 @@ class CurationCompressionConfig(ModelCallConfig):
     )
 
     def settings(self) -> curation.CompressionSettings:
-        return curation.CompressionSettings(
-            max_input_tokens=self.max_input_tokens, max_items_per_field=self.max_items_per_field
-        )
+        return config_settings(self, curation.CompressionSettings, "compressed_documents")
 
     def stage(self, scope: CollectionScope) -> curation.CompressionOutcome:
         return stages.compress(scope, self.settings())
@@ -146,16 +144,7 @@ class CurationQuestionsConfig(ModelCallConfig):
     max_tokens: int | None = Field(default=2000, description="Appendix C: max_tokens 2000.")
 
     def settings(self) -> curation.QuestionSettings:
-        return curation.QuestionSettings(
-            combination_size=self.combination_size,
-            num_combinations=self.num_combinations,
-            candidates_per_combination=self.candidates_per_combination,
-            target_count=self.target_count,
-            min_words=self.min_words,
-            max_words=self.max_words,
-            duplicate_threshold=self.duplicate_threshold,
-            seed=self.seed,
-        )
+        return config_settings(self, curation.QuestionSettings, "generated_questions")
 
     def stage(self, scope: CollectionScope) -> stages.Asked:
         return stages.ask(scope, self.settings())
@@ -248,10 +237,7 @@ class CurationAnswersConfig(ModelCallConfig):
     temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
 
     def settings(self) -> curation.AnswerSettings:
-        return curation.AnswerSettings(
-            duplicate_threshold=self.duplicate_threshold,
-            max_documents_for_user_questions=self.max_documents_for_user_questions,
-        )
+        return config_settings(self, curation.AnswerSettings, "generated_answers")
 
     def stage(self, scope: CollectionScope) -> curation.AnswerOutcome:
         return stages.answer(scope, self.settings())

@@ -29,7 +29,7 @@ from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_ra
 from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     markdown_table,
     materialize_each,
     standin_note,
@@ -67,10 +67,7 @@ class InsightRAGAnswersConfig(ModelCallConfig):
     )
 
     def settings(self) -> insight_rag.AnswerSettings:
-        with invalid_config("insight_rag_answers"):
-            return insight_rag.AnswerSettings(
-                tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
-            )
+        return config_settings(self, insight_rag.AnswerSettings, "insight_rag_answers")
 
     def stage(self, scope: CollectionScope) -> stages.Answered | None:
         return stages.answers(scope, self.settings(), self.max_items)

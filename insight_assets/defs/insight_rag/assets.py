@@ -24,7 +24,7 @@ from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     items_check,
     markdown_table,
     materialize_each,
@@ -166,10 +166,7 @@ class InsightRAGBenchmarkConfig(ModelCallConfig):
     )
 
     def settings(self) -> insight_rag.BenchmarkSettings:
-        with invalid_config("insight_rag_benchmark"):
-            return insight_rag.BenchmarkSettings(
-                self.max_buried, self.max_multi, self.max_matching, self.seed, self.vague_share
-            )
+        return config_settings(self, insight_rag.BenchmarkSettings, "insight_rag_benchmark")
 
     def stage(self, scope: CollectionScope) -> stages.Benchmarked:
         return stages.benchmark(scope, self.settings())

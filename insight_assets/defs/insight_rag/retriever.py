@@ -25,7 +25,7 @@ from insight_assets.core.text import count_tokens
 from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark, knowledge_triples
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     items_check,
     markdown_table,
     materialize_each,
@@ -92,8 +92,7 @@ class InsightRetrieverConfig(dg.Config):
     seed: int = Field(default=_DEFAULTS.seed, description="Shuffling and initialisation seed.")
 
     def settings(self) -> cpt.CPTSettings:
-        with invalid_config("insight_retriever"):
-            return cpt.CPTSettings(**self.model_dump(exclude={"train_on_cpu"}))
+        return config_settings(self, cpt.CPTSettings, "insight_retriever")
 
 
 @dg.asset(

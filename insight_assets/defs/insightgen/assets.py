@@ -14,7 +14,7 @@ from insight_assets.defs.curation.assets import generated_answers
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     items_check,
     markdown_table,
     materialize_each,
@@ -54,13 +54,8 @@ class InsightGenInsightsConfig(ModelCallConfig):
     max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")
 
     def settings(self) -> insightgen.InsightGenSettings:
-        with invalid_config("insights"):
-            selection = SelectionSettings(
-                top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget
-            )
-        return insightgen.InsightGenSettings(
-            methods=tuple(self.methods), selection=selection, max_insights=self.max_insights
-        )
+        selection = config_settings(self, SelectionSettings, "insights")
+        return config_settings(self, insightgen.InsightGenSettings, "insights", selection=selection)
 
     def stage(self, scope: CollectionScope) -> stages.Found:
         return stages.find_insights(scope, self.settings(), self.max_questions)

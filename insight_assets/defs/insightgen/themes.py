@@ -19,7 +19,7 @@ from insight_assets.core.methods import insightgen
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -50,16 +50,7 @@ class InsightGenThemeGraphConfig(dg.Config):
     )
 
     def settings(self) -> ThemeGraphSettings:
-        with invalid_config("theme graph"):
-            return ThemeGraphSettings(
-                method=self.method,
-                cluster_count=self.cluster_count,
-                random_state=self.random_state,
-                hdbscan_min_cluster_size=self.hdbscan_min_cluster_size,
-                gmeans_significance=self.gmeans_significance,
-                edge_neighbours=self.edge_neighbours,
-                max_clusters=self.max_clusters,
-            )
+        return config_settings(self, ThemeGraphSettings, "theme_graph")
 
 
 @dg.asset(

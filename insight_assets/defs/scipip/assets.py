@@ -24,7 +24,7 @@ from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     items_check,
     markdown_table,
     materialize_each,
@@ -212,15 +212,7 @@ class SciPIPRetrievalConfig(ModelCallConfig):
     )
 
     def settings(self) -> scipip.SciPIPSettings:
-        with invalid_config("scipip_retrievals"):
-            return scipip.SciPIPSettings(
-                self.top_k,
-                self.n_cocite,
-                self.tau,
-                self.n_papers,
-                self.neighbour_min_papers,
-                self.neighbour_keep,
-            )
+        return config_settings(self, scipip.SciPIPSettings, "scipip_retrievals")
 
     def stage(self, scope: CollectionScope) -> stages.Queried:
         return stages.retrievals(scope, self.leave_one_out)

@@ -20,7 +20,7 @@ from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.metadata import (
     CollectionReport,
-    invalid_config,
+    config_settings,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -139,16 +139,7 @@ class XSumAnswersConfig(ModelCallConfig):
     )
 
     def settings(self) -> xsum.XSumSettings:
-        with invalid_config("xsum_answers"):
-            return xsum.XSumSettings(
-                candidates=self.candidates,
-                top_n=self.top_n,
-                retrieval_mode=self.retrieval_mode,
-                retrieval_scope=self.retrieval_scope,
-                reranker=self.reranker,
-                refine=self.refine,
-                max_target_papers=self.max_target_papers,
-            )
+        return config_settings(self, xsum.XSumSettings, "xsum_answers")
 
     def stage(self, scope: CollectionScope) -> stages.Answered:
         return stages.answers(scope, self.settings(), self.min_cited_for_evaluation, self.max_targets)

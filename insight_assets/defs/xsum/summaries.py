@@ -10,6 +10,7 @@ from insight_assets.core.methods.xsum import report, scores, stages
 from insight_assets.core.stage import CollectionScope
 from insight_assets.defs.metadata import (
     CollectionReport,
+    config_settings,
     judge_note,
     markdown_table,
     materialize_each,
@@ -55,7 +56,7 @@ class XSumSummariesConfig(ModelCallConfig):
         """The baselines' settings; ``None`` when they are off."""
         if not self.baselines:
             return None
-        return xsum.BaselineSettings(self.plain_rag_k, self.pipeline_1_top_n, self.pipeline_2_candidates)
+        return config_settings(self, xsum.BaselineSettings, "xsum_summaries")
 
     def stage(self, scope: CollectionScope) -> stages.Summarized:
         return stages.summaries(scope, self.baseline_settings())
