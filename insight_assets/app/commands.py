@@ -245,7 +245,6 @@ def reuse_summary(result) -> str:
 
 def build(args: argparse.Namespace) -> int:
     """Register each collection as a partition and materialize all its assets."""
-    collections, every = args.collection, args.all
     from insight_assets.core.deployment import Deployment
     from insight_assets.defs.pools import POOLS
 
@@ -257,27 +256,11 @@ def build(args: argparse.Namespace) -> int:
     from insight_assets.app.in_process import end_abandoned_runs
     from insight_assets.definitions import defs
     from insight_assets.defs.runs import register_collections
-    from insight_assets.defs.sources import (
-        BUILD_SIGNATURE_TAG,
-        build_signature,
-        collection_folders,
-        folder_observation,
-        folder_signature,
-    )
+    from insight_assets.defs.sources import collection_folders
 
     available = collection_folders(Path(storage.collections_root))
-    if every:
-        collections = sorted(available)
-    if not collections:
-        print(f"No collections to build under {Path(storage.collections_root).resolve()}.", file=sys.stderr)
-        return 2
-    for name in collections:
-        problem = known_collection(storage, name)
-        if problem:
-            print(problem, file=sys.stderr)
-            return 2
-
-    problem = missing_key()
+    collections = sorted(available) if args.all else args.collection
+    problem = _why_not_build(storage, collections)
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -286,31 +269,55 @@ def build(args: argparse.Namespace) -> int:
         print(f"Run {run_id} of an earlier build was left unfinished (its process died); marked failed.")
     register_collections(dagster_instance, collections)
     job = defs.resolve_job_def("build_collection")
-    failed = []
-    for name in collections:
-        print(f"Building collection {name!r} ...", flush=True)
-        # The folder as this build reads it: the UI compares it with what each asset was built from.
-        folder = available[name]
-        dagster_instance.report_runless_asset_event(folder_observation(name, folder_signature(folder)))
-        tags = {BUILD_SIGNATURE_TAG: build_signature(folder, environment_llm(), embedder_resource())}
-        with progress.build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
-            tags |= view.tags
-            if deployment.dask_scheduler:
-                result = run_on_cluster(dagster_instance, name, tags, verbose=args.verbose)
-            else:
-                result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
-        print(f"  {reuse_summary(result)}", flush=True)
-        if not result.success:
-            failed.append(name)
-            for reason in failure_reasons(result):
-                print(f"  {reason}", file=sys.stderr)
-            print(f"  (the run's full log: run {result.run_id} in the UI, ./run ui -> Runs)", file=sys.stderr)
+    failed = [
+        name
+        for name in collections
+        if not _build_collection(args, dagster_instance, job, deployment, name, available[name])
+    ]
     print()
     print(summary(storage, collections))
     if failed:
         return 1
     print("\nOpen the UI with `./run ui` (or `dagster dev`) and go to http://127.0.0.1:3000 -> Assets.")
     return 0
+
+
+def _why_not_build(storage, collections: list[str] | None) -> str | None:
+    """Why the build cannot start: no collection, one unknown, a model without its key."""
+    if not collections:
+        return f"No collections to build under {Path(storage.collections_root).resolve()}."
+    for name in collections:
+        problem = known_collection(storage, name)
+        if problem:
+            return problem
+    return missing_key()
+
+
+def _build_collection(args, dagster_instance, job, deployment, name: str, folder: Path) -> bool:
+    """One collection's run, with its progress on screen; whether it succeeded (why not, if not)."""
+    from insight_assets.defs.sources import (
+        BUILD_SIGNATURE_TAG,
+        build_signature,
+        folder_observation,
+        folder_signature,
+    )
+
+    print(f"Building collection {name!r} ...", flush=True)
+    # The folder as this build reads it: the UI compares it with what each asset was built from.
+    dagster_instance.report_runless_asset_event(folder_observation(name, folder_signature(folder)))
+    tags = {BUILD_SIGNATURE_TAG: build_signature(folder, environment_llm(), embedder_resource())}
+    with progress.build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
+        tags |= view.tags
+        if deployment.dask_scheduler:
+            result = run_on_cluster(dagster_instance, name, tags, verbose=args.verbose)
+        else:
+            result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
+    print(f"  {reuse_summary(result)}", flush=True)
+    if not result.success:
+        for reason in failure_reasons(result):
+            print(f"  {reason}", file=sys.stderr)
+        print(f"  (the run's full log: run {result.run_id} in the UI, ./run ui -> Runs)", file=sys.stderr)
+    return result.success
 
 
 def summary(storage, collections: list[str]) -> str:

@@ -23,6 +23,7 @@ DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 REPORT_URI = "insight-assets://{collection}/reports/{name}"
+COLLECTION_NAME = "A collection's name, as list_collections gives it."
 
 INSTRUCTIONS = (
     "Research paper collections built by insight_assets. Start with list_collections; search finds "
@@ -38,31 +39,43 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
     from importlib.metadata import version
 
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-    from mcp_types import CallToolResult, TextContent, ToolAnnotations
-    from pydantic import Field
-
-    CollectionName = Annotated[str, Field(description="A collection's name, as list_collections gives it.")]
 
     server = MCPServer(
         "insight-assets", instructions=INSTRUCTIONS, version=version("insight_assets"), log_level="WARNING"
     )
-    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    _add_collection_tools(server, collections)
+    _add_method_tools(server, collections, methods)
+    _add_reports(server, collections)
+    _add_prompts(server)
+    return server
 
-    def result(run, *args) -> CallToolResult:
-        """A tool's output as text for the model and structured content; a problem as a tool error."""
-        try:
-            output: ToolOutput = run(*args)
-        except ToolProblem as problem:
-            raise ToolError(str(problem)) from None
-        return CallToolResult(
-            content=[TextContent(type="text", text=output.text)], structured_content=output.data
-        )
+
+def _tool_result(run, *args) -> Any:
+    """A tool's output as text for the model and structured content; a problem as a tool error."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import CallToolResult, TextContent
+
+    try:
+        output: ToolOutput = run(*args)
+    except ToolProblem as problem:
+        raise ToolError(str(problem)) from None
+    return CallToolResult(
+        content=[TextContent(type="text", text=output.text)], structured_content=output.data
+    )
+
+
+def _add_collection_tools(server: Any, collections: Collections) -> None:
+    """What a collection holds: the collections, passages for a query, the page's headlines."""
+    from mcp_types import CallToolResult, ToolAnnotations
+    from pydantic import Field
+
+    CollectionName = Annotated[str, Field(description=COLLECTION_NAME)]
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=reads)
     def list_collections() -> CallToolResult:
         """The collections: how many papers, which method groups are built, and the page's path."""
-        return result(collections.list_collections)
+        return _tool_result(collections.list_collections)
 
     @server.tool(annotations=reads)
     def search(
@@ -73,7 +86,21 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
     ) -> CallToolResult:
         """The passages of a collection's papers that best match a query, reranked, each with its
         paper's title, its pages (p. 4 / pp. 4-5) and its score."""
-        return result(collections.search, collection, query, k, mode)
+        return _tool_result(collections.search, collection, query, k, mode)
+
+    @server.tool(annotations=reads)
+    def collection_report(collection: CollectionName) -> CallToolResult:
+        """The path of the collection's page and each method report's headline numbers."""
+        return _tool_result(collections.collection_report, collection)
+
+
+def _add_method_tools(server: Any, collections: Collections, methods: list[str]) -> None:
+    """What the methods make for a question: an answer, a summary, research ideas."""
+    from mcp_types import CallToolResult, ToolAnnotations
+    from pydantic import Field
+
+    CollectionName = Annotated[str, Field(description=COLLECTION_NAME)]
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=reads)
     def ask(
@@ -86,7 +113,7 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
         """A method's answer to a question with the papers and pages it cites and what it cost, as
         `insight-assets ask --method` gives it; with `all`, every method's side by side (a method that
         cannot answer says why, the others still answer)."""
-        return result(collections.ask, collection, question, method)
+        return _tool_result(collections.ask, collection, question, method)
 
     @server.tool(annotations=reads)
     def summarize(
@@ -94,7 +121,7 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
         topic: Annotated[str, Field(description="What the summary is about.")],
     ) -> CallToolResult:
         """XSum's cited multi-paper summary of the papers best matching a topic, with its sources."""
-        return result(collections.summarize, collection, topic)
+        return _tool_result(collections.summarize, collection, topic)
 
     @server.tool(annotations=reads)
     def propose_ideas(
@@ -102,12 +129,12 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
         background: Annotated[str, Field(description="The research background: problem and motivation.")],
     ) -> CallToolResult:
         """SciPIP's research ideas for a background, with the papers that inspired them."""
-        return result(collections.propose_ideas, collection, background)
+        return _tool_result(collections.propose_ideas, collection, background)
 
-    @server.tool(annotations=reads)
-    def collection_report(collection: CollectionName) -> CallToolResult:
-        """The path of the collection's page and each method report's headline numbers."""
-        return result(collections.collection_report, collection)
+
+def _add_reports(server: Any, collections: Collections) -> None:
+    """Each collection's markdown reports as resources: a template, and the reports there are now."""
+    from mcp.server.mcpserver.exceptions import ResourceError
 
     def read_report(collection: str, name: str) -> str:
         try:
@@ -127,6 +154,8 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
         uri = REPORT_URI.format(collection=collection, name=name)
         server.resource(uri, name=f"{collection}/{name}", mime_type="text/markdown")(reader(collection, name))
 
+
+def _add_prompts(server: Any) -> None:
     @server.prompt()
     def literature_review(collection: str, topic: str) -> str:
         """A short literature review of a topic from a collection, every claim cited to a page."""
@@ -137,8 +166,6 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
             "insights. Cite every statement with the paper's title and the pages the tools give "
             "(p. 4 / pp. 4-5); say where the papers disagree and what they leave open."
         )
-
-    return server
 
 
 class BearerToken:
