@@ -12,10 +12,10 @@ import os
 import sys
 
 from insight_assets.app import commands
+from insight_assets.app.cli import cli_modules
 from insight_assets.app.commands import AskFlow, Command
 from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
 from insight_assets.core.signals import restore_default_interrupts
-from insight_assets.defs.folders import domain_modules
 
 # ``ask --method all``: every method answers, side by side.
 EVERY_METHOD = "all"
@@ -59,8 +59,8 @@ def _ask_command(flows: list[AskFlow]) -> Command:
 
 
 def all_commands() -> list[Command]:
-    modules = domain_modules("cli")  # light: a folder's cli imports inside its functions
-    flows = [module.ASK for module in modules if module.ASK is not None]  # every cli.py names ASK
+    modules = cli_modules()  # light: their commands import inside their functions
+    flows = [module.ASK for module in modules if module.ASK is not None]  # every module names ASK
     return [
         *commands.COMMANDS,
         _ask_command(flows),

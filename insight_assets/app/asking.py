@@ -1,6 +1,6 @@
 """One question put to one method, or to every method side by side.
 
-A method's ``ask`` flow (``AskFlow.answer`` in its defs folder's ``cli.py``) gets an ``Asked`` and a
+A method's ``ask`` flow (``AskFlow.answer`` in its module of ``app/cli/``) gets an ``Asked`` and a
 model client and returns a ``MethodAnswer``: its text as people read it, the papers and pages it
 cites, and what led to it. ``ask`` runs one flow and measures it (model calls, tokens, cost,
 seconds); a flow that cannot answer raises ``AskFailed`` (or a missing index, or a model error),
@@ -127,10 +127,10 @@ class Answered:
 
 
 def ask_flows() -> dict[str, Any]:
-    """Every defs folder's ``ask`` flow (``ASK`` in its ``cli.py``), by method name."""
-    from insight_assets.defs.folders import domain_modules
+    """Every defs folder's ``ask`` flow (``ASK`` in its module of ``app/cli/``), by method name."""
+    from insight_assets.app.cli import cli_modules
 
-    flows = (module.ASK for module in domain_modules("cli"))  # every cli.py names one, or None
+    flows = (module.ASK for module in cli_modules())  # every module names one, or None
     return {flow.method: flow for flow in flows if flow is not None}
 
 

@@ -1,7 +1,7 @@
 """What every command of ``insight-assets`` shares, and the commands that span every defs folder.
 
-A defs folder adds its own commands in its ``cli.py``: ``COMMANDS``, a tuple of ``Command``, and
-``ASK``, its ``ask --method`` flow (``AskFlow``); ``insight_assets/cli.py`` collects and dispatches
+A defs folder adds its own commands in its module of ``app/cli/``: ``COMMANDS``, a tuple of
+``Command``, and ``ASK``, its ``ask --method`` flow (``AskFlow``); ``insight_assets/cli.py`` collects and dispatches
 them. Runs go through the same Dagster instance as ``dagster dev`` (``DAGSTER_HOME``, by default
 ``data/dagster_home``), so everything built here shows up in the UI's run history and lineage.
 

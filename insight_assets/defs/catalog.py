@@ -3,9 +3,9 @@ domain (ingestion, curation, citations, the page, or a method) and holds
 
 - assets and checks, in any of its modules (``assets.py`` and friends);
 - ``domain.py``: ``DOMAIN = Domain(...)``, what it plugs in besides them, typed (its dry-run steps,
-  smoke settings, ``ask`` flow and page section; see ``defs/domain.py``);
-- ``cli.py``: ``ASK`` and ``COMMANDS``, its ``ask`` flow (or ``None``) and command-line commands,
-  which the CLI reads without loading Dagster (see ``cli.py``).
+  smoke settings, ``ask`` flow and page section; see ``defs/domain.py``).
+
+Its face on the command line (its ``ask`` flow and its own commands) is ``app/cli/<folder>.py``.
 
 A new method adds its folder and nothing here changes.
 """

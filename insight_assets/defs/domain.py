@@ -6,9 +6,8 @@ of the collection's page. The dry run, the smoke runs and the page read these ob
 misnamed or left out is an error where it is declared (an attribute its module lacks, an asset
 that does not exist, a page and an ask flow of different methods), never a part silently dropped.
 
-The command line finds the same ``ask`` flows and commands in the folders' ``cli.py`` without
-loading Dagster (``insight-assets --help`` stays instant); every ``cli.py`` names ``ASK`` (``None``
-for a folder without one) and ``COMMANDS``.
+The command line finds the same ``ask`` flows, and the folders' own commands, in ``app/cli/`` (one
+module per folder, named after it) without loading Dagster: ``insight-assets --help`` stays instant.
 """
 
 from collections.abc import Mapping, Sequence
@@ -33,7 +32,7 @@ class Domain:
     ``estimate_steps``: its model-calling assets, whose configs' stages the dry run runs (see
     ``app/estimating.py``);
     ``smoke_settings``: op config by asset name for a fast smoke run with a slow model (see
-    ``defs/runs.py``); ``ask``: its ``ask`` flow (the one its ``cli.py`` names); ``page``: its
+    ``defs/runs.py``); ``ask``: its ``ask`` flow (the one its ``app/cli/`` module names); ``page``: its
     section of the collection's page (see ``defs/pages.py``)."""
 
     name: str

@@ -1,6 +1,5 @@
 """The defs folders, found rather than listed: each sub-package of ``insight_assets.defs`` is one
-domain (ingestion, curation, citations, or a method). No dagster import here: the CLI finds the
-folders' ``cli`` modules through this module without loading Dagster.
+domain (ingestion, curation, citations, or a method). No dagster import here.
 """
 
 import importlib
@@ -16,7 +15,7 @@ def domains() -> list[str]:
 
 
 def domain_modules(module: str) -> list[ModuleType]:
-    """Each domain's ``module`` (e.g. ``"estimate"``), for the domains that have one."""
+    """Each domain's ``module`` (e.g. ``"domain"``), for the domains that have one."""
     found = []
     for domain in domains():
         name = f"insight_assets.defs.{domain}.{module}"

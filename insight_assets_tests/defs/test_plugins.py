@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+import insight_assets.app.cli
 import insight_assets.definitions
 import insight_assets.defs
 from insight_assets.core import stores
@@ -37,7 +38,7 @@ ASSETS = '''
 DOMAIN = """
     from insight_assets.app.dry_run import EstimateStep
     from insight_assets.defs.domain import Domain
-    from insight_assets.defs.toy_method import cli
+    from insight_assets.app.cli import toy_method as cli
     from insight_assets.defs.toy_method.assets import ToyMethodConfig
 
     SMOKE_SETTINGS = {"toy_method_rows": {"max_tokens": 50}}
@@ -64,13 +65,19 @@ def toy_method(tmp_path, monkeypatch):
     folder = tmp_path / "defs" / "toy_method"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text('"""A toy method."""\n')
-    for name, source in (("assets", ASSETS), ("cli", CLI), ("domain", DOMAIN)):
+    for name, source in (("assets", ASSETS), ("domain", DOMAIN)):
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
+    # Its face on the command line, a module of app/cli named after the folder.
+    faces = tmp_path / "cli"
+    faces.mkdir()
+    (faces / "toy_method.py").write_text(textwrap.dedent(CLI))
     monkeypatch.setattr(insight_assets.defs, "__path__", [*insight_assets.defs.__path__, str(folder.parent)])
+    monkeypatch.setattr(insight_assets.app.cli, "__path__", [*insight_assets.app.cli.__path__, str(faces)])
     # The toy's table is declared for this test only (every real method's was, at import, for good).
     monkeypatch.setattr(stores, "_DECLARED", dict(stores._DECLARED))
     yield folder
-    for module in [name for name in sys.modules if name.startswith("insight_assets.defs.toy_method")]:
+    toy = ("insight_assets.defs.toy_method", "insight_assets.app.cli.toy_method")
+    for module in [name for name in sys.modules if name.startswith(toy)]:
         del sys.modules[module]
 
 

@@ -1,8 +1,8 @@
 """ConTReGen's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.cli import contregen as cli
 from insight_assets.app.dry_run import EstimateStep
-from insight_assets.defs.contregen import cli
 from insight_assets.defs.contregen.assets import (
     ConTReGenAnswersConfig,
     ConTReGenScoresConfig,

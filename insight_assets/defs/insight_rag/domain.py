@@ -1,9 +1,9 @@
 """Insight-RAG's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.cli import insight_rag as cli
 from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
-from insight_assets.defs.insight_rag import cli
 from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig, insight_rag_scores
 from insight_assets.defs.insight_rag.assets import InsightRAGBenchmarkConfig, InsightRAGTriplesConfig
 from insight_assets.defs.insight_rag.retriever import InsightRetrieverAccuracyConfig

@@ -1,9 +1,9 @@
 """InsightGen's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.cli import insightgen as cli
 from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
-from insight_assets.defs.insightgen import cli
 from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
 from insight_assets.defs.insightgen.evaluation import InsightGenJudgeConfig, method_report
 from insight_assets.defs.model_calls import SMOKE_ANSWERS

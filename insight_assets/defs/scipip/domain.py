@@ -1,11 +1,11 @@
 """SciPIP's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.cli import scipip as cli
 from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
-from insight_assets.defs.scipip import cli
 from insight_assets.defs.scipip.assets import SciPIPRetrievalConfig, SciPIPSummariesConfig
 from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig, SciPIPScoresConfig, scipip_scores
 

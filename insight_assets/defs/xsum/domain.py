@@ -1,11 +1,11 @@
 """XSum's parts besides its assets (see ``defs/domain.py``): its dry-run steps, smoke settings,
 ``ask`` flow and section of the collection's page."""
 
+from insight_assets.app.cli import xsum as cli
 from insight_assets.app.dry_run import EstimateStep
 from insight_assets.defs.domain import Domain
 from insight_assets.defs.model_calls import SMOKE_ANSWERS
 from insight_assets.defs.pages import MethodPage
-from insight_assets.defs.xsum import cli
 from insight_assets.defs.xsum.assets import XSumAnswersConfig, XSumQuestionsConfig
 from insight_assets.defs.xsum.summaries import XSumScoresConfig, XSumSummariesConfig, xsum_scores
 
