@@ -22,10 +22,8 @@ import duckdb
 import pyarrow as pa
 
 from insight_assets.core import migrations
+from insight_assets.core.duckdb_file import LOCK_WAIT_S, StoreError, open_duckdb
 from insight_assets.core.shared_file import shared_file
-
-# DuckDB lets one process at a time open a file for writing; another process waits its turn.
-LOCK_WAIT_S = 120.0
 
 SCHEMA = {
     # One row per collection and asset that was built: what downstream assets check before running,
@@ -209,10 +207,6 @@ def _in_transaction(
         time.sleep(random.uniform(0.01, 0.05 * min(attempt, 10)))
 
 
-class StoreError(RuntimeError):
-    """A store could not be opened or written; the message names the file and what to do."""
-
-
 class Warehouse:
     """Every tabular artifact, one row set per collection: here a DuckDB file on this machine; a
     ``lake.LakeWarehouse`` holds the same tables in a DuckLake shared by several machines."""
@@ -229,30 +223,8 @@ class Warehouse:
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection for one piece of work: a cursor of the file this process keeps open while its
         queries come close together (``shared_file``)."""
-        with shared_file(self.path, self._open_file).cursor() as connection:
+        with shared_file(self.path, lambda: open_duckdb(self.path)).cursor() as connection:
             yield connection
-
-    def _open_file(self) -> duckdb.DuckDBPyConnection:
-        """The file opened; waits (with jitter) while another process holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                return duckdb.connect(str(self.path))
-            except duckdb.IOException as error:
-                if "newer version of duckdb" in str(error).lower():
-                    raise StoreError(
-                        f"The warehouse {self.path} was written by a newer DuckDB than this one "
-                        f"({duckdb.__version__}, pinned for the shared warehouse's DuckLake extension), which "
-                        f"cannot read it. Move it aside (mv {self.path} {self.path}.newer) and build again: "
-                        "the vectors in LanceDB and the model answers in the cache are reused."
-                    ) from None
-                if "lock" not in str(error).lower() or time.monotonic() > deadline:
-                    raise StoreError(
-                        f"Cannot open the warehouse {self.path}: {error}. "
-                        "Another program (a notebook, a second `dagster dev`) may hold it open; close it and retry."
-                    ) from error
-                time.sleep(0.05 + random.random() * 0.2)
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
