@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
+from insight_assets.core.llm.ledger import DEFAULT_LEDGER_FILE
+from insight_assets.core.methods.scipip import SCIPIP_ENTITIES
 from insight_assets.core.methods.scipip.keywords import normal_keywords
 from insight_assets.core.methods.scipip.report import CHART_FILE
 from insight_assets.core.methods.scipip.schemas import VARIANTS
@@ -88,6 +91,22 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
 
     runs = _rows(storage, "scipip_idea_runs")
     assert len(runs) == 5 and sum(r["held_out"] is None for r in runs) == 1  # the user's, then papers'
+    # The ideas are proposed for the queries the retrievals made: same entities, not asked for again.
+    searched = {q["query_id"]: q["entities"] for q in _rows(storage, "scipip_queries")}
+    assert all(run["entities"] == searched[run["query_id"]] for run in runs)
+    with sqlite3.connect(tmp_path / "data" / DEFAULT_LEDGER_FILE) as ledger:
+        asked = dict(
+            ledger.execute(
+                "SELECT asset, count(*) FROM calls WHERE task = ? GROUP BY asset", [SCIPIP_ENTITIES.name]
+            )
+        )
+    # Each paper's entities, each query's (the user's background, each paper's own), and in
+    # scipip_ideas only each brainstorm's keywords: the queries' entities are not asked for again.
+    assert asked == {
+        "paper_summaries": len(papers),
+        "scipip_retrievals": len(searched),
+        "scipip_ideas": len(runs),
+    }
     ideas = _rows(storage, "scipip_ideas")
     titles = {p["title"] for p in papers}
     for run in runs:

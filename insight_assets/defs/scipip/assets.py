@@ -286,7 +286,7 @@ def _retrievals(context, config, settings, storage, llm, embedder, collection) -
         user_rows += report.retrieval_rows(collection, query, found)
     used = report.settings_row(collection, config, settings, library, model.variant)
     storage.warehouse.replace_partition(
-        collection, store.retrieval_tables(collection, user_rows, recall, used)
+        collection, store.retrieval_tables(collection, queries, user_rows, recall, used)
     )
     sweep = _tau_sweep(library, held_out, references, settings, recall)
     skipped = skipped_routes(library)

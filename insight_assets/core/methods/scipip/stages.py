@@ -3,7 +3,7 @@ asset judges ``idea_sets`` once per judge, each with its own client."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...citations import citation_links
 from ...ingest import load_documents
@@ -21,7 +21,12 @@ from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, SciPIPSettings
 from .schemas import EXPANDED, SHORT, Idea
 
-PAPERS, PAPER_TEXTS, IDEA_SETS = "scipip_papers", "scipip_paper_texts", "scipip_idea_sets"
+PAPERS, PAPER_TEXTS, QUERIES, IDEA_SETS = (
+    "scipip_papers",
+    "scipip_paper_texts",
+    "scipip_queries",
+    "scipip_idea_sets",
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,9 @@ def retrievals(scope: CollectionScope, leave_one_out: bool) -> Queried:
     (``IndexMissing`` before their summaries are embedded)."""
     library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
     backgrounds, problems = _backgrounds(scope, library, leave_one_out)
-    return Queried(library, backgrounds, problems, make_queries(scope.client, scope.embed, backgrounds))
+    queries = make_queries(scope.client, scope.embed, backgrounds)
+    scope.plan(QUERIES, {query.query_id: query.entities for query in queries})
+    return Queried(library, backgrounds, problems, queries)
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,14 @@ def ideas(
     the direct prompt and the AI-Scientist-style baseline."""
     library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
     backgrounds = _backgrounds(scope, library, leave_one_out)[0][:max_backgrounds]
+    # The entities each background's retrieval searched by: the ideas are proposed for that query.
+    searched = scope.upstream(QUERIES, lambda: store.query_entities(scope.warehouse, scope.collection))
+    backgrounds = [
+        replace(b, entities=searched[b.background_id])
+        if b.entities is None and b.background_id in searched
+        else b
+        for b in backgrounds
+    ]
     rows = scope.upstream(PAPERS, lambda: store.load_papers(scope.warehouse, scope.collection))
     papers = {row["doc_id"]: Paper(row["title"], row["method"]) for row in rows}
     named = research_field(field, library.summary_vectors, scope.embed)

@@ -16,7 +16,7 @@ from ...citations import citation_links
 from ...index import IndexMissing, read_vectors
 from ...stores import VectorStore, Warehouse, declare_tables
 from .calibration import Calibration, calibrate
-from .evaluation import RecallRow
+from .evaluation import Query, RecallRow
 from .field import ResearchField
 from .ideas import IdeaRun
 from .keywords import KeywordGraph, KeywordSpace
@@ -36,6 +36,9 @@ TABLES = {
     "scipip_retrievals": """
         collection VARCHAR, query_id VARCHAR, background VARCHAR, entities VARCHAR[], position INTEGER,
         doc_id VARCHAR, routes VARCHAR[], similarity DOUBLE, cluster INTEGER, selected BOOLEAN""",
+    # Every background asked about, with the entities its query searched by (none: the extraction
+    # failed): the ideas are proposed for the same queries, without asking for them again.
+    "scipip_queries": """collection VARCHAR, query_id VARCHAR, held_out VARCHAR, entities VARCHAR[]""",
     "scipip_recall": """
         collection VARCHAR, query_id VARCHAR, held_out VARCHAR, variant VARCHAR, relevant INTEGER,
         ranked VARCHAR[], hits BOOLEAN[], clusters INTEGER, candidates INTEGER, merged INTEGER""",
@@ -259,14 +262,43 @@ def papers_table(collection: str, summaries: Sequence, parts: Sequence, writer: 
 
 
 def retrieval_tables(
-    collection: str, retrievals: list[dict], recall: Sequence[RecallRow], settings: dict
+    collection: str,
+    queries: Sequence[Query],
+    retrievals: list[dict],
+    recall: Sequence[RecallRow],
+    settings: dict,
 ) -> dict[str, pa.Table]:
-    """The user backgrounds' retrievals, the leave-one-out recall and the settings they used."""
+    """The queries, the user backgrounds' retrievals, the leave-one-out recall and the settings they used."""
     return {
+        "scipip_queries": pa.Table.from_pylist(
+            [
+                {
+                    "collection": collection,
+                    "query_id": q.query_id,
+                    "held_out": q.held_out,
+                    "entities": list(q.entities),
+                }
+                for q in queries
+            ],
+            schema=pa.schema(
+                [
+                    ("collection", pa.string()),
+                    ("query_id", pa.string()),
+                    ("held_out", pa.string()),
+                    ("entities", pa.list_(pa.string())),
+                ]
+            ),
+        ),
         "scipip_retrievals": pa.Table.from_pylist(retrievals),
         "scipip_recall": pa.Table.from_pylist([{"collection": collection, **r.__dict__} for r in recall]),
         "scipip_settings": pa.Table.from_pylist([settings]),
     }
+
+
+def query_entities(warehouse: Warehouse, collection: str) -> dict[str, tuple[str, ...]]:
+    """The entities each background's query searched by, by query id (``scipip_retrievals``')."""
+    rows = warehouse.rows("SELECT query_id, entities FROM scipip_queries WHERE collection = ?", [collection])
+    return {row["query_id"]: tuple(row["entities"]) for row in rows}
 
 
 def _expansion(run: IdeaRun, method: str, position: int) -> dict:
