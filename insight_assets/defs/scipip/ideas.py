@@ -88,15 +88,13 @@ def scipip_ideas(
     backgrounds, each paper held out): SciPIP's dual path (brainstorm + retrieved papers' methods,
     integrated and expanded, citing the papers that inspired them), each path alone, and a direct
     prompt. Offline ideas are template recombinations, marked "[offline template]"."""
-    settings = config.settings()
+    config.settings()  # an invalid config fails before any collection is built
     return materialize_each(
-        context,
-        storage,
-        lambda collection: _ideas(context, config, settings, storage, llm, embedder, collection),
+        context, storage, lambda collection: _ideas(context, config, storage, llm, embedder, collection)
     )
 
 
-def _ideas(context, config, settings, storage, llm, embedder, collection) -> CollectionReport:
+def _ideas(context, config, storage, llm, embedder, collection) -> CollectionReport:
     existing_collection_folder(storage.collections_root, collection)
     scope = collection_scope(context, storage, llm, config, collection, embedder)
     proposed, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
