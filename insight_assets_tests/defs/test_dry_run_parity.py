@@ -1,7 +1,8 @@
 """The dry run (`insight-assets estimate`) plans the model calls a build makes: on the demo built
 offline (deterministic answers, so every downstream step sees what the build saw) and priced with the
 config it was built with, the calls each task would make, as the dry run counts them, equal the
-calls the build's ledger holds (first requests: repairs are not planned, and offline has none)."""
+calls the build's ledger holds (first requests: repairs are not planned, and offline has none); and
+it writes nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from insight_assets.app.estimating import estimate_collection
 from insight_assets.core.llm.ledger import ANSWER, DEFAULT_LEDGER_FILE
+from insight_assets.core.stores import warehouse_tables
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import BRIEF_TRAINING
 
@@ -49,9 +51,29 @@ def test_the_dry_run_plans_the_calls_the_build_made(demo_offline, method, dry_ru
     assert planned == made
 
 
+def test_the_dry_run_writes_nothing(demo_offline, dry_run_of_demo):
+    assert rows_per_table(demo_offline.storage) == dry_run_of_demo.rows_before
+
+
+class DryRunOfDemo(Counter):
+    """The calls the dry run planned per task, and the warehouse's rows per table before it ran."""
+
+    rows_before: dict[str, tuple]
+
+
+def rows_per_table(storage) -> dict[str, tuple]:
+    """Each table's row count and a hash of its rows' contents."""
+    with storage.warehouse.session() as db:
+        return {
+            table: tuple(db.rows(f"SELECT count(*) AS n, sum(hash(t)) AS h FROM {table} t")[0].values())
+            for table in warehouse_tables()
+        }
+
+
 @pytest.fixture(scope="module")
-def dry_run_of_demo(demo_offline) -> Counter:
+def dry_run_of_demo(demo_offline) -> DryRunOfDemo:
     built_with = {asset: values["config"] for asset, values in BRIEF_TRAINING.items()}
+    before = rows_per_table(demo_offline.storage)
     estimates = estimate_collection(
         demo_offline.storage,
         demo_offline.llm,
@@ -59,4 +81,6 @@ def dry_run_of_demo(demo_offline) -> Counter:
         "demo",
         configs=built_with,
     )
-    return Counter({estimate.task.split("@")[0]: estimate.items for estimate in estimates})
+    planned = DryRunOfDemo({estimate.task.split("@")[0]: estimate.items for estimate in estimates})
+    planned.rows_before = before
+    return planned
