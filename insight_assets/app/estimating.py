@@ -19,8 +19,7 @@ from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
 from insight_assets.core.stage import CollectionScope, NothingToDo
 from insight_assets.defs.catalog import domain_assets
 from insight_assets.defs.domain import all_domains
-from insight_assets.defs.model_calls import ModelCallConfig
-from insight_assets.defs.partitions import collection_folder
+from insight_assets.defs.model_calls import ModelCallConfig, scope_of
 from insight_assets.defs.progress import StepsView
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
@@ -97,16 +96,7 @@ def estimate_collection(
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
         estimate_only=True,
     )
-    scope = CollectionScope(
-        warehouse=storage.warehouse,
-        vectors=storage.vectors,
-        vectors_uri=storage.vectors_uri,
-        embedder=embedder.get_embedder(),
-        client=client,
-        collection=collection,
-        folder=collection_folder(storage.collections_root, collection),
-        planned={},
-    )
+    scope = scope_of(storage, embedder, client, collection, planned={})
     run = DryRun(storage, embedder, scope)
     if view is not None:
         view.total = len(steps)

@@ -49,9 +49,7 @@ class CollectionScope:
 
     @property
     def embed(self) -> Callable:
-        if self.embedder is None:
-            raise TypeError("this stage was given no embedder; its asset must take the embedder resource")
-        return self.embedder.embed
+        return self._embedder().embed
 
     def upstream(self, table: str, load: Callable[[], T]) -> T:
         """What an upstream stage made for ``table``: planned earlier in this dry run, else ``load()``
@@ -68,6 +66,9 @@ class CollectionScope:
 
     def retriever(self, profile: str) -> Retriever:
         """The collection's ``profile`` retriever (``IndexMissing`` before its vectors are built)."""
+        return Retriever.open(self.warehouse, self.vectors, self.collection, self._embedder(), profile)
+
+    def _embedder(self) -> Embedder:
         if self.embedder is None:
             raise TypeError("this stage was given no embedder; its asset must take the embedder resource")
-        return Retriever.open(self.warehouse, self.vectors, self.collection, self.embedder, profile)
+        return self.embedder

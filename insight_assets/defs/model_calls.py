@@ -120,14 +120,28 @@ def collection_scope(
     model_choice: ModelChoice | None = None,
 ) -> CollectionScope:
     """The collection as this asset's stage sees it, with a client whose ledger rows name the asset."""
+    client = model_client(context, llm, config, collection, model_choice)
+    return scope_of(storage, embedder, client, collection)
+
+
+def scope_of(
+    storage: StorageResource,
+    embedder: EmbedderResource | None,
+    client: LLMClient,
+    collection: str,
+    planned: dict[str, Any] | None = None,
+) -> CollectionScope:
+    """``collection`` in ``storage``'s stores, with ``client`` (``planned``: a dry run's, see
+    ``core/stage.py``)."""
     return CollectionScope(
         warehouse=storage.warehouse,
         vectors=storage.vectors,
         vectors_uri=storage.vectors_uri,
         embedder=embedder.get_embedder() if embedder is not None else None,
-        client=model_client(context, llm, config, collection, model_choice),
+        client=client,
         collection=collection,
         folder=collection_folder(storage.collections_root, collection),
+        planned=planned,
     )
 
 

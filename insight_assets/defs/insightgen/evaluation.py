@@ -142,13 +142,11 @@ class _Panel:
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
-def _run_judges(context, config, storage, llm, collection, questions, judges) -> _Panel:
+def _run_judges(storage, config, collection, questions, judges, scopes) -> _Panel:
     panel = _Panel()
     insight_writers = writers(storage, "insights", collection)
-    for judge in judges:
-        client = collection_scope(
-            context, storage, llm, config, collection, model_choice=judge.choice()
-        ).client
+    for judge, scope in zip(judges, scopes, strict=True):
+        client = scope.client
         label = client.writer_label(JUDGE_INSIGHT_SET)
         panel.notes.append(
             f"{judge.name}: "
@@ -167,15 +165,19 @@ def _run_judges(context, config, storage, llm, collection, questions, judges) ->
 
 
 def _judge_scores(context, config, storage, llm, collection) -> CollectionReport:
-    # Read through a scope of the `llm` resource's model; each judge gets a client of its own.
-    questions = stages.questions_to_judge(collection_scope(context, storage, llm, config, collection))
+    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
+    # Each judge has a client of its own; the questions are read once, through the first's scope.
+    scopes = [
+        collection_scope(context, storage, llm, config, collection, model_choice=judge.choice())
+        for judge in judges
+    ]
+    questions = stages.questions_to_judge(scopes[0])
     if not questions:
         # `insights` says why with its own warning; nothing is judged, nothing is invented.
         storage.warehouse.replace_partition(collection, {"judge_scores": pa.Table.from_pylist([])})
         why = "no insights to judge: `insights` produced none (see its checks and failures)."
         return CollectionReport(metadata={"dagster/row_count": 0, "why_none": why})
-    judges = config.judges or [JudgeModel(name=_judge_name(llm))]
-    panel = _run_judges(context, config, storage, llm, collection, questions, judges)
+    panel = _run_judges(storage, config, collection, questions, judges, scopes)
     rows, failures, summaries, judge_notes = panel.rows, panel.failures, panel.summaries, panel.notes
     table = pa.Table.from_pylist([{"collection": collection, **dataclasses.asdict(row)} for row in rows])
     storage.warehouse.replace_partition(collection, {"judge_scores": table})

@@ -68,7 +68,7 @@ def price_page(config: CollectionReportConfig, run: DryRun) -> None:
     """The dry run's step: the page's question put to every method on the estimate-only client
     (a method whose inputs are not built yet answers nothing and prices nothing)."""
     kept = kept_pairs_of(run.scope)
-    question, _ = page_question(config, run.storage.warehouse, run.collection, kept)
+    question, _ = page_question(config, run.scope.warehouse, run.collection, kept)
     if question is not None:
         asked = asking.Asked(run.collection, question, run.storage, run.embedder)
         answer_every_method(asked, lambda: run.client)

@@ -190,7 +190,8 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     ideas, runs = scipip.store.load_ideas(warehouse, collection)
     if not ideas:
         raise nothing_to_do(collection, "no ideas to judge: `scipip_ideas` stored none.")
-    judged, pairs, calls, names = _judge(context, config, storage, llm, collection)
+    sets = stages.idea_sets_of(ideas, runs, store.paper_texts(warehouse, collection))
+    judged, pairs, calls, names = _judge(context, config, storage, llm, collection, sets)
     warehouse.replace_partition(
         collection,
         {
@@ -246,7 +247,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
     )
 
 
-def _judge(context, config, storage, llm, collection):
+def _judge(context, config, storage, llm, collection, sets: stages.IdeaSets):
     """Each judge's ratings of the short and expanded ideas and, with ``pairwise``, its preferences;
     the calls made and the judges' names."""
     judges = config.judges or [JudgeModel(name="", **_single_judge(config))]
@@ -256,7 +257,7 @@ def _judge(context, config, storage, llm, collection):
         name = judge.name or scope.client.writer_label(scipip.tasks.SCIPIP_JUDGE_IDEAS)
         names.append(name)
         with model_errors_as_failures(scope.client, collection):
-            made = config.judge_with(scope.client, stages.idea_sets(scope), name)
+            made = config.judge_with(scope.client, sets, name)
         judged += made.ratings
         pairs += made.pairs
         calls += scope.client.rows

@@ -147,12 +147,17 @@ def _planned_sets(runs: list[IdeaRun], texts: dict[str, str]) -> IdeaSets:
 
 def idea_sets(scope: CollectionScope) -> IdeaSets:
     """The ideas to judge, with the retrieved papers' texts they are compared with."""
-    return scope.upstream(IDEA_SETS, lambda: stored_idea_sets(scope))
+
+    def stored() -> IdeaSets:
+        ideas_rows, runs = store.load_ideas(scope.warehouse, scope.collection)
+        return idea_sets_of(ideas_rows, runs, store.paper_texts(scope.warehouse, scope.collection))
+
+    return scope.upstream(IDEA_SETS, stored)
 
 
-def stored_idea_sets(scope: CollectionScope) -> IdeaSets:
-    ideas_rows, runs = store.load_ideas(scope.warehouse, scope.collection)
-    texts = store.paper_texts(scope.warehouse, scope.collection)
+def idea_sets_of(ideas_rows: list[dict], runs: dict[str, dict], texts: dict[str, str]) -> IdeaSets:
+    """The stored ideas (``store.load_ideas``) as the judges read them, each background's with the
+    texts of the papers its retrieval selected."""
     short, expanded = [], []
     for query_id, run in runs.items():
         by_method: dict[str, list] = {}
