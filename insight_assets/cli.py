@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from insight_assets.app import commands
+from insight_assets.app import commands, library
 from insight_assets.app.cli import cli_modules
 from insight_assets.app.commands import AskFlow, Command
 from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
@@ -63,6 +63,7 @@ def all_commands() -> list[Command]:
     flows = [module.ASK for module in modules if module.ASK is not None]  # every module names ASK
     return [
         *commands.COMMANDS,
+        library.COMMAND,
         _ask_command(flows),
         *(command for module in modules for command in module.COMMANDS),
         MCP_COMMAND,

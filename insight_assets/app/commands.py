@@ -132,18 +132,23 @@ def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> i
 
 def known_collection(storage, name: str) -> str | None:
     """An error message when ``name`` is not a valid, existing collection."""
-    from insight_assets.defs.partitions import InvalidCollectionKey, validate_collection_key
-    from insight_assets.defs.sources import collection_folders
+    from insight_assets.core.collection_sources import (
+        InvalidCollectionKey,
+        find_sources,
+        validate_collection_key,
+    )
 
     try:
         validate_collection_key(name)
     except InvalidCollectionKey as error:
         return str(error)
-    available = collection_folders(Path(storage.collections_root))
-    if name not in available:
+    found = find_sources(storage.collections_root)
+    if name not in found.collections:
+        unreadable = "".join(f"\n  {reason}" for reason in found.unreadable.values())
         return (
-            f"No folder for collection {name!r} under {Path(storage.collections_root).resolve()}; "
-            f"known collections: {', '.join(available) or 'none'}."
+            f"No folder for collection {name!r} under {Path(storage.collections_root).resolve()}, and no "
+            f"library collection of that name; known collections: {', '.join(found.collections) or 'none'}."
+            + unreadable
         )
     return None
 
@@ -254,11 +259,11 @@ def build(args: argparse.Namespace) -> int:
     deployment.check_steps(worker_resources=POOLS)
 
     from insight_assets.app.in_process import end_abandoned_runs
+    from insight_assets.core.collection_sources import find_sources
     from insight_assets.definitions import defs
     from insight_assets.defs.runs import register_collections
-    from insight_assets.defs.sources import collection_folders
 
-    available = collection_folders(Path(storage.collections_root))
+    available = find_sources(storage.collections_root).collections
     collections = sorted(available) if args.all else args.collection
     problem = _why_not_build(storage, collections)
     if problem:
@@ -293,19 +298,14 @@ def _why_not_build(storage, collections: list[str] | None) -> str | None:
     return missing_key()
 
 
-def _build_collection(args, dagster_instance, job, deployment, name: str, folder: Path) -> bool:
+def _build_collection(args, dagster_instance, job, deployment, name: str, source) -> bool:
     """One collection's run, with its progress on screen; whether it succeeded (why not, if not)."""
-    from insight_assets.defs.sources import (
-        BUILD_SIGNATURE_TAG,
-        build_signature,
-        folder_observation,
-        folder_signature,
-    )
+    from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, build_signature, source_observation
 
     print(f"Building collection {name!r} ...", flush=True)
-    # The folder as this build reads it: the UI compares it with what each asset was built from.
-    dagster_instance.report_runless_asset_event(folder_observation(name, folder_signature(folder)))
-    tags = {BUILD_SIGNATURE_TAG: build_signature(folder, environment_llm(), embedder_resource())}
+    # The source as this build reads it: the UI compares it with what each asset was built from.
+    dagster_instance.report_runless_asset_event(source_observation(name, source.signature()))
+    tags = {BUILD_SIGNATURE_TAG: build_signature(source, environment_llm(), embedder_resource())}
     with progress.build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
         tags |= view.tags
         if deployment.dask_scheduler:
@@ -368,15 +368,29 @@ def summary(storage, collections: list[str]) -> str:
 
 
 def list_collections(args: argparse.Namespace) -> int:
-    """Each collection folder with what has been built for it."""
-    from insight_assets.defs.sources import collection_folders
+    """Each collection (folder or library collection): where it comes from, whether its source
+    changed since its last build, and what has been built for it."""
+    from insight_assets.core.collection_sources import find_sources
+    from insight_assets.core.ingest_store import built_source_signatures
 
     storage = storage_resource()
-    folders = collection_folders(Path(storage.collections_root))
-    if not folders:
-        print(f"No collections under {Path(storage.collections_root).resolve()}.")
+    found = find_sources(storage.collections_root)
+    for name, reason in found.unreadable.items():
+        print(f"{name}: {reason}", file=sys.stderr)
+    if not found.collections:
+        print(f"No collections under {Path(storage.collections_root).resolve()} and no library registered.")
         return 0
-    print(summary(storage, sorted(folders)))
+    built = built_source_signatures(storage.warehouse)
+    for name, source in sorted(found.collections.items()):
+        if name not in built:
+            state = f"not built: insight-assets build --collection {name}"
+        elif built[name] != source.signature():
+            state = f"STALE: its {source.kind} changed since the last build; insight-assets build --collection {name}"
+        else:
+            state = "up to date"
+        print(f"{name} [{source.kind}: {source.origin}] {state}")
+    print()
+    print(summary(storage, sorted(found.collections)))
     return 0
 
 

@@ -33,3 +33,42 @@ def search_passages(
     hits = retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
     with llm.client(asset="search", partition=collection, run_id=None) as client:
         return rerank(query, hits, top_n=k, reranker=reranker, llm=client)
+
+
+def search_notes(storage: Any, embedder: Any, collection: str, query: str, k: int = 5) -> list:
+    """The reader's own notes (``core.reader_notes.NoteHit``) closest to ``query``: kept apart from
+    the passages, each labelled "your notes"."""
+    from insight_assets.core.reader_notes import search_notes as closest_notes
+
+    return closest_notes(
+        storage.warehouse, storage.vectors_uri, embedder.get_embedder(), collection, query, k
+    )
+
+
+def note_json(hit: Any) -> dict:
+    """A reader note as the MCP server returns it."""
+    return {
+        "label": hit.label,
+        "source": "your notes",
+        "kind": hit.kind,
+        "title": hit.title,
+        "cite": hit.cite,
+        "page": hit.page,
+        "page_label": hit.page_label,
+        "text": hit.text,
+        "comment": hit.comment,
+        "score": round(hit.score, 4),
+        "doc_id": hit.doc_id,
+        "note_id": hit.note_id,
+    }
+
+
+def paper_cites(warehouse: Any, collection: str) -> dict[str, str]:
+    """doc_id -> how to cite the paper (its citekey '@key' or 'doi:...'), for the papers a library gave one."""
+    from insight_assets.core.papers import citation_label, stored_papers
+
+    return {
+        doc_id: label
+        for doc_id, paper in stored_papers(warehouse, collection).items()
+        if (label := citation_label(paper))
+    }

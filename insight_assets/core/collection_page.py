@@ -15,6 +15,7 @@ from html import escape
 from typing import Any
 
 from .headlines import OFFLINE_PREFIX, StoredHeadline
+from .papers import citation_label
 
 _STYLE = """
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6575; --line: #d9dee7; --accent: #2456a6; }
@@ -45,7 +46,7 @@ class CollectionFacts:
     """What the collection holds: its papers, the files that could not be read (and why), its
     chunks per profile, its citation links and their picture."""
 
-    papers: Sequence[Mapping[str, Any]]  # title, file, pages
+    papers: Sequence[Mapping[str, Any]]  # title, file, pages; library metadata (ingest.paper_names)
     problems: Sequence[Mapping[str, Any]]  # file, kind, severity, message
     chunks: Mapping[str, int]  # profile -> chunks
     citation_links: int
@@ -155,12 +156,15 @@ def _models_table(sections: Sequence[MethodSection], side_by_side: SideBySide) -
 
 
 def _collection_section(facts: CollectionFacts) -> str:
-    papers = [{"title": p["title"], "file": p["file"], "pages": p["pages"]} for p in facts.papers]
+    papers = [_paper_row(paper) for paper in facts.papers]
+    columns = ["title", "authors", "year", "cite as", "file", "pages"]
+    if not any(paper.get("authors") or paper.get("year") or paper.get("cite as") for paper in papers):
+        columns = ["title", "file", "pages"]  # a folder of PDFs: nothing but what the PDFs say
     chunks = ", ".join(f"{count} {profile}" for profile, count in sorted(facts.chunks.items())) or "none"
     parts = [
         '<section id="collection" data-section="collection"><h2>The collection</h2>',
         f"<h3>Papers ({len(papers)})</h3>",
-        _table(papers, ["title", "file", "pages"]),
+        _table(papers, columns, raw={"title"}),
         f"<h3>Files with problems ({len({p['file'] for p in facts.problems})})</h3>",
         _table(facts.problems, ["file", "severity", "kind", "message"])
         if facts.problems
@@ -173,6 +177,22 @@ def _collection_section(facts: CollectionFacts) -> str:
         "</section>",
     ]
     return "\n".join(parts)
+
+
+def _paper_row(paper: Mapping[str, Any]) -> dict:
+    """A paper as the page lists it: its title linking back to its library item where it has one
+    (``zotero://select/...`` opens it in Zotero), its authors, year and how to cite it."""
+    title = escape(str(paper["title"]))
+    link = paper.get("link")
+    authors = list(paper.get("authors") or [])
+    return {
+        "title": f'<a href="{escape(link)}">{title}</a>' if link else title,
+        "authors": ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else ""),
+        "year": paper.get("year"),
+        "cite as": citation_label(paper),
+        "file": paper["file"],
+        "pages": paper["pages"],
+    }
 
 
 def _question_section(side_by_side: SideBySide, sections: Sequence[MethodSection]) -> str:

@@ -77,8 +77,9 @@ def load_index(
     """The collection's ``profile`` chunks that have a vector of the embedder ``variant``."""
     rows = warehouse.rows(
         """SELECT c.chunk_id, c.doc_id, c.chunk_index, c.text, c.token_count, c.page_start, c.page_end,
-                  coalesce(nullif(d.title, ''), d.file) AS title
+                  coalesce(nullif(d.title, ''), d.file) AS title, coalesce('@' || p.citekey, 'doi:' || p.doi, '') AS cite
            FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           LEFT JOIN papers p ON p.collection = c.collection AND p.doc_id = c.doc_id
            WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
         [collection, profile],
     )
@@ -120,7 +121,8 @@ def index_from_rows(
             if row["page_start"] == row["page_end"]
             else f"pp. {row['page_start']}-{row['page_end']}"
         )
-        labels[row["chunk_id"]] = f"{short_title(row['title'])}, {pages}"
+        cite = f"{row['cite']}, " if row.get("cite") else ""  # a library paper's citekey or DOI
+        labels[row["chunk_id"]] = f"{short_title(row['title'])}, {cite}{pages}"
     return CollectionIndex(
         profile=profile,
         chunks=chunks,

@@ -19,7 +19,9 @@ import pyarrow as pa
 
 from insight_assets.core.boilerplate import BoilerplateSpan
 from insight_assets.core.chunking import ChunkProfile, chunk_document
+from insight_assets.core.collection_sources import FOLDER, CollectionSource, Paper
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.library import LibraryItem
 from insight_assets.core.pdf import count_pages, parse_pdf
 from insight_assets.core.stores import Warehouse
 from insight_assets.core.text_quality import TextVerdict
@@ -27,18 +29,27 @@ from insight_assets.core.text_quality import TextVerdict
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One PDF of a collection; ``file`` is its path relative to the collection folder."""
+    """One PDF of a collection; ``file`` is its name in the collection (its path relative to a
+    folder collection; ``<item key>/<file name>`` in a library's), ``item`` its library entry."""
 
     file: str
     path: Path
     doc_id: str
     size_bytes: int
+    item: LibraryItem | None = None
 
 
 def scan_collection(folder: Path) -> list[SourceFile]:
     """Every ``*.pdf`` under ``folder`` (any depth, any case of the suffix), in name order."""
-    paths = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
-    return [SourceFile(p.relative_to(folder).as_posix(), p, sha256_file(p), p.stat().st_size) for p in paths]
+    return scan_papers(CollectionSource(folder.name, FOLDER, folder).contents().papers)
+
+
+def scan_papers(papers: Iterable[Paper]) -> list[SourceFile]:
+    """Each paper's file, hashed, in name order."""
+    return sorted(
+        (SourceFile(p.file, p.path, sha256_file(p.path), p.path.stat().st_size, p.item) for p in papers),
+        key=lambda source: source.file,
+    )
 
 
 def fingerprint(parts: Iterable[str]) -> str:
@@ -66,6 +77,7 @@ def sources_table(
                 "pages": known_pages[source.doc_id]
                 if source.doc_id in known_pages
                 else count_pages(source.path),
+                "path": str(source.path),
             }
             for source in sources
         ],
@@ -76,6 +88,7 @@ def sources_table(
                 ("doc_id", pa.string()),
                 ("size_bytes", pa.int64()),
                 ("pages", pa.int32()),
+                ("path", pa.string()),
             ]
         ),
     )
@@ -161,6 +174,7 @@ def parse_tables(collection: str, results: Sequence[ParseResult], parser_version
                 "body_end": document.body_end,
                 "parser_version": parser_version,
                 "boilerplate": boilerplate_json(document),
+                "pdf_title": document.title,
             }
         )
         pages.extend(
@@ -224,7 +238,8 @@ def results_from_rows(
             doc_id=doc_id,
             file=row["file"],
             page_texts=page_texts,
-            title=row["title"],
+            # The parser's title: ``title`` may be a library's (``papers.apply_library_titles``).
+            title=row.get("pdf_title") or row["title"],
             abstract=row["abstract"],
             sections=list(row["sections"] or []),
             references=row["references_text"],
@@ -273,9 +288,13 @@ def load_documents(warehouse: Warehouse, collection: str) -> list[ParsedDocument
 
 def paper_names(warehouse: Warehouse, collection: str) -> list[dict]:
     """Each parsed paper's ``doc_id``, ``file``, ``title`` (``None`` when none was found) and
-    ``pages``, by file."""
+    ``pages``, by file, with its library metadata where it has some (``authors``, ``year``,
+    ``doi``, ``citekey``, ``link``: ``None`` or empty otherwise)."""
     return warehouse.rows(
-        "SELECT doc_id, file, title, page_count AS pages FROM parsed_documents WHERE collection = ? ORDER BY file",
+        """SELECT d.doc_id, d.file, d.title, d.page_count AS pages, coalesce(p.authors, []) AS authors,
+                  p.year, p.doi, p.citekey, p.link
+           FROM parsed_documents d LEFT JOIN papers p USING (collection, doc_id)
+           WHERE d.collection = ? ORDER BY d.file""",
         [collection],
     )
 
@@ -367,6 +386,7 @@ _PARSED_SCHEMA = pa.schema(
         ("body_end", pa.int64()),
         ("parser_version", pa.string()),
         ("boilerplate", pa.string()),
+        ("pdf_title", pa.string()),
     ]
 )
 _PAGES_SCHEMA = pa.schema(

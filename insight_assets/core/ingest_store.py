@@ -15,9 +15,9 @@ Reader = Warehouse | WarehouseSession
 
 
 def stored_sources(db: Reader, collection: str) -> list[dict]:
-    """The collection's files as last scanned (file, doc_id, size_bytes, pages), in file order."""
+    """The collection's files as last scanned (file, doc_id, size_bytes, pages, path), in file order."""
     return db.rows(
-        "SELECT file, doc_id, size_bytes, pages FROM source_documents WHERE collection = ? ORDER BY file",
+        "SELECT file, doc_id, size_bytes, pages, path FROM source_documents WHERE collection = ? ORDER BY file",
         [collection],
     )
 
@@ -111,11 +111,14 @@ def embedding_error_count(db: Reader, collection: str) -> int:
 
 
 def problems_by_severity(db: Reader, collection: str) -> list[dict]:
-    """Every parse problem (file, kind, severity, message), errors first."""
+    """Every parse problem and every library item left out (file, kind, severity, message),
+    errors first; a library item without a file is named by its key and title."""
     return db.rows(
         """SELECT file, kind, severity, message FROM parse_problems WHERE collection = ?
+           UNION ALL
+           SELECT item AS file, kind, severity, message FROM source_problems WHERE collection = ?
            ORDER BY severity, file, kind""",
-        [collection],
+        [collection, collection],
     )
 
 
@@ -128,13 +131,30 @@ def chunk_counts(db: Reader, collection: str) -> dict[str, int]:
 
 
 def citing_documents(db: Reader, collection: str) -> list[dict]:
-    """Each paper's doc id, title (its file name where it has none), references and first page:
-    what citations are matched on."""
+    """Each paper's doc id, title (its file name where it has none), references, first page and
+    DOI (its library's; '' for none): what citations are matched on."""
     return db.rows(
         """SELECT d.doc_id, coalesce(nullif(d.title, ''), d.file) AS title, d.references_text,
-                  coalesce(p.text, '') AS first_page
+                  coalesce(p.text, '') AS first_page, coalesce(pa.doi, '') AS doi
            FROM parsed_documents d LEFT JOIN parsed_pages p
              ON p.collection = d.collection AND p.doc_id = d.doc_id AND p.page = 1
+           LEFT JOIN papers pa ON pa.collection = d.collection AND pa.doc_id = d.doc_id
            WHERE d.collection = ? ORDER BY d.file""",
         [collection],
     )
+
+
+def source_problems(db: Reader, collection: str) -> list[dict]:
+    """The library items the collection could not use (no PDF, a missing file, a malformed entry)."""
+    return db.rows(
+        "SELECT item, kind, severity, message FROM source_problems WHERE collection = ? ORDER BY item",
+        [collection],
+    )
+
+
+def built_source_signatures(db: Reader) -> dict[str, str]:
+    """Each collection's source signature as its last ``source_documents`` build read it."""
+    return {
+        row["collection"]: row["signature"]
+        for row in db.rows("SELECT collection, signature FROM source_states")
+    }

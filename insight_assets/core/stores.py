@@ -34,11 +34,32 @@ SCHEMA = {
         collection VARCHAR, asset VARCHAR, rows BIGINT, data_version VARCHAR, run_id VARCHAR,
         built_at TIMESTAMP, inputs VARCHAR, report VARCHAR, incomplete VARCHAR, config VARCHAR""",
     "source_documents": """
-        collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER""",
+        collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER, path VARCHAR""",
+    # ``title``: the library's title where the paper came from a library, else the PDF's
+    # (``pdf_title``, what the parser found).
     "parsed_documents": """
         collection VARCHAR, doc_id VARCHAR, file VARCHAR, title VARCHAR, abstract VARCHAR,
         sections VARCHAR[], references_text VARCHAR, page_count INTEGER, char_count BIGINT,
-        body_end BIGINT, parser_version VARCHAR, boilerplate VARCHAR""",
+        body_end BIGINT, parser_version VARCHAR, boilerplate VARCHAR, pdf_title VARCHAR""",
+    # Library collections (core/papers.py): each file's library entry, the reader's notes, the
+    # items without a usable PDF, and the source's signature as the last build read it.
+    "library_items": """
+        collection VARCHAR, file VARCHAR, doc_id VARCHAR, source VARCHAR, item_key VARCHAR,
+        citekey VARCHAR, title VARCHAR, authors VARCHAR[], year INTEGER, venue VARCHAR, doi VARCHAR,
+        link VARCHAR""",
+    "reader_notes": """
+        collection VARCHAR, note_id VARCHAR, doc_id VARCHAR, file VARCHAR, item_key VARCHAR,
+        kind VARCHAR, text VARCHAR, comment VARCHAR, page_label VARCHAR, page INTEGER""",
+    "source_problems": """
+        collection VARCHAR, item VARCHAR, kind VARCHAR, severity VARCHAR, message VARCHAR""",
+    "source_states": """
+        collection VARCHAR, kind VARCHAR, origin VARCHAR, signature VARCHAR""",
+    # One row per parsed paper: the metadata every method cites it by (the library's, else what
+    # the PDF gave), and where the library and the PDF disagree.
+    "papers": """
+        collection VARCHAR, doc_id VARCHAR, file VARCHAR, title VARCHAR, authors VARCHAR[],
+        year INTEGER, venue VARCHAR, doi VARCHAR, item_key VARCHAR, citekey VARCHAR, link VARCHAR,
+        source VARCHAR, pdf_title VARCHAR, differences VARCHAR[]""",
     "parsed_pages": """
         collection VARCHAR, doc_id VARCHAR, page INTEGER, text VARCHAR""",
     "parse_problems": """

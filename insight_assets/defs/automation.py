@@ -1,8 +1,7 @@
-"""How collections get built: the main job, a sensor for new or changed folders, a nightly schedule
-that rebuilds only what changed."""
+"""How collections get built: the main job, a sensor for new or changed collections (folders and
+libraries' collections), a nightly schedule that rebuilds only what changed."""
 
 import json
-from pathlib import Path
 
 import dagster as dg
 
@@ -11,11 +10,9 @@ from insight_assets.defs.resources import EmbedderResource, LLMResource, Storage
 from insight_assets.defs.sources import (
     BUILD_SIGNATURE_TAG,
     build_signature,
-    collection_folders,
-    folder_observation,
-    folder_signature,
-    holds_a_pdf,
+    collection_sources,
     last_built_signature,
+    source_observation,
 )
 
 build_collection_job = dg.define_asset_job(
@@ -35,34 +32,50 @@ def collection_folders_sensor(
     llm: LLMResource,
     embedder: EmbedderResource,
 ) -> dg.SensorResult:
-    """Registers each new folder under the collections root as a partition and builds it;
-    rebuilds a collection whose PDFs were added, changed or removed. Each new or changed folder is
-    observed (`collection_files`), so the UI shows that collection's assets stale until it is built.
+    """Registers each new collection (a folder under the collections root, or a new collection in a
+    registered library) as a partition and builds it; rebuilds a collection whose papers were
+    added, changed or removed, or whose library metadata or notes changed. Each new or changed
+    collection is observed (`collection_files`), so the UI shows its assets stale until it is built.
 
-    A new folder without any PDF yet (just created, files still being copied) is left alone until
-    one arrives, rather than built into a failed run.
+    A collection the sensor has not seen before (its first tick, a new Dagster home) is compared
+    with its last successful build, not with nothing: an unchanged collection is not built again.
+    A new collection without any PDF yet (files still being copied) is left alone until one arrives.
     """
     known = set(context.instance.get_dynamic_partitions(collection_partitions.name))
-    folders = {
-        name: path
-        for name, path in collection_folders(Path(storage.collections_root)).items()
-        if name in known or holds_a_pdf(path)
+    found = collection_sources(storage)
+    for name, reason in found.unreadable.items():
+        context.log.warning(f"{name}: {reason}")
+    sources = {
+        name: source for name, source in found.collections.items() if name in known or source.holds_a_pdf()
     }
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    signatures = {name: folder_signature(path) for name, path in folders.items()}
-    new = [name for name in folders if name not in known]
-    changed = [name for name in folders if name in known and previous.get(name) != signatures[name]]
+    signatures = {name: source.signature() for name, source in sources.items()}
+    build_signatures = {}
+    new, changed = [], []
+    for name, source in sources.items():
+        if name not in known:
+            new.append(name)
+        elif name in previous:
+            if previous[name] != signatures[name]:
+                changed.append(name)
+        else:
+            build_signatures[name] = build_signature(source, llm, embedder)
+            if last_built_signature(context.instance, name) != build_signatures[name]:
+                changed.append(name)
     return dg.SensorResult(
         run_requests=[
             dg.RunRequest(
                 partition_key=name,
                 run_key=f"{name}:{signatures[name]}",
-                tags={BUILD_SIGNATURE_TAG: build_signature(folders[name], llm, embedder)},
+                tags={
+                    BUILD_SIGNATURE_TAG: build_signatures.get(name)
+                    or build_signature(sources[name], llm, embedder)
+                },
             )
             for name in new + changed
         ],
         dynamic_partitions_requests=[collection_partitions.build_add_request(new)] if new else [],
-        asset_events=[folder_observation(name, signatures[name]) for name in new + changed],
+        asset_events=[source_observation(name, signatures[name]) for name in new + changed],
         cursor=json.dumps(signatures, sort_keys=True),
     )
 
@@ -74,24 +87,25 @@ def nightly_reingest(
     llm: LLMResource,
     embedder: EmbedderResource,
 ):
-    """At 03:00 UTC, rebuild each collection whose folder, assets' code or models changed since its
-    last successful build (or that has none); the others are left as they are.
+    """At 03:00 UTC, rebuild each collection whose papers, library metadata, assets' code or models
+    changed since its last successful build (or that has none); the others are left as they are.
 
-    A registered collection whose folder is gone is skipped (and logged) rather than run to fail.
+    A registered collection whose folder or library collection is gone is skipped (and logged)
+    rather than run to fail.
     """
     keys = context.instance.get_dynamic_partitions(collection_partitions.name)
-    folders = collection_folders(Path(storage.collections_root))
-    missing = [key for key in keys if key not in folders]
+    sources = collection_sources(storage).collections
+    missing = [key for key in keys if key not in sources]
     if missing:
-        context.log.warning(f"Not re-ingesting collections without a folder: {', '.join(missing)}")
-    present = [key for key in keys if key in folders]
+        context.log.warning(f"Not re-ingesting collections without a folder or library: {', '.join(missing)}")
+    present = [key for key in keys if key in sources]
     if not present:
-        return dg.SkipReason("No registered collection has a folder under the collections root.")
-    signatures = {key: build_signature(folders[key], llm, embedder) for key in present}
+        return dg.SkipReason("No registered collection has a folder or a library collection.")
+    signatures = {key: build_signature(sources[key], llm, embedder) for key in present}
     changed = [key for key in present if last_built_signature(context.instance, key) != signatures[key]]
     if not changed:
         return dg.SkipReason(
-            "Every collection is as last built: no folder, asset code or model changed since its last successful build."
+            "Every collection is as last built: no paper, library entry, asset code or model changed since its last successful build."
         )
     stamp = context.scheduled_execution_time.strftime("%Y-%m-%d")
     return [

@@ -1,10 +1,19 @@
-"""One partition per collection: a folder of PDFs under the collections root."""
+"""One partition per collection: a folder of PDFs under the collections root, or a collection of
+a registered library (``core/collection_sources.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import dagster as dg
+
+from insight_assets.core.collection_sources import (
+    CollectionSource,
+    InvalidCollectionKey,
+    collection_source,
+    validate_collection_key,
+)
+from insight_assets.core.library import LibraryError
 
 collection_partitions = dg.DynamicPartitionsDefinition(name="collection")
 
@@ -20,48 +29,26 @@ def asset_settings(group: str) -> dict:
     }
 
 
-class InvalidCollectionKey(ValueError):
-    """A partition key that cannot name a folder under the collections root."""
-
-
-def validate_collection_key(key: str) -> str:
-    """Refuse keys that could escape the collections root or name no folder."""
-    problem = None
-    if not key or not key.strip():
-        problem = "it is empty"
-    elif "/" in key or "\\" in key:
-        problem = "it contains a path separator"
-    elif key in {".", ".."} or ".." in key:
-        problem = "it contains '..'"
-    elif Path(key).is_absolute() or (len(key) > 1 and key[1] == ":"):
-        problem = "it is an absolute path"
-    elif key.startswith("."):
-        problem = "it starts with '.' (hidden folders are not collections)"
-    if problem:
-        raise InvalidCollectionKey(
-            f"Collection key {key!r} is refused: {problem}. A collection is the name of one folder "
-            "directly under the collections root, e.g. 'scholarly-docs'."
-        )
-    return key
-
-
 def collection_folder(root: str | Path, key: str) -> Path:
-    """The folder of collection ``key``, after validating the key."""
-    return Path(root) / validate_collection_key(key)
+    """The folder of collection ``key``'s side files (its PDFs too, for a folder collection), after
+    validating the key; it may not exist."""
+    validate_collection_key(key)
+    try:
+        return collection_source(root, key).folder
+    except LibraryError:
+        return Path(root) / key
+
+
+def existing_collection_source(root: str | Path, key: str) -> CollectionSource:
+    """Where collection ``key``'s papers come from (a folder, or a library's collection); a step
+    fails, saying why, when the key is refused or there is no such collection."""
+    try:
+        return collection_source(root, key)
+    except (InvalidCollectionKey, LibraryError) as error:
+        raise dg.Failure(description=str(error)) from error
 
 
 def existing_collection_folder(root: str | Path, key: str) -> Path:
-    """The folder of collection ``key``; a step fails, saying why, when the key is refused or the
-    folder is missing."""
-    try:
-        folder = collection_folder(root, key)
-    except InvalidCollectionKey as error:
-        raise dg.Failure(description=str(error)) from error
-    if not folder.is_dir():
-        raise dg.Failure(
-            description=(
-                f"Collection {key!r} has no folder at {folder.resolve()}. Create it and put PDFs "
-                "in it, or remove the partition."
-            )
-        )
-    return folder
+    """The folder of collection ``key``'s side files (``questions.jsonl``...): see
+    ``existing_collection_source``."""
+    return existing_collection_source(root, key).folder

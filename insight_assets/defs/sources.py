@@ -1,22 +1,18 @@
-"""The collections' folders as Dagster sees them: an observable source asset whose data version,
-per collection, is the folder's signature, so that the UI shows a collection's assets as stale as
-soon as a PDF is added, changed or removed; and the signature of a whole build, which the nightly
-schedule compares with the last successful build's to rebuild only what changed."""
+"""The collections' sources as Dagster sees them: an observable source asset whose data version,
+per collection, is its source's signature (a folder's PDFs, or a library collection's items,
+metadata and notes), so that the UI shows a collection's assets as stale as soon as a paper is
+added, changed or removed; and the signature of a whole build, which the sensor and the nightly
+schedule compare with the last successful build's to rebuild only what changed."""
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core.curation import USER_QUESTIONS_FILE
+from insight_assets.core.collection_sources import CollectionSource, Sources, find_sources
 from insight_assets.core.ingest import fingerprint
-from insight_assets.defs.partitions import (
-    InvalidCollectionKey,
-    collection_partitions,
-    validate_collection_key,
-)
+from insight_assets.defs.partitions import collection_partitions
 
 # On each build run: what it was built from (``build_signature``).
 BUILD_SIGNATURE_TAG = "insight_assets/build_signature"
@@ -25,34 +21,10 @@ BUILD_SIGNATURE_TAG = "insight_assets/build_signature"
 COLLECTION_FILES = dg.AssetKey("collection_files")
 
 
-def folder_signature(folder: Path) -> str:
-    """A cheap signature of a folder's inputs (names, sizes, modification times of its PDFs and
-    its ``questions.jsonl``): no hashing."""
-    entries = sorted(
-        f"{p.relative_to(folder).as_posix()}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
-        for p in folder.rglob("*")
-        if p.is_file() and (p.suffix.lower() == ".pdf" or p.name == USER_QUESTIONS_FILE)
-    )
-    return fingerprint(entries)
-
-
-def holds_a_pdf(folder: Path) -> bool:
-    return any(path.is_file() and path.suffix.lower() == ".pdf" for path in folder.rglob("*"))
-
-
-def collection_folders(root: Path) -> dict[str, Path]:
-    """Folders under ``root`` whose names are valid collection keys."""
-    if not root.is_dir():
-        return {}
-    folders = {}
-    for path in sorted(root.iterdir()):
-        if not path.is_dir():
-            continue
-        try:
-            folders[validate_collection_key(path.name)] = path
-        except InvalidCollectionKey:
-            continue
-    return folders
+def collection_sources(storage) -> Sources:
+    """Every collection the project knows (folders and libraries' collections) of the ``storage``
+    resource, with the libraries that could not be read."""
+    return find_sources(storage.collections_root)
 
 
 @dg.observable_source_asset(
@@ -62,18 +34,17 @@ def collection_folders(root: Path) -> dict[str, Path]:
     group_name="ingestion",
 )
 def collection_files(context) -> dg.DataVersionsByPartition:
-    """A collection's folder of PDFs (and its questions.jsonl). Its data version is the folder's
-    signature: observed by the folder sensor when it changes, by `insight-assets build`, or from
-    the UI ("Observe sources"); a new version shows every asset of that collection as stale."""
-    folders = collection_folders(Path(context.resources.storage.collections_root))
+    """A collection's papers as its source holds them: a folder of PDFs (and its side files), or a
+    library's collection (its items' PDFs, metadata and notes). Its data version is the source's
+    signature: observed by the sensor when it changes, by `insight-assets build`, or from the UI
+    ("Observe sources"); a new version shows every asset of that collection as stale."""
+    sources = collection_sources(context.resources.storage).collections
     known = context.instance.get_dynamic_partitions(collection_partitions.name)
-    return dg.DataVersionsByPartition(
-        {name: folder_signature(folders[name]) for name in known if name in folders}
-    )
+    return dg.DataVersionsByPartition({name: sources[name].signature() for name in known if name in sources})
 
 
-def folder_observation(collection: str, signature: str) -> dg.AssetObservation:
-    """An observation of ``collection``'s folder with ``signature`` as its data version."""
+def source_observation(collection: str, signature: str) -> dg.AssetObservation:
+    """An observation of ``collection``'s source with ``signature`` as its data version."""
     return dg.AssetObservation(
         asset_key=COLLECTION_FILES, partition=collection, tags={"dagster/data_version": signature}
     )
@@ -92,11 +63,11 @@ def _code_versions() -> str:
     return fingerprint(versions)
 
 
-def build_signature(folder: Path, llm, embedder) -> str:
-    """What a collection's build is made from: its folder's signature, the assets' code versions
+def build_signature(source: CollectionSource, llm, embedder) -> str:
+    """What a collection's build is made from: its source's signature, the assets' code versions
     and the models' identities (the ``llm`` and ``embedder`` resources)."""
     return fingerprint(
-        [folder_signature(folder), _code_versions(), repr(llm.identity()), repr(embedder.identity())]
+        [source.signature(), _code_versions(), repr(llm.identity()), repr(embedder.identity())]
     )
 
 

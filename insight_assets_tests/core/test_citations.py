@@ -209,3 +209,19 @@ def test_citation_problems_name_invented_aliases_chunks_not_given_and_rejected_w
         "its writer cited sources it was not given (the output was rejected)"
     ]
     assert citation_problems("", given, "the provider timed out") == []
+
+
+def test_a_reference_naming_a_papers_doi_cites_it_before_any_title_is_compared():
+    papers = [
+        Paper("a", "A Study of Something Else Entirely", "First page of a", doi="10.1234/xyz.5"),
+        Paper("b", "Citing Paper", "First page of b"),
+    ]
+    (by_doi,) = match_references(
+        "b", split_references("[1] Doe, J. 2020. An abbreviated title. doi:10.1234/XYZ.5."), papers
+    )
+    assert by_doi.cited_doc_id == "a" and by_doi.title_similarity == 1.0 and by_doi.reason == ""
+    # A paper never cites itself, by DOI either; an unknown DOI falls back on the title.
+    (own,) = match_references("a", split_references("[1] Doe, J. 2020. Title. doi:10.1234/xyz.5."), papers)
+    assert own.cited_doc_id is None
+    (other,) = match_references("b", split_references("[1] Doe, J. 2020. Title. doi:10.9999/other."), papers)
+    assert other.cited_doc_id is None

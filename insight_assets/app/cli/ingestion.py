@@ -15,7 +15,14 @@ from insight_assets.app.commands import (
     not_built,
     storage_resource,
 )
-from insight_assets.app.passages import DEFAULT_CANDIDATES, SEARCH_MODES, SEARCH_RERANKERS, search_passages
+from insight_assets.app.passages import (
+    DEFAULT_CANDIDATES,
+    SEARCH_MODES,
+    SEARCH_RERANKERS,
+    paper_cites,
+    search_notes,
+    search_passages,
+)
 
 
 def search(args: argparse.Namespace) -> int:
@@ -50,12 +57,26 @@ def search(args: argparse.Namespace) -> int:
     if not hits:
         print(f"No chunk of {collection!r} matches {query!r} ({mode} search).")
         return 1
+    cites = paper_cites(storage.warehouse, collection)
     for number, hit in enumerate(hits, start=1):
         found = "+".join(hit.found_by) + (f", reranked by {hit.reranker}" if hit.reranker else "")
         text = " ".join(hit.text.split())
-        print(f"\n{number}. {hit.title}, {hit.pages}  [score {hit.score:.3f}; {found}]")
+        cite = f"{cites[hit.doc_id]}, " if hit.doc_id in cites else ""
+        print(f"\n{number}. {hit.title}, {cite}{hit.pages}  [score {hit.score:.3f}; {found}]")
         print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
+    if args.notes:
+        _print_notes(search_notes(storage, embedder_resource(), collection, query), collection)
     return 0
+
+
+def _print_notes(hits: list, collection: str) -> None:
+    """The reader's own notes, printed apart from the papers' passages."""
+    print("\nYour notes (your own highlights and notes, not the papers' text):")
+    if not hits:
+        print(f"   none in {collection!r}: only a Zotero library's highlights and notes are read.")
+    for hit in hits:
+        comment = f"  (your comment: {hit.comment})" if hit.comment and hit.text else ""
+        print(f"   - {hit.label}: {' '.join((hit.text or hit.comment).split())[:300]}{comment}")
 
 
 def _search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,6 +97,11 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_CANDIDATES,
         help="first-stage hits the reranker reads (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--notes",
+        action="store_true",
+        help="also search your own highlights and notes (a Zotero library's), printed apart as 'your notes'",
     )
 
 

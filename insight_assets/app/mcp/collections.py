@@ -60,19 +60,25 @@ class Collections:
     # -- the tools ------------------------------------------------------------------------------
 
     def list_collections(self) -> ToolOutput:
-        """Every collection folder: its papers, which method groups are built, its page."""
+        """Every collection (folder or library collection): its papers, which method groups are
+        built, whether its source changed since, its page."""
+        from insight_assets.core.collection_sources import find_sources
         from insight_assets.core.ingest import paper_count
-        from insight_assets.defs.sources import collection_folders
+        from insight_assets.core.ingest_store import built_source_signatures
 
         root = Path(self.storage.collections_root)
         with self._lock:
             groups, found = _asset_groups(), []
-            for name in sorted(collection_folders(root)):
+            sources = find_sources(root).collections
+            signatures = built_source_signatures(self.storage.warehouse)
+            for name, source in sorted(sources.items()):
                 built = set(self.storage.warehouse.builds(name))
                 page = Path(self.storage.reports_dir) / name / PAGE_FILE
                 found.append(
                     {
                         "name": name,
+                        "source": source.kind,
+                        "stale": name in signatures and signatures[name] != source.signature(),
                         "papers": paper_count(self.storage.warehouse, name) if built else 0,
                         "built": sorted(g for g, assets in groups.items() if assets <= built),
                         "partly_built": sorted(
@@ -84,16 +90,26 @@ class Collections:
         if not found:
             return ToolOutput(f"No collections under {root.resolve()}.", {"collections": []})
         lines = [
-            f"- {c['name']}: {c['papers']} papers; built: {', '.join(c['built']) or 'nothing yet'}"
+            f"- {c['name']} ({c['source']}{', STALE: rebuild it' if c['stale'] else ''}): {c['papers']} papers; "
+            f"built: {', '.join(c['built']) or 'nothing yet'}"
             + (f"; partly built: {', '.join(c['partly_built'])}" if c["partly_built"] else "")
             + (f"; page: {c['page']}" if c["page"] else "")
             for c in found
         ]
         return ToolOutput("Collections:\n" + "\n".join(lines), {"collections": found})
 
-    def search(self, collection: str, query: str, k: int = 10, mode: str = "hybrid") -> ToolOutput:
-        """The ``k`` passages that best match ``query``, with their papers, pages and scores."""
-        from insight_assets.app.passages import SEARCH_MODES, search_passages
+    def search(
+        self, collection: str, query: str, k: int = 10, mode: str = "hybrid", notes: bool = False
+    ) -> ToolOutput:
+        """The ``k`` passages that best match ``query``, with their papers, pages and scores; with
+        ``notes``, the reader's own notes that match, apart and labelled "your notes"."""
+        from insight_assets.app.passages import (
+            SEARCH_MODES,
+            note_json,
+            paper_cites,
+            search_notes,
+            search_passages,
+        )
         from insight_assets.core.index import IndexMissing
 
         if mode not in SEARCH_MODES:
@@ -110,9 +126,12 @@ class Collections:
                 raise ToolProblem(
                     f"collection {collection!r}: {missing} ({_build_hint(collection)})"
                 ) from None
+            found_notes = search_notes(self.storage, self.embedder, collection, query) if notes else []
+        cites = paper_cites(self.storage.warehouse, collection)
         passages = [
             {
                 "title": hit.title,
+                "cite": cites.get(hit.doc_id, ""),
                 "pages": hit.pages,
                 "page_start": hit.page_start,
                 "page_end": hit.page_end,
@@ -123,13 +142,21 @@ class Collections:
             }
             for hit in hits
         ]
-        if not passages:
+        your_notes = [note_json(hit) for hit in found_notes]
+        if not passages and not your_notes:
             return ToolOutput(f"No passage of {collection!r} matches {query!r}.", {"passages": []})
         text = "\n\n".join(
-            f"{number}. {p['title']}, {p['pages']} (score {p['score']:.3f})\n{p['text']}"
+            f"{number}. {p['title']}, {p['cite'] + ', ' if p['cite'] else ''}{p['pages']} (score {p['score']:.3f})\n{p['text']}"
             for number, p in enumerate(passages, start=1)
         )
-        return ToolOutput(text, {"collection": collection, "query": query, "passages": passages})
+        if your_notes:
+            text += (
+                "\n\nYour notes (the reader's own highlights and notes, not the papers' text):\n"
+                + "\n".join(f"- {note['label']}: {note['text']}" for note in your_notes)
+            )
+        return ToolOutput(
+            text, {"collection": collection, "query": query, "passages": passages, "your_notes": your_notes}
+        )
 
     def ask(self, collection: str, question: str, method: str, options: dict | None = None) -> ToolOutput:
         """``method``'s answer to ``question`` (every method's with ``all``), with citations and
@@ -210,12 +237,12 @@ class Collections:
 
     def report_files(self) -> list[tuple[str, str]]:
         """(collection, file name) of every markdown report written so far."""
-        from insight_assets.defs.sources import collection_folders
+        from insight_assets.core.collection_sources import find_sources
 
         root = Path(self.storage.reports_dir)
         return [
             (name, report.name)
-            for name in sorted(collection_folders(Path(self.storage.collections_root)))
+            for name in sorted(find_sources(self.storage.collections_root).collections)
             for report in sorted((root / name).glob("*.md"))
         ]
 

@@ -83,10 +83,17 @@ def _add_collection_tools(server: Any, collections: Collections) -> None:
         query: Annotated[str, Field(description="What to look for, in words.")],
         k: Annotated[int, Field(ge=1, le=50, description="How many passages.")] = 10,
         mode: Annotated[str, Field(description="dense, lexical or hybrid (both, fused).")] = "hybrid",
+        notes: Annotated[
+            bool,
+            Field(
+                description="Also search the reader's own highlights and notes (Zotero), labelled 'your notes'."
+            ),
+        ] = False,
     ) -> CallToolResult:
         """The passages of a collection's papers that best match a query, reranked, each with its
-        paper's title, its pages (p. 4 / pp. 4-5) and its score."""
-        return _tool_result(collections.search, collection, query, k, mode)
+        paper's title, its citekey or DOI where a library gives one, its pages (p. 4 / pp. 4-5) and
+        its score; with ``notes``, the reader's matching notes too, apart and labelled."""
+        return _tool_result(collections.search, collection, query, k, mode, notes)
 
     @server.tool(annotations=reads)
     def collection_report(collection: CollectionName) -> CallToolResult:

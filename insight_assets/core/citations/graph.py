@@ -24,6 +24,7 @@ class CitingDocument:
     title: str
     first_page: str
     references: str
+    doi: str = ""  # from the paper's library entry; matched before any title
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class CitationGraph:
 def build_citation_graph(
     documents: Sequence[CitingDocument], settings: MatchSettings = DEFAULT_MATCH
 ) -> CitationGraph:
-    index = TitleIndex([Paper(doc.doc_id, doc.title, doc.first_page) for doc in documents], settings)
+    index = TitleIndex([Paper(doc.doc_id, doc.title, doc.first_page, doc.doi) for doc in documents], settings)
     return CitationGraph(
         matches={doc.doc_id: index.match(doc.doc_id, split_references(doc.references)) for doc in documents},
         titles={doc.doc_id: doc.title for doc in documents},

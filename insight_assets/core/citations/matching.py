@@ -16,6 +16,9 @@ A reference cites a collection paper when
 
 A check that cannot be made (no surname found, no year on either side) does not reject; a check that
 disagrees does, and the reference stays unmatched with the reason. A paper never cites itself.
+
+Before any title, a DOI: a reference that names the DOI a paper has in its library entry cites that
+paper, whatever its title looks like (similarity 1.0).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from insight_assets.core.library.model import normalized_doi
 
 from .references import YEAR, Reference, cited_segment, first_author, fold, fold_positions, reference_year
 
@@ -95,6 +100,7 @@ class Paper:
     doc_id: str
     title: str
     first_page: str
+    doi: str = ""  # lower-case, from a library; '' when unknown
 
     @property
     def folded_title(self) -> str:
@@ -202,6 +208,7 @@ class TitleIndex:
             for word in candidate.title_words:
                 self._by_word.setdefault(word, []).append(position)
         self._wordless = [i for i, candidate in enumerate(self.candidates) if not candidate.title_words]
+        self._by_doi = {paper.doi.lower(): paper for paper in papers if paper.doi}
 
     def _plausible(self, words: set[str]) -> list[_Candidate]:
         """The papers most of whose title words (60%) the reference holds at all: a cheap filter
@@ -214,6 +221,10 @@ class TitleIndex:
         settings = self.settings
         matches = []
         for reference in references:
+            by_doi = self._by_doi.get(normalized_doi(reference.text))
+            if by_doi is not None and by_doi.doc_id != citing_doc_id:
+                matches.append(Match(reference, by_doi.doc_id, 1.0, by_doi.doc_id, ""))
+                continue
             folded, positions = fold_positions(reference.text)
             best: tuple[float, Paper, str] | None = None
             for candidate in self._plausible(_title_words(reference.text)):

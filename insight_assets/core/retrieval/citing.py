@@ -3,7 +3,8 @@
 A prompt shows its passages as ``[S1] (Title, p. 3) text``; the model cites them as ``[S1]`` or
 ``[S2, S5]``. Before a text is stored, the aliases become chunk ids (``[id2; id5]``), so a text
 keeps its sources whatever prompt it passes through next (``aliased`` numbers them again for the
-next prompt), and people read them as ``(Title, p. 3; Other title, pp. 4–5)``.
+next prompt), and people read them as ``(Title, p. 3; Other title, pp. 4–5)``; a paper from a
+library is cited with its citekey or DOI too: ``(Title, @lo2020s2orc, p. 3)``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Source:
     page_start: int
     page_end: int
     text: str = ""
+    # The paper's citekey ("@key") or DOI ("doi:10..."), from its library entry; '' for neither.
+    cite: str = ""
 
     @property
     def label(self) -> str:
@@ -40,7 +43,7 @@ class Source:
             if self.page_start == self.page_end
             else f"pp. {self.page_start}\u2013{self.page_end}"
         )
-        return f"{self.title}, {pages}"
+        return f"{self.title}, {self.cite + ', ' if self.cite else ''}{pages}"
 
     @classmethod
     def of(cls, hit: Hit) -> Source:
@@ -50,8 +53,10 @@ class Source:
 def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[str, Source]:
     """Every ``profile`` chunk as a citable source, by chunk id, in (document, position) order."""
     rows = warehouse.rows(
-        """SELECT c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text
+        """SELECT c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text,
+                  coalesce('@' || p.citekey, 'doi:' || p.doi, '') AS cite
            FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           LEFT JOIN papers p ON p.collection = c.collection AND p.doc_id = c.doc_id
            WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
         [collection, profile],
     )
@@ -63,6 +68,7 @@ def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[st
             row["page_start"],
             row["page_end"],
             row["text"],
+            row["cite"],
         )
         for row in rows
     }

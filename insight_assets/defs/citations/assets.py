@@ -79,7 +79,9 @@ def citations(
 def _citations(storage: StorageResource, collection: str, settings: MatchSettings) -> CollectionReport:
     rows = ingest_store.citing_documents(storage.warehouse, collection)
     documents = [
-        CitingDocument(row["doc_id"], row["title"], row["first_page"], row["references_text"] or "")
+        CitingDocument(
+            row["doc_id"], row["title"], row["first_page"], row["references_text"] or "", row["doi"]
+        )
         for row in rows
     ]
     if not documents:

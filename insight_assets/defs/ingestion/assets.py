@@ -7,14 +7,17 @@ reports what it did (counts, reuse, timings) as metadata.
 import functools
 import time
 from collections import Counter
+from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.core import ingest, ingest_store
+from insight_assets.core import ingest, ingest_store, papers
 from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
+from insight_assets.core.collection_sources import CollectionSource
 from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.core.documents import sha256_file
+from insight_assets.core.library import LibraryError
 from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.defs.metadata import (
@@ -23,17 +26,24 @@ from insight_assets.defs.metadata import (
     markdown_table,
     materialize_each,
 )
-from insight_assets.defs.partitions import asset_settings, existing_collection_folder
+from insight_assets.defs.partitions import asset_settings, existing_collection_source
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
 
 PARTITIONED = asset_settings("ingestion")
 
 
-@dg.asset(kinds={"pdf", "duckdb"}, code_version="2", **PARTITIONED)
+@dg.asset(
+    kinds={"pdf", "duckdb"},
+    code_version="3",
+    check_specs=[dg.AssetCheckSpec("every_item_has_a_pdf", asset="source_documents")],
+    **PARTITIONED,
+)
 def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
-    """The PDFs of a collection: one row per file with its sha256, size and page count. It reads
-    the folder, so every run scans it (nothing upstream tells what changed there); its data version
+    """The PDFs of a collection: one row per file with its sha256, size and page count; for a
+    library's collection also each file's library entry (`library_items`), the reader's highlights
+    and notes (`reader_notes`) and the items without a usable PDF (`source_problems`). It reads
+    the folder or library, so every run scans it (nothing upstream tells what changed there); its data version
     is the files' content, so a folder whose files are the same leaves everything below it as it is."""
     return materialize_each(
         context, storage, lambda collection: _source_documents(storage, collection), reuse_builds=False
@@ -41,30 +51,40 @@ def source_documents(context: dg.AssetExecutionContext, storage: StorageResource
 
 
 def _source_documents(storage: StorageResource, collection: str) -> CollectionReport:
-    folder = existing_collection_folder(storage.collections_root, collection)
+    source = existing_collection_source(storage.collections_root, collection)
     started = time.perf_counter()
-    sources = ingest.scan_collection(folder)
+    try:
+        contents = source.contents()
+    except LibraryError as error:
+        raise dg.Failure(description=f"collection {collection!r}: {error}") from error
+    sources = ingest.scan_papers(contents.papers)
     stored = ingest_store.stored_sources(storage.warehouse, collection)
     # A file already counted is not opened again.
     table = ingest.sources_table(collection, sources, {row["doc_id"]: row["pages"] for row in stored})
+    library = papers.library_tables(collection, source, sources, contents)
     scanned = time.perf_counter()
-    rows = table.select(["file", "doc_id", "size_bytes", "pages"]).to_pylist()
-    if stored != rows:  # a no-change rerun writes nothing
-        storage.warehouse.replace_partition(collection, {"source_documents": table})
+    rows = table.select(["file", "doc_id", "size_bytes", "pages", "path"]).to_pylist()
+    # A no-change rerun writes nothing.
+    if stored != rows or _library_changed(storage, collection, library):
+        storage.warehouse.replace_partition(collection, {"source_documents": table, **library})
     written = time.perf_counter()
+    problems = library["source_problems"].to_pylist()
     if not sources:
         raise dg.Failure(
-            description=(
-                f"collection {collection!r}: no usable documents: the folder {folder.resolve()} has no PDF "
-                "files. Put PDFs in it (sub-folders are read too) and build again."
-            )
+            description=f"collection {collection!r}: no usable documents: {_no_pdf_reason(source, problems)}",
+            metadata={"problems": _source_problems_table(problems)},
         )
-    questions = folder / USER_QUESTIONS_FILE
+    questions = source.folder / USER_QUESTIONS_FILE
     return CollectionReport(
         metadata={
             "dagster/row_count": len(rows),
-            "folder": dg.MetadataValue.path(str(folder.resolve())),
+            "source": f"{source.kind}: {source.origin}",
+            "folder": dg.MetadataValue.path(str(source.folder.resolve())),
             "total_bytes": sum(row["size_bytes"] for row in rows),
+            "library_items": library["library_items"].num_rows,
+            "reader_notes": library["reader_notes"].num_rows,
+            "items_without_pdf": sum(problem["severity"] == "error" for problem in problems),
+            "problems": _source_problems_table(problems),
             # Hashing every file and counting the pages of new ones.
             "scan_seconds": round(scanned - started, 3),
             "write_seconds": round(written - scanned, 3),
@@ -74,12 +94,55 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
                 )
             ),
         },
-        # The folder's content, not its timestamps, decides what downstream is stale: its PDFs and
-        # its own questions (read by `generated_questions`).
+        checks=[_every_item_has_a_pdf(problems)],
+        # The papers' content, not their timestamps, decides what downstream is stale: the PDFs,
+        # their library entries and notes, and the collection's own questions (read by
+        # `generated_questions`).
         data_version=ingest.fingerprint(
             [f"{s.file}:{s.doc_id}" for s in sources]
+            + papers.library_fingerprint(library)
             + ([f"{USER_QUESTIONS_FILE}:{sha256_file(questions)}"] if questions.is_file() else [])
         ),
+    )
+
+
+def _library_changed(storage: StorageResource, collection: str, library: dict) -> bool:
+    """Whether the stored library rows differ from ``library``'s."""
+    stored = {
+        name: storage.warehouse.query(
+            f"SELECT * EXCLUDE (collection) FROM {name} WHERE collection = ?", [collection]
+        )
+        for name in library
+    }
+    return any(stored[name].to_pylist() != library[name].drop(["collection"]).to_pylist() for name in library)
+
+
+def _no_pdf_reason(source: CollectionSource, problems: list[dict]) -> str:
+    if source.library is None:
+        return f"the folder {source.folder.resolve()} has no PDF files. Put PDFs in it (sub-folders are read too) and build again."
+    return (
+        f"no item of {source.kind} library {source.library.name!r} ({source.origin}) in this collection has a PDF "
+        f"that exists ({len(problems)} item(s) without one: see `problems`). Attach the papers' PDFs and build again."
+    )
+
+
+def _source_problems_table(problems: list[dict]) -> dg.MetadataValue:
+    return dg.MetadataValue.md(
+        markdown_table(problems, ["item", "kind", "severity", "message"], empty="No problems.")
+    )
+
+
+def _every_item_has_a_pdf(problems: list[dict]) -> dg.AssetCheckResult:
+    errors = [problem for problem in problems if problem["severity"] == "error"]
+    return dg.AssetCheckResult(
+        check_name="every_item_has_a_pdf",
+        passed=not errors,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "items_without_pdf": len(errors),
+            "items": ", ".join(p["item"] for p in errors[:20]) or "none",
+        },
+        description="Library items left out of the collection (no PDF, a missing file, a malformed entry), and why.",
     )
 
 
@@ -162,12 +225,15 @@ def parsed_documents(
 def _parsed_documents(
     context: dg.AssetExecutionContext, storage: StorageResource, collection: str, quality: QualitySettings
 ) -> CollectionReport:
-    folder = existing_collection_folder(storage.collections_root, collection)
+    folder = existing_collection_source(storage.collections_root, collection).folder
     warehouse = storage.warehouse
     version = parser_version(quality)
     with warehouse.session() as db:
         sources = [
-            ingest.SourceFile(row["file"], folder / row["file"], row["doc_id"], row["size_bytes"])
+            # A warehouse written before the path was kept holds a folder's files only.
+            ingest.SourceFile(
+                row["file"], Path(row["path"] or folder / row["file"]), row["doc_id"], row["size_bytes"]
+            )
             for row in ingest_store.stored_sources(db, collection)
         ]
         documents, problems = ingest_store.stored_parse(db, collection)
@@ -177,9 +243,10 @@ def _parsed_documents(
     # reads two small tables and stops.
     if not _parse_is_current(sources, documents, problems, version):
         parsed, seconds, write_seconds = _parse(context, storage, collection, sources, quality, version)
-        with warehouse.session() as db:
-            documents, problems = ingest_store.stored_parse(db, collection)
-            quality_rows = ingest_store.quality_rows(db, collection)
+    paper_rows = _write_papers(warehouse, collection)
+    with warehouse.session() as db:
+        documents, problems = ingest_store.stored_parse(db, collection)
+        quality_rows = ingest_store.quality_rows(db, collection)
     errors = [problem for problem in problems if problem["severity"] == "error"]
     context.log.info(
         f"{collection}: parsed {parsed}, reused {len(sources) - parsed}, {len(errors)} unusable file(s)"
@@ -214,12 +281,26 @@ def _parsed_documents(
         },
         checks=[_every_file_parsed(problems, len(errors), kinds_by_file)],
         data_version=ingest.fingerprint(
-            [version] + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
+            [version]
+            + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
+            + [repr(sorted(row.items())) for row in paper_rows]
         ),
     )
 
 
 _PREVIEW_COLUMNS = ["file", "title", "pages", "characters", "sections", "references"]
+
+
+def _write_papers(warehouse, collection: str) -> list[dict]:
+    """Each paper's metadata (the library's where it has an entry) into `papers`, and its
+    library title into `parsed_documents`, when they changed: a metadata edit in the library
+    rewrites these rows and nothing else of ingestion."""
+    papers.apply_library_titles(warehouse, collection)
+    rows = papers.paper_rows(warehouse, collection)
+    stored = [row for _, row in sorted(papers.stored_papers(warehouse, collection).items())]
+    if sorted(rows, key=lambda row: row["doc_id"]) != [dict(row) for row in stored]:
+        warehouse.replace_partition(collection, {"papers": papers.papers_table(rows)})
+    return rows
 
 
 def _problem_kinds(problems: list[dict]) -> dict[str, list[str]]:

@@ -1,0 +1,108 @@
+"""The values a library reader returns: items with their metadata, PDF and notes; problems."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class LibraryError(Exception):
+    """A library that cannot be read at all (missing, not a library, an unknown format): one
+    sentence saying what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class ReaderNote:
+    """Something the reader wrote or marked in a paper: a highlight (``text``, with the reader's
+    ``comment`` if any), an annotation's comment, or a note. ``page_label`` is the page as printed
+    in the paper (Zotero's page label); ``page`` the PDF page (1-based) when the library knows it."""
+
+    note_id: str
+    kind: str
+    text: str
+    comment: str = ""
+    page_label: str = ""
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class LibraryItem:
+    """One paper of a library. ``key`` is the library's own identifier (Zotero's item key, the
+    BibTeX citekey, the CSL-JSON id); ``pdf`` its PDF file, when it has one that exists."""
+
+    key: str
+    title: str = ""
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    venue: str = ""
+    doi: str = ""
+    citekey: str = ""
+    link: str = ""
+    pdf: Path | None = None
+    notes: tuple[ReaderNote, ...] = ()
+    # What decides the item's metadata: a change here re-writes metadata only.
+    version: str = ""
+
+    def metadata(self) -> dict:
+        """The item's bibliographic fields, as stored in the ``papers`` table."""
+        return {
+            "item_key": self.key,
+            "citekey": self.citekey or None,
+            "title": self.title or None,
+            "authors": list(self.authors),
+            "year": self.year,
+            "venue": self.venue or None,
+            "doi": self.doi or None,
+            "link": self.link or None,
+        }
+
+
+@dataclass(frozen=True)
+class LibraryProblem:
+    """An item the collection cannot use, or uses with a caveat: ``item`` names it (key and title),
+    ``message`` says what is wrong and what to do."""
+
+    item: str
+    kind: str
+    message: str
+    severity: str = "error"
+
+
+@dataclass
+class LibraryCollection:
+    """One collection of a library: its name as a collection of this project, where it came
+    from in the library (``path``), its items and problems."""
+
+    name: str
+    path: str
+    items: list[LibraryItem] = field(default_factory=list)
+    problems: list[LibraryProblem] = field(default_factory=list)
+
+
+def slug(text: str) -> str:
+    """``text`` as lower-case ASCII words joined by '-' (a collection name's part)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "untitled"
+
+
+_DOI = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
+
+
+def normalized_doi(text: str | None) -> str:
+    """The DOI in ``text`` (a bare DOI, a doi.org URL or a line of Zotero's Extra field), lower-case
+    and without trailing punctuation; '' when there is none."""
+    found = _DOI.search(text or "")
+    return found.group(0).rstrip(".,;)]}").lower() if found else ""
+
+
+def year_of(date: str | None) -> int | None:
+    """The year of a library date ('2020-07-05', 'July 2020', '2020')."""
+    found = re.search(r"\b(1[5-9]\d\d|2\d\d\d)\b", date or "")
+    return int(found.group(1)) if found else None
+
+
+def item_label(key: str, title: str) -> str:
+    """How a problem names an item: its key and the start of its title."""
+    return f"{key} ({title[:60]})" if title else key

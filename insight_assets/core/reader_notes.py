@@ -1,0 +1,143 @@
+"""The reader's own evidence: highlights, annotation comments and notes from a library (Zotero),
+kept apart from the papers' text. Each note is embedded into a vector table of its own (LanceDB,
+kind ``reader_notes``), never into the chunks, and every hit says it is "your notes" with its paper
+and page, so that it cannot pass for something a paper says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from insight_assets.core.documents import sha256_text
+from insight_assets.core.papers import YOUR_NOTES
+from insight_assets.core.stores import VectorStore, Warehouse
+
+VECTOR_KIND = "reader_notes"
+
+
+def note_text(row: dict) -> str:
+    """What a note says, as searched: the highlighted text and the reader's comment on it."""
+    return "\n".join(part for part in (row["text"], row["comment"]) if part)
+
+
+def stored_notes(warehouse: Warehouse, collection: str) -> list[dict]:
+    """The collection's reader notes with the paper each is on (title, citekey or DOI)."""
+    return warehouse.rows(
+        """SELECT n.note_id, n.doc_id, n.file, n.item_key, n.kind, n.text, n.comment, n.page_label, n.page,
+                  coalesce(nullif(d.title, ''), n.file) AS title,
+                  coalesce('@' || p.citekey, 'doi:' || p.doi, '') AS cite
+           FROM reader_notes n
+           LEFT JOIN parsed_documents d ON d.collection = n.collection AND d.doc_id = n.doc_id
+           LEFT JOIN papers p ON p.collection = n.collection AND p.doc_id = n.doc_id
+           WHERE n.collection = ? ORDER BY n.file, n.page, n.note_id""",
+        [collection],
+    )
+
+
+def note_vectors(
+    collection: str, notes: Sequence[dict], embedder, existing: pa.Table | None
+) -> tuple[pa.Table, int]:
+    """Every note's vector (a note whose text was embedded before by the same model is reused), and
+    how many texts the model read."""
+    texts = [note_text(note) for note in notes]
+    shas = [sha256_text(text) for text in texts]
+    known = {}
+    if existing is not None and existing.num_rows:
+        for sha, variant, vector in zip(
+            existing.column("text_sha").to_pylist(),
+            existing.column("variant").to_pylist(),
+            existing.column("vector").to_numpy(zero_copy_only=False),
+            strict=True,
+        ):
+            if variant == embedder.variant:
+                known[sha] = vector
+    missing = sorted({sha: text for sha, text in zip(shas, texts, strict=True) if sha not in known}.items())
+    if missing:
+        made = embedder.embed([text for _, text in missing])
+        known.update({sha: vector for (sha, _), vector in zip(missing, made, strict=True)})
+    matrix = (
+        np.stack([np.asarray(known[sha], dtype=np.float32) for sha in shas])
+        if shas
+        else np.zeros((0, embedder.dimension), np.float32)
+    )
+    count = len(notes)
+    table = pa.table(
+        {
+            "collection": pa.array([collection] * count, pa.string()),
+            "chunk_id": pa.array([note["note_id"] for note in notes], pa.string()),
+            "doc_id": pa.array([note["doc_id"] for note in notes], pa.string()),
+            "text_sha": pa.array(shas, pa.string()),
+            "variant": pa.array([embedder.variant] * count, pa.string()),
+            "text": pa.array(texts, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(matrix.reshape(-1), pa.float32()), max(matrix.shape[1], 1)
+            ),
+        }
+    )
+    return table, len(missing)
+
+
+@dataclass(frozen=True)
+class NoteHit:
+    """A reader note that matches a query: always labelled as the reader's, with its paper and page."""
+
+    note_id: str
+    doc_id: str
+    title: str
+    cite: str
+    kind: str
+    text: str
+    comment: str
+    page: int | None
+    page_label: str
+    score: float
+
+    @property
+    def label(self) -> str:
+        """'your notes: <kind> on <title>, <cite>, p. <label>'."""
+        where = f"p. {self.page_label or self.page}" if (self.page_label or self.page) else "no page"
+        cite = f", {self.cite}" if self.cite else ""
+        return f"{YOUR_NOTES}: {self.kind} on {self.title}{cite}, {where}"
+
+
+def search_notes(
+    warehouse: Warehouse, vectors_uri: str, embedder, collection: str, query: str, k: int = 5
+) -> list[NoteHit]:
+    """The ``k`` reader notes closest to ``query`` (cosine of the embedder's vectors); empty when
+    the collection has none."""
+    notes = {note["note_id"]: note for note in stored_notes(warehouse, collection)}
+    table = VectorStore(vectors_uri, kind=VECTOR_KIND).read(collection, ["chunk_id", "variant", "vector"])
+    if not notes or table is None or not table.num_rows:
+        return []
+    ids = table.column("chunk_id").to_pylist()
+    variants = table.column("variant").to_pylist()
+    matrix = np.stack(table.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
+    query_vector = embedder.embed([query])[0]
+    scores = matrix @ query_vector
+    ranked = sorted(
+        (
+            (float(score), note_id)
+            for note_id, variant, score in zip(ids, variants, scores, strict=True)
+            if variant == embedder.variant and note_id in notes
+        ),
+        reverse=True,
+    )
+    return [
+        NoteHit(
+            note_id=note_id,
+            doc_id=notes[note_id]["doc_id"],
+            title=notes[note_id]["title"],
+            cite=notes[note_id]["cite"],
+            kind=notes[note_id]["kind"],
+            text=notes[note_id]["text"],
+            comment=notes[note_id]["comment"],
+            page=notes[note_id]["page"],
+            page_label=notes[note_id]["page_label"],
+            score=score,
+        )
+        for score, note_id in ranked[:k]
+    ]
