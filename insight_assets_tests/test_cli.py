@@ -352,3 +352,50 @@ def test_a_command_started_with_signals_ignored_can_stop_what_it_starts(tmp_path
         check=False,
     )
     assert ran.stdout.strip().splitlines()[-1] == str(-signal.SIGTERM), ran.stdout + ran.stderr[-2000:]
+
+
+def test_a_zotero_library_is_added_listed_shown_stale_when_changed_and_removed(tmp_path, cli, monkeypatch):
+    import dagster as dg
+
+    from insight_assets.defs.ingestion.assets import source_documents
+    from insight_assets.defs.resources import StorageResource
+    from insight_assets_tests.conftest import DEMO_COLLECTION
+    from insight_assets_tests.zotero_library import demo_library
+
+    library, ids = demo_library(tmp_path / "home-dir", DEMO_COLLECTION)
+    (tmp_path / "data" / "collections").mkdir(parents=True)
+
+    added = cli(tmp_path, "library", "add", "zotero", str(tmp_path / "home-dir" / "Zotero"), "--name", "mylib")
+    assert added.returncode == 0, added.stderr
+    assert "Added zotero library 'mylib'" in added.stdout
+    assert "mylib-evaluation: 2 paper(s) with a PDF, 3 item(s) without one" in added.stdout
+    assert json.loads((tmp_path / "data" / "libraries.json").read_text())["libraries"][0]["name"] == "mylib"
+    listed = cli(tmp_path, "library", "list")
+    assert listed.stdout.startswith("mylib [zotero]") and "mylib-embeddings: 3 paper(s)" in listed.stdout
+
+    before = cli(tmp_path, "collections")
+    assert "mylib-embeddings [zotero: " in before.stdout and "not built: insight-assets build" in before.stdout
+    # The collection's source as a build reads it (its first step), in the project's own stores.
+    monkeypatch.chdir(tmp_path)
+    storage = StorageResource()
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("collection", ["mylib-embeddings"])
+        dg.materialize([source_documents], instance=instance, partition_key="mylib-embeddings", resources={"storage": storage})
+    fresh = cli(tmp_path, "collections")
+    assert next(line for line in fresh.stdout.splitlines() if line.startswith("mylib-embeddings ")).endswith("up to date")
+    library.set_field(ids["s2orc"][0], "title", "S2ORC, retitled")
+    stale = cli(tmp_path, "collections")
+    line = next(line for line in stale.stdout.splitlines() if line.startswith("mylib-embeddings "))
+    assert "STALE: its zotero changed since the last build" in line
+
+    refused = cli(tmp_path, "library", "add", "csl", str(tmp_path / "home-dir" / "Zotero" / "zotero.sqlite"), "--name", "x")
+    assert refused.returncode == 2 and "is not UTF-8 text" in refused.stderr and "Traceback" not in refused.stderr
+    missing = cli(tmp_path, "library", "add", "bibtex", str(tmp_path / "nowhere.bib"), "--name", "nowhere")
+    assert missing.returncode == 2 and "No bibtex library at" in missing.stderr
+
+    removed = cli(tmp_path, "library", "remove", "mylib")
+    assert removed.returncode == 0 and "untouched" in removed.stdout
+    assert "mylib-" not in cli(tmp_path, "collections").stdout
+    unknown = cli(tmp_path, "build", "--collection", "mylib-embeddings")
+    assert unknown.returncode == 2 and "no library collection of that name" in unknown.stderr
+    library.close()
