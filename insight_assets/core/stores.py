@@ -244,7 +244,10 @@ class Warehouse:
     def _open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection for one piece of work: a cursor of the file this process keeps open while its
         queries come close together (``shared_file``)."""
-        with shared_file(self.path, lambda: open_duckdb(self.path)).cursor() as connection:
+        # The absolute path, bound now: a file closed while idle is opened again by this very path,
+        # whatever the working directory has become since (a relative one would open another file).
+        path = self.path.resolve()
+        with shared_file(path, lambda: open_duckdb(path)).cursor() as connection:
             yield connection
 
     @contextlib.contextmanager

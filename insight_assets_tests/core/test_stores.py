@@ -124,3 +124,22 @@ def test_a_store_written_with_the_old_profile_names_is_renamed_when_opened(tmp_p
         ("c1", "section", "passage"),
         ("c2", "passage", ""),
     ]
+
+
+def test_a_relative_warehouse_path_keeps_naming_its_file_after_the_working_directory_changes(
+    tmp_path, monkeypatch
+):
+    from insight_assets.core.shared_file import release_all
+
+    (tmp_path / "project").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "project")
+    Warehouse("data/warehouse.duckdb").replace_partition(
+        "a", {"chunk_runs": pa.table({"collection": ["a"], "chunking_key": ["k"]})}
+    )
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    release_all()  # closed while idle, as after 0.25 s: opened again at the next query
+    assert Warehouse(tmp_path / "project" / "data" / "warehouse.duckdb").rows("SELECT * FROM chunk_runs") == [
+        {"collection": "a", "chunking_key": "k"}
+    ]
+    assert not (tmp_path / "elsewhere" / "data").exists()
