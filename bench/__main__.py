@@ -24,6 +24,7 @@ BENCHMARKS = [
     "embed",
     "rerun",
     "ingest_all",
+    "library",
     "compare",
     "theme",
     "retrieval",

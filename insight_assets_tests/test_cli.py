@@ -365,7 +365,9 @@ def test_a_zotero_library_is_added_listed_shown_stale_when_changed_and_removed(t
     library, ids = demo_library(tmp_path / "home-dir", DEMO_COLLECTION)
     (tmp_path / "data" / "collections").mkdir(parents=True)
 
-    added = cli(tmp_path, "library", "add", "zotero", str(tmp_path / "home-dir" / "Zotero"), "--name", "mylib")
+    added = cli(
+        tmp_path, "library", "add", "zotero", str(tmp_path / "home-dir" / "Zotero"), "--name", "mylib"
+    )
     assert added.returncode == 0, added.stderr
     assert "Added zotero library 'mylib'" in added.stdout
     assert "mylib-evaluation: 2 paper(s) with a PDF, 3 item(s) without one" in added.stdout
@@ -374,22 +376,43 @@ def test_a_zotero_library_is_added_listed_shown_stale_when_changed_and_removed(t
     assert listed.stdout.startswith("mylib [zotero]") and "mylib-embeddings: 3 paper(s)" in listed.stdout
 
     before = cli(tmp_path, "collections")
-    assert "mylib-embeddings [zotero: " in before.stdout and "not built: insight-assets build" in before.stdout
+    assert (
+        "mylib-embeddings [zotero: " in before.stdout and "not built: insight-assets build" in before.stdout
+    )
     # The collection's source as a build reads it (its first step), in the project's own stores.
     monkeypatch.chdir(tmp_path)
     storage = StorageResource()
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("collection", ["mylib-embeddings"])
-        dg.materialize([source_documents], instance=instance, partition_key="mylib-embeddings", resources={"storage": storage})
+        dg.materialize(
+            [source_documents],
+            instance=instance,
+            partition_key="mylib-embeddings",
+            resources={"storage": storage},
+        )
     fresh = cli(tmp_path, "collections")
-    assert next(line for line in fresh.stdout.splitlines() if line.startswith("mylib-embeddings ")).endswith("up to date")
+    assert next(line for line in fresh.stdout.splitlines() if line.startswith("mylib-embeddings ")).endswith(
+        "up to date"
+    )
     library.set_field(ids["s2orc"][0], "title", "S2ORC, retitled")
     stale = cli(tmp_path, "collections")
     line = next(line for line in stale.stdout.splitlines() if line.startswith("mylib-embeddings "))
     assert "STALE: its zotero changed since the last build" in line
 
-    refused = cli(tmp_path, "library", "add", "csl", str(tmp_path / "home-dir" / "Zotero" / "zotero.sqlite"), "--name", "x")
-    assert refused.returncode == 2 and "is not UTF-8 text" in refused.stderr and "Traceback" not in refused.stderr
+    refused = cli(
+        tmp_path,
+        "library",
+        "add",
+        "csl",
+        str(tmp_path / "home-dir" / "Zotero" / "zotero.sqlite"),
+        "--name",
+        "x",
+    )
+    assert (
+        refused.returncode == 2
+        and "is not UTF-8 text" in refused.stderr
+        and "Traceback" not in refused.stderr
+    )
     missing = cli(tmp_path, "library", "add", "bibtex", str(tmp_path / "nowhere.bib"), "--name", "nowhere")
     assert missing.returncode == 2 and "No bibtex library at" in missing.stderr
 

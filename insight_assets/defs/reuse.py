@@ -37,6 +37,8 @@ _WORK_COUNTS = frozenset(
         "chunks_pooled",
         "texts_embedded",
         "texts_reused",
+        "notes_embedded",
+        "notes_reused",
         "words_embedded",
         "words_per_second",
         "rechunked",

@@ -305,3 +305,37 @@ def test_a_bibtex_library_is_a_collection_whose_papers_carry_their_citekeys(inst
     )
     assert problem["kind"] == "malformed-entry" and "library.bib, line" in problem["message"]
     assert not Path(storage.collections_root, "mybib").exists()  # nothing copied into the collections folder
+
+
+def test_the_mcp_server_lists_library_collections_and_finds_your_notes_apart(
+    instance, storage, zotero, tmp_path
+):
+    from insight_assets.app.mcp.collections import Collections
+
+    build(instance, storage, EMBEDDINGS)
+    server = Collections(storage, HASHING, LLMResource(data_dir=str(tmp_path / "llm")))
+
+    listed = server.list_collections().data["collections"]
+    assert {(c["name"], c["source"], c["stale"]) for c in listed} == {
+        (EMBEDDINGS, "zotero", False),
+        (EVALUATION, "zotero", False),
+    }
+    found = server.search(EMBEDDINGS, "citation-informed transformers", k=3, notes=True)
+    assert all("your notes" not in passage["text"] for passage in found.data["passages"])
+    assert {p["cite"] for p in found.data["passages"]} <= {
+        "@cohan2020specter",
+        "doi:10.18653/v1/2020.acl-main.447",
+        "doi:10.18653/v1/n18-3011",
+    }
+    (first, *_) = found.data["your_notes"]
+    assert (
+        first["source"] == "your notes"
+        and first["page_label"] == "1"
+        and first["cite"] == "@cohan2020specter"
+    )
+    assert "Your notes (the reader's own highlights and notes, not the papers' text)" in found.text
+    without = server.search(EMBEDDINGS, "citation-informed transformers", k=3)
+    assert without.data["your_notes"] == []
+
+    zotero[0].set_field(zotero[1]["s2orc"][0], "title", "S2ORC, retitled")
+    assert {c["name"]: c["stale"] for c in server.list_collections().data["collections"]}[EMBEDDINGS]
