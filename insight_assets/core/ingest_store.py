@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pyarrow as pa
+
 from insight_assets.core.stores import Warehouse, WarehouseSession
 
 Reader = Warehouse | WarehouseSession
@@ -158,3 +160,17 @@ def built_source_signatures(db: Reader) -> dict[str, str]:
         row["collection"]: row["signature"]
         for row in db.rows("SELECT collection, signature FROM source_states")
     }
+
+
+def rows_differ(db: Reader, collection: str, tables: dict[str, pa.Table]) -> bool:
+    """Whether any of ``tables`` (name -> the rows a step would write) differs from the stored rows
+    of ``collection``, in any order: a step that would write the same rows writes nothing."""
+
+    def as_set(rows: list[dict]) -> list[str]:
+        return sorted(repr(sorted(row.items())) for row in rows)
+
+    for name, rows in tables.items():
+        stored = db.rows(f"SELECT * EXCLUDE (collection) FROM {name} WHERE collection = ?", [collection])
+        if as_set(stored) != as_set(rows.drop(["collection"]).to_pylist()):
+            return True
+    return False

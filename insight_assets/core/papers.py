@@ -8,6 +8,7 @@ the PDF, and a disagreement (a title the PDF spells otherwise) is recorded in ``
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -36,31 +37,14 @@ def library_tables(
             {"collection": collection, "file": scanned.file, "doc_id": scanned.doc_id, "source": source.kind}
             | item.metadata()
         )
-        notes += [
-            {
-                "collection": collection,
-                "note_id": note.note_id,
-                "doc_id": scanned.doc_id,
-                "file": scanned.file,
-                "item_key": item.key,
-                "kind": note.kind,
-                "text": note.text,
-                "comment": note.comment,
-                "page_label": note.page_label,
-                "page": note.page,
-            }
-            for note in item.notes
-        ]
-    problems = [
-        {
+        where = {
             "collection": collection,
-            "item": problem.item,
-            "kind": problem.kind,
-            "severity": problem.severity,
-            "message": problem.message,
+            "doc_id": scanned.doc_id,
+            "file": scanned.file,
+            "item_key": item.key,
         }
-        for problem in contents.problems
-    ]
+        notes += [where | dataclasses.asdict(note) for note in item.notes]
+    problems = [{"collection": collection} | dataclasses.asdict(problem) for problem in contents.problems]
     state = [
         {
             "collection": collection,

@@ -65,7 +65,7 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     scanned = time.perf_counter()
     rows = table.select(["file", "doc_id", "size_bytes", "pages", "path"]).to_pylist()
     # A no-change rerun writes nothing.
-    if stored != rows or _library_changed(storage, collection, library):
+    if stored != rows or ingest_store.rows_differ(storage.warehouse, collection, library):
         storage.warehouse.replace_partition(collection, {"source_documents": table, **library})
     written = time.perf_counter()
     problems = library["source_problems"].to_pylist()
@@ -104,17 +104,6 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
             + ([f"{USER_QUESTIONS_FILE}:{sha256_file(questions)}"] if questions.is_file() else [])
         ),
     )
-
-
-def _library_changed(storage: StorageResource, collection: str, library: dict) -> bool:
-    """Whether the stored library rows differ from ``library``'s."""
-    stored = {
-        name: storage.warehouse.query(
-            f"SELECT * EXCLUDE (collection) FROM {name} WHERE collection = ?", [collection]
-        )
-        for name in library
-    }
-    return any(stored[name].to_pylist() != library[name].drop(["collection"]).to_pylist() for name in library)
 
 
 def _no_pdf_reason(source: CollectionSource, problems: list[dict]) -> str:
@@ -229,13 +218,7 @@ def _parsed_documents(
     warehouse = storage.warehouse
     version = parser_version(quality)
     with warehouse.session() as db:
-        sources = [
-            # A warehouse written before the path was kept holds a folder's files only.
-            ingest.SourceFile(
-                row["file"], Path(row["path"] or folder / row["file"]), row["doc_id"], row["size_bytes"]
-            )
-            for row in ingest_store.stored_sources(db, collection)
-        ]
+        sources = _scanned_files(db, collection, folder)
         documents, problems = ingest_store.stored_parse(db, collection)
         quality_rows = ingest_store.quality_rows(db, collection)
     parsed, seconds, write_seconds = 0, 0.0, 0.0
@@ -289,6 +272,17 @@ def _parsed_documents(
 
 
 _PREVIEW_COLUMNS = ["file", "title", "pages", "characters", "sections", "references"]
+
+
+def _scanned_files(db, collection: str, folder: Path) -> list[ingest.SourceFile]:
+    """The files `source_documents` scanned; a warehouse written before their paths were kept
+    holds a folder's files only, found under ``folder``."""
+    return [
+        ingest.SourceFile(
+            row["file"], Path(row["path"] or folder / row["file"]), row["doc_id"], row["size_bytes"]
+        )
+        for row in ingest_store.stored_sources(db, collection)
+    ]
 
 
 def _write_papers(warehouse, collection: str) -> list[dict]:
