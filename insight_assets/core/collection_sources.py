@@ -7,6 +7,7 @@ that changes. No Dagster here: the sensor, the CLI and the MCP server all read s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +90,14 @@ class CollectionSource:
             Paper(f"{item.key}/{item.pdf.name}", item.pdf, item) for item in collection.items if item.pdf
         ]
         return SourceContents(papers, list(collection.problems))
+
+    def located(self, files: Iterable[str]) -> dict[str, Path]:
+        """Where each of the collection's ``files`` (as ``contents`` names them) is now; a file no
+        longer there is given its place in the folder, where parsing it says it is missing."""
+        if self.library is None:
+            return {file: self.folder / file for file in files}
+        found = {paper.file: paper.path for paper in self.contents().papers}
+        return {file: found.get(file, self.folder / file) for file in files}
 
     def holds_a_pdf(self) -> bool:
         if self.library is None:

@@ -77,7 +77,6 @@ def sources_table(
                 "pages": known_pages[source.doc_id]
                 if source.doc_id in known_pages
                 else count_pages(source.path),
-                "path": str(source.path),
             }
             for source in sources
         ],
@@ -88,7 +87,6 @@ def sources_table(
                 ("doc_id", pa.string()),
                 ("size_bytes", pa.int64()),
                 ("pages", pa.int32()),
-                ("path", pa.string()),
             ]
         ),
     )

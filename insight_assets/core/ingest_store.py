@@ -17,9 +17,9 @@ Reader = Warehouse | WarehouseSession
 
 
 def stored_sources(db: Reader, collection: str) -> list[dict]:
-    """The collection's files as last scanned (file, doc_id, size_bytes, pages, path), in file order."""
+    """The collection's files as last scanned (file, doc_id, size_bytes, pages), in file order."""
     return db.rows(
-        "SELECT file, doc_id, size_bytes, pages, path FROM source_documents WHERE collection = ? ORDER BY file",
+        "SELECT file, doc_id, size_bytes, pages FROM source_documents WHERE collection = ? ORDER BY file",
         [collection],
     )
 

@@ -34,7 +34,7 @@ SCHEMA = {
         collection VARCHAR, asset VARCHAR, rows BIGINT, data_version VARCHAR, run_id VARCHAR,
         built_at TIMESTAMP, inputs VARCHAR, report VARCHAR, incomplete VARCHAR, config VARCHAR""",
     "source_documents": """
-        collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER, path VARCHAR""",
+        collection VARCHAR, file VARCHAR, doc_id VARCHAR, size_bytes BIGINT, pages INTEGER""",
     # ``title``: the library's title where the paper came from a library, else the PDF's
     # (``pdf_title``, what the parser found).
     "parsed_documents": """

@@ -97,11 +97,12 @@ def worker_arguments(storage: StorageResource, embedder: dict, llm: dict | None,
 
 def warehouse_snapshot(storage: StorageResource) -> dict[str, list[str]]:
     """Every table's rows for the collection, sorted: what must match an uninterrupted build (the
-    build records, with their run ids and times, aside, and so the wall seconds a method took)."""
+    build records, with their run ids and times, aside, and so the source's state as the build read
+    it (where the files are, their times) and the wall seconds a method took)."""
     snapshot = {}
     with storage.warehouse.session() as db:
         for table in warehouse_tables():
-            if table != "asset_builds":
+            if table not in ("asset_builds", "source_states"):
                 rows = db.rows(f"SELECT * FROM {table} WHERE collection = ?", [COLLECTION])
                 kept = [{k: v for k, v in row.items() if not k.endswith("seconds")} for row in rows]
                 snapshot[table] = sorted(json.dumps(row, sort_keys=True, default=str) for row in kept)

@@ -7,7 +7,6 @@ reports what it did (counts, reuse, timings) as metadata.
 import functools
 import time
 from collections import Counter
-from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
@@ -63,7 +62,7 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
     table = ingest.sources_table(collection, sources, {row["doc_id"]: row["pages"] for row in stored})
     library = papers.library_tables(collection, source, sources, contents)
     scanned = time.perf_counter()
-    rows = table.select(["file", "doc_id", "size_bytes", "pages", "path"]).to_pylist()
+    rows = table.select(["file", "doc_id", "size_bytes", "pages"]).to_pylist()
     # A no-change rerun writes nothing.
     if stored != rows or ingest_store.rows_differ(storage.warehouse, collection, library):
         storage.warehouse.replace_partition(collection, {"source_documents": table, **library})
@@ -214,11 +213,11 @@ def parsed_documents(
 def _parsed_documents(
     context: dg.AssetExecutionContext, storage: StorageResource, collection: str, quality: QualitySettings
 ) -> CollectionReport:
-    folder = existing_collection_source(storage.collections_root, collection).folder
+    source = existing_collection_source(storage.collections_root, collection)
     warehouse = storage.warehouse
     version = parser_version(quality)
     with warehouse.session() as db:
-        sources = _scanned_files(db, collection, folder)
+        sources = _scanned_files(db, collection, source)
         documents, problems = ingest_store.stored_parse(db, collection)
         quality_rows = ingest_store.quality_rows(db, collection)
     parsed, seconds, write_seconds = 0, 0.0, 0.0
@@ -274,14 +273,13 @@ def _parsed_documents(
 _PREVIEW_COLUMNS = ["file", "title", "pages", "characters", "sections", "references"]
 
 
-def _scanned_files(db, collection: str, folder: Path) -> list[ingest.SourceFile]:
-    """The files `source_documents` scanned; a warehouse written before their paths were kept
-    holds a folder's files only, found under ``folder``."""
+def _scanned_files(db, collection: str, source: CollectionSource) -> list[ingest.SourceFile]:
+    """The files `source_documents` scanned, where they are now. (A path is not stored: a shared
+    warehouse serves machines that see the collection's files under other paths.)"""
+    stored = ingest_store.stored_sources(db, collection)
+    paths = source.located([row["file"] for row in stored])
     return [
-        ingest.SourceFile(
-            row["file"], Path(row["path"] or folder / row["file"]), row["doc_id"], row["size_bytes"]
-        )
-        for row in ingest_store.stored_sources(db, collection)
+        ingest.SourceFile(row["file"], paths[row["file"]], row["doc_id"], row["size_bytes"]) for row in stored
     ]
 
 
