@@ -119,6 +119,12 @@ class ZoteroLibrary:
         self._attachment(item_id, parent, LINKED_FILE, str(pdf))
         return item_id, key
 
+    def base_relative_pdf(self, parent: int, relative: str) -> tuple[int, str]:
+        """A PDF linked relative to Zotero's linked attachment base directory ("attachments:...")."""
+        item_id, key = self._new_item("attachment")
+        self._attachment(item_id, parent, LINKED_FILE, f"attachments:{relative}")
+        return item_id, key
+
     def web_link(self, parent: int, url: str) -> tuple[int, str]:
         item_id, key = self._new_item("attachment")
         self.db.execute(

@@ -19,7 +19,9 @@ def library(args: argparse.Namespace) -> int:
     try:
         if args.action == "add":
             taken = set(find_sources(storage.collections_root).collections)
-            added = registry.add(args.kind, args.path, args.name, taken=taken)
+            added = registry.add(
+                args.kind, args.path, args.name, taken=taken, base_dir=getattr(args, "base_dir", None)
+            )
             print(f"Added {added.kind} library {added.name!r} ({added.path}).")
             _print_collections(added)
             return 0
@@ -61,6 +63,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     kinds = add.add_subparsers(dest="kind", required=True)
     zotero = kinds.add_parser("zotero", help="a Zotero data directory (holding zotero.sqlite and storage/)")
     zotero.add_argument("path", metavar="DIR")
+    zotero.add_argument(
+        "--base-dir",
+        metavar="DIR",
+        help="Zotero's linked attachment base directory, for files linked relative to it (Settings > Advanced > Files and Folders)",
+    )
     zotero.add_argument(
         "--name", help="the library's name; each collection is NAME-<its path> (default: the folder's name)"
     )

@@ -316,3 +316,29 @@ def test_a_library_signature_changes_with_metadata_notes_and_membership_only(zot
         ids["longeval"][2], "faithfulness needs fine-grained units", page_index=1, page_label="2"
     )
     assert signatures()["mylib-evaluation"] != edited["mylib-evaluation"]
+
+
+def test_a_file_linked_relative_to_zoteros_base_directory_is_found_with_base_dir(tmp_path):
+    library = ZoteroLibrary(tmp_path / "Zotero")
+    papers = library.collection("Papers")
+    item, _ = library.item([papers], title="SPECTER")
+    library.base_relative_pdf(item, "reading/specter.pdf")
+    library.close()
+    (tmp_path / "cloud" / "reading").mkdir(parents=True)
+    (tmp_path / "cloud" / "reading" / "specter.pdf").write_bytes(
+        (DEMO_COLLECTION / DEMO_ITEMS["specter"][0]).read_bytes()
+    )
+
+    (without,) = read_zotero(tmp_path / "Zotero", "lib")
+    (problem,) = without.problems
+    assert not without.items and problem.kind == "linked-file-missing" and "--base-dir" in problem.message
+
+    (found,) = read_zotero(tmp_path / "Zotero", "lib", base_dir=tmp_path / "cloud")
+    assert [item.pdf for item in found.items] == [tmp_path / "cloud" / "reading" / "specter.pdf"]
+
+    root = tmp_path / "data" / "collections"
+    registry = registry_for(root)
+    with pytest.raises(LibraryError, match="only for a zotero library"):
+        registry.add("bibtex", tmp_path / "Zotero" / "zotero.sqlite", "x", base_dir=tmp_path / "cloud")
+    registry.add("zotero", tmp_path / "Zotero", "lib", base_dir=tmp_path / "cloud")
+    assert len(find_sources(root).collections["lib-papers"].contents().papers) == 1

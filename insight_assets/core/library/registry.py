@@ -24,6 +24,8 @@ class Library:
     name: str
     kind: str
     path: str
+    # Zotero's linked attachment base directory, for files linked relative to it.
+    base_dir: str | None = None
 
     @property
     def watched_file(self) -> Path:
@@ -47,7 +49,7 @@ def _read(library: Library, size: int, mtime_ns: int) -> list[LibraryCollection]
     """One read per state of the library's file and process (size and mtime are part of the key)."""
     path = Path(library.path)
     if library.kind == "zotero":
-        return read_zotero(path, library.name)
+        return read_zotero(path, library.name, Path(library.base_dir) if library.base_dir else None)
     if library.kind == "bibtex":
         return [read_bibtex(path, library.name)]
     return [read_csl_json(path, library.name)]
@@ -70,7 +72,14 @@ class LibraryRegistry:
                 f"{self.file} is not a list of libraries ({error}): fix it or delete it, then add the libraries again."
             ) from error
 
-    def add(self, kind: str, path: str | Path, name: str | None, taken: set[str] = frozenset()) -> Library:
+    def add(
+        self,
+        kind: str,
+        path: str | Path,
+        name: str | None,
+        taken: set[str] = frozenset(),
+        base_dir: str | Path | None = None,
+    ) -> Library:
         """Register a library; it is checked by reading it once, so a wrong path fails here."""
         if kind not in KINDS:
             raise LibraryError(f"Unknown library kind {kind!r}: use one of {', '.join(KINDS)}.")
@@ -90,7 +99,19 @@ class LibraryRegistry:
             raise LibraryError(
                 f"The name {name!r} is taken: pick another with --name, or remove the other first."
             )
-        library = Library(name=name, kind=kind, path=str(resolved))
+        if base_dir is not None:
+            if kind != "zotero":
+                raise LibraryError(
+                    "--base-dir is Zotero's linked attachment base directory: only for a zotero library."
+                )
+            base_dir = Path(base_dir).expanduser().resolve()
+            if not base_dir.is_dir():
+                raise LibraryError(
+                    f"No folder at {base_dir}: --base-dir is Zotero's linked attachment base directory."
+                )
+        library = Library(
+            name=name, kind=kind, path=str(resolved), base_dir=str(base_dir) if base_dir else None
+        )
         library.collections()
         self._write([*existing, library])
         return library

@@ -145,14 +145,14 @@ def _columns(connection: sqlite3.Connection, table: str, tables: set[str]) -> se
     return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
-def read_zotero(directory: Path, library_name: str) -> list[LibraryCollection]:
+def read_zotero(directory: Path, library_name: str, base_dir: Path | None = None) -> list[LibraryCollection]:
     """Every top-level collection of the Zotero library in ``directory``, named
     ``<library_name>-<slug of its name>``, with its items (its sub-collections' included) and problems."""
     path = database_path(directory)
     connection = open_readonly(path)
     try:
         warnings = check_schema(connection, path)
-        return _Reader(connection, path.parent).collections(library_name, warnings)
+        return _Reader(connection, path.parent, base_dir).collections(library_name, warnings)
     except sqlite3.DatabaseError as error:
         raise LibraryError(f"{path} could not be read as a Zotero database: {error}") from error
     finally:
@@ -162,9 +162,10 @@ def read_zotero(directory: Path, library_name: str) -> list[LibraryCollection]:
 class _Reader:
     """One pass over an open database: every query is a few set-based SELECTs."""
 
-    def __init__(self, connection: sqlite3.Connection, data_dir: Path):
+    def __init__(self, connection: sqlite3.Connection, data_dir: Path, base_dir: Path | None):
         self.db = connection
         self.data_dir = data_dir
+        self.base_dir = base_dir
         self.trashed = {row[0] for row in self.db.execute("SELECT itemID FROM deletedItems")}
 
     def collections(self, library_name: str, warnings: list[LibraryProblem]) -> list[LibraryCollection]:
@@ -348,14 +349,18 @@ class _Reader:
             )
         if row["linkMode"] == _LINKED_FILE:
             if stored.startswith("attachments:"):
-                return None, (
-                    f"its PDF is a linked file relative to Zotero's base directory ({stored}), which the "
-                    "database does not record: convert it to a stored file in Zotero (Manage Attachments)."
-                )
-            path = Path(stored)
+                if self.base_dir is None:
+                    return None, (
+                        f"its PDF is a linked file relative to Zotero's linked attachment base directory ({stored}), "
+                        "which the database does not record: add the library again with --base-dir DIR (Zotero's "
+                        "Settings > Advanced > Files and Folders shows it)."
+                    )
+                path = self.base_dir / stored.removeprefix("attachments:")
+            else:
+                path = Path(stored)
             if path.is_file():
                 return path, ""
-            return None, f"its PDF is a linked file that no longer exists ({stored}): relink it in Zotero."
+            return None, f"its PDF is a linked file that no longer exists ({path}): relink it in Zotero."
         return None, "its PDF is a link to a web page, not a file: save the PDF to Zotero."
 
     def _annotations(self, attachment_id: int | None) -> list[ReaderNote]:
