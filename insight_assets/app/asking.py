@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
 C = TypeVar("C")  # a step's Dagster config class
@@ -30,12 +30,15 @@ class Citation:
 
     title: str
     pages: tuple[int, ...] = ()
+    # The paper's citekey ("@key") or DOI ("doi:..."), where its library gives one.
+    cite: str = ""
 
     @property
     def label(self) -> str:
+        head = f"{self.title}, {self.cite}" if self.cite else self.title
         if not self.pages:
-            return self.title
-        return f"{self.title}, {'p.' if len(self.pages) == 1 else 'pp.'} {page_ranges(self.pages)}"
+            return head
+        return f"{head}, {'p.' if len(self.pages) == 1 else 'pp.'} {page_ranges(self.pages)}"
 
 
 def page_ranges(pages: Iterable[int]) -> str:
@@ -121,7 +124,8 @@ class Answered:
         found = asdict(self)
         if self.answer is not None:
             found["answer"]["citations"] = [
-                {"title": c.title, "pages": list(c.pages), "label": c.label} for c in self.answer.citations
+                {"title": c.title, "cite": c.cite, "pages": list(c.pages), "label": c.label}
+                for c in self.answer.citations
             ]
         return found
 
@@ -152,6 +156,8 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
             answer = flow(asked, client)
             if not answer.text.strip():
                 answer, error = None, "the method returned an empty answer"
+            else:
+                answer = with_cites(answer, asked)
         except AskFailed as failure:
             error = str(failure)
         except IndexMissing as missing:
@@ -175,6 +181,21 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
         cost_usd=summary.cost_usd,
         seconds=round(time.perf_counter() - started, 2),
     )
+
+
+def with_cites(answer: MethodAnswer, asked: Asked) -> MethodAnswer:
+    """``answer`` with each cited paper's citekey or DOI, for the papers a library gave one."""
+    from insight_assets.core.papers import citation_label, stored_papers
+
+    by_title = {
+        paper["title"]: label
+        for paper in stored_papers(asked.storage.warehouse, asked.collection).values()
+        if (label := citation_label(paper))
+    }
+    if not by_title:
+        return answer
+    cited = tuple(replace(citation, cite=by_title.get(citation.title, "")) for citation in answer.citations)
+    return replace(answer, citations=cited)
 
 
 def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> list[Answered]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow.compute as pc
@@ -44,6 +44,8 @@ class CollectionIndex:
     vectors: np.ndarray  # one unit row per chunk, same order
     source_labels: dict[str, str]  # chunk id -> "Title, pp. a-b"
     titles: dict[str, str]  # doc id -> title
+    # doc id -> a library paper's citekey ("@key") or DOI ("doi:..."), for the papers that have one
+    cites: dict[str, str] = field(default_factory=dict)
 
     def nearest(self, query_vector: np.ndarray, k: int) -> list[ChunkRecord]:
         """The ``k`` chunks nearest ``query_vector`` by cosine (see ``vectors.nearest_rows``)."""
@@ -129,6 +131,7 @@ def index_from_rows(
         vectors=np.stack([found[chunk.chunk_id] for chunk in chunks]),
         source_labels=labels,
         titles={row["doc_id"]: row["title"] for row in kept},
+        cites={row["doc_id"]: row["cite"] for row in kept if row.get("cite")},
     )
 
 

@@ -339,3 +339,32 @@ def test_the_mcp_server_lists_library_collections_and_finds_your_notes_apart(
 
     zotero[0].set_field(zotero[1]["s2orc"][0], "title", "S2ORC, retitled")
     assert {c["name"]: c["stale"] for c in server.list_collections().data["collections"]}[EMBEDDINGS]
+
+
+def test_every_citation_of_a_library_paper_names_its_citekey_or_doi_and_the_page(instance, storage, zotero):
+    from insight_assets.app.asking import Asked, Citation, MethodAnswer, with_cites
+    from insight_assets.core.retrieval.citing import Source, load_sources, render_citations
+
+    build(instance, storage, EMBEDDINGS)
+    specter = doc_id_of(storage, EMBEDDINGS, "SPECTER")
+
+    # Stored citations, rendered for people (XSum's, ConTReGen's, Insight-RAG's texts).
+    sources = load_sources(storage.warehouse, EMBEDDINGS, "passage")
+    chunk_id, source = next((cid, s) for cid, s in sources.items() if s.doc_id == specter)
+    assert render_citations(f"A claim [{chunk_id}].", sources).endswith(
+        f"@cohan2020specter, p. {source.page_start})."
+    )
+    # Passages found at question time carry it too (the ask flows' sources).
+    retriever = Retriever.open(storage.warehouse, storage.vectors, EMBEDDINGS, HASHING.get_embedder())
+    hits = retriever.search("citation-informed transformers", k=20, mode="hybrid")
+    assert {Source.of(hit).label.split(", ")[-2] for hit in hits if hit.doc_id == specter} == {
+        "@cohan2020specter"
+    }
+    assert all(hit.cite.startswith(("@", "doi:")) for hit in hits)
+    # The papers an answer cites, as `ask` lists them.
+    asked = Asked(EMBEDDINGS, "q", storage, HASHING)
+    answer = with_cites(MethodAnswer("text", (Citation(DEMO_ITEMS["s2orc"][1], (3, 4)),)), asked)
+    assert (
+        answer.citations[0].label
+        == f"{DEMO_ITEMS['s2orc'][1]}, doi:10.18653/v1/2020.acl-main.447, pp. 3\u20134"
+    )

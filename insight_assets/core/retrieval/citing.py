@@ -47,7 +47,7 @@ class Source:
 
     @classmethod
     def of(cls, hit: Hit) -> Source:
-        return cls(hit.chunk_id, hit.doc_id, hit.title, hit.page_start, hit.page_end, hit.text)
+        return cls(hit.chunk_id, hit.doc_id, hit.title, hit.page_start, hit.page_end, hit.text, hit.cite)
 
 
 def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[str, Source]:

@@ -55,6 +55,7 @@ class Hit:
     found_by: tuple[str, ...]
     retrieval_score: float | None = None
     reranker: str | None = None
+    cite: str = ""  # the paper's citekey or DOI, from its library entry ('' for neither)
 
     @property
     def pages(self) -> str:
@@ -226,6 +227,7 @@ class Retriever:
             score=float(score),
             mode=mode,
             found_by=found_by,
+            cite=self.index.cites.get(chunk.doc_id, ""),
         )
 
 
