@@ -53,13 +53,15 @@ def page_ranges(pages: Iterable[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}\u2013{b}" for a, b in spans)
 
 
-def citations(cited: Iterable[tuple[str, int, int]]) -> tuple[Citation, ...]:
-    """(title, first page, last page) of each cited passage, as one citation per paper in order of
-    first citation; a page of 0 or less cites the paper as a whole."""
+def citations(cited: Iterable[tuple]) -> tuple[Citation, ...]:
+    """(title, first page, last page[, cite]) of each cited passage, as one citation per paper in
+    order of first citation; a page of 0 or less cites the paper as a whole."""
     pages: dict[str, set[int]] = {}
-    for title, first, last in cited:
+    cites: dict[str, str] = {}
+    for title, first, last, *cite in cited:
         pages.setdefault(title, set()).update(range(first, last + 1) if first > 0 else ())
-    return tuple(Citation(title, tuple(sorted(found))) for title, found in pages.items())
+        cites.setdefault(title, cite[0] if cite else "")
+    return tuple(Citation(title, tuple(sorted(found)), cites[title]) for title, found in pages.items())
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,10 @@ def with_cites(answer: MethodAnswer, asked: Asked) -> MethodAnswer:
     }
     if not by_title:
         return answer
-    cited = tuple(replace(citation, cite=by_title.get(citation.title, "")) for citation in answer.citations)
+    cited = tuple(
+        citation if citation.cite else replace(citation, cite=by_title.get(citation.title, ""))
+        for citation in answer.citations
+    )
     return replace(answer, citations=cited)
 
 

@@ -14,7 +14,9 @@ import pyarrow as pa
 
 from insight_assets.core.documents import sha256_text
 from insight_assets.core.papers import YOUR_NOTES
+from insight_assets.core.retrieval.search import Hit
 from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.core.vectors import normalize_rows
 
 VECTOR_KIND = "reader_notes"
 
@@ -141,3 +143,88 @@ def search_notes(
         )
         for score, note_id in ranked[:k]
     ]
+
+
+# How many of the reader's notes a search adds beside the papers' passages, when a method is told to
+# use them.
+NOTES_PER_SEARCH = 2
+
+
+def passage_id(note_id: str) -> str:
+    """A note's id among passages: hex like a chunk's, so that a text cites it as it cites a chunk."""
+    return sha256_text(f"reader-note:{note_id}")[:32]
+
+
+class WithReaderNotes:
+    """A retriever that also returns the reader's notes closest to each query (at most
+    ``per_search``), after the papers' passages and labelled as the reader's: their title says
+    "your notes: <kind> on <paper>", so a text that cites one says whose words they are. Only notes
+    on a page (highlights, annotation comments) are used, so that each is cited by its page. It
+    offers what ConTReGen's tree asks of a retriever: ``embed``, ``search`` and ``similarities``."""
+
+    def __init__(
+        self,
+        retriever,
+        warehouse: Warehouse,
+        vectors_uri: str,
+        collection: str,
+        per_search: int = NOTES_PER_SEARCH,
+    ):
+        self.retriever = retriever
+        self.embed = retriever.embed
+        self.per_search = per_search
+        notes = {note["note_id"]: note for note in stored_notes(warehouse, collection)}
+        table = VectorStore(vectors_uri, kind=VECTOR_KIND).read(collection, ["chunk_id", "variant", "vector"])
+        rows = [] if table is None else table.to_pylist()
+        # Notes on a page only (highlights, annotation comments): a method cites what it uses by page.
+        kept = [
+            row
+            for row in rows
+            if row["chunk_id"] in notes
+            and notes[row["chunk_id"]]["page"]
+            and row["variant"] == retriever.variant
+        ]
+        self.notes = [notes[row["chunk_id"]] for row in kept]
+        self.ids = [passage_id(note["note_id"]) for note in self.notes]
+        self.vectors = (
+            normalize_rows(np.stack([np.asarray(row["vector"], np.float32) for row in kept]))
+            if kept
+            else None
+        )
+        self._row = {note_id: row for row, note_id in enumerate(self.ids)}
+
+    def search(self, query: str, k: int = 20, mode: str = "hybrid", **options) -> list[Hit]:
+        hits = self.retriever.search(query, k, mode, **options)
+        if self.vectors is None or k <= 0:
+            return hits
+        vector = options.get("query_vector")
+        if vector is None:
+            vector = self.embed([query])[0]
+        scores = self.vectors @ normalize_rows(vector)
+        best = np.argsort(-scores)[: self.per_search]
+        return hits + [self._hit(int(row), float(scores[row]), mode) for row in best]
+
+    def similarities(self, query_vector: np.ndarray, chunk_ids: Sequence[str]) -> list[float]:
+        unit = normalize_rows(query_vector)
+        return [
+            float(self.vectors[self._row[chunk_id]] @ unit)
+            if chunk_id in self._row
+            else self.retriever.similarities(query_vector, [chunk_id])[0]
+            for chunk_id in chunk_ids
+        ]
+
+    def _hit(self, row: int, score: float, mode: str) -> Hit:
+        note = self.notes[row]
+        page = note["page"]
+        return Hit(
+            chunk_id=self.ids[row],
+            doc_id=note["doc_id"],
+            title=f"{YOUR_NOTES}: {note['kind']} on {note['title']}",
+            page_start=page,
+            page_end=page,
+            text=note_text(note),
+            score=score,
+            mode=mode,
+            found_by=(YOUR_NOTES,),
+            cite=note["cite"],
+        )

@@ -368,3 +368,26 @@ def test_every_citation_of_a_library_paper_names_its_citekey_or_doi_and_the_page
         answer.citations[0].label
         == f"{DEMO_ITEMS['s2orc'][1]}, doi:10.18653/v1/2020.acl-main.447, pp. 3\u20134"
     )
+
+
+def test_contregen_told_to_use_your_notes_cites_them_as_yours_and_not_otherwise(
+    instance, storage, zotero, tmp_path
+):
+    from insight_assets.app.asking import Asked, ask_each
+    from insight_assets.app.cli.contregen import ASK
+
+    build(instance, storage, EMBEDDINGS)
+    llm = LLMResource(data_dir=str(tmp_path / "llm"))
+    question = "How do citation-informed transformers learn document embeddings?"
+
+    (with_notes,) = ask_each(Asked(EMBEDDINGS, question, storage, HASHING, {"notes": True}), [ASK], llm)
+    (without,) = ask_each(Asked(EMBEDDINGS, question, storage, HASHING, {}), [ASK], llm)
+
+    assert with_notes.ok and without.ok
+    labels = [citation.label for citation in with_notes.answer.citations]
+    assert any(
+        label.startswith("your notes: highlight on SPECTER") and "@cohan2020specter, p." in label
+        for label in labels
+    )
+    assert "(your notes: highlight on SPECTER" in with_notes.answer.text
+    assert "your notes" not in without.answer.text + " ".join(c.label for c in without.answer.citations)

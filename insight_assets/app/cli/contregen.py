@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from insight_assets.app.asking import Asked, AskFailed, MethodAnswer, citations
 from insight_assets.app.commands import AskFlow
 
@@ -18,6 +20,10 @@ def answer(asked: Asked, client) -> MethodAnswer:
     retriever = Retriever.open(
         storage.warehouse, storage.vectors, collection, asked.embedder.get_embedder(), contregen.PROFILE
     )
+    if asked.options.get("notes"):
+        from insight_assets.core.reader_notes import WithReaderNotes
+
+        retriever = WithReaderNotes(retriever, storage.warehouse, storage.vectors_uri, collection)
     question = contregen.TreeQuestion("cli", asked.question, source="cli")
     # The build's settings: the tree as deep and wide, the answer as long, as the collection's own.
     growing = asked.built_with("contregen_trees", ConTReGenTreesConfig).settings()
@@ -31,11 +37,19 @@ def answer(asked: Asked, client) -> MethodAnswer:
     cited = [sources[chunk_id] for chunk_id in cited_chunks(written.text) if chunk_id in sources]
     return MethodAnswer(
         text=f"Answer ({client.provider_label}){flag}:\n\n{render_citations(written.text, sources)}",
-        citations=citations((s.title, s.page_start, s.page_end) for s in cited),
+        citations=citations((s.title, s.page_start, s.page_end, s.cite) for s in cited),
         details="Tree (sub-questions, whether kept, and the sources each kept):\n\n"
         + tree_text(tree, sources),
     )
 
 
-ASK = AskFlow("contregen", "a tree of sub-questions, then a cited answer (ConTReGen)", answer)
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--notes",
+        action="store_true",
+        help="contregen: also retrieve your own highlights and notes (a Zotero library's), cited as 'your notes'",
+    )
+
+
+ASK = AskFlow("contregen", "a tree of sub-questions, then a cited answer (ConTReGen)", answer, _arguments)
 COMMANDS = ()
