@@ -20,7 +20,7 @@ def corpus_root(override: str | None = None) -> Path:
 
 
 def pdfs(folder: Path) -> list[Path]:
-    """The PDFs under ``folder`` as ``scan_collection`` finds them: any depth, any suffix case, by name."""
+    """The PDFs under ``folder`` as a folder collection finds them (``CollectionSource.contents``): any depth, any suffix case, by name."""
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
 
 

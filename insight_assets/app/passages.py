@@ -61,14 +61,3 @@ def note_json(hit: Any) -> dict:
         "doc_id": hit.doc_id,
         "note_id": hit.note_id,
     }
-
-
-def paper_cites(warehouse: Any, collection: str) -> dict[str, str]:
-    """doc_id -> how to cite the paper (its citekey '@key' or 'doi:...'), for the papers a library gave one."""
-    from insight_assets.core.papers import citation_label, stored_papers
-
-    return {
-        doc_id: label
-        for doc_id, paper in stored_papers(warehouse, collection).items()
-        if (label := citation_label(paper))
-    }

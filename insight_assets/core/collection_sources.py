@@ -108,15 +108,14 @@ class CollectionSource:
         """A cheap signature of everything a build reads from the source: its PDFs' names, sizes
         and modification times, the library's metadata and notes, its problems, the side files. No
         file is hashed."""
-        parts = []
-        for paper in self.contents().papers:
+        contents = self.contents()
+        parts = [repr(problem) for problem in contents.problems]
+        for paper in contents.papers:
             stat = paper.path.stat()
             parts.append(f"{paper.file}:{stat.st_size}:{stat.st_mtime_ns}")
             if paper.item is not None:
                 parts.append(paper.item.version)
                 parts += [repr(note) for note in paper.item.notes]
-        if self.library is not None:
-            parts += [repr(problem) for problem in self.contents().problems]
         for name in SIDE_FILES:
             side = self.folder / name
             if side.is_file():

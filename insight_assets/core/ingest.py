@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from insight_assets.core.boilerplate import BoilerplateSpan
 from insight_assets.core.chunking import ChunkProfile, chunk_document
-from insight_assets.core.collection_sources import FOLDER, CollectionSource, Paper
+from insight_assets.core.collection_sources import Paper
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
 from insight_assets.core.library import LibraryItem
 from insight_assets.core.pdf import count_pages, parse_pdf
@@ -37,11 +37,6 @@ class SourceFile:
     doc_id: str
     size_bytes: int
     item: LibraryItem | None = None
-
-
-def scan_collection(folder: Path) -> list[SourceFile]:
-    """Every ``*.pdf`` under ``folder`` (any depth, any case of the suffix), in name order."""
-    return scan_papers(CollectionSource(folder.name, FOLDER, folder).contents().papers)
 
 
 def scan_papers(papers: Iterable[Paper]) -> list[SourceFile]:

@@ -146,14 +146,6 @@ def citing_documents(db: Reader, collection: str) -> list[dict]:
     )
 
 
-def source_problems(db: Reader, collection: str) -> list[dict]:
-    """The library items the collection could not use (no PDF, a missing file, a malformed entry)."""
-    return db.rows(
-        "SELECT item, kind, severity, message FROM source_problems WHERE collection = ? ORDER BY item",
-        [collection],
-    )
-
-
 def built_source_signatures(db: Reader) -> dict[str, str]:
     """Each collection's source signature as its last ``source_documents`` build read it."""
     return {

@@ -106,42 +106,45 @@ class NoteHit:
         return f"{YOUR_NOTES}: {self.kind} on {self.title}{cite}, {where}"
 
 
+def embedded_notes(
+    warehouse: Warehouse, vectors_uri: str, collection: str, variant: str
+) -> tuple[list[dict], np.ndarray]:
+    """The collection's notes (``stored_notes``) that have a vector of the embedder ``variant``, and
+    those vectors as unit rows, in the same order."""
+    notes = {note["note_id"]: note for note in stored_notes(warehouse, collection)}
+    table = VectorStore(vectors_uri, kind=VECTOR_KIND).read(collection, ["chunk_id", "variant", "vector"])
+    rows = [] if table is None else table.to_pylist()
+    kept = [row for row in rows if row["chunk_id"] in notes and row["variant"] == variant]
+    if not kept:
+        return [], np.zeros((0, 0), np.float32)
+    vectors = normalize_rows(np.stack([np.asarray(row["vector"], np.float32) for row in kept]))
+    return [notes[row["chunk_id"]] for row in kept], vectors
+
+
 def search_notes(
     warehouse: Warehouse, vectors_uri: str, embedder, collection: str, query: str, k: int = 5
 ) -> list[NoteHit]:
     """The ``k`` reader notes closest to ``query`` (cosine of the embedder's vectors); empty when
     the collection has none."""
-    notes = {note["note_id"]: note for note in stored_notes(warehouse, collection)}
-    table = VectorStore(vectors_uri, kind=VECTOR_KIND).read(collection, ["chunk_id", "variant", "vector"])
-    if not notes or table is None or not table.num_rows:
+    notes, vectors = embedded_notes(warehouse, vectors_uri, collection, embedder.variant)
+    if not notes:
         return []
-    ids = table.column("chunk_id").to_pylist()
-    variants = table.column("variant").to_pylist()
-    matrix = np.stack(table.column("vector").to_numpy(zero_copy_only=False)).astype(np.float32)
-    query_vector = embedder.embed([query])[0]
-    scores = matrix @ query_vector
-    ranked = sorted(
-        (
-            (float(score), note_id)
-            for note_id, variant, score in zip(ids, variants, scores, strict=True)
-            if variant == embedder.variant and note_id in notes
-        ),
-        reverse=True,
-    )
+    scores = vectors @ normalize_rows(embedder.embed([query])[0])
+    best = np.argsort(-scores)[:k]
     return [
         NoteHit(
-            note_id=note_id,
-            doc_id=notes[note_id]["doc_id"],
-            title=notes[note_id]["title"],
-            cite=notes[note_id]["cite"],
-            kind=notes[note_id]["kind"],
-            text=notes[note_id]["text"],
-            comment=notes[note_id]["comment"],
-            page=notes[note_id]["page"],
-            page_label=notes[note_id]["page_label"],
-            score=score,
+            note_id=notes[row]["note_id"],
+            doc_id=notes[row]["doc_id"],
+            title=notes[row]["title"],
+            cite=notes[row]["cite"],
+            kind=notes[row]["kind"],
+            text=notes[row]["text"],
+            comment=notes[row]["comment"],
+            page=notes[row]["page"],
+            page_label=notes[row]["page_label"],
+            score=float(scores[row]),
         )
-        for score, note_id in ranked[:k]
+        for row in best
     ]
 
 
@@ -173,24 +176,12 @@ class WithReaderNotes:
         self.retriever = retriever
         self.embed = retriever.embed
         self.per_search = per_search
-        notes = {note["note_id"]: note for note in stored_notes(warehouse, collection)}
-        table = VectorStore(vectors_uri, kind=VECTOR_KIND).read(collection, ["chunk_id", "variant", "vector"])
-        rows = [] if table is None else table.to_pylist()
+        notes, vectors = embedded_notes(warehouse, vectors_uri, collection, retriever.variant)
         # Notes on a page only (highlights, annotation comments): a method cites what it uses by page.
-        kept = [
-            row
-            for row in rows
-            if row["chunk_id"] in notes
-            and notes[row["chunk_id"]]["page"]
-            and row["variant"] == retriever.variant
-        ]
-        self.notes = [notes[row["chunk_id"]] for row in kept]
+        on_a_page = [row for row, note in enumerate(notes) if note["page"]]
+        self.notes = [notes[row] for row in on_a_page]
+        self.vectors = vectors[on_a_page] if on_a_page else None
         self.ids = [passage_id(note["note_id"]) for note in self.notes]
-        self.vectors = (
-            normalize_rows(np.stack([np.asarray(row["vector"], np.float32) for row in kept]))
-            if kept
-            else None
-        )
         self._row = {note_id: row for row, note_id in enumerate(self.ids)}
 
     def search(self, query: str, k: int = 20, mode: str = "hybrid", **options) -> list[Hit]:

@@ -5,12 +5,12 @@ import json
 
 import dagster as dg
 
+from insight_assets.core.collection_sources import find_sources
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.sources import (
     BUILD_SIGNATURE_TAG,
     build_signature,
-    collection_sources,
     last_built_signature,
     source_observation,
 )
@@ -42,7 +42,7 @@ def collection_folders_sensor(
     A new collection without any PDF yet (files still being copied) is left alone until one arrives.
     """
     known = set(context.instance.get_dynamic_partitions(collection_partitions.name))
-    found = collection_sources(storage)
+    found = find_sources(storage.collections_root)
     for name, reason in found.unreadable.items():
         context.log.warning(f"{name}: {reason}")
     sources = {
@@ -94,7 +94,7 @@ def nightly_reingest(
     rather than run to fail.
     """
     keys = context.instance.get_dynamic_partitions(collection_partitions.name)
-    sources = collection_sources(storage).collections
+    sources = find_sources(storage.collections_root).collections
     missing = [key for key in keys if key not in sources]
     if missing:
         context.log.warning(f"Not re-ingesting collections without a folder or library: {', '.join(missing)}")

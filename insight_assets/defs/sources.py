@@ -10,7 +10,7 @@ import functools
 
 import dagster as dg
 
-from insight_assets.core.collection_sources import CollectionSource, Sources, find_sources
+from insight_assets.core.collection_sources import CollectionSource, find_sources
 from insight_assets.core.ingest import fingerprint
 from insight_assets.defs.partitions import collection_partitions
 
@@ -19,12 +19,6 @@ BUILD_SIGNATURE_TAG = "insight_assets/build_signature"
 # The source asset's key: what `source_documents` depends on. The asset itself goes into the
 # definitions beside the catalog's (defs/catalog.py lists only what the steps build).
 COLLECTION_FILES = dg.AssetKey("collection_files")
-
-
-def collection_sources(storage) -> Sources:
-    """Every collection the project knows (folders and libraries' collections) of the ``storage``
-    resource, with the libraries that could not be read."""
-    return find_sources(storage.collections_root)
 
 
 @dg.observable_source_asset(
@@ -38,7 +32,7 @@ def collection_files(context) -> dg.DataVersionsByPartition:
     library's collection (its items' PDFs, metadata and notes). Its data version is the source's
     signature: observed by the sensor when it changes, by `insight-assets build`, or from the UI
     ("Observe sources"); a new version shows every asset of that collection as stale."""
-    sources = collection_sources(context.resources.storage).collections
+    sources = find_sources(context.resources.storage.collections_root).collections
     known = context.instance.get_dynamic_partitions(collection_partitions.name)
     return dg.DataVersionsByPartition({name: sources[name].signature() for name in known if name in sources})
 

@@ -19,7 +19,6 @@ from insight_assets.app.passages import (
     DEFAULT_CANDIDATES,
     SEARCH_MODES,
     SEARCH_RERANKERS,
-    paper_cites,
     search_notes,
     search_passages,
 )
@@ -57,11 +56,10 @@ def search(args: argparse.Namespace) -> int:
     if not hits:
         print(f"No chunk of {collection!r} matches {query!r} ({mode} search).")
         return 1
-    cites = paper_cites(storage.warehouse, collection)
     for number, hit in enumerate(hits, start=1):
         found = "+".join(hit.found_by) + (f", reranked by {hit.reranker}" if hit.reranker else "")
         text = " ".join(hit.text.split())
-        cite = f"{cites[hit.doc_id]}, " if hit.doc_id in cites else ""
+        cite = f"{hit.cite}, " if hit.cite else ""
         print(f"\n{number}. {hit.title}, {cite}{hit.pages}  [score {hit.score:.3f}; {found}]")
         print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
     if args.notes:

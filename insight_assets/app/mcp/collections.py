@@ -106,7 +106,6 @@ class Collections:
         from insight_assets.app.passages import (
             SEARCH_MODES,
             note_json,
-            paper_cites,
             search_notes,
             search_passages,
         )
@@ -127,11 +126,10 @@ class Collections:
                     f"collection {collection!r}: {missing} ({_build_hint(collection)})"
                 ) from None
             found_notes = search_notes(self.storage, self.embedder, collection, query) if notes else []
-        cites = paper_cites(self.storage.warehouse, collection)
         passages = [
             {
                 "title": hit.title,
-                "cite": cites.get(hit.doc_id, ""),
+                "cite": hit.cite,
                 "pages": hit.pages,
                 "page_start": hit.page_start,
                 "page_end": hit.page_end,

@@ -7,7 +7,8 @@ from insight_assets.core import ingest
 from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.reader_notes import VECTOR_KIND, note_vectors, stored_notes
 from insight_assets.core.stores import VectorStore
-from insight_assets.defs.ingestion.assets import PARTITIONED, parsed_documents, source_documents
+from insight_assets.defs.ingestion.assets import parsed_documents
+from insight_assets.defs.ingestion.source_files import PARTITIONED, source_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
     items_check,
