@@ -88,24 +88,25 @@ def link_set(collections_root: Path, folders: dict[str, list[Path]]) -> None:
 
 
 class ForwardTimer:
-    """Seconds spent inside a torch module's forward passes, by its forward hooks."""
+    """Seconds spent inside the bundled model's forward passes (``MiniLM.hidden_states``), timed by
+    wrapping that method on the loaded instance until ``remove``."""
 
-    def __init__(self, module):
-        self.seconds, self._started = 0.0, 0.0
-        self._handles = [
-            module.register_forward_pre_hook(self._start),
-            module.register_forward_hook(self._stop),
-        ]
+    def __init__(self, model):
+        self.seconds = 0.0
+        self._model = model
+        forward = model.hidden_states
 
-    def _start(self, *_):
-        self._started = time.perf_counter()
+        def timed_forward(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return forward(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
 
-    def _stop(self, *_):
-        self.seconds += time.perf_counter() - self._started
+        model.hidden_states = timed_forward
 
     def remove(self) -> None:
-        for handle in self._handles:
-            handle.remove()
+        del self._model.hidden_states  # the class's method again
 
 
 def load_bare_model():
@@ -163,7 +164,7 @@ def llamaindex(files: list[Path]) -> dict:
 
 def ours(storage, instance, embedder: EmbedderResource) -> dict:
     """Our cold ingest and warm rerun of the collection, with each asset's metadata."""
-    timer = ForwardTimer(embedder.get_embedder().transformer)
+    timer = ForwardTimer(embedder.get_embedder().model)
     try:
         cold_s, cold = timed(materialize, instance, storage, embedder, COLLECTION)
         model_s = timer.seconds

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import BAD, collections, print_table, ratio, summary, timed
+from bench.compare import load_bare_model
 from insight_assets.core.chunking import PROFILES, chunk_document
 from insight_assets.core.embedding import LocalEmbedder
 from insight_assets.core.pdf import parse_pdf
@@ -45,8 +46,9 @@ def run(corpus: Path, quick: bool) -> dict:
     texts = sample_texts(corpus, QUICK_TEXTS if quick else TEXTS)
     embedder = LocalEmbedder(batch_size=BATCH_SIZE)
     load_s, _ = timed(lambda: embedder.model)
+    bare = load_bare_model()
     sides = {
-        "bare": lambda: embedder.model.encode(
+        "bare": lambda: bare.encode(
             texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
         ),
         "ours": lambda: embedder.embed(texts),

