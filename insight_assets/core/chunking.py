@@ -23,6 +23,8 @@ it is stable across runs and changes only when the chunk does.
 from __future__ import annotations
 
 import bisect
+import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +34,9 @@ from insight_assets.core.text import count_tokens, split_sentences, token_starts
 # One code point encodes to at most 4 byte tokens, so with a target of at least 4 a chunk can
 # always take in new text and chunking always terminates.
 MIN_TARGET_TOKENS = 4
+# How many tokens an overlap may move to begin at a word rather than inside one: two missed words
+# of 3-5 tokens (rare words, names: "disadvantages" opened a passage as "tages").
+WORD_START_REACH = 5
 
 
 @dataclass(frozen=True)
@@ -146,12 +151,14 @@ class _Chunker:
 
     def _overlap_start(self, end: int, previous_char_start: int) -> int:
         """Where the chunk after one ending at token ``end`` starts: ``overlap_tokens`` earlier,
-        moved by up to two tokens to the start of a word so it does not open with half a word,
-        and always after the previous chunk's start so chunks advance."""
+        moved to the nearest start of a word (up to ``WORD_START_REACH`` tokens either way) so it
+        does not open with half a word, and always after the previous chunk's start so chunks
+        advance."""
         if not self.overlap:
             return end
         exact = end - self.overlap
-        for index in (exact, exact + 1, exact - 1, exact + 2, exact - 2):
+        nearest_first = [exact + step * sign for step in range(WORD_START_REACH + 1) for sign in (1, -1)]
+        for index in nearest_first:
             if (
                 0 <= index < end
                 and self.starts[index] > previous_char_start
@@ -224,7 +231,8 @@ def chunk_document(
     ``within`` (character spans of the body, e.g. a coarser profile's chunks), only inside them.
     """
     body = document.body
-    spans = _overlaps(document.content_spans, within) if within is not None else document.content_spans
+    content = _word_bounded(body, document.content_spans)
+    spans = _overlaps(content, within) if within is not None else content
     chunks = []
     for span_start, span_end in spans:
         for relative_start, relative_end, token_count in chunk_text(body[span_start:span_end], profile):
@@ -245,6 +253,28 @@ def chunk_document(
                 )
             )
     return chunks
+
+
+def _word_bounded(body: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` without the halves of a word hyphenated across the boilerplate between two of them
+    ("disadvan-" before a page's footer, "tages." after the next page's header): a passage starts
+    and ends at word boundaries. The word itself is lost to the passages; the page break parted it."""
+    bounded = [list(span) for span in spans]
+    for before, after in itertools.pairwise(bounded):
+        head = body[before[0] : before[1]].rstrip()
+        tail_start = after[0] + len(body[after[0] : after[1]]) - len(body[after[0] : after[1]].lstrip())
+        if not (
+            len(head) > 1
+            and head[-1] == "-"
+            and head[-2].isalpha()
+            and body[tail_start : tail_start + 1].islower()
+        ):
+            continue
+        fragment_start = re.search(r"\S+$", head).start()
+        before[1] = before[0] + fragment_start
+        word_end = re.search(r"\s", body[tail_start : after[1]])
+        after[0] = tail_start + word_end.end() if word_end else after[1]
+    return [(start, end) for start, end in bounded if body[start:end].strip()]
 
 
 def _overlaps(first: Sequence[tuple[int, int]], second: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -4,9 +4,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from insight_assets.core.boilerplate import BoilerplateSpan
 from insight_assets.core.chunking import (
     MIN_TARGET_TOKENS,
     PROFILES,
+    WORD_START_REACH,
     ChunkProfile,
     chunk_document,
     chunk_text,
@@ -14,9 +16,9 @@ from insight_assets.core.chunking import (
 from insight_assets.core.documents import ParsedDocument
 from insight_assets.core.text import count_tokens, split_sentences
 
-# How far the repeated text may drift from ``overlap_tokens``: the start snaps to a word (up to two
-# tokens) and tokens merge differently at the edges of a span.
-OVERLAP_TOLERANCE = 5
+# How far the repeated text may drift from ``overlap_tokens``: the start snaps to a word (up to
+# ``WORD_START_REACH`` tokens) and tokens merge differently at the edges of a span (up to 3).
+OVERLAP_TOLERANCE = WORD_START_REACH + 3
 
 WORDS = [
     "the", "model", "Results", "we", "show", "that", "BERT", "accuracy", "3.14", "42", "2019",
@@ -227,3 +229,35 @@ def test_profile_sizes_must_be_integers():
 def test_a_profile_needs_a_name():
     with pytest.raises(ValueError, match="name"):
         ChunkProfile("", 100)
+
+
+def test_an_overlap_opens_at_a_word_even_among_identifiers_of_many_tokens():
+    rare = ["Xq7Zr9Vt", "kP2wQ8zN", "Jv4Hs6Lc", "mB3yT5gR"]  # identifiers: several tokens each
+    sentences = [
+        f"The {rare[i % 4]} {rare[(i + 1) % 4]} measurements of run {i} were {rare[(i + 2) % 4]} overall"
+        for i in range(40)
+    ]
+    text = ", ".join(sentences) + "."  # one long sentence: every chunk after the first is an overlap
+    chunks = chunk_text(text, PROFILES["passage"])
+    assert len(chunks) > 5
+    assert all(text[start - 1].isspace() for start, _, _ in chunks[1:])
+
+
+def test_a_word_hyphenated_across_a_page_footer_opens_and_ends_no_passage():
+    first = numbered_sentences(6) + " However, the bag of words has many disadvan-"
+    footer = "Proceedings of a Conference, pages 1-10, 2016."
+    second = "tages. The word order is lost. " + numbered_sentences(6)
+    pages = [f"{first}\n{footer}", second]
+    start = pages[0].index(footer)
+    document = ParsedDocument(
+        doc_id="doc-1",
+        file="paper.pdf",
+        page_texts=pages,
+        boilerplate=[BoilerplateSpan("footer", start, start + len(footer))],
+    )
+    assert document.body[document.page_offsets[1] :].startswith("tages.")
+    chunks = chunk_document(document, ChunkProfile("small", 40, 8))
+    assert chunks and not any(chunk.text.startswith("tages") for chunk in chunks)
+    assert not any(chunk.text.endswith("-") for chunk in chunks)
+    assert any(chunk.text.startswith("The word order is lost") for chunk in chunks)
+    assert any(chunk.text.endswith("has many") for chunk in chunks)

@@ -30,6 +30,7 @@ from ..extractive import STOPWORDS, terms
 from ..llm import LLMClient, Task, register_task
 from ..vectors import normalize_rows
 from .search import Hit
+from .token_store import StoredTokens
 
 RERANKERS = ("late-interaction", "llm", "none")
 DEFAULT_RERANKER = "late-interaction"
@@ -81,25 +82,43 @@ class LateInteraction:
     used dropped first), so the many queries of one collection do not run the same chunks through
     the model again. The cache is the process's, shared by every instance of the same precision and
     cache size: a build's steps (XSum's answers, its pipeline baselines, the collection's page)
-    rerank the same chunks one after another.
+    rerank the same chunks one after another. ``stored``, a collection's token vectors kept with its
+    build (``token_store``), is read before the model runs for a text.
     """
 
     variant = "maxsim:all-MiniLM-L6-v2"
     _caches: ClassVar[dict[tuple[str, int], OrderedDict[str, np.ndarray]]] = {}
 
-    def __init__(self, *, batch_size: int = 16, cache_size: int = 2000, precision: str = "auto"):
+    def __init__(
+        self,
+        *,
+        batch_size: int = 16,
+        cache_size: int = 2000,
+        precision: str = "auto",
+        stored: StoredTokens | None = None,
+    ):
         from ..embedding import LocalEmbedder
 
         self._embedder = LocalEmbedder(batch_size=batch_size, precision=precision)
         self.batch_size = batch_size
         self.cache_size = cache_size
+        self.stored = stored
         self._cache = self._caches.setdefault((precision, cache_size), OrderedDict())
+
+    @classmethod
+    def for_collection(cls, vectors_uri: str, collection: str, **options) -> LateInteraction:
+        """A reranker that reads ``collection``'s token vectors kept with its build."""
+        return cls(stored=StoredTokens.load(vectors_uri, collection), **options)
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """Each text's MaxSim score for ``query``: in [-1, 1], higher is more relevant."""
-        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
-        query_tokens = self.token_vectors([query], content_only=True)[0].astype(np.float32)
         known = {text: self._cache[text] for text in texts if text in self._cache}
+        if self.stored is not None:
+            for text in texts:
+                if text not in known and (tokens := self.stored.get(text)) is not None:
+                    known[text] = tokens
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        query_tokens = self.token_vectors([query], content_only=True)[0].astype(np.float32)
         known.update(zip(missing, self.token_vectors(missing), strict=True))
         for text, tokens in known.items():
             self._remember(text, tokens)

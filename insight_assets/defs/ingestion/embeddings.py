@@ -44,7 +44,7 @@ def _vector_keys(table) -> Counter:
 @dg.asset(
     kinds={"lancedb"},
     deps=[chunks],
-    code_version="3",
+    code_version="4",
     **pooled(EMBEDDING_POOL),
     check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
     **PARTITIONED,
@@ -91,6 +91,7 @@ def _chunk_embeddings(
     stored, vector_write_seconds, text_index_seconds = _store_vectors(
         vectors, collection, existing, outcome.table, outcome.embedded
     )
+    token_vectors = _keep_token_vectors(storage, collection, chunk_rows)
     context.log.info(
         f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
         + (f", {len(outcome.failures)} failed" if outcome.failures else "")
@@ -111,6 +112,7 @@ def _chunk_embeddings(
             "text_index_seconds": round(text_index_seconds, 3),
             "variant": model.variant,
             "table": vectors.table_name(collection),
+            **token_vectors,
             **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},
             "failures": dg.MetadataValue.md(
                 markdown_table(outcome.failures, ["profile", "chunk_id", "error"], empty="None.")
@@ -120,6 +122,19 @@ def _chunk_embeddings(
         data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),
         incomplete=f"{len(outcome.failures)} chunk(s) without a vector" if outcome.failures else None,
     )
+
+
+def _keep_token_vectors(storage: StorageResource, collection: str, chunk_rows: list[dict]) -> dict:
+    """The reranker's token vectors of the passages, kept with the build (``core.retrieval.token_store``):
+    the build's reranks, the MCP server and searches read them instead of running the model."""
+    from insight_assets.core.chunking import PASSAGE
+    from insight_assets.core.retrieval import LateInteraction
+    from insight_assets.core.retrieval.token_store import keep_token_vectors
+
+    started = time.perf_counter()
+    texts = [row["text"] for row in chunk_rows if row["profile"] == PASSAGE]
+    kept = keep_token_vectors(storage.vectors_uri, collection, texts, LateInteraction().token_vectors)
+    return {**kept, "token_vector_seconds": round(time.perf_counter() - started, 3)}
 
 
 def _record_failures(

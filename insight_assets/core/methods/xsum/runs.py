@@ -125,7 +125,7 @@ def answer_questions(
     texts = [jobs[key].question for key in keys]
     if late_interaction is None and reranker == "late-interaction":
         # One for all the questions: they rerank the same papers' chunks, whose token vectors it keeps.
-        late_interaction = LateInteraction()
+        late_interaction = LateInteraction.for_collection(retriever.store.uri, retriever.collection)
     vectors = retriever.embed(texts) if keys and mode != "lexical" else [None] * len(keys)
     passages: list[list[Hit]] = []
     for key, text, vector in zip(keys, texts, vectors, strict=True):

@@ -62,7 +62,8 @@ def answers(
     if not targets:
         raise NothingToDo("no summary target: no theme cluster, user target or evaluation target has papers.")
     asked = scope.upstream(QUESTIONS, lambda: store.load_questions(scope.warehouse, scope.collection))
-    answered = answer_target_questions(scope.client, retriever, targets, asked, settings, LateInteraction())
+    reranker = LateInteraction.for_collection(retriever.store.uri, retriever.collection)
+    answered = answer_target_questions(scope.client, retriever, targets, asked, settings, reranker)
     if not answered:
         raise NothingToDo("no target paper has questions: `xsum_questions` kept none for them.")
     scope.plan(TARGETS, targets)

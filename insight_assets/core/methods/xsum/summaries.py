@@ -79,7 +79,7 @@ def summarize_targets(
         return WrittenSummaries(records, costs)
     if retriever is None or papers is None:
         raise ValueError("the baselines need the passage retriever and the papers")
-    ranker = LateInteraction()
+    ranker = LateInteraction.for_collection(retriever.store.uri, retriever.collection)
     records += run(
         PIPELINE_1, lambda: pipeline_1_summaries(client, targets, baselines.pipeline_1_top_n, sources, ranker)
     )
