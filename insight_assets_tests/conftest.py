@@ -153,6 +153,8 @@ SHARED_BUILDS = {
         "insight_assets_tests/test_cli.py",
         "insight_assets_tests/test_rebuild.py",
         "insight_assets_tests/test_mcp.py",
+        "insight_assets_tests/test_mcp_long_calls.py",
+        "insight_assets_tests/test_mcp_clients.py",
     ),
 }
 

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -32,6 +33,18 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 120) -> None:
+    """Until ``process`` listens on ``port`` of 127.0.0.1; fails with its error output if it ends."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read() if process.stderr else process.returncode
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"nothing listened on port {port} within {seconds} s")
 
 
 def server_bin() -> Path:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -21,9 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject
 from insight_assets_tests.fake_model_server import FakeModelServer
-from insight_assets_tests.servers import free_port
+from insight_assets_tests.servers import free_port, wait_for_port
 
-TOOLS = {"list_collections", "search", "ask", "summarize", "propose_ideas", "collection_report"}
+TOOLS = {"list_collections", "search", "fetch", "ask", "summarize", "propose_ideas", "collection_report"}
 TOKEN = "a-secret-for-this-test"
 
 
@@ -71,11 +69,18 @@ def test_an_assistant_over_stdio_searches_asks_and_is_told_what_it_cannot_have(
                 "search", {"collection": "tiny", "query": "citation graph", "k": 3}
             )
             assert not found.is_error, _text(found)
-            passages = found.structured_content["passages"]
+            passages = found.structured_content["results"]
             assert len(passages) == 3
             assert all(p["title"].startswith("Construction of the Literature Graph") for p in passages)
-            assert all(p["pages"].startswith(("p. ", "pp. ")) for p in passages)
-            assert f"{passages[0]['title']}, {passages[0]['pages']}" in _text(found)
+            assert all(
+                p["pages"].startswith(("p. ", "pp. ")) and p["id"].startswith("tiny/") for p in passages
+            )
+            assert all(p["url"].startswith("file:///") and "#page=" in p["url"] for p in passages)
+            assert passages[0]["citation"] == f"{passages[0]['title']}, {passages[0]['pages']}"
+            assert passages[0]["citation"] in _text(found)  # the text is the same JSON, for text-only clients
+            everywhere = await client.call_tool("search", {"query": "citation graph", "k": 3})
+            assert [p["id"] for p in everywhere.structured_content["results"]] == [p["id"] for p in passages]
+            await _fetches_a_passage_whole(client, passages[0])
 
             for method in ("insightgen", "contregen"):
                 asked = await client.call_tool(
@@ -85,6 +90,11 @@ def test_an_assistant_over_stdio_searches_asks_and_is_told_what_it_cannot_have(
                 (answer,) = asked.structured_content["methods"]
                 assert answer["method"] == method and answer["error"] is None
                 assert answer["answer"]["citations"] and "model calls" in _text(asked)
+                # Each cited passage: its id, quoted words and pages, and fetch reads it back.
+                cited = answer["answer"]["passages"][0]
+                assert cited["quote"] and cited["pages"] and cited["citation"].startswith(cited["title"])
+                fetched = await client.call_tool("fetch", {"id": cited["id"]})
+                assert fetched.structured_content["text"] == cited["quote"]
             tree = answer["answer"]
             assert any(citation["pages"] for citation in tree["citations"])
 
@@ -124,6 +134,9 @@ def test_an_assistant_over_stdio_searches_asks_and_is_told_what_it_cannot_have(
                 ({"collection": "nowhere", "query": "x"}, "No folder for collection 'nowhere'"),
                 ({"collection": "unbuilt", "query": "x"}, "insight-assets build --collection unbuilt"),
                 ({"collection": "tiny", "query": "x", "mode": "fuzzy"}, "unknown search mode"),
+                ({"collection": "tiny", "query": "  "}, "the query is empty"),
+                ({"collection": "tiny", "query": "x", "k": 0}, "k"),
+                ({"collection": "tiny", "query": "x", "k": 51}, "k"),
             ):
                 refused = await client.call_tool("search", arguments)
                 assert refused.is_error and said in _text(refused), _text(refused)
@@ -137,15 +150,27 @@ def test_an_assistant_over_stdio_searches_asks_and_is_told_what_it_cannot_have(
     assert all(path.parts[0] == "data" for path in written), written  # the model cache, the ledger
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read()
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise AssertionError("the MCP server did not listen")
+async def _fetches_a_passage_whole(client: Client, passage: dict) -> None:
+    """``fetch`` of a passage ``search`` found: its words whole, its neighbours and its paper; an id
+    that is not one, or that names no passage, is a tool error saying so."""
+    fetched = await client.call_tool("fetch", {"id": passage["id"]})
+    assert not fetched.is_error, _text(fetched)
+    document = fetched.structured_content
+    assert document["id"] == passage["id"] and document["text"] == passage["quote"]
+    assert document["title"] == passage["title"] and document["url"] == passage["url"]
+    metadata = document["metadata"]
+    assert metadata["citation"] == passage["citation"]
+    assert metadata["paper"]["pdf"].endswith(".pdf") and metadata["paper"]["title"] == passage["title"]
+    assert len(metadata["before"]) + len(metadata["after"]) >= 1
+    for neighbour in metadata["before"] + metadata["after"]:
+        assert neighbour["id"] != passage["id"] and neighbour["quote"]
+    for wrong, said in (
+        ("citation graph", "is not a passage id"),
+        ("tiny/0123456789abcdef", "collection 'tiny' has no passage '0123456789abcdef'"),
+        ("nowhere/0123456789abcdef", "No folder for collection 'nowhere'"),
+    ):
+        refused = await client.call_tool("fetch", {"id": wrong})
+        assert refused.is_error and said in _text(refused), _text(refused)
 
 
 def test_over_http_a_token_is_required_and_a_call_over_the_spending_limit_returns_its_estimate(
@@ -186,7 +211,7 @@ def test_over_http_a_token_is_required_and_a_call_over_the_spending_limit_return
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        _wait_for_port(port, server)
+        wait_for_port(port, server)
         hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             refused = httpx2.post(url, json=hello, headers={"Accept": "application/json", **headers})

@@ -94,6 +94,8 @@ class MethodAnswer:
     text: str
     citations: tuple[Citation, ...] = ()
     details: str = ""
+    # The passages the answer cites (``core.retrieval.citing.Source``: chunk, paper, pages, text).
+    passages: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ class Answered:
                 {"title": c.title, "cite": c.cite, "pages": list(c.pages), "label": c.label}
                 for c in self.answer.citations
             ]
+            found["answer"]["passages"] = [asdict(passage) for passage in self.answer.passages]
         return found
 
 
@@ -205,8 +208,9 @@ def with_cites(answer: MethodAnswer, asked: Asked) -> MethodAnswer:
 
 def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> list[Answered]:
     """Put ``asked`` to each flow (``commands.AskFlow``), each with a client of its own from ``llm``
-    (an ``LLMResource``), in turn; ``view`` (a ``progress.StepsView``), if given, hears of each
-    method starting, its model calls and its outcome."""
+    (an ``LLMResource``), in turn; ``view`` (the command line's ``progress.StepsView``, the MCP
+    server's ``CallProgress``), if given, hears of each method starting, its model calls
+    (``CallProgress`` of the client) and its outcome."""
     answers = []
     for flow in flows:
 
@@ -215,7 +219,7 @@ def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> 
                 asset="ask",
                 partition=asked.collection,
                 run_id=None,
-                progress=None if view is None else (lambda calls: view.progressed(method, str(calls))),
+                progress=None if view is None else (lambda calls: view.progressed(method, calls)),
             )
 
         if view is not None:

@@ -3,6 +3,7 @@ and the MCP server's ``search`` tool returns (one code path for both)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 # core.retrieval's RETRIEVAL_MODES and RERANKERS, spelled out so that `--help` imports nothing heavy.
@@ -11,11 +12,27 @@ SEARCH_RERANKERS = ("late-interaction", "llm", "none")
 DEFAULT_CANDIDATES = 100
 
 
+@dataclass(frozen=True)
+class OpenCollection:
+    """What searching a collection needs, loaded once: its passages' retriever (chunks, vectors,
+    titles) and the reranker with the token vectors kept with its build."""
+
+    collection: str
+    retriever: Any
+    late_interaction: Any
+
+    @classmethod
+    def open(cls, storage: Any, embedder: Any, collection: str) -> OpenCollection:
+        """Raises ``IndexMissing`` before the collection's chunks have vectors."""
+        from insight_assets.core.retrieval import LateInteraction, Retriever
+
+        retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder.get_embedder())
+        return cls(collection, retriever, LateInteraction.for_collection(storage.vectors_uri, collection))
+
+
 def search_passages(
-    storage: Any,
-    embedder: Any,
+    opened: OpenCollection,
     llm: Any,
-    collection: str,
     query: str,
     *,
     k: int = 10,
@@ -23,15 +40,15 @@ def search_passages(
     reranker: str = "late-interaction",
     candidates: int = DEFAULT_CANDIDATES,
 ) -> list:
-    """The ``k`` best chunks (``core.retrieval.Hit``: title, pages, score, text) of ``collection``
+    """The ``k`` best chunks (``core.retrieval.Hit``: title, pages, score, text) of the collection
     for ``query``: a first-stage ``mode`` search for ``candidates`` of them, then ``reranker``.
-    Raises ``IndexMissing`` before the collection's chunks have vectors, and ``LLMError`` when the
-    ``llm`` reranker's model fails."""
-    from insight_assets.core.retrieval import Retriever, rerank
+    Raises ``LLMError`` when the ``llm`` reranker's model fails."""
+    from insight_assets.core.retrieval import rerank
 
-    retriever = Retriever.open(storage.warehouse, storage.vectors, collection, embedder.get_embedder())
-    hits = retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
-    with llm.client(asset="search", partition=collection, run_id=None) as client:
+    hits = opened.retriever.search(query, k=max(k, candidates) if reranker != "none" else k, mode=mode)
+    if reranker != "llm":
+        return rerank(query, hits, top_n=k, reranker=reranker, late_interaction=opened.late_interaction)
+    with llm.client(asset="search", partition=opened.collection, run_id=None) as client:
         return rerank(query, hits, top_n=k, reranker=reranker, llm=client)
 
 

@@ -108,11 +108,12 @@ class StepsView:
         with self._lock:
             self.running[key] = _Step(key, time.monotonic())
 
-    def progressed(self, key: str, text: str) -> None:
+    def progressed(self, key: str, progress: object) -> None:
+        """``key``'s progress so far (a text, or what prints as one: ``CallProgress``)."""
         step = self.running.get(key)
         if step is None:
             return
-        step.progress = text
+        text = step.progress = str(progress)
         now = time.monotonic()
         if self._live is None and now - step.progress_printed >= PLAIN_PROGRESS_EVERY_S:
             step.progress_printed = now

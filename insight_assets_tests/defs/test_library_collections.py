@@ -310,6 +310,7 @@ def test_a_bibtex_library_is_a_collection_whose_papers_carry_their_citekeys(inst
 def test_the_mcp_server_lists_library_collections_and_finds_your_notes_apart(
     instance, storage, zotero, tmp_path
 ):
+    from insight_assets.app.mcp import reading
     from insight_assets.app.mcp.collections import Collections
 
     build(instance, storage, EMBEDDINGS)
@@ -320,9 +321,9 @@ def test_the_mcp_server_lists_library_collections_and_finds_your_notes_apart(
         (EMBEDDINGS, "zotero", False),
         (EVALUATION, "zotero", False),
     }
-    found = server.search(EMBEDDINGS, "citation-informed transformers", k=3, notes=True)
-    assert all("your notes" not in passage["text"] for passage in found.data["passages"])
-    assert {p["cite"] for p in found.data["passages"]} <= {
+    found = reading.search(server, "citation-informed transformers", EMBEDDINGS, k=3, notes=True)
+    assert all("your notes" not in passage["text"] for passage in found.data["results"])
+    assert {p["cite"] for p in found.data["results"]} <= {
         "@cohan2020specter",
         "doi:10.18653/v1/2020.acl-main.447",
         "doi:10.18653/v1/n18-3011",
@@ -333,9 +334,15 @@ def test_the_mcp_server_lists_library_collections_and_finds_your_notes_apart(
         and first["page_label"] == "1"
         and first["cite"] == "@cohan2020specter"
     )
-    assert "Your notes (the reader's own highlights and notes, not the papers' text)" in found.text
-    without = server.search(EMBEDDINGS, "citation-informed transformers", k=3)
-    assert without.data["your_notes"] == []
+    assert '"source": "your notes"' in found.text
+    without = reading.search(server, "citation-informed transformers", EMBEDDINGS, k=3)
+    assert "your_notes" not in without.data
+    # A passage followed to its paper: the library's metadata, and the DOI's address as its link.
+    corpus = reading.search(server, "the Semantic Scholar open research corpus", EMBEDDINGS, k=5)
+    doi_passage = next(p for p in corpus.data["results"] if p["cite"].startswith("doi:"))
+    assert doi_passage["url"] == "https://doi.org/" + doi_passage["cite"].removeprefix("doi:")
+    paper = reading.fetch(server, doi_passage["id"]).data["metadata"]["paper"]
+    assert paper["doi"] and paper["authors"] and paper["library_link"].startswith("zotero://select/")
 
     zotero[0].set_field(zotero[1]["s2orc"][0], "title", "S2ORC, retitled")
     assert {c["name"]: c["stale"] for c in server.list_collections().data["collections"]}[EMBEDDINGS]

@@ -38,6 +38,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     return MethodAnswer(
         text=f"Answer ({client.provider_label}){flag}:\n\n{render_citations(written.text, sources)}",
         citations=citations((s.title, s.page_start, s.page_end, s.cite) for s in cited),
+        passages=tuple(cited),
         details="Tree (sub-questions, whether kept, and the sources each kept):\n\n"
         + tree_text(tree, sources),
     )

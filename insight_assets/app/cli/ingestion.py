@@ -19,6 +19,7 @@ from insight_assets.app.passages import (
     DEFAULT_CANDIDATES,
     SEARCH_MODES,
     SEARCH_RERANKERS,
+    OpenCollection,
     search_notes,
     search_passages,
 )
@@ -37,11 +38,10 @@ def search(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 2
     try:
+        opened = OpenCollection.open(storage, embedder_resource(), collection)
         hits = search_passages(
-            storage,
-            embedder_resource(),
+            opened,
             environment_llm(),
-            collection,
             query,
             k=k,
             mode=mode,

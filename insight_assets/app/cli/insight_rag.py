@@ -61,6 +61,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
         text="\n".join(lines)
         + f"\n\nAnswer ({client.provider_label}):\n{render_citations(answered.answer, setup.sources)}",
         citations=citations((s.title, s.page_start, s.page_end) for s in cited),
+        passages=tuple(cited),
     )
 
 

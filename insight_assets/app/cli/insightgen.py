@@ -47,17 +47,35 @@ def answer(asked: Asked, client) -> MethodAnswer:
             f"{number}. [{insight.type}] {insight.hook}\n   {insight.body}\n   → {insight.realization}"
             f"\n   Sources: {sources}"
         )
-    chunks = {chunk.chunk_id: chunk for chunk in index.chunks}
-    passages = [
-        chunks[chunk_id] for insight in run.insights for chunk_id in insight.chunk_ids if chunk_id in chunks
-    ]
+    passages = _cited_passages(index, run)
     return MethodAnswer(
         text="\n\n".join(lines),
         citations=citations(
             [(index.titles.get(doc_id, doc_id), 0, 0) for doc_id in cited]
-            + [(index.titles[chunk.doc_id], chunk.page_start, chunk.page_end) for chunk in passages]
+            + [(p.title, p.page_start, p.page_end) for p in passages]
         ),
+        passages=tuple(passages),
     )
+
+
+def _cited_passages(index, run) -> list:
+    """The passages the insights draw on, once each, as citable sources."""
+    from insight_assets.core.retrieval.citing import Source
+
+    chunks = {chunk.chunk_id: chunk for chunk in index.chunks}
+    used = dict.fromkeys(chunk_id for insight in run.insights for chunk_id in insight.chunk_ids)
+    return [
+        Source(
+            chunk.chunk_id,
+            chunk.doc_id,
+            index.titles[chunk.doc_id],
+            chunk.page_start,
+            chunk.page_end,
+            chunk.text,
+            index.cites.get(chunk.doc_id, ""),
+        )
+        for chunk in (chunks[chunk_id] for chunk_id in used if chunk_id in chunks)
+    ]
 
 
 def _generated_answer(

@@ -128,6 +128,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     return MethodAnswer(
         text=f"Summary ({client.provider_label}){flag}:\n{summary.rendered}\n\nSources:\n{listed}",
         citations=citations((s.title, s.page_start, s.page_end) for s in cited),
+        passages=tuple(cited),
         details=(
             "Papers: "
             + "; ".join(papers[doc].title for doc in doc_ids)

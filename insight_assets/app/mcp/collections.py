@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from insight_assets.app import asking
+from insight_assets.app.mcp.progress import CallProgress
 
 # ``ask``'s method that puts the question to every method.
 EVERY_METHOD = "all"
@@ -41,21 +42,26 @@ class ToolOutput:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def _build_hint(collection: str) -> str:
+def build_hint(collection: str) -> str:
     return f"insight-assets build --collection {collection}"
 
 
 class Collections:
     """The collections of one project (its storage, embedder and model, as the command line has
-    them), served one tool call at a time: the warehouse, the embedder and a local model are shared
-    by the calls, and a tool call is an assistant's question, not a throughput job."""
+    them), served to calls that may run at once: reads (``list_collections``, ``search``, ``fetch``,
+    the reports) go on while a method answers; the methods' calls (``ask``, ``summarize``,
+    ``propose_ideas``) take turns, as a local model serves one at a time. Nothing here writes to
+    the warehouse."""
 
     def __init__(self, storage: Any, embedder: Any, llm: Any, max_cost_usd: float = DEFAULT_MAX_COST_USD):
+        from insight_assets.app.mcp.opened import OpenedCollections
+
         self.storage = storage
         self.embedder = embedder
         self.llm = llm
         self.max_cost_usd = max_cost_usd
-        self._lock = threading.Lock()
+        self.opened = OpenedCollections(storage, embedder)
+        self._asking = threading.Lock()
 
     # -- the tools ------------------------------------------------------------------------------
 
@@ -67,26 +73,25 @@ class Collections:
         from insight_assets.core.ingest_store import built_source_signatures
 
         root = Path(self.storage.collections_root)
-        with self._lock:
-            groups, found = _asset_groups(), []
-            sources = find_sources(root).collections
-            signatures = built_source_signatures(self.storage.warehouse)
-            for name, source in sorted(sources.items()):
-                built = set(self.storage.warehouse.builds(name))
-                page = Path(self.storage.reports_dir) / name / PAGE_FILE
-                found.append(
-                    {
-                        "name": name,
-                        "source": source.kind,
-                        "stale": name in signatures and signatures[name] != source.signature(),
-                        "papers": paper_count(self.storage.warehouse, name) if built else 0,
-                        "built": sorted(g for g, assets in groups.items() if assets <= built),
-                        "partly_built": sorted(
-                            g for g, assets in groups.items() if assets & built and not assets <= built
-                        ),
-                        "page": str(page.resolve()) if page.is_file() else None,
-                    }
-                )
+        groups, found = _asset_groups(), []
+        sources = find_sources(root).collections
+        signatures = built_source_signatures(self.storage.warehouse)
+        for name, source in sorted(sources.items()):
+            built = set(self.storage.warehouse.builds(name))
+            page = Path(self.storage.reports_dir) / name / PAGE_FILE
+            found.append(
+                {
+                    "name": name,
+                    "source": source.kind,
+                    "stale": name in signatures and signatures[name] != source.signature(),
+                    "papers": paper_count(self.storage.warehouse, name) if built else 0,
+                    "built": sorted(g for g, assets in groups.items() if assets <= built),
+                    "partly_built": sorted(
+                        g for g, assets in groups.items() if assets & built and not assets <= built
+                    ),
+                    "page": str(page.resolve()) if page.is_file() else None,
+                }
+            )
         if not found:
             return ToolOutput(f"No collections under {root.resolve()}.", {"collections": []})
         lines = [
@@ -98,101 +103,61 @@ class Collections:
         ]
         return ToolOutput("Collections:\n" + "\n".join(lines), {"collections": found})
 
-    def search(
-        self, collection: str, query: str, k: int = 10, mode: str = "hybrid", notes: bool = False
+    def ask(
+        self,
+        collection: str,
+        question: str,
+        method: str,
+        options: dict | None = None,
+        progress: CallProgress | None = None,
     ) -> ToolOutput:
-        """The ``k`` passages that best match ``query``, with their papers, pages and scores; with
-        ``notes``, the reader's own notes that match, apart and labelled "your notes"."""
-        from insight_assets.app.passages import (
-            SEARCH_MODES,
-            note_json,
-            search_notes,
-            search_passages,
-        )
-        from insight_assets.core.index import IndexMissing
-
-        if mode not in SEARCH_MODES:
-            raise ToolProblem(f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}")
-        if not 1 <= k <= 50:
-            raise ToolProblem(f"k must be between 1 and 50, not {k}")
-        with self._lock:
-            self._built(collection)
-            try:
-                hits = search_passages(
-                    self.storage, self.embedder, self.llm, collection, query, k=k, mode=mode
-                )
-            except IndexMissing as missing:
-                raise ToolProblem(
-                    f"collection {collection!r}: {missing} ({_build_hint(collection)})"
-                ) from None
-            found_notes = search_notes(self.storage, self.embedder, collection, query) if notes else []
-        passages = [
-            {
-                "title": hit.title,
-                "cite": hit.cite,
-                "pages": hit.pages,
-                "page_start": hit.page_start,
-                "page_end": hit.page_end,
-                "score": round(hit.score, 4),
-                "text": " ".join(hit.text.split()),
-                "doc_id": hit.doc_id,
-                "chunk_id": hit.chunk_id,
-            }
-            for hit in hits
-        ]
-        your_notes = [note_json(hit) for hit in found_notes]
-        if not passages and not your_notes:
-            return ToolOutput(f"No passage of {collection!r} matches {query!r}.", {"passages": []})
-        text = "\n\n".join(
-            f"{number}. {p['title']}, {p['cite'] + ', ' if p['cite'] else ''}{p['pages']} (score {p['score']:.3f})\n{p['text']}"
-            for number, p in enumerate(passages, start=1)
-        )
-        if your_notes:
-            text += (
-                "\n\nYour notes (the reader's own highlights and notes, not the papers' text):\n"
-                + "\n".join(f"- {note['label']}: {note['text']}" for note in your_notes)
-            )
-        return ToolOutput(
-            text, {"collection": collection, "query": query, "passages": passages, "your_notes": your_notes}
-        )
-
-    def ask(self, collection: str, question: str, method: str, options: dict | None = None) -> ToolOutput:
         """``method``'s answer to ``question`` (every method's with ``all``), with citations and
         costs, as ``insight-assets ask --method`` gives them; a method that cannot answer is said
-        beside the others' answers."""
+        beside the others' answers. ``progress`` hears of each method and model call, and stops
+        the work once its call is cancelled (``CallCancelled``)."""
+        from insight_assets.app.mcp.reading import structured_passages
+
         flows = _flows(method)
-        with self._lock:
-            self._built(collection)
+        if not question.strip():
+            raise ToolProblem("the question is empty")
+        self.check_built(collection)
+        with self._asking:
+            if progress is not None:
+                progress.check()  # cancelled while another call had the model
             asked = asking.Asked(collection, question, self.storage, self.embedder, options or {})
             over_budget = self._over_budget(asked, flows)
             if over_budget is not None:
                 return over_budget
-            answers = asking.ask_each(asked, flows, self.llm)
+            answers = asking.ask_each(asked, flows, self.llm, progress)
         data = asking.as_json(asked, answers)
+        for answered in data["methods"]:
+            if answered["answer"]:
+                structured_passages(self, collection, answered["answer"])
         if len(answers) == 1 and not answers[0].ok:
             raise ToolProblem(f"{answers[0].method} could not answer: {answers[0].error}")
         return ToolOutput(asking.as_text(asked, answers), data)
 
-    def summarize(self, collection: str, topic: str) -> ToolOutput:
+    def summarize(self, collection: str, topic: str, progress: CallProgress | None = None) -> ToolOutput:
         """XSum's cited summary of the papers best matching ``topic``."""
-        return self.ask(collection, topic, SUMMARY_METHOD)
+        return self.ask(collection, topic, SUMMARY_METHOD, progress=progress)
 
-    def propose_ideas(self, collection: str, background: str) -> ToolOutput:
+    def propose_ideas(
+        self, collection: str, background: str, progress: CallProgress | None = None
+    ) -> ToolOutput:
         """SciPIP's ideas for a research ``background``, with the papers that inspired them."""
-        return self.ask(collection, background, IDEAS_METHOD)
+        return self.ask(collection, background, IDEAS_METHOD, progress=progress)
 
     def collection_report(self, collection: str) -> ToolOutput:
         """Where the collection's page is, and each method report's headline tables."""
         from insight_assets.core.headlines import load_headlines
         from insight_assets.core.markdown import markdown_table
 
-        with self._lock:
-            self._built(collection)
-            headlines = load_headlines(self.storage.warehouse, collection)
+        self.check_built(collection)
+        headlines = load_headlines(self.storage.warehouse, collection)
         page = Path(self.storage.reports_dir) / collection / PAGE_FILE
         if not headlines and not page.is_file():
             raise ToolProblem(
-                f"collection {collection!r} has no page or report yet ({_build_hint(collection)} writes them)"
+                f"collection {collection!r} has no page or report yet ({build_hint(collection)} writes them)"
             )
         reports, parts = [], [f"Page: {page.resolve()}" if page.is_file() else "Page: not written yet"]
         for name, stored in sorted(headlines.items()):
@@ -265,11 +230,22 @@ class Collections:
         if problem:
             raise ToolProblem(problem)
 
-    def _built(self, collection: str) -> None:
+    def collection_names(self) -> list[str]:
+        """Every collection's name (folders, then libraries' collections), sorted."""
+        from insight_assets.core.collection_sources import find_sources
+
+        return sorted(find_sources(self.storage.collections_root).collections)
+
+    def built_collections(self) -> list[str]:
+        """The collections with something built, by name."""
+        return [name for name in self.collection_names() if self.storage.warehouse.builds(name)]
+
+    def check_built(self, collection: str) -> None:
+        """A ``ToolProblem`` unless ``collection`` names a collection that has been built."""
         self._known(collection)
         if not self.storage.warehouse.builds(collection):
             raise ToolProblem(
-                f"collection {collection!r} is not built yet; build it first: {_build_hint(collection)}"
+                f"collection {collection!r} is not built yet; build it first: {build_hint(collection)}"
             )
 
     def _over_budget(self, asked: asking.Asked, flows: list) -> ToolOutput | None:

@@ -1,8 +1,8 @@
 """``insight-assets mcp``: the collections behind the Model Context Protocol, for any MCP client (a
 desktop assistant, an IDE, an agent), over stdio or streamable HTTP, with the official ``mcp`` SDK.
 
-Tools (``collections.Collections`` does their work): ``list_collections``, ``search``, ``ask``,
-``summarize``, ``propose_ideas`` and ``collection_report``; resources: each collection's markdown
+Tools (``collections.Collections`` and ``reading`` do their work): ``list_collections``,
+``search``, ``fetch``, ``ask``, ``summarize``, ``propose_ideas`` and ``collection_report``; resources: each collection's markdown
 reports; a prompt: a literature review of a topic. Over HTTP the server binds 127.0.0.1 unless told
 otherwise; any other address needs a bearer token (``INSIGHT_ASSETS_MCP_TOKEN``), and once that
 variable is set every request must carry it.
@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from insight_assets.app.commands import Command, embedder_resource, storage_resource
-from insight_assets.app.mcp.collections import DEFAULT_MAX_COST_USD, Collections, ToolOutput, ToolProblem
+from insight_assets.app.mcp import reading
+from insight_assets.app.mcp.collections import (
+    DEFAULT_MAX_COST_USD,
+    EVERY_METHOD,
+    Collections,
+    ToolOutput,
+    ToolProblem,
+)
+from insight_assets.app.mcp.progress import HEARTBEAT_S, CallCancelled, CallProgress
+from insight_assets.app.mcp.reading import MAX_K
 
 TOKEN_ENV = "INSIGHT_ASSETS_MCP_TOKEN"
 DEFAULT_PORT = 8765
@@ -27,9 +36,10 @@ COLLECTION_NAME = "A collection's name, as list_collections gives it."
 
 INSTRUCTIONS = (
     "Research paper collections built by insight_assets. Start with list_collections; search finds "
-    "passages with their papers and pages; ask answers with a method's citations (insightgen, "
-    "insight-rag, xsum, contregen, scipip, or all); summarize writes a cited summary; propose_ideas "
-    "proposes research ideas. Cite papers with the pages the tools give (p. 4, pp. 4-5)."
+    "passages (in one collection or all) with their papers, pages and ids; fetch reads a passage "
+    "whole with its neighbours; ask answers with a method's citations (insightgen, insight-rag, "
+    "xsum, contregen, scipip, or all); summarize writes a cited summary; propose_ideas proposes "
+    "research ideas. Cite papers with the citation the tools give (title, citekey or DOI, p. 4)."
 )
 
 
@@ -47,6 +57,8 @@ def build_server(collections: Collections, methods: list[str]) -> Any:
     _add_method_tools(server, collections, methods)
     _add_reports(server, collections)
     _add_prompts(server)
+    _add_completions(server, collections)
+    _add_log_level(server)
     return server
 
 
@@ -64,8 +76,114 @@ def _tool_result(run, *args) -> Any:
     )
 
 
+async def _reading(run, *args) -> Any:
+    """A read tool's result, worked out in a thread of its own: reads run side by side, and beside
+    a method's answer."""
+    import anyio
+
+    return await anyio.to_thread.run_sync(lambda: _tool_result(run, *args))
+
+
+async def _reporting(ctx: Any, methods: int, run, *args) -> Any:
+    """A long tool's result, worked out in a thread while the client hears how far it has come
+    (progress notifications and log messages, ``progress.CallProgress``); a cancelled call stops
+    at its next step."""
+    import anyio
+
+    progress = CallProgress(methods)
+
+    async def report() -> None:
+        sent = -HEARTBEAT_S
+        while True:
+            await anyio.sleep(1)
+            due = progress.due(anyio.current_time() - sent)
+            if due is None:
+                continue
+            value, message, logs = due
+            sent = anyio.current_time()
+            await ctx.report_progress(value, progress.total, message)
+            for line in logs:
+                await _log(ctx, line)
+
+    def work() -> ToolOutput | ToolProblem | None:
+        # Returned, not raised: an error raised in the task group would reach the SDK wrapped in
+        # an exception group, and the client would read "Error executing tool" instead of it.
+        try:
+            return run(*args, progress)
+        except ToolProblem as problem:
+            return problem
+        except CallCancelled:
+            return None  # nobody reads the answer of a cancelled call
+
+    try:
+        async with anyio.create_task_group() as reporting:
+            reporting.start_soon(report)
+            outcome = await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            reporting.cancel_scope.cancel()
+    except anyio.get_cancelled_exc_class():
+        progress.cancelled.set()
+        raise
+    return _tool_result(_given, outcome)
+
+
+def _given(outcome: ToolOutput | ToolProblem) -> ToolOutput:
+    if isinstance(outcome, ToolProblem):
+        raise outcome
+    return outcome
+
+
+# The lowest level of log message the client asked for (``logging/setLevel``); messages go out at "info".
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_log_level = {"level": "info"}
+
+
+async def _log(ctx: Any, message: str) -> None:
+    """A log message to the client, unless it asked for warnings and above only. MCP logging is
+    deprecated by the 2026-07-28 revision, where a client asks per request; clients of the earlier
+    revisions show these messages, and the SDK sends them only where the revision allows."""
+    import warnings
+
+    if _LOG_LEVELS.index(_log_level["level"]) > _LOG_LEVELS.index("info"):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        await ctx.log("info", message, logger_name="insight-assets")
+
+
+def _add_log_level(server: Any) -> None:
+    """``logging/setLevel``, for clients of the revisions before 2026-07-28 (the SDK's low-level
+    API is its documented way to serve a method that revision removed)."""
+    from mcp_types import EmptyResult, SetLevelRequestParams
+
+    async def set_level(_context: Any, params: SetLevelRequestParams) -> EmptyResult:
+        _log_level["level"] = params.level
+        return EmptyResult()
+
+    server._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+
+
+def _add_completions(server: Any, collections: Collections) -> None:
+    """Completion of a collection's name (the prompt's and the reports' ``collection``) and of a
+    report's file name; nothing for other arguments."""
+    from mcp_types import Completion
+
+    @server.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> Completion:
+        typed = argument.value
+        if argument.name == "collection":
+            names = collections.collection_names()
+        elif argument.name == "name":
+            chosen = (context.arguments or {}).get("collection") if context else None
+            names = [name for collection, name in collections.report_files() if collection == chosen]
+        else:
+            names = []
+        matching = [name for name in names if name.startswith(typed)]
+        return Completion(values=matching[:100], total=len(matching), has_more=len(matching) > 100)
+
+
 def _add_collection_tools(server: Any, collections: Collections) -> None:
-    """What a collection holds: the collections, passages for a query, the page's headlines."""
+    """What a collection holds: the collections, passages for a query and each passage whole, the
+    page's headlines."""
     from mcp_types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
@@ -73,15 +191,17 @@ def _add_collection_tools(server: Any, collections: Collections) -> None:
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=reads)
-    def list_collections() -> CallToolResult:
+    async def list_collections() -> CallToolResult:
         """The collections: how many papers, which method groups are built, and the page's path."""
-        return _tool_result(collections.list_collections)
+        return await _reading(collections.list_collections)
 
     @server.tool(annotations=reads)
-    def search(
-        collection: CollectionName,
+    async def search(
         query: Annotated[str, Field(description="What to look for, in words.")],
-        k: Annotated[int, Field(ge=1, le=50, description="How many passages.")] = 10,
+        collection: Annotated[
+            str | None, Field(description=COLLECTION_NAME + " Leave it out to search every built collection.")
+        ] = None,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages.")] = 10,
         mode: Annotated[str, Field(description="dense, lexical or hybrid (both, fused).")] = "hybrid",
         notes: Annotated[
             bool,
@@ -90,53 +210,70 @@ def _add_collection_tools(server: Any, collections: Collections) -> None:
             ),
         ] = False,
     ) -> CallToolResult:
-        """The passages of a collection's papers that best match a query, reranked, each with its
-        paper's title, its citekey or DOI where a library gives one, its pages (p. 4 / pp. 4-5) and
-        its score; with ``notes``, the reader's matching notes too, apart and labelled."""
-        return _tool_result(collections.search, collection, query, k, mode, notes)
+        """The passages of the papers that best match a query, reranked: each with a passage id
+        (read it whole with fetch), its paper's title, citekey or DOI, pages, the quoted text, a
+        link and its score; with ``notes``, the reader's matching notes too, apart and labelled."""
+        return await _reading(reading.search, collections, query, collection, k, mode, notes)
 
     @server.tool(annotations=reads)
-    def collection_report(collection: CollectionName) -> CallToolResult:
+    async def fetch(
+        id: Annotated[
+            str, Field(description="A passage id, as search and ask give it: '<collection>/<chunk id>'.")
+        ],
+    ) -> CallToolResult:
+        """A passage whole, with the passages before and after it in its paper, its citation
+        (title, citekey or DOI, pages), a link, and the paper's metadata."""
+        return await _reading(reading.fetch, collections, id)
+
+    @server.tool(annotations=reads)
+    async def collection_report(collection: CollectionName) -> CallToolResult:
         """The path of the collection's page and each method report's headline numbers."""
-        return _tool_result(collections.collection_report, collection)
+        return await _reading(collections.collection_report, collection)
 
 
 def _add_method_tools(server: Any, collections: Collections, methods: list[str]) -> None:
-    """What the methods make for a question: an answer, a summary, research ideas."""
+    """What the methods make for a question: an answer, a summary, research ideas. These calls are
+    long: they report progress and stop when cancelled."""
+    from mcp.server.mcpserver import Context
     from mcp_types import CallToolResult, ToolAnnotations
     from pydantic import Field
 
     CollectionName = Annotated[str, Field(description=COLLECTION_NAME)]
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    every = len(methods) - 1  # the methods, without "all"
 
     @server.tool(annotations=reads)
-    def ask(
+    async def ask(
         collection: CollectionName,
         question: Annotated[str, Field(description="The question.")],
+        ctx: Context,
         method: Annotated[str, Field(description=f"One of: {', '.join(methods)} (every method).")] = methods[
             0
         ],
     ) -> CallToolResult:
-        """A method's answer to a question with the papers and pages it cites and what it cost, as
-        `insight-assets ask --method` gives it; with `all`, every method's side by side (a method that
-        cannot answer says why, the others still answer)."""
-        return _tool_result(collections.ask, collection, question, method)
+        """A method's answer to a question with the papers, pages and passages (ids, quotes) it
+        cites and what it cost, as `insight-assets ask --method` gives it; with `all`, every
+        method's side by side (a method that cannot answer says why, the others still answer)."""
+        count = every if method == EVERY_METHOD else 1
+        return await _reporting(ctx, count, collections.ask, collection, question, method, None)
 
     @server.tool(annotations=reads)
-    def summarize(
+    async def summarize(
         collection: CollectionName,
         topic: Annotated[str, Field(description="What the summary is about.")],
+        ctx: Context,
     ) -> CallToolResult:
         """XSum's cited multi-paper summary of the papers best matching a topic, with its sources."""
-        return _tool_result(collections.summarize, collection, topic)
+        return await _reporting(ctx, 1, collections.summarize, collection, topic)
 
     @server.tool(annotations=reads)
-    def propose_ideas(
+    async def propose_ideas(
         collection: CollectionName,
         background: Annotated[str, Field(description="The research background: problem and motivation.")],
+        ctx: Context,
     ) -> CallToolResult:
         """SciPIP's research ideas for a background, with the papers that inspired them."""
-        return _tool_result(collections.propose_ideas, collection, background)
+        return await _reporting(ctx, 1, collections.propose_ideas, collection, background)
 
 
 def _add_reports(server: Any, collections: Collections) -> None:
@@ -224,6 +361,7 @@ def serve(args: argparse.Namespace) -> int:
     collections = Collections(
         storage_resource(), embedder_resource(), LLMResource(budget_usd=args.max_cost), args.max_cost
     )
+    collections.opened.warm_up()  # the model and the collections load while the client says hello
     server = build_server(collections, method_names())
     if not args.http:
         server.run("stdio")

@@ -50,16 +50,41 @@ class Source:
         return cls(hit.chunk_id, hit.doc_id, hit.title, hit.page_start, hit.page_end, hit.text, hit.cite)
 
 
+_SOURCE_COLUMNS = """c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text,
+                  coalesce('@' || p.citekey, 'doi:' || p.doi, '') AS cite
+           FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
+           LEFT JOIN papers p ON p.collection = c.collection AND p.doc_id = c.doc_id"""
+
+
 def load_sources(warehouse: Warehouse, collection: str, profile: str) -> dict[str, Source]:
     """Every ``profile`` chunk as a citable source, by chunk id, in (document, position) order."""
     rows = warehouse.rows(
-        """SELECT c.chunk_id, c.doc_id, d.title, c.page_start, c.page_end, c.text,
-                  coalesce('@' || p.citekey, 'doi:' || p.doi, '') AS cite
-           FROM chunks c JOIN parsed_documents d USING (collection, doc_id)
-           LEFT JOIN papers p ON p.collection = c.collection AND p.doc_id = c.doc_id
+        f"""SELECT {_SOURCE_COLUMNS}
            WHERE c.collection = ? AND c.profile = ? ORDER BY d.file, c.chunk_index""",
         [collection, profile],
     )
+    return _sources(rows)
+
+
+def source_with_neighbours(
+    warehouse: Warehouse, collection: str, chunk_id: str, neighbours: int = 1
+) -> tuple[list[Source], int]:
+    """The chunk ``chunk_id`` of ``collection`` with up to ``neighbours`` chunks either side of it
+    in its paper (same profile), in reading order, and the chunk's place in that list; ``([], -1)``
+    when the collection has no such chunk."""
+    rows = warehouse.rows(
+        f"""WITH wanted AS (SELECT doc_id, profile, chunk_index FROM chunks WHERE collection = ? AND chunk_id = ?)
+           SELECT {_SOURCE_COLUMNS}
+           JOIN wanted w ON c.doc_id = w.doc_id AND c.profile = w.profile
+           WHERE c.collection = ? AND c.chunk_index BETWEEN w.chunk_index - ? AND w.chunk_index + ?
+           ORDER BY c.chunk_index""",
+        [collection, chunk_id, collection, neighbours, neighbours],
+    )
+    found = list(_sources(rows).values())
+    return found, next((i for i, source in enumerate(found) if source.chunk_id == chunk_id), -1)
+
+
+def _sources(rows: list[dict]) -> dict[str, Source]:
     return {
         row["chunk_id"]: Source(
             row["chunk_id"],

@@ -19,6 +19,7 @@ nothing may be downloaded at run time (FlashRank, for one, fetches its model on 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -88,6 +89,8 @@ class LateInteraction:
 
     variant = "maxsim:all-MiniLM-L6-v2"
     _caches: ClassVar[dict[tuple[str, int], OrderedDict[str, np.ndarray]]] = {}
+    # Searches may rerank from several threads at once (the MCP server): one at a time in the caches.
+    _cache_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
         self,
@@ -112,15 +115,19 @@ class LateInteraction:
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """Each text's MaxSim score for ``query``: in [-1, 1], higher is more relevant."""
-        known = {text: self._cache[text] for text in texts if text in self._cache}
+        with self._cache_lock:
+            known = {text: self._cache[text] for text in texts if text in self._cache}
+            for text in known:
+                self._cache.move_to_end(text)  # recently used: dropped last
         if self.stored is not None:
             for text in texts:
                 if text not in known and (tokens := self.stored.get(text)) is not None:
                     known[text] = tokens
         missing = list(dict.fromkeys(text for text in texts if text not in known))
         query_tokens = self.token_vectors([query], content_only=True)[0].astype(np.float32)
-        known.update(zip(missing, self.token_vectors(missing), strict=True))
-        for text, tokens in known.items():
+        encoded = dict(zip(missing, self.token_vectors(missing), strict=True))
+        known.update(encoded)
+        for text, tokens in encoded.items():  # the kept ones are read again as cheaply
             self._remember(text, tokens)
         scores = []
         for text in texts:
@@ -156,10 +163,11 @@ class LateInteraction:
         return result
 
     def _remember(self, text: str, tokens: np.ndarray) -> None:
-        self._cache[text] = tokens
-        self._cache.move_to_end(text)
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        with self._cache_lock:
+            self._cache[text] = tokens
+            self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
 
 def _is_content(piece: str) -> bool:

@@ -1,0 +1,122 @@
+"""A long call on the MCP server, as an assistant meets it over HTTP with the bundled local model:
+``ask`` of every method reports its progress and log lines, searches are answered while it runs,
+and cancelling it stops the model calls."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from insight_assets_tests.command_line import BuiltProject
+from insight_assets_tests.servers import free_port, wait_for_port
+
+pytestmark = pytest.mark.local_model
+
+METHODS = 5  # every method answers an ask with method "all"
+
+
+def _model_calls(project: Path, after: float, before: float) -> int:
+    """The model calls the server's asks made between two moments (``time.time()``), by its ledger."""
+    with sqlite3.connect(project / "data" / "cache" / "llm_ledger.sqlite") as connection:
+        return connection.execute(
+            "SELECT count(*) FROM calls WHERE asset = 'ask' AND created_at > ? AND created_at < ?",
+            [after, before],
+        ).fetchone()[0]
+
+
+def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops_when_cancelled(
+    tmp_path, built_by_cli: BuiltProject
+):
+    project = built_by_cli.copy(tmp_path)
+    port = free_port()
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "INSIGHT_ASSETS_LLM_PROVIDER": "local"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "insight_assets.cli", "mcp", "--http", "--port", str(port)],
+        cwd=project,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[str] = []
+    calling = anyio.Event()  # a model call has been reported done
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+        if message and "model calls" in message:
+            calling.set()
+
+    async def on_log(params) -> None:
+        logs.append(str(params.data))
+
+    # A question no test asked before: its answers are not in the model's cache.
+    question = f"How are citation links between papers found? ({uuid.uuid4().hex[:8]})"
+
+    async def session() -> float:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with Client(streamable_http_client(url), logging_callback=on_log, log_level="info") as client:
+            async with anyio.create_task_group() as asking:
+                asking.start_soon(
+                    lambda: client.call_tool(
+                        "ask",
+                        {"collection": "tiny", "question": question, "method": "all"},
+                        progress_callback=on_progress,
+                    )
+                )
+                with anyio.fail_after(600):
+                    await calling.wait()
+                started = time.monotonic()
+                found = await client.call_tool("search", {"collection": "tiny", "query": "entity linking"})
+                searched = time.monotonic() - started
+                assert not found.is_error and found.structured_content["results"]
+                cancelled_at = time.time()
+                asking.cancel_scope.cancel()  # the client sends notifications/cancelled
+            # The next ask has the model once the call under way ends; after an "all" that went on,
+            # it would start only when that one had made all its calls.
+            next_started = anyio.Event()
+            moments: list[float] = []
+
+            async def on_next(value: float, total: float | None, message: str | None) -> None:
+                if message and "started" in message and not moments:
+                    moments.append(time.time())
+                    next_started.set()
+
+            async with anyio.create_task_group() as asking_again:
+                asking_again.start_soon(
+                    lambda: client.call_tool(
+                        "ask",
+                        {"collection": "tiny", "question": question, "method": "insightgen"},
+                        progress_callback=on_next,
+                    )
+                )
+                with anyio.fail_after(600):
+                    await next_started.wait()
+                asking_again.cancel_scope.cancel()
+            assert _model_calls(project, cancelled_at, moments[0]) <= 1
+            return searched
+
+    try:
+        wait_for_port(port, server)
+        searched = anyio.run(session)
+        assert searched < 2.0, f"a search waited {searched:.1f} s behind the ask"
+        # Progress counts methods, rises with each notification and says what is under way.
+        assert all(total == METHODS for _, total, _ in progress)
+        values = [value for value, _, _ in progress]
+        assert values == sorted(values) and len(set(values)) == len(values)
+        assert any("insightgen: started" in (message or "") for _, _, message in progress)
+        assert "insightgen: started" in logs
+        assert server.poll() is None  # the server goes on
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
