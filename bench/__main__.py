@@ -25,6 +25,7 @@ BENCHMARKS = [
     "rerun",
     "ingest_all",
     "library",
+    "mcp",
     "compare",
     "theme",
     "retrieval",

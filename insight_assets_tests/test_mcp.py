@@ -225,7 +225,7 @@ def test_over_http_a_token_is_required_and_a_call_over_the_spending_limit_return
             ):
                 assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
                 found = await client.call_tool("search", {"collection": "tiny", "query": "entity linking"})
-                assert not found.is_error and found.structured_content["passages"], _text(found)
+                assert not found.is_error and found.structured_content["results"], _text(found)
                 asked = await client.call_tool(
                     "ask",
                     {"collection": "tiny", "question": "How are papers linked?", "method": "insightgen"},

@@ -96,6 +96,8 @@ class MethodAnswer:
     details: str = ""
     # The passages the answer cites (``core.retrieval.citing.Source``: chunk, paper, pages, text).
     passages: tuple = ()
+    # The method said the papers do not answer ("Not found in the context."): an answer, not an error.
+    abstained: bool = False
 
 
 @dataclass(frozen=True)

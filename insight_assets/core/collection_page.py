@@ -88,6 +88,12 @@ def standins(sections: Sequence[MethodSection], side_by_side: SideBySide) -> lis
     return found
 
 
+def answered_the_question(answer: dict) -> bool:
+    """Whether a method's answer (``asking.Answered.as_dict``) answers: it did not fail, and did not
+    say that the papers hold no answer ("Not found in the context.")."""
+    return answer.get("error") is None and not (answer.get("answer") or {}).get("abstained")
+
+
 def render_page(
     collection: str, facts: CollectionFacts, sections: Sequence[MethodSection], side_by_side: SideBySide
 ) -> str:
@@ -100,7 +106,7 @@ def render_page(
         (f"{built} / {len(sections)}", "method reports"),
     ]
     if side_by_side.answers:
-        answered = sum(a.get("error") is None for a in side_by_side.answers)
+        answered = sum(map(answered_the_question, side_by_side.answers))
         numbers.append((f"{answered} / {len(side_by_side.answers)}", "methods answered the question"))
     parts = [
         "<!doctype html>",
@@ -210,6 +216,10 @@ def _question_section(side_by_side: SideBySide, sections: Sequence[MethodSection
             parts.append(f'<p class="failed">Could not answer: {escape(str(answer.get("error")))}</p>')
         else:
             parts.append(f"<pre>{escape(found['text'])}</pre>")
+            if found.get("abstained"):
+                parts.append(
+                    '<p class="failed">It found no answer in the papers: not counted as answered.</p>'
+                )
             if found["citations"]:
                 parts.append(
                     "<p><strong>Cites:</strong> "

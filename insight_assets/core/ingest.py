@@ -309,7 +309,7 @@ def paper_count(warehouse: Warehouse, collection: str) -> int:
 
 
 # Bump whenever the chunks made from the same documents and profiles can change.
-CHUNKING_VERSION = "3"
+CHUNKING_VERSION = "4"
 
 
 def chunk_run_table(collection: str, chunking_key: str) -> pa.Table:

@@ -12,15 +12,17 @@ def markdown_table(
     *,
     empty: str = "No rows.",
     max_rows: int | None = None,
-    show: Callable[[Any], str] = str,
+    show: Callable[[Any], str] | None = None,
 ) -> str:
     """A markdown table of ``rows`` (the first ``max_rows``, and a line saying how many more), or
-    ``empty`` when there are none. ``show`` turns a value into its cell's text."""
+    ``empty`` when there are none. ``show`` turns a value into its cell's text; by default a value
+    is its ``str`` and a missing one (None) an empty cell."""
     if not rows:
         return empty
 
     def cell(value: Any) -> str:
-        return show(value).replace("|", "\\|").replace("\n", " ")
+        text = show(value) if show is not None else "" if value is None else str(value)
+        return text.replace("|", "\\|").replace("\n", " ")
 
     shown = rows if max_rows is None else rows[:max_rows]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]

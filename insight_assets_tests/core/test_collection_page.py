@@ -92,3 +92,14 @@ def test_citations_merge_a_papers_pages_in_order_of_first_citation():
     assert found == (Citation("B", (2, 3, 4, 9)), Citation("A", (1,)), Citation("C", ()))
     assert [c.label for c in found] == ["B, pp. 2\u20134, 9", "A, p. 1", "C"]
     assert page_ranges([7, 1, 2, 3, 5]) == "1\u20133, 5, 7"
+
+
+def test_an_answer_that_found_nothing_in_the_papers_is_not_counted_as_answering():
+    abstained = {
+        **ANSWERED,
+        "method": "insight-rag",
+        "answer": {**ANSWERED["answer"], "text": "Not found in the context.", "abstained": True},
+    }
+    page = render_page("demo", FACTS, [section("xsum")], SideBySide("Why?", [ANSWERED, abstained, FAILED]))
+    assert "<b>1 / 3</b>methods answered the question" in page
+    assert "It found no answer in the papers: not counted as answered." in page

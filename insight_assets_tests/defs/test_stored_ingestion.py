@@ -3,9 +3,9 @@
 Speed work on parsing, chunking or embedding must not change what is stored: the same chunk ids
 (which hash the document, profile, span and text), the same texts, and vectors within 0.99 cosine of
 the reference's (bfloat16 and fp32 runs of the bundled model agree to 0.9999; the reference holds
-fp32 vectors as float16). The reference was written again for parser version 6 (an Author
-Contributions statement left out of the chunks, as boilerplate was in version 5) with
-``python -m insight_assets_tests.defs.test_stored_ingestion``; write it again only when a change of
+fp32 vectors as float16). The reference was written again for chunking version 4 (passages open
+and end at words: an overlap moves up to 5 tokens to a word start, and a word hyphenated across a
+page's boilerplate opens or ends none) with ``python -m insight_assets_tests.defs.test_stored_ingestion``; write it again only when a change of
 what is stored is the point (a new parser or chunking version), and say so in the commit.
 """
 

@@ -62,7 +62,17 @@ def answer(asked: Asked, client) -> MethodAnswer:
         + f"\n\nAnswer ({client.provider_label}):\n{render_citations(answered.answer, setup.sources)}",
         citations=citations((s.title, s.page_start, s.page_end) for s in cited),
         passages=tuple(cited),
+        abstained=_abstains(answered.answer),
     )
+
+
+def _abstains(text: str) -> bool:
+    """Whether the answer is the response generator's "Not found in the context." (the prompt asks
+    for exactly that when the context does not answer): it said why it did not answer."""
+    from insight_assets.core.methods.insight_rag.offline import ABSTAIN
+    from insight_assets.core.retrieval.citing import strip_citations
+
+    return strip_citations(text).strip().rstrip(".").lower() == ABSTAIN.rstrip(".").lower()
 
 
 def _ask_arguments(parser: argparse.ArgumentParser) -> None:

@@ -213,7 +213,7 @@ def _scores(storage, embedder, collection) -> CollectionReport:
     answers = store.load_answers(warehouse, collection)
     scored, agreement = _score_answers(warehouse, embedder, collection, items, answers)
     gold_labels = {item_id: item.gold_answers[0] for item_id, item in items.items() if item.kind == MATCHING}
-    table = scores.method_table(scored, agreement, gold_labels, paper_count(warehouse, collection))
+    table = scores.method_table(scored, agreement, gold_labels)
     warehouse.replace_partition(
         collection,
         {"insight_rag_scores": pa.Table.from_pylist([{"collection": collection, **s} for s in scored])},
@@ -225,6 +225,7 @@ def _scores(storage, embedder, collection) -> CollectionReport:
     identifier_label = store.writer_of(warehouse, "insight_rag_insights", collection) or ""
     placeholders = _placeholders(writer, identifier_label)
     notes = _report_notes(storage, collection, writer, identifier_label, adapter, placeholders)
+    notes += scores.table_caveats(table, paper_count(warehouse, collection))
     accuracy_table = accuracy.accuracy_table(store.load_retriever_accuracy(warehouse, collection))
     written = write_report(
         storage,

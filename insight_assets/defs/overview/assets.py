@@ -12,6 +12,7 @@ from insight_assets.core.collection_page import (
     CollectionFacts,
     MethodSection,
     SideBySide,
+    answered_the_question,
     render_page,
     standins,
 )
@@ -72,14 +73,16 @@ def _page(context, config, storage, embedder, llm, collection) -> CollectionRepo
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / PAGE_FILE
     path.write_text(render_page(collection, facts, sections, side_by_side), encoding="utf-8")
-    answered = [a for a in side_by_side.answers if a["error"] is None]
+    answered = [a for a in side_by_side.answers if answered_the_question(a)]
     preview = [
         {
             "method": section.method,
             "report": section.report_file if section.headline else "not built",
             "answered": next(
                 (
-                    "yes" if a["error"] is None else f"no: {a['error']}"
+                    "yes"
+                    if answered_the_question(a)
+                    else f"no: {a['error'] or 'it found no answer in the papers'}"
                     for a in side_by_side.answers
                     if a["method"] == section.method
                 ),

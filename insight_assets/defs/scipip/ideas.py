@@ -231,7 +231,7 @@ def _scores(context, config, storage, llm, collection) -> CollectionReport:
         "scipip_report.md",
         report.render_report(collection, tables, judge, notes, example, by_model=by_model),
         report.CHART_FILE,
-        report.render_chart(recall, expanded_shares, wins),
+        report.render_chart(recall, expanded_shares, wins, by_model=by_model),
         "recall, expanded idea ratings and win rates",
         _headline(storage, collection, tables, judge, by_model, [*notes, *_retrieval_note(settings)]),
     )

@@ -282,27 +282,41 @@ def test_matching_f1_is_the_f1_of_yes_over_the_set_not_the_accuracy_again():
     always_no = [scored_row(item, MATCHING, "rag@3", right=label == "No") for item, label in gold.items()]
     failed = [scored_row(item, MATCHING, "vanilla", right=False, status=FAILED) for item in gold]
 
-    table = scores.method_table(always_yes + always_no + failed, {}, gold, papers=4)
+    table = scores.method_table(always_yes + always_no + failed, {}, gold)
 
     f1 = {row["method"]: (row["exact_match"], row["f1"]) for row in table}
     assert f1["rag@1"] == (0.5, pytest.approx(0.667))  # every pair said to cite: precision 0.5, recall 1
     assert f1["rag@3"] == (0.5, 0.0)  # never "Yes": no pair that cites is found
-    assert f1["vanilla"] == (0.0, 0.0)
+    # A method that failed every item has no score: not the 0.0 of answers it never gave.
+    assert f1["vanilla"] == (None, None)
+    (vanilla,) = [row for row in table if row["method"] == "vanilla"]
+    assert vanilla["failed"] == 4 and vanilla["context_tokens"] is None
 
 
-def test_circular_modes_and_hits_at_50_by_construction_are_said_in_the_table():
+def test_a_method_that_failed_some_items_is_scored_on_all_of_them():
+    gold = {"p1": "Yes", "n1": "No"}
+    rows = [
+        scored_row("p1", MATCHING, "rag@1", right=True),
+        scored_row("n1", MATCHING, "rag@1", right=False, status=FAILED),
+    ]
+    (row,) = scores.method_table(rows, {}, gold)
+    assert row["failed"] == 1 and row["exact_match"] == 0.5  # a failed answer is a wrong one
+
+
+def test_circular_modes_are_said_per_row_and_hits_at_50_by_construction_once_for_the_table():
     rows = [
         scored_row("b1", BURIED, insight_rag.schemas.insight_method(mode), right=True, hits=1.0)
         for mode in ("index", "llm", "sentences")
     ]
+    table = scores.method_table(rows, {}, {})
+    caveats = {row["method"]: row["caveat"] or "" for row in table}
 
-    small = {row["method"]: row["caveat"] or "" for row in scores.method_table(rows, {}, {}, papers=20)}
-    large = {row["method"]: row["caveat"] or "" for row in scores.method_table(rows, {}, {}, papers=80)}
-
-    assert "circular" in small["insight-rag:index"] and "circular" in small["insight-rag:llm"]
-    assert "circular" not in small["insight-rag:sentences"]
-    assert all("1 by construction: 20 papers" in caveat for caveat in small.values())
-    assert large["insight-rag:sentences"] == "" and "by construction" not in large["insight-rag:index"]
+    assert "circular" in caveats["insight-rag:index"] and "circular" in caveats["insight-rag:llm"]
+    assert caveats["insight-rag:sentences"] == ""
+    assert not any("by construction" in caveat for caveat in caveats.values())
+    (said_once,) = scores.table_caveats(table, papers=20)
+    assert "1 by construction here: 20 papers" in said_once
+    assert scores.table_caveats(table, papers=80) == []
 
 
 # -- a buried fact ---------------------------------------------------------------------------------

@@ -27,6 +27,16 @@ CHART_FILE = "insight_rag_scores.png"
 TRAINING_CHART_FILE = "insight_retriever_training.png"
 
 
+def chart_bars(rows: Sequence[Mapping]) -> tuple[list[str], list[str], dict[tuple[str, str], float]]:
+    """The chart's groups (question kinds), its bars and legend (methods) and their heights: a
+    method that answered no item of a kind has no bar there, and none in the legend if it answered
+    nothing at all."""
+    scored = [row for row in rows if row["exact_match"] is not None]
+    kinds = list(dict.fromkeys(row["kind"] for row in scored))
+    methods = list(dict.fromkeys(row["method"] for row in scored))
+    return kinds, methods, {(row["kind"], row["method"]): row["exact_match"] for row in scored}
+
+
 def render_chart(rows: Sequence[Mapping]) -> bytes:
     """Exact match (accuracy for matching) per method, one group of bars per question kind."""
     import matplotlib
@@ -34,15 +44,13 @@ def render_chart(rows: Sequence[Mapping]) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    kinds = list(dict.fromkeys(row["kind"] for row in rows))
-    methods = list(dict.fromkeys(row["method"] for row in rows))
-    value = {(row["kind"], row["method"]): row["exact_match"] or 0.0 for row in rows}
+    kinds, methods, value = chart_bars(rows)
     figure, axis = plt.subplots(figsize=(8, 3.6))
     width = 0.8 / max(len(methods), 1)
     for n, method in enumerate(methods):
         axis.bar(
             [k + n * width for k in range(len(kinds))],
-            [value.get((kind, method), 0.0) for kind in kinds],
+            [value.get((kind, method), float("nan")) for kind in kinds],  # no bar where it has no score
             width,
             label=method,
         )
@@ -69,7 +77,8 @@ def report_notes(generator: str, identifier: str, retriever: Mapping | None) -> 
             else ""
         ),
         "exact_match: the gold appears in the answer (§4), averaged over a multi-document question's gold answers; f1: SQuAD token F1, averaged the same way; for matching, exact_match is the accuracy and f1 the F1 of the answer Yes over the items",
-        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection of 50 papers or fewer doc_hits50 is 1 by construction (the caveat column says so)",
+        "doc_hits50 / doc_mrr: the gold papers in the method's retrieval ranking (top 50; averaged over a multi-document question's papers, the paper's A-Hits and A-MRR); with a collection of 50 papers or fewer doc_hits50 is 1 by construction (a note says so below)",
+        "a method that failed every item of a kind has empty cells: it has no score there (the failed column counts them)",
         "unit_hits50 / unit_mrr: the gold unit in the ranking — the chunk holding the evidence sentence (RAG), the gold triple (index, llm), the evidence sentence (sentences, parametric: the sentence its insight is attributed to)",
         "index and llm modes search the very triples the benchmark was built from: a found triple is the gold answer, so their rows are circular (the caveat column says so) and are no result; sentences and parametric modes search no triple",
         "identifier_agreement: mean cosine (our embedder) between the identified fragment and the gold subject + relation — an embedding similarity, not the paper's GPT-4o-mini 0/0.5/1 judge",

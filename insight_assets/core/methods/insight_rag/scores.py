@@ -116,37 +116,51 @@ CIRCULAR = {
 
 
 def method_table(
-    scored: Sequence[Mapping], agreement: Mapping[str, float], gold_labels: Mapping[str, str], papers: int
+    scored: Sequence[Mapping], agreement: Mapping[str, float], gold_labels: Mapping[str, str]
 ) -> list[dict]:
     """One row per (kind, method): items, failures, EM (accuracy for matching), F1 (for matching,
     the F1 of "Yes" over the set: ``gold_labels`` by item), context tokens, retrieval Hits@50 and
     MRR, the identifier's agreement for Insight-RAG rows, and what makes a row's numbers no result
-    (``caveat``: a circular mode; document Hits@50 with ``papers`` no more than 50, 1 by construction)."""
+    (``caveat``: a circular mode). A method that failed every item of a kind has no scores (None);
+    what holds for the whole table is ``table_caveats``'."""
     rows = []
     for kind, method in dict.fromkeys((s["kind"], s["method"]) for s in scored):
         mine = [s for s in scored if s["kind"] == kind and s["method"] == method]
-        doc_hits = _mean(s["doc_hits50"] for s in mine)
-        caveats = [CIRCULAR[method]] if method in CIRCULAR else []
-        if doc_hits is not None and papers <= RANK_DEPTH:
-            caveats.append(f"doc_hits50 is 1 by construction: {papers} papers, top {RANK_DEPTH} ranked")
+        failed = sum(s["status"] == FAILED for s in mine)
+        # A method that answered nothing has no score: empty cells, not the 0.0 of its empty answers.
+        measured = mine if failed < len(mine) else []
         rows.append(
             {
                 "kind": kind,
                 "method": method,
                 "items": len(mine),
-                "failed": sum(s["status"] == FAILED for s in mine),
-                "exact_match": _mean(s["exact_match"] for s in mine),
-                "f1": matching_f1(mine, gold_labels) if kind == MATCHING else _mean(s["f1"] for s in mine),
-                "context_tokens": _mean(s["context_tokens"] for s in mine),
-                "doc_hits50": doc_hits,
+                "failed": failed,
+                "exact_match": _mean(s["exact_match"] for s in measured),
+                "f1": (
+                    matching_f1(measured, gold_labels)
+                    if kind == MATCHING
+                    else _mean(s["f1"] for s in measured)
+                )
+                if measured
+                else None,
+                "context_tokens": _mean(s["context_tokens"] for s in measured),
+                "doc_hits50": _mean(s["doc_hits50"] for s in mine),
                 "doc_mrr": _mean(s["doc_mrr"] for s in mine),
                 "unit_hits50": _mean(s["unit_hits50"] for s in mine),
                 "unit_mrr": _mean(s["unit_mrr"] for s in mine),
                 "identifier_agreement": agreement.get(kind) if method.startswith("insight") else None,
-                "caveat": "; ".join(caveats) or None,
+                "caveat": CIRCULAR.get(method),
             }
         )
     return rows
+
+
+def table_caveats(rows: Sequence[Mapping], papers: int) -> list[str]:
+    """What holds for every row of the table that has the measure, said once beside it rather
+    than in each row: document Hits@50 is 1 by construction with ``papers`` no more than 50."""
+    if papers <= RANK_DEPTH and any(row["doc_hits50"] is not None for row in rows):
+        return [f"doc_hits50 is 1 by construction here: {papers} papers, the top {RANK_DEPTH} ranked"]
+    return []
 
 
 def matching_f1(scored: Sequence[Mapping], gold_labels: Mapping[str, str]) -> float | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...markdown import markdown_table
+from ...placeholder_mark import mark_placeholder
 from .judge.schemas import JUDGE_PANELS
 
 CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")
@@ -80,8 +81,16 @@ def panel_order(scores: Sequence[Mapping[str, Any]]) -> list[str]:
     return papers + sorted(found - set(papers))
 
 
-def render_chart(scores: Sequence[Mapping[str, Any]]) -> bytes:
-    """Grouped bars: per (judge, level, panel), each method's mean score on each criterion."""
+def render_chart(scores: Sequence[Mapping[str, Any]], placeholders: bool = False) -> bytes:
+    """``chart_figure`` as a PNG."""
+    buffer = io.BytesIO()
+    chart_figure(scores, placeholders).savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def chart_figure(scores: Sequence[Mapping[str, Any]], placeholders: bool = False) -> Any:
+    """Grouped bars: per (judge, level, panel), each method's mean score on each criterion; with
+    ``placeholders`` (no model judged), each panel carries the placeholder mark."""
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -106,10 +115,10 @@ def render_chart(scores: Sequence[Mapping[str, Any]]) -> bytes:
         axes.set_ylabel("mean score (0-5)")
         axes.set_title(f"{judge} judge, {level} level, {panel}", fontsize=10)
         axes.legend(fontsize=7, ncols=len(criteria), loc="upper center")
+        if placeholders:
+            mark_placeholder(axes, "no model judged")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figure
 
 
 def _examples(examples: Sequence[Mapping[str, Any]]) -> str:
@@ -177,4 +186,10 @@ def render_method_report(
             "## Examples\n\n" + examples_markdown,
         ]
     )
-    return MethodReport(ranked, scores_table, examples_markdown, render_chart(scores), markdown + "\n")
+    return MethodReport(
+        ranked,
+        scores_table,
+        examples_markdown,
+        render_chart(scores, placeholders=not ranked),
+        markdown + "\n",
+    )

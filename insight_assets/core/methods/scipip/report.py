@@ -6,8 +6,10 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ...markdown import markdown_table
+from ...placeholder_mark import mark_placeholder
 from .evaluation import Query
 from .keywords import KeywordGraph, filter_values
 from .retrieval import Library, Retrieval, SciPIPSettings
@@ -146,10 +148,22 @@ class ReportTables:
     merged: str
 
 
-def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping], wins: Sequence[Mapping]) -> bytes:
+def render_chart(
+    recall: Sequence[Mapping], shares: Sequence[Mapping], wins: Sequence[Mapping], by_model: bool = True
+) -> bytes:
+    """``chart_figure`` as a PNG."""
+    buffer = io.BytesIO()
+    chart_figure(recall, shares, wins, by_model).savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
+def chart_figure(
+    recall: Sequence[Mapping], shares: Sequence[Mapping], wins: Sequence[Mapping], by_model: bool = True
+) -> Any:
     """Left: leave-one-out recall@10 per retrieval variant; middle: the share of expanded ideas
     rated >= 4 per method and rating (first judge); right: SciPIP's wins, ties and losses against
-    each baseline over all criteria (first judge)."""
+    each baseline over all criteria (first judge). Without ``by_model`` the ratings and wins are
+    placeholders, and their panels carry the mark (recall is measured either way)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -197,10 +211,11 @@ def render_chart(recall: Sequence[Mapping], shares: Sequence[Mapping], wins: Seq
     right.set_title("SciPIP vs each baseline (pairwise, both orders)")
     right.tick_params(axis="x", labelrotation=20, labelsize=8)
     right.legend(fontsize=7)
+    if not by_model:
+        for axes in (middle, right):
+            mark_placeholder(axes, "no model judged")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90)
-    return buffer.getvalue()
+    return figure
 
 
 # Offline, the ratings are no judgement of the methods: the same nearest-paper similarity makes both.
