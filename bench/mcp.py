@@ -166,9 +166,21 @@ def run(corpus: Path, quick: bool) -> dict:
         with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
             row, from_store, from_model = _measure(Path(tmp), name, files)
         rows.append(row)
-        reranks.append({"collection": name, "rerank_100_kept_ms": from_store * 1000, "rerank_100_model_ms": from_model * 1000})
-    print_table(rows, COLUMNS, title="mcp: a client starts the server over stdio, then searches (k = 10, hybrid, reranked)")
-    print_table(reranks, ["collection", "rerank_100_kept_ms", "rerank_100_model_ms"], title="rerank of 100 candidates")
+        reranks.append(
+            {
+                "collection": name,
+                "rerank_100_kept_ms": from_store * 1000,
+                "rerank_100_model_ms": from_model * 1000,
+            }
+        )
+    print_table(
+        rows,
+        COLUMNS,
+        title="mcp: a client starts the server over stdio, then searches (k = 10, hybrid, reranked)",
+    )
+    print_table(
+        reranks, ["collection", "rerank_100_kept_ms", "rerank_100_model_ms"], title="rerank of 100 candidates"
+    )
     worst_cold = max(row["cold_first_search_s"] for row in rows)
     worst_p50 = max(row["warm_p50_ms"] for row in rows) / 1000
     overhead = ratio(worst_p50 * 1000, max(row["bare_p50_ms"] for row in rows))

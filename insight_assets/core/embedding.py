@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -149,7 +150,10 @@ class LocalEmbedder(_AlwaysWhole):
     def _windows_many(self, texts: Sequence[str]) -> list[list[tuple[str, int]]]:
         candidates = [
             [(text, 1)]
-            if count_tokens(text) <= self.WINDOW.target_tokens
+            # A token is at least one UTF-8 byte: a short text (a query) fits without counting, so
+            # embedding it never waits for the token encoder to load (1 s).
+            if len(text.encode("utf-8")) <= self.WINDOW.target_tokens
+            or count_tokens(text) <= self.WINDOW.target_tokens
             else [(text[start:end], tokens) for start, end, tokens in chunk_text(text, self.WINDOW)]
             for text in texts
         ]
@@ -210,6 +214,33 @@ class LocalEmbedder(_AlwaysWhole):
                 means = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
                 vectors[batch] = torch.nn.functional.normalize(means, dim=1).cpu().numpy()
         return vectors
+
+
+@dataclass
+class EmbedderChoice:
+    """Which embedder (``defs.resources.EmbedderResource`` configures the same for Dagster), made on
+    first use and kept; its key read from ``api_key_env`` then."""
+
+    provider: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    batch_size: int | None = None
+    precision: str = "auto"
+    _embedder: Embedder | None = None
+
+    def get_embedder(self) -> Embedder:
+        if self._embedder is None:
+            api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
+            self._embedder = create_embedder(
+                self.provider,
+                model=self.model,
+                api_key=api_key,
+                base_url=self.base_url,
+                batch_size=self.batch_size,
+                precision=self.precision,
+            )
+        return self._embedder
 
 
 class BatchFailed(EmbeddingError):

@@ -12,8 +12,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from insight_assets.core.deployment import Deployment, normalized_postgres_url
-from insight_assets.core.embedding import Embedder, create_embedder
+from insight_assets.core.embedding import Embedder, EmbedderChoice
 from insight_assets.core.llm import (
     DEFAULT_API_KEY_ENV,
     Budget,
@@ -27,6 +26,7 @@ from insight_assets.core.llm import (
     TaskParams,
 )
 from insight_assets.core.llm.settings import OFFLINE
+from insight_assets.core.storage import Storage
 from insight_assets.core.stores import VectorStore, Warehouse
 
 
@@ -51,26 +51,22 @@ class StorageResource(dg.ConfigurableResource):
     reports_dir: str = "data/reports"
     adapters_dir: str = "data/adapters"  # trained model adapters, one folder per collection
 
+    def storage(self) -> Storage:
+        """The same paths as a plain ``core.storage.Storage``."""
+        return Storage(**{field.name: getattr(self, field.name) for field in dataclasses.fields(Storage)})
+
     @property
     def warehouse(self) -> Warehouse:
-        deployment = Deployment.from_environment()
-        catalog = self.warehouse_catalog or deployment.postgres_url
-        if catalog:
-            from insight_assets.core.lake import LakeWarehouse
-
-            return LakeWarehouse(
-                normalized_postgres_url(catalog), self.warehouse_data_path or deployment.lake_data_path
-            )
-        return Warehouse(self.warehouse_path)
+        return self.storage().warehouse
 
     @property
     def vectors_uri(self) -> str:
         """LanceDB's location: ``lancedb_uri``, else the deployment's."""
-        return self.lancedb_uri or Deployment.from_environment().vectors_uri
+        return self.storage().vectors_uri
 
     @property
     def vectors(self) -> VectorStore:
-        return VectorStore(self.vectors_uri)
+        return self.storage().vectors
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -102,15 +98,9 @@ class EmbedderResource(dg.ConfigurableResource):
 
     def get_embedder(self) -> Embedder:
         if self._embedder is None:
-            api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
-            self._embedder = create_embedder(
-                self.provider,
-                model=self.model,
-                api_key=api_key,
-                base_url=self.base_url,
-                batch_size=self.batch_size,
-                precision=self.precision,
-            )
+            self._embedder = EmbedderChoice(
+                self.provider, self.model, self.base_url, self.api_key_env, self.batch_size, self.precision
+            ).get_embedder()
         return self._embedder
 
 

@@ -314,7 +314,7 @@ def test_the_mcp_server_lists_library_collections_and_finds_your_notes_apart(
     from insight_assets.app.mcp.collections import Collections
 
     build(instance, storage, EMBEDDINGS)
-    server = Collections(storage, HASHING, LLMResource(data_dir=str(tmp_path / "llm")))
+    server = Collections(storage, HASHING, lambda: LLMResource(data_dir=str(tmp_path / "llm")))
 
     listed = server.list_collections().data["collections"]
     assert {(c["name"], c["source"], c["stale"]) for c in listed} == {

@@ -12,7 +12,9 @@ model cache and the cost ledger, under the model's ``data_dir`` (``data/`` by de
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,15 +55,46 @@ class Collections:
     ``propose_ideas``) take turns, as a local model serves one at a time. Nothing here writes to
     the warehouse."""
 
-    def __init__(self, storage: Any, embedder: Any, llm: Any, max_cost_usd: float = DEFAULT_MAX_COST_USD):
+    def __init__(
+        self,
+        storage: Any,
+        embedder: Any,
+        make_llm: Callable[[], Any],
+        max_cost_usd: float = DEFAULT_MAX_COST_USD,
+    ):
+        """``storage`` (``core.storage.Storage`` or the Dagster resource), ``embedder`` (anything with
+        ``get_embedder()``), and ``make_llm`` making the model's ``LLMResource`` when a call first
+        needs it (it loads Dagster, which a search does not need)."""
         from insight_assets.app.mcp.opened import OpenedCollections
 
         self.storage = storage
         self.embedder = embedder
-        self.llm = llm
         self.max_cost_usd = max_cost_usd
         self.opened = OpenedCollections(storage, embedder)
         self._asking = threading.Lock()
+        self._make_llm = make_llm
+        self._llm: Any = None
+        self._llm_lock = threading.Lock()
+
+    @property
+    def llm(self) -> Any:
+        """The model the methods' calls answer with (an ``LLMResource``), made on first use."""
+        with self._llm_lock:
+            if self._llm is None:
+                self._llm = self._make_llm()
+            return self._llm
+
+    def warm_up(self) -> None:
+        """Load in the background what the first calls would wait for: the model and the most
+        recently built collections (``opened``), and the definitions' asset groups that
+        ``list_collections`` reports (loading Dagster's definitions takes seconds)."""
+        searching = self.opened.warm_up()
+
+        def load_definitions() -> None:
+            searching.join()  # after what the first search needs: they would compete for the CPU
+            _asset_groups()
+
+        threading.Thread(target=load_definitions, daemon=True).start()
 
     # -- the tools ------------------------------------------------------------------------------
 
@@ -320,6 +353,7 @@ def method_names() -> list[str]:
     return [flow.method for flow in _flows(EVERY_METHOD)] + [EVERY_METHOD]
 
 
+@functools.cache
 def _asset_groups() -> dict[str, set[str]]:
     """Each asset group (ingestion, a method's, the page's) and its assets."""
     from insight_assets.defs.catalog import ALL_ASSETS

@@ -68,8 +68,8 @@ class OpenedCollections:
 
     def warm_up(self) -> threading.Thread:
         """Load the model and open the most recently built collections in the background, so that
-        the first call does not wait for them; a collection that cannot be opened is left for its
-        first call to report."""
+        the first call does not wait for them (the thread returned ends when both are done); a
+        collection that cannot be opened is left for its first call to report."""
 
         def load_model() -> None:
             self.embedder.get_embedder().embed(["warm-up"])
@@ -81,10 +81,15 @@ class OpenedCollections:
                 except Exception as problem:  # noqa: BLE001 - its first call says it to the client
                     print(f"insight-assets mcp: {collection} not opened yet: {problem}", file=sys.stderr)
 
-        threads = [threading.Thread(target=work, daemon=True) for work in (load_model, open_collections)]
-        for thread in threads:
-            thread.start()
-        return threads[-1]
+        def load_both() -> None:
+            model = threading.Thread(target=load_model, daemon=True)
+            model.start()
+            open_collections()
+            model.join()
+
+        both = threading.Thread(target=load_both, daemon=True)
+        both.start()
+        return both
 
     def _recently_built(self) -> list[str]:
         from insight_assets.core.collection_sources import find_sources

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-from insight_assets.app.commands import Command, embedder_resource, storage_resource
+from insight_assets.app.commands import Command
 from insight_assets.app.mcp import reading
 from insight_assets.app.mcp.collections import (
     DEFAULT_MAX_COST_USD,
@@ -356,12 +356,20 @@ def serve(args: argparse.Namespace) -> int:
             print(f"insight-assets mcp: {problem}.", file=sys.stderr)
             return 2
     from insight_assets.app.mcp.collections import method_names
-    from insight_assets.defs.resources import LLMResource
+    from insight_assets.core.deployment import Deployment
+    from insight_assets.core.embedding import EmbedderChoice
+    from insight_assets.core.storage import Storage
 
-    collections = Collections(
-        storage_resource(), embedder_resource(), LLMResource(budget_usd=args.max_cost), args.max_cost
-    )
-    collections.opened.warm_up()  # the model and the collections load while the client says hello
+    def make_llm():
+        from insight_assets.defs.resources import LLMResource
+
+        return LLMResource(budget_usd=args.max_cost)
+
+    # Plain paths and the bundled embedder, as the command line's resources have them: no Dagster
+    # until a method's call needs it.
+    Deployment.from_environment().check_stores()
+    collections = Collections(Storage(), EmbedderChoice(), make_llm, args.max_cost)
+    collections.warm_up()  # the model, the collections and the definitions load while the client says hello
     server = build_server(collections, method_names())
     if not args.http:
         server.run("stdio")
