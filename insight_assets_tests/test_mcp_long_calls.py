@@ -1,6 +1,7 @@
 """A long call on the MCP server, as an assistant meets it over HTTP with the bundled local model:
-``ask`` of every method reports its progress and log lines, searches are answered while it runs,
-and cancelling it stops the model calls."""
+``ask`` of every method reports its progress and log lines, searches are answered while it runs
+(not after it: how fast is the benchmark's to say, `python -m bench mcp`), and cancelling it stops
+the model calls."""
 
 from __future__ import annotations
 
@@ -66,20 +67,26 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
     async def session() -> float:
         url = f"http://127.0.0.1:{port}/mcp"
         async with Client(streamable_http_client(url), logging_callback=on_log, log_level="info") as client:
-            async with anyio.create_task_group() as asking:
-                asking.start_soon(
-                    lambda: client.call_tool(
-                        "ask",
-                        {"collection": "tiny", "question": question, "method": "all"},
-                        progress_callback=on_progress,
-                    )
+            asked_all = anyio.Event()
+
+            async def ask_all() -> None:
+                await client.call_tool(
+                    "ask",
+                    {"collection": "tiny", "question": question, "method": "all"},
+                    progress_callback=on_progress,
                 )
+                asked_all.set()
+
+            async with anyio.create_task_group() as asking:
+                asking.start_soon(ask_all)
                 with anyio.fail_after(600):
                     await calling.wait()
                 started = time.monotonic()
                 found = await client.call_tool("search", {"collection": "tiny", "query": "entity linking"})
                 searched = time.monotonic() - started
                 assert not found.is_error and found.structured_content["results"]
+                # Answered beside the ask, not after it (which has minutes of model calls to go).
+                assert not asked_all.is_set()
                 cancelled_at = time.time()
                 asking.cancel_scope.cancel()  # the client sends notifications/cancelled
             # The next ask has the model once the call under way ends; after an "all" that went on,
@@ -109,7 +116,7 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
     try:
         wait_for_port(port, server)
         searched = anyio.run(session)
-        assert searched < 2.0, f"a search waited {searched:.1f} s behind the ask"
+        print(f"a search beside the ask took {searched:.2f} s")  # a figure for people; no test of time
         # Progress counts methods, rises with each notification and says what is under way.
         assert all(total == METHODS for _, total, _ in progress)
         values = [value for value, _, _ in progress]
