@@ -4,6 +4,7 @@ shell, which take the engines the environment selects."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 # Where Debian and Ubuntu put the server binaries (they are not on PATH there).
@@ -45,6 +47,27 @@ def wait_for_port(port: int, process: subprocess.Popen, seconds: float = 120) ->
                 return
         time.sleep(0.2)
     raise AssertionError(f"nothing listened on port {port} within {seconds} s")
+
+
+@contextlib.contextmanager
+def mcp_over_http(project: Path, environment: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``insight-assets mcp --http`` serving ``project`` on a free port of 127.0.0.1: its URL and
+    process while the block runs; stopped after it."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "insight_assets.cli", "mcp", "--http", "--port", str(port)],
+        cwd=project,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_port(port, server)
+        yield f"http://127.0.0.1:{port}/mcp", server
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 def server_bin() -> Path:

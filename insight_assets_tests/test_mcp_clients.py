@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from insight_assets_tests.command_line import BuiltProject
-from insight_assets_tests.servers import free_port, wait_for_port
+from insight_assets_tests.servers import mcp_over_http
 
 pytestmark = pytest.mark.long
 
@@ -41,24 +41,14 @@ def test_the_official_conformance_suite_passes_every_scenario_that_applies(
 ):
     tools, environment = _tools()
     project = built_by_cli.copy(tmp_path)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "insight_assets.cli", "mcp", "--http", "--port", str(port)],
-        cwd=project,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_for_port(port, server)
-        results = tmp_path / "results"
+    results = tmp_path / "results"
+    with mcp_over_http(project, environment) as (url, _):
         suite = subprocess.run(
             [
                 str(tools / "node_modules" / ".bin" / "conformance"),
                 "server",
                 "--url",
-                f"http://127.0.0.1:{port}/mcp",
+                url,
                 "--expected-failures",
                 str(BASELINE),
                 "--output-dir",
@@ -70,9 +60,6 @@ def test_the_official_conformance_suite_passes_every_scenario_that_applies(
             timeout=600,
             check=False,
         )
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     summary = suite.stdout[suite.stdout.rfind("=== SUMMARY ===") :]
     # Exit 0: every scenario passed but the baseline's, and each of those still fails.
     assert suite.returncode == 0, summary or suite.stderr[-3000:]

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -19,7 +17,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from insight_assets_tests.command_line import BuiltProject
-from insight_assets_tests.servers import free_port, wait_for_port
+from insight_assets_tests.servers import mcp_over_http
 
 pytestmark = pytest.mark.local_model
 
@@ -39,16 +37,7 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
     tmp_path, built_by_cli: BuiltProject
 ):
     project = built_by_cli.copy(tmp_path)
-    port = free_port()
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "INSIGHT_ASSETS_LLM_PROVIDER": "local"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "insight_assets.cli", "mcp", "--http", "--port", str(port)],
-        cwd=project,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     progress: list[tuple[float, float | None, str | None]] = []
     logs: list[str] = []
     calling = anyio.Event()  # a model call has been reported done
@@ -64,8 +53,7 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
     # A question no test asked before: its answers are not in the model's cache.
     question = f"How are citation links between papers found? ({uuid.uuid4().hex[:8]})"
 
-    async def session() -> float:
-        url = f"http://127.0.0.1:{port}/mcp"
+    async def session(url: str) -> float:
         async with Client(streamable_http_client(url), logging_callback=on_log, log_level="info") as client:
             asked_all = anyio.Event()
 
@@ -113,9 +101,8 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
             assert _model_calls(project, cancelled_at, moments[0]) <= 1
             return searched
 
-    try:
-        wait_for_port(port, server)
-        searched = anyio.run(session)
+    with mcp_over_http(project, environment) as (url, server):
+        searched = anyio.run(session, url)
         print(f"a search beside the ask took {searched:.2f} s")  # a figure for people; no test of time
         # Progress counts methods, rises with each notification and says what is under way.
         assert all(total == METHODS for _, total, _ in progress)
@@ -124,6 +111,3 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
         assert any("insightgen: started" in (message or "") for _, _, message in progress)
         assert "insightgen: started" in logs
         assert server.poll() is None  # the server goes on
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
