@@ -81,7 +81,8 @@ def _inspector(
     server = [sys.executable, "-m", "insight_assets.cli", "mcp", "--project", str(project)]
     return subprocess.run(
         [str(tools / "node_modules" / ".bin" / "mcp-inspector"), "--cli", *server, *arguments],
-        env=environment,
+        # Its catalog of servers beside the project, not in the home folder.
+        env={**environment, "MCP_CATALOG_PATH": str(project / "inspector-catalog.json")},
         cwd="/",
         capture_output=True,
         text=True,

@@ -39,6 +39,7 @@ class CallProgress:
         self._message = "starting"
         self._logs: list[str] = []
         self._changed = True
+        self._sent = -1.0  # progress of the last notification
         self._started = time.monotonic()
 
     # -- the worker's side: the methods' view (``asking.ask_each``'s ``view``) -------------------
@@ -81,8 +82,11 @@ class CallProgress:
         with self._lock:
             if not self._changed and since_sent < HEARTBEAT_S:
                 return None
-            if not self._changed:
-                self._value = min(self._value + 0.001, self.total)
+            # Each notification's progress is above the last one's, as the protocol asks: a change
+            # that did not move it (a method starting), and a heartbeat, move it up a little.
+            if self._value <= self._sent:
+                self._value = min(self._sent + 0.001, self.total)
+            self._sent = self._value
             self._changed = False
             logs, self._logs = self._logs, []
             elapsed = time.monotonic() - self._started
