@@ -29,6 +29,8 @@ SUMMARY_METHOD = "xsum"
 IDEAS_METHOD = "scipip"
 # The default spending limit of one tool call, in USD (``insight-assets mcp --max-cost``).
 DEFAULT_MAX_COST_USD = 0.50
+# How long a closing server waits for its background loading to end.
+WARM_UP_WAIT_S = 30.0
 PAGE_FILE = "index.html"  # defs.overview.assets.PAGE_FILE, without importing the definitions
 
 
@@ -75,6 +77,7 @@ class Collections:
         self._make_llm = make_llm
         self._llm: Any = None
         self._llm_lock = threading.Lock()
+        self._warming: threading.Thread | None = None
 
     @property
     def llm(self) -> Any:
@@ -94,7 +97,14 @@ class Collections:
             searching.join()  # after what the first search needs: they would compete for the CPU
             _asset_groups()
 
-        threading.Thread(target=load_definitions, daemon=True).start()
+        self._warming = threading.Thread(target=load_definitions, daemon=True)
+        self._warming.start()
+
+    def close(self) -> None:
+        """Wait for the background loading to end before the process does: a thread stopped in the
+        middle of loading a native library at exit aborts the process ("terminate called")."""
+        if self._warming is not None:
+            self._warming.join(timeout=WARM_UP_WAIT_S)
 
     # -- the tools ------------------------------------------------------------------------------
 

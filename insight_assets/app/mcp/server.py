@@ -371,17 +371,20 @@ def serve(args: argparse.Namespace) -> int:
     collections = Collections(Storage(), EmbedderChoice(), make_llm, args.max_cost)
     collections.warm_up()  # the model, the collections and the definitions load while the client says hello
     server = build_server(collections, method_names())
-    if not args.http:
-        server.run("stdio")
-        return 0
-    import uvicorn
+    try:
+        if not args.http:
+            server.run("stdio")
+            return 0
+        import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=args.host)
-    if token:
-        app = BearerToken(app, token)
-    print(f"MCP server on http://{args.host}:{args.port}{HTTP_PATH}", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")).run()
-    return 0
+        app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=args.host)
+        if token:
+            app = BearerToken(app, token)
+        print(f"MCP server on http://{args.host}:{args.port}{HTTP_PATH}", file=sys.stderr, flush=True)
+        uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")).run()
+        return 0
+    finally:
+        collections.close()
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
