@@ -28,7 +28,9 @@ def test_the_page_shows_the_collection_every_method_and_one_question_put_to_all(
     # Offline, Insight-RAG's rule-based reader finds no answer to the demo's question and says so
     # ("Not found in the context."): an answer, not counted among those that answered.
     assert shown["methods_answered"] == 4, shown["preview"]
-    assert "| insight-rag | insight_rag_report.md | no: it found no answer in the papers |" in shown["preview"]
+    assert (
+        "| insight-rag | insight_rag_report.md | no: it found no answer in the papers |" in shown["preview"]
+    )
     html = page.read_text()
     assert "<b>4 / 5</b>methods answered the question" in html
     for method in METHODS:

@@ -132,7 +132,8 @@ def _given(outcome: ToolOutput | ToolProblem) -> ToolOutput:
     return outcome
 
 
-# The lowest level of log message the client asked for (``logging/setLevel``); messages go out at "info".
+# The lowest level of log message asked for (``logging/setLevel``); messages go out at "info". One for
+# the process: over HTTP, the last client's choice holds for every client.
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _log_level = {"level": "info"}
 
