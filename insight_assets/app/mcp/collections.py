@@ -163,7 +163,7 @@ class Collections:
         flows = _flows(method)
         if not question.strip():
             raise ToolProblem("the question is empty")
-        self.check_built(collection)
+        builds = self.check_built(collection)
         with self._asking:
             if progress is not None:
                 progress.check()  # cancelled while another call had the model
@@ -175,7 +175,7 @@ class Collections:
         data = asking.as_json(asked, answers)
         for answered in data["methods"]:
             if answered["answer"]:
-                structured_passages(self, collection, answered["answer"])
+                structured_passages(self, collection, builds, answered["answer"])
         if len(answers) == 1 and not answers[0].ok:
             raise ToolProblem(f"{answers[0].method} could not answer: {answers[0].error}")
         return ToolOutput(asking.as_text(asked, answers), data)
@@ -279,17 +279,21 @@ class Collections:
 
         return sorted(find_sources(self.storage.collections_root).collections)
 
-    def built_collections(self) -> list[str]:
-        """The collections with something built, by name."""
-        return [name for name in self.collection_names() if self.storage.warehouse.builds(name)]
+    def built_collections(self) -> dict[str, dict[str, dict]]:
+        """The collections with something built, by name, each with its assets' builds."""
+        found = {name: self.storage.warehouse.builds(name) for name in self.collection_names()}
+        return {name: builds for name, builds in found.items() if builds}
 
-    def check_built(self, collection: str) -> None:
-        """A ``ToolProblem`` unless ``collection`` names a collection that has been built."""
+    def check_built(self, collection: str) -> dict[str, dict]:
+        """``collection``'s assets' builds; a ``ToolProblem`` unless it names a collection that has
+        been built."""
         self._known(collection)
-        if not self.storage.warehouse.builds(collection):
+        builds = self.storage.warehouse.builds(collection)
+        if not builds:
             raise ToolProblem(
                 f"collection {collection!r} is not built yet; build it first: {build_hint(collection)}"
             )
+        return builds
 
     def _over_budget(self, asked: asking.Asked, flows: list) -> ToolOutput | None:
         """The estimate, when the flows would cost more than ``max_cost_usd`` at most (a dry run of

@@ -4,7 +4,7 @@ Per collection: its passages' retriever (chunks, vectors, titles), the reranker 
 vectors kept with its build, and its papers' metadata (``OpenCollection``, ``Papers``). Each is
 loaded on first use, or before it by ``warm_up`` in a background thread as the server starts, and
 loaded again when a build of the collection lands after it (its assets' build times, read from
-the warehouse on each call, have changed). Calls may come from several threads at once: each
+the warehouse by each call's check that it is built, have changed). Calls may come from several threads at once: each
 collection is opened by one of them while the others wait for it.
 """
 
@@ -38,10 +38,10 @@ class OpenedCollections:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def get(self, collection: str) -> Opened:
-        """The collection as its last build left it; raises ``IndexMissing`` before its chunks
-        have vectors."""
-        stamp = self._stamp(collection)
+    def get(self, collection: str, builds: dict[str, dict]) -> Opened:
+        """The collection as its last build left it (``builds``: its assets' builds, as the
+        warehouse has them now); raises ``IndexMissing`` before its chunks have vectors."""
+        stamp = _stamp(builds)
         with self._guard:
             lock = self._locks.setdefault(collection, threading.Lock())
         with lock:
@@ -55,16 +55,12 @@ class OpenedCollections:
                 self._opened[collection] = found
         return found
 
-    def papers(self, collection: str) -> Papers:
+    def papers(self, collection: str, builds: dict[str, dict]) -> Papers:
         """The collection's papers' metadata (without opening its search when it is not open)."""
         found = self._opened.get(collection)
-        if found is not None and found.stamp == self._stamp(collection):
+        if found is not None and found.stamp == _stamp(builds):
             return found.papers
         return Papers.load(self.storage, collection)
-
-    def _stamp(self, collection: str) -> tuple:
-        builds = self.storage.warehouse.builds(collection)
-        return tuple(sorted((asset, str(build["built_at"])) for asset, build in builds.items()))
 
     def warm_up(self) -> threading.Thread:
         """Load the model and open the most recently built collections in the background, so that
@@ -75,9 +71,9 @@ class OpenedCollections:
             self.embedder.get_embedder().embed(["warm-up"])
 
         def open_collections() -> None:
-            for collection in self._recently_built():
+            for collection, builds in self._recently_built():
                 try:
-                    self.get(collection)
+                    self.get(collection, builds)
                 except Exception as problem:  # noqa: BLE001 - its first call says it to the client
                     print(f"insight-assets mcp: {collection} not opened yet: {problem}", file=sys.stderr)
 
@@ -91,12 +87,18 @@ class OpenedCollections:
         both.start()
         return both
 
-    def _recently_built(self) -> list[str]:
+    def _recently_built(self) -> list[tuple[str, dict[str, dict]]]:
+        """The most recently built collections with their builds, the latest first."""
         from insight_assets.core.collection_sources import find_sources
 
         built = []
         for name in find_sources(self.storage.collections_root).collections:
-            times = [str(b["built_at"]) for b in self.storage.warehouse.builds(name).values()]
-            if times:
-                built.append((max(times), name))
-        return [name for _, name in sorted(built, reverse=True)[:WARM_UP_COLLECTIONS]]
+            builds = self.storage.warehouse.builds(name)
+            if builds:
+                built.append((max(str(b["built_at"]) for b in builds.values()), name, builds))
+        return [(name, builds) for _, name, builds in sorted(built, reverse=True)[:WARM_UP_COLLECTIONS]]
+
+
+def _stamp(builds: dict[str, dict]) -> tuple:
+    """What changes when a build of the collection lands: each asset's build time."""
+    return tuple(sorted((asset, str(build["built_at"])) for asset, build in builds.items()))

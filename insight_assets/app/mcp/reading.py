@@ -44,15 +44,16 @@ def search(
         raise ToolProblem(f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}")
     if not 1 <= k <= MAX_K:
         raise ToolProblem(f"k must be between 1 and {MAX_K}, not {k}")
-    names = [collection] if collection else collections.built_collections()
     if collection:
-        collections.check_built(collection)
-    elif not names:
+        built = {collection: collections.check_built(collection)}
+    else:
+        built = collections.built_collections()
+    if not built:
         raise ToolProblem("no collection is built yet: `insight-assets build --collection NAME` builds one")
     found, your_notes = [], []
-    for name in names:
+    for name, builds in built.items():
         try:
-            opened = collections.opened.get(name)
+            opened = collections.opened.get(name, builds)
         except IndexMissing as missing:
             if collection:
                 raise ToolProblem(f"collection {name!r}: {missing} ({build_hint(name)})") from None
@@ -84,7 +85,7 @@ def fetch(collections: Collections, passage: str) -> ToolOutput:
         collection, chunk_id = split_passage_id(passage)
     except ValueError as problem:
         raise ToolProblem(str(problem)) from None
-    collections.check_built(collection)
+    builds = collections.check_built(collection)
     sources, position = source_with_neighbours(
         collections.storage.warehouse, collection, chunk_id, NEIGHBOURS
     )
@@ -93,7 +94,7 @@ def fetch(collections: Collections, passage: str) -> ToolOutput:
             f"collection {collection!r} has no passage {chunk_id!r}: passage ids change when a paper "
             "or its chunking does; search again for a current one"
         )
-    papers = collections.opened.papers(collection)
+    papers = collections.opened.papers(collection, builds)
     source = sources[position]
     cited = papers.passage(source)
     data = {
@@ -114,11 +115,14 @@ def fetch(collections: Collections, passage: str) -> ToolOutput:
     return ToolOutput(_as_text(data), data)
 
 
-def structured_passages(collections: Collections, collection: str, answer: dict[str, Any]) -> None:
-    """Give each passage an ``ask`` answer cites its id, citation and link (in place)."""
+def structured_passages(
+    collections: Collections, collection: str, builds: dict[str, dict], answer: dict[str, Any]
+) -> None:
+    """Give each passage an ``ask`` answer cites its id, citation and link (in place); ``builds``:
+    the collection's, as ``check_built`` read them."""
     if not answer.get("passages"):
         return
     from insight_assets.core.retrieval.citing import Source
 
-    papers = collections.opened.papers(collection)
+    papers = collections.opened.papers(collection, builds)
     answer["passages"] = [papers.passage(Source(**passage)) for passage in answer["passages"]]

@@ -107,11 +107,11 @@ def keep_token_vectors(
             },
             schema=SCHEMA,
         )
-        store.replace(collection, pa.concat_tables([kept.cast(SCHEMA), new_rows]) if kept else new_rows)
-    kept_table = store.read(collection)
+        kept = pa.concat_tables([kept.cast(SCHEMA), new_rows]) if kept else new_rows
+        store.replace(collection, kept)
     return {
         "token_vector_texts": len(wanted),
         "token_vectors_encoded": len(missing),
         "token_vectors_dropped": dropped,
-        "token_vector_bytes": kept_table.nbytes if kept_table is not None else 0,
+        "token_vector_bytes": kept.nbytes if kept is not None else 0,
     }
