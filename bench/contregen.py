@@ -29,7 +29,7 @@ from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import references, scores
 from insight_assets.core.retrieval import Retriever
 from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.defs.curation import assets as curation
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.ingestion import assets as ingestion
 from insight_assets.defs.ingestion import embeddings
 from insight_assets.defs.insightgen import themes
@@ -54,8 +54,7 @@ def _store(corpus: Path, workdir: Path, names: tuple[str, ...]) -> tuple[Warehou
         ingestion.chunks,
         embeddings.chunk_embeddings,
         themes.theme_graph,
-        curation.compressed_documents,
-        curation.generated_questions,
+        *assets_named("compressed_documents", "generated_questions"),
     ]
     with dg.instance_for_test() as instance:
         for name in names:

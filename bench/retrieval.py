@@ -40,7 +40,7 @@ from insight_assets.core.citations import fold
 from insight_assets.core.embedding import LocalEmbedder, one_torch_thread
 from insight_assets.core.retrieval import LateInteraction, Retriever, rerank
 from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.defs.curation import assets as curation
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import INGESTION_ASSETS, materialize_collection
 
@@ -75,7 +75,7 @@ def run(corpus: Path, quick: bool) -> dict:
             print(f"  building {name} ...", flush=True)
             materialize_collection(
                 instance, storage, EmbedderResource(), name, llm=LLMResource(),
-                assets=[*INGESTION_ASSETS, *dg.load_assets_from_modules([curation])], run_config=QUIET,
+                assets=[*INGESTION_ASSETS, *assets_named("compressed_documents", "generated_questions", "generated_answers")], run_config=QUIET,
             )  # fmt: skip
         return measure(Path(tmp), quick)
 

@@ -28,13 +28,13 @@ from insight_assets.core.methods.xsum import load
 from insight_assets.core.retrieval import LateInteraction, Retriever
 from insight_assets.core.retrieval.citing import load_sources
 from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.citations import assets as citations
 from insight_assets.defs.ingestion import assets as ingestion
 from insight_assets.defs.ingestion import embeddings
 from insight_assets.defs.insightgen import themes
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import materialize_collection
-from insight_assets.defs.xsum import assets as xsum_assets
 
 COLLECTION = "nlp-embeddings"
 QUICK_TARGETS = 3
@@ -55,8 +55,7 @@ def _store(corpus: Path, workdir: Path) -> tuple[Warehouse, VectorStore]:
         embeddings.chunk_embeddings,
         themes.theme_graph,
         citations.citations,
-        xsum_assets.xsum_questions,
-        xsum_assets.xsum_answers,
+        *assets_named("xsum_questions", "xsum_answers"),
     ]
     with dg.instance_for_test() as instance:
         materialize_collection(

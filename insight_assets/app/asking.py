@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
-C = TypeVar("C")  # a step's Dagster config class
+S = TypeVar("S")  # a stage's settings model (``core/stage_settings.py``)
 
 
 class AskFailed(RuntimeError):
@@ -75,14 +75,12 @@ class Asked:
     embedder: Any
     options: Mapping[str, Any] = field(default_factory=dict)
 
-    def built_with(self, asset: str, config_class: type[C]) -> C:
-        """The config ``asset`` was last built with for the collection, so that asking answers with
-        the settings the build used (the defaults where the build kept none, and for settings added
-        since)."""
-        found = self.storage.warehouse.build_config(self.collection, asset) or {}
-        return config_class(
-            **{name: value for name, value in found.items() if name in config_class.model_fields}
-        )
+    def built_with(self, stage: str, settings: type[S]) -> S:
+        """The settings stage ``stage`` was last built with for the collection, so that asking
+        answers with the settings the build used (the defaults where the build kept none, and for
+        settings added since)."""
+        found = self.storage.warehouse.build_config(self.collection, stage) or {}
+        return settings(**{name: value for name, value in found.items() if name in settings.model_fields})
 
 
 @dataclass(frozen=True)

@@ -409,17 +409,17 @@ def show_deployment(args: argparse.Namespace) -> int:
 def estimate(args: argparse.Namespace) -> int:
     """Print what a collection's model calls would cost, calling no model."""
     collection = args.collection
-    from insight_assets.app.estimating import (
-        estimate_collection,
-        estimate_columns,
-        estimate_rows,
-        total_seconds,
-    )
     from insight_assets.core.ingest import paper_count
     from insight_assets.core.llm import ConfigurationError
 
     # Every task's row and the total: a price is read to its last line.
     from insight_assets.core.markdown import markdown_table
+    from insight_assets.defs.estimating import (
+        estimate_collection,
+        estimate_columns,
+        estimate_rows,
+        total_seconds,
+    )
     from insight_assets.defs.resources import LLMResource
 
     storage = storage_resource()

@@ -1,11 +1,16 @@
-"""What a method stage works on: one collection's stores, its embedder and its model client.
+"""A method's stage, declared once: what the build, the dry run, the smoke run and ``ask`` run.
 
-A stage (``core/methods/<method>/stages.py``) is the model-calling work of one asset, written once:
-the asset runs it on a client that calls the configured model and then writes what it returned;
-the dry run (``insight-assets estimate``) runs the same stage on an estimate-only client and writes
-nothing. A stage reads what its upstream stages made through ``upstream`` (the warehouse in a
-build; in a dry run, what the upstream stage planned, since nothing was written) and hands what
-its downstream stages read to ``plan`` (a no-op in a build, where the asset writes it).
+A stage (``core/methods/<method>/stages.py``) is the model-calling work of one asset. Its
+declaration (``Stage``) names the asset, its settings (a ``StageSettings`` model: every default and
+bound written once; the Dagster config is generated from it), the assets it reads, the work
+(``run(scope, settings)``) and what is kept of it (``output``: the tables it writes and its report,
+in the words of ``core/stage_output.py``). ``defs/stage_assets.py`` makes the Dagster asset from it;
+the dry run (``insight-assets estimate``) runs the same ``run`` on an estimate-only client and
+writes nothing.
+
+A stage reads what its upstream stages made through ``scope.upstream`` (the warehouse in a build;
+in a dry run, what the upstream stage planned, since nothing was written) and hands what its
+downstream stages read to ``scope.plan`` (a no-op in a build, where ``output``'s tables are written).
 """
 
 from __future__ import annotations
@@ -13,14 +18,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from insight_assets.core.embedding import Embedder
-from insight_assets.core.llm import LLMClient
+from insight_assets.core.llm import LLMClient, Task
 from insight_assets.core.retrieval import Retriever
+from insight_assets.core.stage_settings import JudgedSettings, JudgeModel, Settings, StageSettings
 from insight_assets.core.stores import VectorStore, Warehouse
 
+__all__ = [
+    "Check",
+    "CollectionScope",
+    "Judge",
+    "JudgeModel",
+    "JudgedSettings",
+    "NothingToDo",
+    "Settings",
+    "Stage",
+    "StageSettings",
+    "settings_key",
+]
+
 T = TypeVar("T")
+S = TypeVar("S", bound=StageSettings)
+R = TypeVar("R")
 
 
 class NothingToDo(Exception):
@@ -28,10 +49,20 @@ class NothingToDo(Exception):
     it rather than reporting an empty success; the dry run prices nothing for that stage."""
 
 
+@dataclass(frozen=True)
+class Judge:
+    """One judge of a panel as a stage sees it: its configured name and its own client."""
+
+    name: str
+    client: LLMClient
+
+
 @dataclass
 class CollectionScope:
     """One collection as a stage sees it. ``planned`` is ``None`` in a build; in a dry run it holds
-    what the stages before produced, by the name of the table they would have written."""
+    what the stages before produced, by the name of the table they would have written. ``panel``:
+    a judging stage's judges, each with a client of its own (in a dry run, all the estimate-only
+    client)."""
 
     warehouse: Warehouse
     vectors: VectorStore
@@ -41,6 +72,9 @@ class CollectionScope:
     collection: str
     folder: Path
     planned: dict[str, Any] | None = None
+    panel: tuple[Judge, ...] = ()
+    reports_dir: Path = Path("data/reports")
+    adapters_dir: Path = Path("data/adapters")
 
     @property
     def estimating(self) -> bool:
@@ -64,11 +98,70 @@ class CollectionScope:
         if self.planned is not None:
             self.planned[table] = value
 
+    def built_settings(self, stage: str, settings: type[S]) -> S:
+        """The settings stage ``stage`` was last built with for this collection (in a dry run, those
+        it was priced with), the defaults for any it did not keep: a later stage that must work as
+        an earlier one did (retrieve with the same k) reads them here instead of repeating them."""
+        if self.planned is not None and settings_key(stage) in self.planned:
+            return self.planned[settings_key(stage)]
+        found = self.warehouse.build_config(self.collection, stage) or {}
+        return settings(**{name: value for name, value in found.items() if name in settings.model_fields})
+
     def retriever(self, profile: str) -> Retriever:
         """The collection's ``profile`` retriever (``IndexMissing`` before its vectors are built)."""
         return Retriever.open(self.warehouse, self.vectors, self.collection, self._embedder(), profile)
 
     def _embedder(self) -> Embedder:
         if self.embedder is None:
-            raise TypeError("this stage was given no embedder; its asset must take the embedder resource")
+            raise TypeError("this stage was given no embedder; declare it with `embedder=True`")
         return self.embedder
+
+
+def settings_key(stage: str) -> str:
+    """Where a dry run keeps the settings it priced ``stage`` with (see ``built_settings``)."""
+    return f"{stage}:settings"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check of a stage's output: its name and what it checks (``description``)."""
+
+    name: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Stage(Generic[S, R]):
+    """One asset's model-calling work, declared once.
+
+    ``name``: the asset's (and, by convention, its main table's); ``method``: its group;
+    ``settings``: its settings model; ``reads``: the assets it reads; ``run(scope, settings)``: the
+    work, also what the dry run prices; ``output(scope, settings, result)``: the tables it writes and
+    its report (a ``StageOutput``); ``tasks``: the model tasks its settings override; ``judges``:
+    for a judging stage, the panel its settings name (each judge gets a client of its own; the
+    stage then reports its judges' calls itself); ``embedder``: whether it embeds or retrieves;
+    ``outputs_present(vectors_uri, collection)``: whether what it keeps outside the warehouse (a
+    vector table) is still there, for a rerun to reuse the last build. Named bundles of settings (a
+    smoke run's) are files: see ``core/bundles.py``."""
+
+    name: str
+    method: str
+    description: str
+    settings: type[S]
+    reads: tuple[str, ...]
+    run: Callable[[CollectionScope, S], R]
+    output: Callable[[CollectionScope, S, R], Any]
+    tasks: tuple[Task[Any], ...] = ()
+    checks: tuple[Check, ...] = ()
+    kinds: tuple[str, ...] = ("duckdb",)
+    code_version: str = "1"
+    embedder: bool = False
+    judges: Callable[[S], list[JudgeModel]] | None = None
+    outputs_present: Callable[[str, str], bool] | None = None
+
+    def settings_from(self, values: dict[str, Any] | None) -> S:
+        """The settings ``values`` give (by field name), the defaults for the rest."""
+        return self.settings(**(values or {}))
+
+    def panel(self, settings: S) -> list[JudgeModel]:
+        return self.judges(settings) if self.judges is not None else []

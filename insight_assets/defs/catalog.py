@@ -1,9 +1,10 @@
 """The defs folders, found rather than listed: each sub-package of ``insight_assets.defs`` is one
 domain (ingestion, curation, citations, the page, or a method) and holds
 
-- assets and checks, in any of its modules (``assets.py`` and friends);
-- ``domain.py``: ``DOMAIN = Domain(...)``, what it plugs in besides them, typed (its dry-run steps,
-  smoke settings, ``ask`` flow and page section; see ``defs/domain.py``).
+- assets and checks, in any of its modules (``assets.py`` and friends): a method's stage assets are
+  made from its declared stages (``ASSETS = stage_assets(stages.STAGES)``, see ``stage_assets.py``);
+- optionally ``domain.py``: ``DOMAIN = Domain(...)``, its section of the collection's page (see
+  ``defs/domain.py``).
 
 Its face on the command line (its ``ask`` flow and its own commands) is ``app/cli/<folder>.py``.
 
@@ -17,7 +18,15 @@ import dagster as dg
 from insight_assets.defs.folders import domain_modules, domains
 from insight_assets.defs.sources import COLLECTION_FILES
 
-__all__ = ["ALL_ASSETS", "INGESTION_ASSETS", "domain_assets", "domain_modules", "domains"]
+__all__ = [
+    "ALL_ASSETS",
+    "INGESTION_ASSETS",
+    "asset_named",
+    "assets_named",
+    "domain_assets",
+    "domain_modules",
+    "domains",
+]
 
 
 def domain_assets(*names: str) -> list:
@@ -35,3 +44,17 @@ def domain_assets(*names: str) -> list:
 
 ALL_ASSETS = domain_assets()
 INGESTION_ASSETS = domain_assets("ingestion")
+
+
+def assets_named(*names: str) -> list[dg.AssetsDefinition]:
+    """The catalog's assets of these names, in this order (for a run of a few of them)."""
+    by_name = {key.to_user_string(): asset for asset in ALL_ASSETS for key in asset.keys}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise KeyError(f"no asset named {', '.join(unknown)}")
+    return [by_name[name] for name in names]
+
+
+def asset_named(name: str) -> dg.AssetsDefinition:
+    """The catalog's asset ``name``."""
+    return assets_named(name)[0]

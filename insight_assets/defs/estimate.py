@@ -4,8 +4,8 @@ collection in the UI) with the configured `llm` resource and calls nothing; the 
 
 import dagster as dg
 
-from insight_assets.app.estimating import TIME_COLUMN, estimate_collection, estimate_columns, estimate_rows
 from insight_assets.core.markdown import markdown_table
+from insight_assets.defs.estimating import TIME_COLUMN, estimate_collection, estimate_columns, estimate_rows
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 

@@ -9,15 +9,13 @@ name) and a link to its markdown report.
 
 from dataclasses import dataclass
 
-import dagster as dg
-
 
 @dataclass(frozen=True)
 class MethodPage:
     method: str  # as its ask flow names it
     title: str  # what people call it, e.g. "XSum: cited multi-paper summaries"
     paper: str  # the paper it implements
-    report: dg.AssetsDefinition  # the asset that writes its report and headline
+    report: str  # the asset that writes its report and headline
     report_file: str  # the report's file name under data/reports/<collection>/
     core: bool = False  # the project's core method: first on the page
 

@@ -3,8 +3,8 @@
 import dagster as dg
 from dagster._core.storage.defs_state.base import set_defs_state_storage
 
+from insight_assets.defs.bundles import load_bundle, op_config
 from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS
-from insight_assets.defs.domain import smoke_settings
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
@@ -13,14 +13,16 @@ __all__ = [
     "INGESTION_ASSETS",
     "SMOKE_SETTINGS",
     "materialize_collection",
+    "op_config",
     "register_collections",
 ]
 
-# Op config for a smoke run of every asset with a slow model (the local one on a CPU): each defs
-# folder's ``smoke_settings`` (few questions, short contexts, answers of at most 200 tokens). Used
-# with ``SMOKE_CONTEXT_TOKENS`` by the local-model test and `python -m bench local --quick`.
+# Settings for a smoke run of every asset with a slow model (the local one on a CPU): the bundle
+# ``smoke`` (few questions, short contexts, answers of at most 200 tokens; see
+# ``insight_assets/bundles/``). Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test and
+# `python -m bench local --quick`.
 SMOKE_CONTEXT_TOKENS = 2048
-SMOKE_SETTINGS = smoke_settings({key.to_user_string() for asset in ALL_ASSETS for key in asset.keys})
+SMOKE_SETTINGS = load_bundle("smoke", ALL_ASSETS)
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from insight_assets.defs.bundles import load_bundle, op_config
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS, materialize_collection
 from insight_assets_tests.fake_model_server import FakeModelServer
@@ -20,13 +21,10 @@ __all__ = [
     "metadata",
 ]
 
-# Op config for tests of other parts than Insight-RAG's parametric retriever that build it anyway:
-# one short epoch of training where it trains (a GPU; on a CPU it records why it did not), and
-# Table 3 without the models (their own tests train for real).
-BRIEF_TRAINING = {
-    "insight_retriever": {"config": {"epochs": 1, "max_epoch_tokens": 300, "probes": 0}},
-    "insight_retriever_accuracy": {"config": {"modes": ["index", "sentences"]}},
-}
+# Op config for tests of other parts than Insight-RAG's parametric retriever that build it anyway
+# (the bundle ``brief_training``): one short epoch of training where it trains (a GPU; on a CPU it
+# records why it did not), and Table 3 without the models (their own tests train for real).
+BRIEF_TRAINING = op_config(load_bundle("brief_training"))
 
 
 def assets_up_to(*names: str) -> list:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 from insight_assets.app.asking import Asked, ask, ask_flows
-from insight_assets.defs.contregen.assets import ConTReGenTreesConfig
-from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
-from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
+from insight_assets.core.methods.contregen.stages import TreesSettings
+from insight_assets.core.methods.insight_rag.stages import AnswersSettings
+from insight_assets.core.methods.insightgen.stages import InsightsSettings
+from insight_assets.core.methods.scipip.stages import RetrievalSettings
+from insight_assets.core.methods.xsum.stages import QuestionsSettings
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig
-from insight_assets.defs.xsum.assets import XSumQuestionsConfig
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection
 from insight_assets_tests.defs.helpers import assets_up_to, materialize_collection
 
@@ -22,7 +22,8 @@ BUILT_WITH = {
     "insights": {"max_insights": 2},
     "xsum_questions": {"questions_per_paper": 1},
     "insight_rag_answers": {"insight_search_mode": "dense"},
-    "scipip_ideas": {"n_papers": 1},
+    "scipip_retrievals": {"n_papers": 1},
+    "scipip_ideas": {},
 }
 METHODS = ("contregen", "insightgen", "xsum", "insight-rag", "scipip")
 
@@ -64,9 +65,9 @@ def papers_retrieved(ideas: str) -> int:
 
 def test_ask_uses_the_settings_the_collection_was_built_with(instance, storage, hashing_embedder, tmp_path):
     # Each setting is away from its default, so that an answer made with the defaults differs.
-    assert ConTReGenTreesConfig().max_depth > 1 and ConTReGenTreesConfig().max_sub_questions > 2
-    assert InsightGenInsightsConfig().max_insights > 2 and XSumQuestionsConfig().questions_per_paper > 1
-    assert InsightRAGAnswersConfig().insight_search_mode != "dense" and SciPIPIdeasConfig().n_papers > 1
+    assert TreesSettings().max_depth > 1 and TreesSettings().max_sub_questions > 2
+    assert InsightsSettings().max_insights > 2 and QuestionsSettings().questions_per_paper > 1
+    assert AnswersSettings().insight_search_mode != "dense" and RetrievalSettings().n_papers > 1
     add_collection(storage, "demo", DEMO_PDFS_BY_SIZE[:2])
     llm = LLMResource(data_dir=str(tmp_path / "data"))
     materialize_collection(

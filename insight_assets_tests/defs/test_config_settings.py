@@ -1,31 +1,48 @@
-"""A step's config builds its method's core settings from the fields they share: the config holds
-each setting once (default, bounds, description), and a value the settings refuse fails the step
-with the reason, naming the asset."""
+"""A stage's settings are one model: its asset's config is generated from it (each default, bound
+and description written once), the method's own settings are built from it by name, and a value
+the settings refuse, or a name that is not a setting, fails the step with the reason, naming the
+asset."""
 
 from __future__ import annotations
 
 import dagster as dg
 import pytest
+from pydantic import ValidationError
 
-from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
-from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
-from insight_assets.defs.xsum.assets import XSumAnswersConfig
+from insight_assets.core.methods.insight_rag.stages import AnswersSettings as RAGAnswersSettings
+from insight_assets.core.methods.insightgen.stages import InsightsSettings
+from insight_assets.core.methods.xsum.stages import STAGES as XSUM_STAGES
+from insight_assets.core.methods.xsum.stages import AnswersSettings
+from insight_assets.defs.stage_assets import dagster_config, stage_settings
 
 
-def test_the_settings_take_the_configs_values_and_keep_their_own_defaults_for_the_rest():
-    settings = XSumAnswersConfig(candidates=40, top_n=8, retrieval_scope="target").settings()
+def test_the_method_settings_take_the_stage_settings_values():
+    settings = AnswersSettings(candidates=40, top_n=8, retrieval_scope="target").xsum(questions_per_paper=2)
     assert (settings.candidates, settings.top_n, settings.retrieval_scope) == (40, 8, "target")
-    # questions_per_paper is another asset's setting (xsum_questions): the settings' default stays.
-    assert settings.questions_per_paper == type(settings)().questions_per_paper
-    assert InsightRAGAnswersConfig(rag_ks=[1, 3]).settings().rag_ks == (1, 3)  # frozen settings hold tuples
-    nested = InsightGenInsightsConfig(top_k=2, max_hops=1, methods=["insightgen"]).settings()
+    assert settings.questions_per_paper == 2  # the questions stage's setting, handed over by name
+    assert RAGAnswersSettings(rag_ks=[1, 3]).method().rag_ks == (1, 3)  # frozen settings hold tuples
+    nested = InsightsSettings(top_k=2, max_hops=1, methods=["insightgen"]).method()
     assert (nested.selection.top_k, nested.selection.max_hops, nested.methods) == (2, 1, ("insightgen",))
 
 
-def test_a_value_the_settings_refuse_fails_the_step_naming_the_asset():
+def test_a_value_the_settings_refuse_or_a_misspelt_name_is_an_error():
+    with pytest.raises(ValidationError, match=r"top_n \(30\) cannot exceed candidates \(10\)"):
+        AnswersSettings(candidates=10, top_n=30)
+    with pytest.raises(ValidationError, match="rag_mode must be one of"):
+        RAGAnswersSettings(rag_mode="telepathy")
+    with pytest.raises(ValidationError, match="candidate\n  Extra inputs are not permitted"):
+        AnswersSettings(candidate=40)
+
+
+def test_the_assets_config_is_the_settings_model_and_a_refused_value_fails_the_step_naming_it():
+    answers = next(stage for stage in XSUM_STAGES if stage.name == "xsum_answers")
+    config_class = dagster_config(answers.settings)
+    assert set(config_class.model_fields) == set(AnswersSettings.model_fields)
+    assert config_class.model_fields["top_n"].default == AnswersSettings().top_n
+    assert stage_settings(answers, config_class(candidates=40, top_n=8)) == AnswersSettings(
+        candidates=40, top_n=8
+    )
     with pytest.raises(
-        dg.Failure, match=r"Invalid xsum_answers config: top_n \(30\) cannot exceed candidates \(10\)"
+        dg.Failure, match=r"Invalid xsum_answers config: .*top_n \(30\) cannot exceed candidates \(10\)"
     ):
-        XSumAnswersConfig(candidates=10, top_n=30).settings()
-    with pytest.raises(dg.Failure, match="Invalid insight_rag_answers config"):
-        InsightRAGAnswersConfig(rag_mode="telepathy").settings()
+        stage_settings(answers, config_class(candidates=10, top_n=30))

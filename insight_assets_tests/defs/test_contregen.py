@@ -8,9 +8,8 @@ import re
 from pathlib import Path
 
 from insight_assets.core.methods.contregen.baselines import PREVIOUS_ANSWER
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.citations.assets import citations
-from insight_assets.defs.contregen.assets import contregen_answers, contregen_scores, contregen_trees
-from insight_assets.defs.curation.assets import compressed_documents, generated_answers, generated_questions
 from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.insightgen.themes import theme_graph
@@ -18,6 +17,13 @@ from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import Received, Reply
+
+contregen_trees, contregen_answers, contregen_scores = assets_named(
+    "contregen_trees", "contregen_answers", "contregen_scores"
+)
+compressed_documents, generated_questions, generated_answers = assets_named(
+    "compressed_documents", "generated_questions", "generated_answers"
+)
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [

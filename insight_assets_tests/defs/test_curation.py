@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 from insight_assets.core.curation import USER_QUESTIONS_FILE
-from insight_assets.defs.curation import assets as curation_defs
+from insight_assets.defs.catalog import asset_named
 from insight_assets.defs.resources import LLMResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import (
@@ -136,7 +136,7 @@ def test_a_hosted_rerun_of_an_unchanged_partition_makes_no_provider_call(
             hashing_embedder,
             "demo",
             llm=llm,
-            assets=[curation_defs.compressed_documents],
+            assets=[asset_named("compressed_documents")],
             run_config=run_config,
         )
 
@@ -180,7 +180,7 @@ def test_the_run_budget_stops_before_a_call_would_pass_it(
         hashing_embedder,
         "demo",
         llm=llm,
-        assets=[curation_defs.compressed_documents],
+        assets=[asset_named("compressed_documents")],
         raise_on_error=False,
     )
     assert not result.success
@@ -204,7 +204,7 @@ def test_a_refused_key_fails_the_step_with_what_to_fix(
         hashing_embedder,
         "demo",
         llm=hosted_llm(server, tmp_path, api_key=SECRET),
-        assets=[curation_defs.compressed_documents],
+        assets=[asset_named("compressed_documents")],
         raise_on_error=False,
     )
     assert not result.success

@@ -10,12 +10,12 @@ from pathlib import Path
 from insight_assets.core.methods.insight_rag import EXTRACTOR
 from insight_assets.core.methods.insight_rag.benchmark import contains
 from insight_assets.core.methods.insight_rag.report import CHART_FILE
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
-from insight_assets.defs.insight_rag.answers import insight_rag_answers, insight_rag_scores
-from insight_assets.defs.insight_rag.assets import insight_rag_benchmark, knowledge_triples
-from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
+from insight_assets.defs.insight_rag.answers import insight_rag_scores
+from insight_assets.defs.insight_rag.retriever import insight_retriever
 from insight_assets.defs.resources import LLMResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import (
@@ -26,6 +26,10 @@ from insight_assets_tests.defs.helpers import (
     metadata,
 )
 from insight_assets_tests.fake_model_server import Received, Reply
+
+knowledge_triples, insight_rag_benchmark, insight_rag_answers, insight_retriever_accuracy = assets_named(
+    "knowledge_triples", "insight_rag_benchmark", "insight_rag_answers", "insight_retriever_accuracy"
+)
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [source_documents, parsed_documents, chunks, chunk_embeddings, citations]

@@ -1,12 +1,14 @@
-"""A method is a plug-in: a new defs folder is found by the catalog, the dry run and the CLI, and
-its own tables join the warehouse, with nothing shared edited; what it plugs in besides its assets
-is one typed ``Domain``, and a part misnamed or missing is an error, not a part left out."""
+"""A method is a plug-in: one stage declaration (``core/stage.py``) and a defs folder that makes its
+asset are found by the catalog, the dry run, the bundles and the CLI, and its own tables join the
+warehouse, with nothing shared edited; a part misnamed is an error, not a part left out."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 
+import dagster as dg
 import pytest
 
 import insight_assets.app.cli
@@ -14,41 +16,51 @@ import insight_assets.definitions
 import insight_assets.defs
 from insight_assets.core import stores
 from insight_assets.core.stores import Warehouse, warehouse_tables
+from insight_assets.defs import bundles, stage_assets
 
-ASSETS = '''
-    import dagster as dg
+# The whole toy method: its table, its settings, its work, what it keeps, and its declaration.
+STAGES = '''
+    from pydantic import Field
 
     from insight_assets.core.curation.stages import kept_pairs_of
+    from insight_assets.core.stage import Stage, StageSettings
+    from insight_assets.core.stage_output import StageOutput, table
     from insight_assets.core.stores import declare_tables
-    from insight_assets.defs.curation.assets import generated_answers
-    from insight_assets.defs.model_calls import ModelCallConfig
 
     declare_tables({"toy_method_rows": "collection VARCHAR, pairs INTEGER"})
 
 
-    class ToyMethodConfig(ModelCallConfig):
-        def stage(self, scope):
-            return len(kept_pairs_of(scope))
+    class ToySettings(StageSettings):
+        """How many question-answer pairs the toy counts, at most."""
+
+        max_pairs: int = Field(default=10, ge=1, description="Pairs counted, at most.")
 
 
-    @dg.asset(deps=[generated_answers])
-    def toy_method_rows() -> None:
-        """Nothing: the test only plugs it in."""
-'''
-DOMAIN = """
-    from insight_assets.app.dry_run import EstimateStep
-    from insight_assets.defs.domain import Domain
-    from insight_assets.app.cli import toy_method as cli
-    from insight_assets.defs.toy_method.assets import ToyMethodConfig
+    def count_pairs(scope, settings: ToySettings) -> int:
+        return len(kept_pairs_of(scope, settings.max_pairs))
 
-    SMOKE_SETTINGS = {"toy_method_rows": {"max_tokens": 50}}
 
-    DOMAIN = Domain(
-        "toy_method",
-        estimate_steps=(EstimateStep("toy_method_rows", ToyMethodConfig),),
-        smoke_settings=SMOKE_SETTINGS,
-        ask=cli.ASK,
+    def keep(scope, settings: ToySettings, pairs: int) -> StageOutput:
+        return StageOutput({"toy_method_rows": table(scope.collection, [{"pairs": pairs}])}, {"pairs": pairs})
+
+
+    STAGES = (
+        Stage(
+            "toy_method_rows",
+            "toy_method",
+            "The collection's kept pairs, counted.",
+            ToySettings,
+            reads=("generated_answers",),
+            run=count_pairs,
+            output=keep,
+        ),
     )
+'''
+ASSETS = """
+    from insight_assets.defs.stage_assets import stage_assets
+    from insight_assets.defs.toy_method.stages import STAGES
+
+    ASSETS = stage_assets(STAGES)
 """
 CLI = """
     from insight_assets.app.asking import MethodAnswer
@@ -65,7 +77,7 @@ def toy_method(tmp_path, monkeypatch):
     folder = tmp_path / "defs" / "toy_method"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text('"""A toy method."""\n')
-    for name, source in (("assets", ASSETS), ("domain", DOMAIN)):
+    for name, source in (("stages", STAGES), ("assets", ASSETS)):
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     # Its face on the command line, a module of app/cli named after the folder.
     faces = tmp_path / "cli"
@@ -73,25 +85,31 @@ def toy_method(tmp_path, monkeypatch):
     (faces / "toy_method.py").write_text(textwrap.dedent(CLI))
     monkeypatch.setattr(insight_assets.defs, "__path__", [*insight_assets.defs.__path__, str(folder.parent)])
     monkeypatch.setattr(insight_assets.app.cli, "__path__", [*insight_assets.app.cli.__path__, str(faces)])
-    # The toy's table is declared for this test only (every real method's was, at import, for good).
+    # The toy's table and stage are declared for this test only (every real method's were, at import, for good).
     monkeypatch.setattr(stores, "_DECLARED", dict(stores._DECLARED))
+    monkeypatch.setattr(stage_assets, "_DECLARED", dict(stage_assets._DECLARED))
     yield folder
     toy = ("insight_assets.defs.toy_method", "insight_assets.app.cli.toy_method")
     for module in [name for name in sys.modules if name.startswith(toy)]:
         del sys.modules[module]
 
 
-def test_a_new_defs_folder_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
-    from insight_assets.app.estimating import estimate_steps
+def test_a_new_stage_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
     from insight_assets.defs.catalog import domain_assets, domains
-    from insight_assets.defs.domain import smoke_settings
+    from insight_assets.defs.estimating import estimate_steps
 
     assert "toy_method" in domains()
-    keys = {key.to_user_string() for asset in domain_assets() for key in asset.keys}
-    assert {"toy_method_rows", "generated_answers"} <= keys
+    assets = {key.to_user_string(): asset for asset in domain_assets() for key in asset.keys}
+    toy = assets["toy_method_rows"]
+    assert {"toy_method_rows", "generated_answers"} <= set(assets)
+    assert toy.group_names_by_key[dg.AssetKey("toy_method_rows")] == "toy_method"
+    assert dg.AssetKey("generated_answers") in toy.dependency_keys
+    # The asset's config is the settings model: its own field, with its default and bound, and the model's.
+    fields = toy.op.config_schema.config_type.fields
+    assert {"max_pairs", "model", "temperature", "max_tokens"} <= set(fields)
+    assert fields["max_pairs"].default_value == 10
     order = [step.asset for step in estimate_steps()]
     assert order.index("generated_answers") < order.index("toy_method_rows")
-    assert smoke_settings(keys)["toy_method_rows"] == {"max_tokens": 50}
     assert "toy_method_rows" in warehouse_tables()
     warehouse = Warehouse(tmp_path / "w.duckdb")
     assert warehouse.rows("SELECT count(*) AS n FROM toy_method_rows") == [{"n": 0}]
@@ -111,47 +129,47 @@ def test_a_new_defs_folder_adds_its_command_and_its_ask_flow(toy_method, tmp_pat
         cli.main(["ask", "--collection", "papers", "--method", "no-such-method", "why?"])
 
 
-def test_a_defs_folder_that_declares_no_domain_or_a_smoke_setting_for_no_asset_is_an_error(toy_method):
+def test_a_bundle_setting_a_field_its_stage_lacks_or_no_asset_is_an_error(toy_method, tmp_path, monkeypatch):
     from insight_assets.defs.catalog import domain_assets
-    from insight_assets.defs.domain import DomainError, all_domains, smoke_settings
+
+    assets = domain_assets()
+    monkeypatch.setattr(bundles, "BUNDLES", tmp_path)
+    (tmp_path / "quick.json").write_text(json.dumps({"toy_method_rows": {"max_pairs": 2, "max_tokens": 50}}))
+    assert bundles.load_bundle("quick", assets) == {"toy_method_rows": {"max_pairs": 2, "max_tokens": 50}}
+    (tmp_path / "quick.json").write_text(json.dumps({"toy_method_rows": {"max_pair": 2}}))
+    with pytest.raises(bundles.BundleError, match="quick.*toy_method_rows.*max_pair"):
+        bundles.load_bundle("quick", assets)
+    (tmp_path / "quick.json").write_text(json.dumps({"toy_method_row": {"max_pairs": 2}}))
+    with pytest.raises(bundles.BundleError, match="sets 'toy_method_row', which is not an asset"):
+        bundles.load_bundle("quick", assets)
+    (tmp_path / "quick.json").write_text(json.dumps({"theme_graph": {"max_cluster": 2}}))
+    with pytest.raises(bundles.BundleError, match="theme_graph: no setting 'max_cluster'"):
+        bundles.load_bundle("quick", assets)
+    with pytest.raises(bundles.BundleError, match="no bundle 'slow'; the bundles are quick"):
+        bundles.load_bundle("slow", assets)
+
+
+def test_the_shipped_bundles_set_only_settings_that_exist():
+    for name in ("smoke", "brief_training"):
+        assert bundles.load_bundle(name)
+
+
+def test_two_stages_of_one_name_are_an_error(toy_method):
+    from insight_assets.defs.toy_method.stages import STAGES
+
+    (stage,) = STAGES
+    stage_assets.stage_asset(stage)
+    with pytest.raises(stage_assets.DeclarationError, match="two stages are named 'toy_method_rows'"):
+        stage_assets.stage_asset(stage.__class__(**{**stage.__dict__, "method": "other"}))
+
+
+def test_a_domain_named_after_another_folder_is_an_error(toy_method):
+    from insight_assets.defs.domain import DomainError, all_domains
 
     (toy_method / "domain.py").write_text(
-        textwrap.dedent(DOMAIN).replace('"toy_method_rows": {"max_tokens"', '"toy_method_row": {"max_tokens"')
+        'from insight_assets.defs.domain import Domain\n\nDOMAIN = Domain("toy")\n'
     )
-    keys = {key.to_user_string() for asset in domain_assets() for key in asset.keys}
-    with pytest.raises(DomainError, match="smoke settings for assets that do not exist: toy_method_row$"):
-        smoke_settings(keys)
-
-    (toy_method / "domain.py").unlink()
-    del sys.modules["insight_assets.defs.toy_method.domain"]
-    with pytest.raises(DomainError, match="defs folder[(]s[)] toy_method declare no DOMAIN"):
+    with pytest.raises(
+        DomainError, match="defs/toy_method/domain.py declares the domain 'toy'; name it 'toy_method'"
+    ):
         all_domains()
-
-
-def test_a_page_section_belongs_to_the_ask_flow_of_its_method():
-    from insight_assets.app.commands import AskFlow
-    from insight_assets.defs.domain import Domain, DomainError
-    from insight_assets.defs.pages import MethodPage
-    from insight_assets.defs.xsum.summaries import xsum_scores
-
-    page = MethodPage("xsum", "XSum", "a paper", xsum_scores, "xsum_report.md")
-    flow = AskFlow("xsum", "a summary", lambda asked, client: None)
-    assert Domain("xsum", ask=flow, page=page).page is page
-    with pytest.raises(DomainError, match="its page is method 'xsum' but its ask flow is 'missing'"):
-        Domain("xsum", page=page)
-    with pytest.raises(DomainError, match="its ask flow is 'contregen'"):
-        Domain("xsum", ask=AskFlow("contregen", "a tree", lambda asked, client: None), page=page)
-
-
-def test_a_dry_run_step_whose_config_names_no_stage_is_an_error():
-    from insight_assets.app.dry_run import EstimateStep
-    from insight_assets.defs.domain import Domain, DomainError
-    from insight_assets.defs.model_calls import ModelCallConfig
-    from insight_assets.defs.xsum.assets import XSumQuestionsConfig
-
-    class NoStage(ModelCallConfig):
-        pass
-
-    assert Domain("xsum", estimate_steps=(EstimateStep("xsum_questions", XSumQuestionsConfig),))
-    with pytest.raises(DomainError, match="'toy_rows' has no stage: give NoStage a `stage"):
-        Domain("toy", estimate_steps=(EstimateStep("toy_rows", NoStage),))

@@ -13,14 +13,18 @@ from insight_assets.core.methods.scipip import SCIPIP_ENTITIES
 from insight_assets.core.methods.scipip.keywords import normal_keywords
 from insight_assets.core.methods.scipip.report import CHART_FILE
 from insight_assets.core.methods.scipip.schemas import VARIANTS
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import parsed_documents, source_documents
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.scipip.assets import keyword_graph, paper_summaries, scipip_retrievals
-from insight_assets.defs.scipip.ideas import scipip_ideas, scipip_scores
+from insight_assets.defs.scipip.assets import keyword_graph
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import Received, Reply
+
+paper_summaries, scipip_retrievals, scipip_ideas, scipip_scores = assets_named(
+    "paper_summaries", "scipip_retrievals", "scipip_ideas", "scipip_scores"
+)
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 UPSTREAM = [source_documents, parsed_documents, citations]

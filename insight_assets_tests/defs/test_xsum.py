@@ -7,18 +7,20 @@ import json
 import re
 from pathlib import Path
 
+from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.citations.assets import citations
 from insight_assets.defs.ingestion.assets import chunks, parsed_documents, source_documents
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.insightgen.themes import theme_graph
 from insight_assets.defs.resources import LLMResource
-from insight_assets.defs.xsum.assets import xsum_answers, xsum_questions
-from insight_assets.defs.xsum.summaries import xsum_scores, xsum_summaries
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import check, hosted_llm, materialize_collection, metadata
 from insight_assets_tests.fake_model_server import Received, Reply
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
+xsum_questions, xsum_answers, xsum_summaries, xsum_scores = assets_named(
+    "xsum_questions", "xsum_answers", "xsum_summaries", "xsum_scores"
+)
 ASSETS = [
     source_documents,
     parsed_documents,

@@ -11,10 +11,10 @@ from insight_assets.app.commands import AskFlow
 def answer(asked: Asked, client) -> MethodAnswer:
     """ConTReGen for one question: the tree, its synthesis into a cited answer, the tree shown."""
     from insight_assets.core.methods import contregen
+    from insight_assets.core.methods.contregen import stages
     from insight_assets.core.methods.contregen.report import tree_text
     from insight_assets.core.retrieval import Retriever
     from insight_assets.core.retrieval.citing import cited_chunks, load_sources, render_citations
-    from insight_assets.defs.contregen.assets import ConTReGenAnswersConfig, ConTReGenTreesConfig
 
     storage, collection = asked.storage, asked.collection
     retriever = Retriever.open(
@@ -26,11 +26,11 @@ def answer(asked: Asked, client) -> MethodAnswer:
         retriever = WithReaderNotes(retriever, storage.warehouse, storage.vectors_uri, collection)
     question = contregen.TreeQuestion("cli", asked.question, source="cli")
     # The build's settings: the tree as deep and wide, the answer as long, as the collection's own.
-    growing = asked.built_with("contregen_trees", ConTReGenTreesConfig).settings()
-    writing = asked.built_with("contregen_answers", ConTReGenAnswersConfig).settings()
-    (tree,), found = contregen.grow_trees(client, retriever, [question], growing)
+    writing = asked.built_with(stages.ANSWERS, stages.AnswersSettings)
+    settings = asked.built_with(stages.TREES, stages.TreesSettings).method(writing)
+    (tree,), found = contregen.grow_trees(client, retriever, [question], settings)
     sources = {**load_sources(storage.warehouse, collection, contregen.PROFILE), **found}
-    (written,) = contregen.write_answers(client, retriever, [tree], sources, writing, baselines=False)
+    (written,) = contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
     if not written.text:
         raise AskFailed(f"no answer: {written.error}")
     flag = " (cut off at max_tokens)" if written.status == contregen.schemas.TRUNCATED else ""

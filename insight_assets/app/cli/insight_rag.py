@@ -16,13 +16,13 @@ def answer(asked: Asked, client) -> MethodAnswer:
     """Insight-RAG for one question: the identified insights, what the retriever returned for each
     (with sources), and the answer generated from them."""
     from insight_assets.core.methods import insight_rag
+    from insight_assets.core.methods.insight_rag import stages
     from insight_assets.core.methods.insight_rag.schemas import BURIED, OK
     from insight_assets.core.retrieval.citing import cited_chunks, render_citations
-    from insight_assets.defs.insight_rag.answers import InsightRAGAnswersConfig
 
     mode = asked.options.get("retriever") or INSIGHT_RETRIEVERS[0]
     # The build's settings (how triples and sentences are searched), with the retriever asked for.
-    built = asked.built_with("insight_rag_answers", InsightRAGAnswersConfig).settings()
+    built = asked.built_with(stages.ANSWERS, stages.AnswersSettings).method()
     settings = dataclasses.replace(built, retriever_modes=(mode,))
     setup = insight_rag.store.open_setup(
         asked.storage.warehouse,

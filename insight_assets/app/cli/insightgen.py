@@ -11,10 +11,10 @@ from insight_assets.app.commands import AskFlow
 
 def answer(asked: Asked, client) -> MethodAnswer:
     """Answer (unless given) and related insights for one question, from the stored index."""
-    from insight_assets.core.curation import QAPair
+    from insight_assets.core.curation import AnswerSettings, QAPair
+    from insight_assets.core.curation import stages as curation_stages
     from insight_assets.core.methods import insightgen
-    from insight_assets.defs.curation.assets import CurationAnswersConfig
-    from insight_assets.defs.insightgen.assets import InsightGenInsightsConfig
+    from insight_assets.core.methods.insightgen import stages
 
     storage, question = asked.storage, asked.question
     embedder = asked.embedder.get_embedder()
@@ -24,12 +24,12 @@ def answer(asked: Asked, client) -> MethodAnswer:
     given = asked.options.get("answer")
     cited: tuple[str, ...] = ()
     if given is None:
-        answering = asked.built_with("generated_answers", CurationAnswersConfig).settings()
+        answering = asked.built_with(curation_stages.ANSWERS, AnswerSettings)
         given, cited = _generated_answer(
             client, storage, index, asked.collection, question, embedder.embed, answering
         )
     # The build's settings (context selection, insights per question), for InsightGen alone.
-    built = asked.built_with("insights", InsightGenInsightsConfig).settings()
+    built = asked.built_with(stages.INSIGHTS, stages.InsightsSettings).method()
     settings = dataclasses.replace(built, methods=("insightgen",))
     result = insightgen.run_insightgen(
         client, [QAPair("ask", question, given)], index, cluster_index, embedder.embed, settings

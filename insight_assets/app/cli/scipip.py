@@ -22,11 +22,13 @@ from insight_assets.app.commands import (
 
 def ideas(args: argparse.Namespace) -> int:
     """SciPIP's ideas for research backgrounds (one given, or a file of them): the papers retrieved
-    with the routes that found them, and the dual path's ideas with the papers that inspired them."""
+    with the routes that found them, and the dual path's ideas with the papers that inspired them;
+    the same as ``ask --method scipip`` (``ideas_for``, with the settings of the collection's build)."""
     collection, background, file = args.collection, args.background, args.file
     from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import scipip
+    from insight_assets.core.methods.scipip.stages import ideas_for
 
     storage = storage_resource()
     problem = known_collection(storage, collection) or missing_key()
@@ -47,51 +49,35 @@ def ideas(args: argparse.Namespace) -> int:
         print("No research background to propose ideas for.", file=sys.stderr)
         return 2
     embedder = embedder_resource()
-    try:
-        library, papers = _library(storage, embedder, collection)
-    except IndexMissing as error:
-        return not_built(collection, error)
     with environment_llm().client(asset="ideas", partition=collection, run_id=None) as client:
+        scope = scope_of(storage, embedder, client, collection)
+        proposed = []
         try:
-            queries = scipip.make_queries(client, embedder.get_embedder().embed, backgrounds)
-            runs = scipip.propose_ideas(
-                client, library, papers, queries, ideas=_idea_settings(storage, library, embedder, collection)
-            )
+            for background in backgrounds:
+                proposed.append(ideas_for(scope, background))
+        except IndexMissing as error:
+            return not_built(collection, error)
         except LLMError as error:
             print(f"Cannot propose ideas: {error}", file=sys.stderr)
             return 1
-        for run in runs:
-            print(f"Background: {run.query.background}\n\n{_ideas_text(run, papers, client.provider_label)}")
+        for found in proposed:
+            (run,) = found.runs
+            print(
+                f"Background: {run.query.background}\n\n{_ideas_text(run, found.papers, client.provider_label)}"
+            )
             for error in run.errors:
                 print(f"{error}", file=sys.stderr)
             print()
         calls = client.summary()
         print(f"{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
-    return 0 if any(run.integrated for run in runs) else 1
+    return 0 if any(found.runs[0].integrated for found in proposed) else 1
 
 
-def _library(storage, embedder, collection: str):
-    """The collection's SciPIP library and its papers (title and method) by document id."""
-    from insight_assets.core.methods import scipip
+def scope_of(storage, embedder, client, collection: str):
+    """The collection as SciPIP's stages see it, with ``client``."""
+    from insight_assets.defs.model_calls import scope_of as collection_scope
 
-    library = scipip.store.load_library(
-        storage.warehouse, storage.vectors_uri, embedder.get_embedder(), collection
-    )
-    papers = {
-        row["doc_id"]: scipip.Paper(row["title"], row["method"])
-        for row in scipip.store.load_papers(storage.warehouse, collection)
-    }
-    return library, papers
-
-
-def _idea_settings(storage, library, embedder, collection: str):
-    """SciPIP's own path only (no baselines to compare), in the field the build used (else inferred)."""
-    from insight_assets.core.methods import scipip
-    from insight_assets.core.methods.scipip.field import research_field
-
-    field = scipip.store.built_field(storage.warehouse, collection)
-    found = research_field(field, library.summary_vectors, embedder.get_embedder().embed)
-    return scipip.IdeaSettings(found.name, scientist_ideas=0, expand=(scipip.schemas.DUAL,))
+    return collection_scope(storage, embedder, client, collection)
 
 
 def _ideas_text(run, papers, writer: str) -> str:
@@ -116,22 +102,19 @@ def _ideas_text(run, papers, writer: str) -> str:
 
 
 def answer(asked: Asked, client) -> MethodAnswer:
-    """SciPIP's ideas with the question as the research background; citations are the retrieved
-    papers (their summaries, so no pages)."""
+    """SciPIP's ideas with the question as the research background (``ideas_for``: the settings the
+    collection was built with); citations are the retrieved papers (their summaries, so no pages)."""
     from insight_assets.core.methods import scipip
-    from insight_assets.defs.scipip.ideas import SciPIPIdeasConfig
+    from insight_assets.core.methods.scipip.stages import ideas_for
 
-    library, papers = _library(asked.storage, asked.embedder, asked.collection)
     background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
-    queries = scipip.make_queries(client, asked.embedder.get_embedder().embed, [background])
-    # The build's retrieval settings (SKC routes, thresholds, how many papers).
-    retrieval = asked.built_with("scipip_ideas", SciPIPIdeasConfig).settings()
-    ideas = _idea_settings(asked.storage, library, asked.embedder, asked.collection)
-    (run,) = scipip.propose_ideas(client, library, papers, queries, retrieval, ideas)
+    found = ideas_for(scope_of(asked.storage, asked.embedder, client, asked.collection), background)
+    (run,) = found.runs
     if not run.integrated:
         raise AskFailed(
             "no idea was proposed: " + ("; ".join(map(str, run.errors)) or "every path came back empty")
         )
+    papers = found.papers
     return MethodAnswer(
         text=_ideas_text(run, papers, client.provider_label),
         citations=citations(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 
 from insight_assets.app.asking import Asked, AskFailed, MethodAnswer, citations
@@ -89,17 +88,14 @@ def answer(asked: Asked, client) -> MethodAnswer:
     """XSum's summary for the question as a topic, over the papers in ``papers`` (document ids) or
     those holding the chunks that best match it."""
     from insight_assets.core.methods import xsum
-    from insight_assets.core.methods.xsum import load
+    from insight_assets.core.methods.xsum import load, stages
     from insight_assets.core.retrieval import Retriever
     from insight_assets.core.retrieval.citing import load_sources
-    from insight_assets.defs.xsum.assets import XSumAnswersConfig, XSumQuestionsConfig
 
     storage, collection, topic = asked.storage, asked.collection, asked.question
     # The build's settings: as many questions per paper, chunks retrieved and kept, the same reranker.
-    settings = dataclasses.replace(
-        asked.built_with("xsum_answers", XSumAnswersConfig).settings(),
-        questions_per_paper=asked.built_with("xsum_questions", XSumQuestionsConfig).questions_per_paper,
-    )
+    asking = asked.built_with(stages.QUESTIONS, stages.QuestionsSettings)
+    settings = asked.built_with(stages.ANSWERS, stages.AnswersSettings).xsum(asking.questions_per_paper)
     retriever = Retriever.open(
         storage.warehouse, storage.vectors, collection, asked.embedder.get_embedder(), xsum.PROFILE
     )

@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from ..extractive import rank_sentences
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, narrowed, register_task
+from ..stage_settings import StageSettings
 from ..text import split_sentences
 from .question_tasks import format_papers, names_paper, papers_of
 from .records import USER, CompressedDocument, Embed, ItemFailure, QAPair, Question, rendered_statements
@@ -45,10 +46,16 @@ _OFFLINE_SENTENCES = 5
 NO_STATEMENTS_ANSWER = "The papers contain no statements to answer from."
 
 
-@dataclass(frozen=True)
-class AnswerSettings:
-    duplicate_threshold: float = 0.9
-    max_documents_for_user_questions: int = 5
+class AnswerSettings(StageSettings):
+    """InsightGen §3 / Appendix C: an answer per question from its documents' digests."""
+
+    duplicate_threshold: float = Field(
+        default=0.9, description="§3: an answer this similar (cosine) to a kept answer is removed."
+    )
+    max_documents_for_user_questions: int = Field(
+        default=5, ge=1, description="Most similar documents given to a user question that names none."
+    )
+    temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
 
 
 @dataclass(frozen=True)

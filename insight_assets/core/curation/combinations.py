@@ -13,28 +13,49 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import Field
+
+from ..stage_settings import StageSettings
+
 # Up to this many possible combinations they are listed and sampled from; beyond it distinct ones
 # are drawn at random until there are enough (C(35, 10) is 183 million: never list those).
 _ENUMERATE_LIMIT = 10_000
 
 
-@dataclass(frozen=True)
-class QuestionSettings:
-    """The paper's defaults. ``combination_size`` ``None`` applies the paper's rule (see
-    ``combination_size_for``); ``duplicate_threshold`` is the cosine at or above which a question
-    is a near-duplicate of one kept before it."""
+class QuestionSettings(StageSettings):
+    """InsightGen §3 / Appendix A, C: the defaults are the paper's."""
 
-    combination_size: int | None = None
-    small_collection_max: int = 15
-    small_combination_size: int = 5
-    large_combination_size: int = 10
-    num_combinations: int = 50
-    candidates_per_combination: int = 10
-    target_count: int = 200
-    min_words: int = 15
-    max_words: int = 35
-    duplicate_threshold: float = 0.9
-    seed: int = 42
+    combination_size: int | None = Field(
+        default=None,
+        ge=2,
+        description="Documents per combination; unset: 5 for collections of at most 15 documents, else 10.",
+    )
+    small_collection_max: int = Field(
+        default=15, ge=1, description="The paper's rule: a small collection's size."
+    )
+    small_combination_size: int = Field(
+        default=5, ge=2, description="Documents per combination, small collection."
+    )
+    large_combination_size: int = Field(
+        default=10, ge=2, description="Documents per combination, larger one."
+    )
+    num_combinations: int = Field(
+        default=50, ge=1, description="Document combinations sampled per collection."
+    )
+    candidates_per_combination: int = Field(
+        default=10, ge=1, description="Candidate questions asked per combination."
+    )
+    target_count: int = Field(
+        default=200, ge=1, description="Questions kept per collection (fewer for small ones)."
+    )
+    min_words: int = Field(default=15, ge=1, description="Shortest question, in words.")
+    max_words: int = Field(default=35, ge=1, description="Longest question, in words.")
+    duplicate_threshold: float = Field(
+        default=0.9, description="Cosine at which a question is a near-duplicate."
+    )
+    seed: int = Field(default=42, description="Seed of the combination sampling.")
+    temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
+    max_tokens: int | None = Field(default=2000, description="Appendix C: max_tokens 2000.")
 
 
 @dataclass(frozen=True)

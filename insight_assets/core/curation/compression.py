@@ -24,6 +24,7 @@ from ..extractive import rank_sentences
 from ..keyphrases import document_keyphrases
 from ..llm.client import LLMClient
 from ..llm.tasks import Task, register_task
+from ..stage_settings import StageSettings
 from ..text import count_tokens, cut_to_tokens, drop_leading_heading, split_sentences
 from .open_problems import SHORT_QUOTE_WORDS, is_open_problem, quotable
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
@@ -38,14 +39,17 @@ class DocumentDigest(BaseModel):
     conclusions: list[Item] = Field(description="What it concludes: implications and limitations.")
 
 
-@dataclass(frozen=True)
-class CompressionSettings:
-    """``max_input_tokens``: the body text is cut to this many tokens before compression (the
-    model reads no more; ``source_tokens`` records what it read). ``max_items_per_field``: at most
-    this many topics, contributions, findings and conclusions are kept per document."""
+class CompressionSettings(StageSettings):
+    """The compression of each paper (InsightGen §3): what it reads and how much it keeps."""
 
-    max_input_tokens: int = 12000
-    max_items_per_field: int = 6
+    max_input_tokens: int = Field(
+        default=12000,
+        ge=100,
+        description="Tokens of each paper's body the compression reads (the rest is cut).",
+    )
+    max_items_per_field: int = Field(
+        default=6, ge=1, description="Most topics / contributions / conclusions / findings kept per paper."
+    )
 
 
 @dataclass(frozen=True)
@@ -180,9 +184,10 @@ def _clean(items: Sequence[str], limit: int) -> list[str]:
 def compress_documents(
     client: LLMClient,
     documents: Sequence[SourceDocument],
-    settings: CompressionSettings = CompressionSettings(),
+    settings: CompressionSettings | None = None,
 ) -> CompressionOutcome:
     """Compress every document with text (concurrently); one failure does not stop the rest."""
+    settings = settings or CompressionSettings()
     ids = [document.document_id for document in documents]
     if len(set(ids)) != len(ids):
         raise ValueError("document ids must be distinct")

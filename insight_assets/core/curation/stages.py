@@ -1,5 +1,6 @@
 """The curation's stages, one per asset (see ``core/stage.py``): the work the build and the dry run
-share. The methods read the curated answers through ``answers_of`` and ``kept_pairs_of``.
+share, and their declarations (``STAGES``). The methods read the curated answers through
+``answers_of`` and ``kept_pairs_of``.
 """
 
 from __future__ import annotations
@@ -7,9 +8,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import ingest
-from ..stage import CollectionScope, NothingToDo
-from .answers import DUPLICATE, KEPT, Answer, AnswerOutcome, AnswerSettings, generate_answers, kept_pairs
-from .compression import CompressionOutcome, CompressionSettings, compress_documents, papers_to_compress
+from ..stage import Check, CollectionScope, NothingToDo, Stage
+from . import outputs
+from .answers import (
+    ANSWER_QUESTION,
+    DUPLICATE,
+    KEPT,
+    Answer,
+    AnswerOutcome,
+    AnswerSettings,
+    generate_answers,
+    kept_pairs,
+)
+from .combinations import QuestionSettings
+from .compression import (
+    COMPRESS_DOCUMENT,
+    CompressionOutcome,
+    CompressionSettings,
+    compress_documents,
+    papers_to_compress,
+)
+from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS
 from .questions import QuestionOutcome, generate_questions
 from .records import QAPair, Question
 from .tables import load_answers, load_compressed, load_questions, merge_user_questions
@@ -35,9 +54,9 @@ class Asked:
     questions: list[Question]  # both, the user's first
 
 
-def ask(scope: CollectionScope, settings) -> Asked:
+def ask(scope: CollectionScope, settings: QuestionSettings) -> Asked:
     """Questions spanning several papers, asked of combinations of their compressed digests, after
-    the collection's own; ``settings``: ``QuestionSettings``."""
+    the collection's own."""
     compressed = scope.upstream(COMPRESSED, lambda: load_compressed(scope.warehouse, scope.collection))
     if not compressed:
         raise NothingToDo(
@@ -79,3 +98,52 @@ def kept_pairs_of(scope: CollectionScope, limit: int | None = None) -> list[QAPa
     """The kept question-answer pairs, in question order (the first ``limit``): what the methods ask."""
     pairs = kept_pairs(answers_of(scope))
     return pairs[:limit] if limit is not None else pairs
+
+
+STAGES = (
+    Stage(
+        COMPRESSED,
+        "curation",
+        "Each paper's main topics, contributions, conclusions and key findings, without references, "
+        "formatting or boilerplate: compact enough that several papers fit in one prompt.",
+        CompressionSettings,
+        reads=("parsed_documents",),
+        run=compress,
+        output=outputs.compressed,
+        tasks=(COMPRESS_DOCUMENT,),
+        checks=(Check(outputs.EVERY_DOCUMENT_COMPRESSED),),
+    ),
+    Stage(
+        QUESTIONS,
+        "curation",
+        "Open-ended, conceptual questions spanning several papers, plus the collection's own "
+        "`questions.jsonl`. Each question keeps the ids of the documents it was asked about.",
+        QuestionSettings,
+        reads=(COMPRESSED,),
+        run=ask,
+        output=outputs.questions,
+        tasks=(GENERATE_QUESTIONS, REFINE_QUESTIONS),
+        checks=(Check(outputs.USER_QUESTIONS_READABLE),),
+        embedder=True,
+    ),
+    Stage(
+        ANSWERS,
+        "curation",
+        "An answer per question from its combination's compressed documents, citing them by exact "
+        "title; answers nearly identical (cosine >= 0.9) to a kept answer are removed.",
+        AnswerSettings,
+        reads=(QUESTIONS,),
+        run=answer,
+        output=outputs.answers,
+        tasks=(ANSWER_QUESTION,),
+        checks=(
+            Check(
+                outputs.CITATIONS_NAME_DOCUMENTS,
+                "Every kept answer, as stored, cites at least one document, and only documents it was "
+                "written from.",
+            ),
+            Check(outputs.EVERY_QUESTION_ANSWERED),
+        ),
+        embedder=True,
+    ),
+)

@@ -256,21 +256,27 @@ def load_answers(
         "SELECT * FROM generated_answers WHERE collection = ? AND list_contains(?, status) ORDER BY position",
         [collection, list(statuses)],
     )
-    return [
-        Answer(
-            question_id=row["question_id"],
-            question=row["question"],
-            answer=row["answer"],
-            document_ids=tuple(row["doc_ids"]),
-            cited_document_ids=tuple(row["cited_doc_ids"]),
-            source=row["source"],
-            answer_source=row["answer_source"],
-            status=row["status"],
-            duplicate_of=row["duplicate_of"],
-            error=row["error"],
-        )
-        for row in rows
-    ]
+    return [_answer(row) for row in rows]
+
+
+def stored_answers(table: pa.Table, *, statuses: Sequence[str] = ("kept",)) -> list[Answer]:
+    """The answers of ``answers_table``'s rows with ``statuses``, as ``load_answers`` reads them back."""
+    return [_answer(row) for row in table.to_pylist() if row["status"] in statuses]
+
+
+def _answer(row: dict) -> Answer:
+    return Answer(
+        question_id=row["question_id"],
+        question=row["question"],
+        answer=row["answer"],
+        document_ids=tuple(row["doc_ids"]),
+        cited_document_ids=tuple(row["cited_doc_ids"]),
+        source=row["source"],
+        answer_source=row["answer_source"],
+        status=row["status"],
+        duplicate_of=row["duplicate_of"],
+        error=row["error"],
+    )
 
 
 def load_pairs(warehouse: Warehouse, collection: str, limit: int | None = None) -> list[QAPair]:

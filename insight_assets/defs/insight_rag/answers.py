@@ -1,11 +1,10 @@
-"""Insight-RAG's answer assets: the answers of Insight-RAG and its baselines to the benchmark, their scores and the report."""
+"""Insight-RAG's scores of its answers and its baselines' (``insight_rag_answers``, a declared
+stage), and the report."""
 
 from pathlib import Path
 
 import dagster as dg
-import numpy as np
 import pyarrow as pa
-from pydantic import Field
 
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.headlines import Headline, headline_table, played_offline
@@ -13,180 +12,27 @@ from insight_assets.core.ingest import paper_count
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import accuracy, report, scores, stages, store
 from insight_assets.core.methods.insight_rag.cpt import read_training
-from insight_assets.core.methods.insight_rag.schemas import FAILED, MATCHING, MULTI, RETRIEVER_MODES
-from insight_assets.core.methods.insight_rag.tasks import (
-    ANSWER_TASKS,
-    INSIGHT_RAG_ANSWER,
-)
-from insight_assets.core.retrieval.citing import (
-    citation_problems,
-    load_sources,
-    strip_citations,
-)
-from insight_assets.core.retrieval.search import RETRIEVAL_MODES
-from insight_assets.core.stage import CollectionScope
-from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark
-from insight_assets.defs.insight_rag.retriever import insight_retriever, insight_retriever_accuracy
+from insight_assets.core.methods.insight_rag.schemas import MATCHING, MULTI
+from insight_assets.core.retrieval.citing import load_sources, strip_citations
 from insight_assets.defs.metadata import (
     CollectionReport,
-    config_settings,
     markdown_table,
     materialize_each,
     standin_note,
     write_report,
     writers,
 )
-from insight_assets.defs.model_calls import (
-    ModelCallConfig,
-    collection_scope,
-    llm_metadata,
-    run_stage,
-)
-from insight_assets.defs.pools import EMBEDDING_POOL, LLM_POOL, pooled
-from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-
-# -- answers ---------------------------------------------------------------------------------------
-
-
-class InsightRAGAnswersConfig(ModelCallConfig):
-    """§2 and §5: Insight-RAG with each retriever mode, RAG with k = 1, 3, 5, 10 chunks, no context."""
-
-    TASKS = ANSWER_TASKS
-
-    retriever_modes: list[str] = Field(
-        default=list(insight_rag.schemas.DEFAULT_RETRIEVER_MODES),
-        description=f"Insight-retriever modes to answer with: some of {', '.join(RETRIEVER_MODES)}.",
-    )
-    rag_ks: list[int] = Field(default=list(insight_rag.schemas.RAG_KS), description="RAG's chunk counts.")
-    rag_mode: str = Field(default="dense", description=f"RAG's retrieval: {', '.join(RETRIEVAL_MODES)}.")
-    insight_search_mode: str = Field(
-        default="hybrid", description="How the retriever searches triples and sentences."
-    )
-    max_items: int | None = Field(
-        default=None, ge=1, description="Only the first N items per kind (cost control)."
-    )
-
-    def settings(self) -> insight_rag.AnswerSettings:
-        return config_settings(self, insight_rag.AnswerSettings, "insight_rag_answers")
-
-    def stage(self, scope: CollectionScope) -> stages.Answered | None:
-        return stages.answers(scope, self.settings(), self.max_items)
+from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.pools import EMBEDDING_POOL, pooled
+from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 
 @dg.asset(
     kinds={"duckdb"},
-    deps=[insight_rag_benchmark, insight_retriever],
-    code_version="1",
-    **pooled(LLM_POOL),
-    check_specs=[
-        dg.AssetCheckSpec(
-            "answers_cite_given_passages",
-            asset="insight_rag_answers",
-            description="Every citation of every answer is a passage (insight or chunk) its method was given; an invented alias, or a writer rejected for citing sources it was not given, fails it.",
-        )
-    ],
-    **INSIGHT_RAG_GROUP,
-)
-def insight_rag_answers(
-    context: dg.AssetExecutionContext,
-    config: InsightRAGAnswersConfig,
-    storage: StorageResource,
-    llm: LLMResource,
-    embedder: EmbedderResource,
-) -> dg.MaterializeResult:
-    """The identified insights of every benchmark item, and the answers of Insight-RAG (each
-    retriever mode), RAG with k chunks and no retrieval, with their contexts' sizes and the
-    retrieval rankings they came from."""
-    config.settings()  # an invalid config fails before any collection is built
-    return materialize_each(
-        context, storage, lambda collection: _answers(context, config, storage, llm, embedder, collection)
-    )
-
-
-def _answers(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    scope = collection_scope(context, storage, llm, config, collection, embedder)
-    answered, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
-    if answered is None:
-        return _no_answers(warehouse, collection)
-    items, setup, identified, answers = answered.items, answered.setup, answered.identified, answered.answers
-    writer = client.writer_label(INSIGHT_RAG_ANSWER)
-    identifier = client.writer_label(insight_rag.tasks.INSIGHT_RAG_IDENTIFY)
-    warehouse.replace_partition(
-        collection, store.answer_tables(collection, identified, answers, setup.sources, identifier, writer)
-    )
-    problems = [
-        f"{a.method} on {a.item_id}: {problem}"
-        for a in answers
-        for problem in citation_problems(a.answer, a.passage_chunk_ids, a.error)
-    ]
-    statuses = {s: sum(i.status == s for i in identified) for s in {i.status for i in identified}}
-    questions = {i.item_id: i.question for i in items}
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(answers),
-            "items": len(items),
-            "identifier": dg.MetadataValue.json(statuses),
-            "methods": ", ".join(dict.fromkeys(a.method for a in answers)),
-            "mean_context_tokens": dg.MetadataValue.json(_mean_context_tokens(answers)),
-            "failures": dg.MetadataValue.md(
-                markdown_table(
-                    [
-                        {"method": a.method, "item": questions[a.item_id] or a.item_id, "error": a.error}
-                        for a in answers
-                        if a.status == FAILED
-                    ][:20],
-                    ["method", "item", "error"],
-                    empty="None.",
-                )
-            ),
-            "writer": writer,
-            **llm_metadata(client),
-        },
-        checks=[
-            dg.AssetCheckResult(
-                check_name="answers_cite_given_passages",
-                passed=not problems,
-                metadata={"problems": "; ".join(problems[:10]) or "none"},
-            )
-        ],
-    )
-
-
-def _mean_context_tokens(answers) -> dict[str, float]:
-    methods = dict.fromkeys(a.method for a in answers)
-    return {
-        m: round(float(np.mean([a.context_tokens for a in answers if a.method == m])), 1) for m in methods
-    }
-
-
-def _no_answers(warehouse, collection: str) -> CollectionReport:
-    """Nothing to answer: the benchmark is empty (its own check says why)."""
-    warehouse.replace_partition(
-        collection,
-        {name: pa.Table.from_pylist([]) for name in ("insight_rag_insights", "insight_rag_answers")},
-    )
-    why = "no benchmark items: `insight_rag_benchmark` stored none (see its check benchmark_has_items)."
-    return CollectionReport(
-        metadata={"dagster/row_count": 0, "why_none": why},
-        checks=[
-            dg.AssetCheckResult(
-                check_name="answers_cite_given_passages",
-                passed=True,
-                metadata={"problems": "none: no answers"},
-            )
-        ],
-    )
-
-
-# -- scores and report -------------------------------------------------------------------------
-
-
-@dg.asset(
-    kinds={"duckdb"},
-    deps=[insight_rag_answers, insight_retriever_accuracy],
+    deps=[stages.ANSWERS, stages.ACCURACY],
     code_version="1",
     **pooled(EMBEDDING_POOL),
-    **INSIGHT_RAG_GROUP,
+    **asset_settings("insight_rag"),
 )
 def insight_rag_scores(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource

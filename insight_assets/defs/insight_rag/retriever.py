@@ -1,6 +1,6 @@
 """Insight-RAG's parametric insight retriever: the LoRA adapter continually pre-trained on the
-collection (``insight_retriever``), and every retriever mode scored alone on the benchmark's gold
-fragments (``insight_retriever_accuracy``, the paper's Table 3)."""
+collection (``insight_retriever``). Every retriever mode scored alone on the benchmark's gold
+fragments (the paper's Table 3) is a stage (``insight_retriever_accuracy``)."""
 
 import base64
 import importlib.util
@@ -12,34 +12,20 @@ from pydantic import Field
 
 from insight_assets.core.llm.errors import ConfigurationError
 from insight_assets.core.llm.gguf import BUNDLED_PACKAGE
-from insight_assets.core.methods.insight_rag import accuracy, cpt, stages, store
+from insight_assets.core.methods.insight_rag import cpt, stages, store
 from insight_assets.core.methods.insight_rag.causal_lm import base_model_source, device_name
 from insight_assets.core.methods.insight_rag.report import render_training_chart
-from insight_assets.core.methods.insight_rag.schemas import (
-    ACCURACY_MODES,
-    BASE_MODEL,
-)
-from insight_assets.core.methods.insight_rag.tasks import INSIGHT_RAG_COMPLETE
-from insight_assets.core.stage import CollectionScope
 from insight_assets.core.text import count_tokens
-from insight_assets.defs.insight_rag.assets import INSIGHT_RAG_GROUP, insight_rag_benchmark, knowledge_triples
 from insight_assets.defs.metadata import (
     CollectionReport,
     config_settings,
     items_check,
-    markdown_table,
     materialize_each,
-    skipped_metadata,
 )
-from insight_assets.defs.model_calls import (
-    ModelCallConfig,
-    collection_scope,
-    llm_metadata,
-    run_stage,
-)
+from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.progress import StepProgress
-from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.resources import StorageResource
 
 _DEFAULTS = cpt.CPTSettings()
 BASE_MODEL_NOT_INSTALLED = (
@@ -97,7 +83,7 @@ class InsightRetrieverConfig(dg.Config):
 
 @dg.asset(
     kinds={"pytorch"},
-    deps=[knowledge_triples],
+    deps=[stages.TRIPLES],
     code_version="2",
     **pooled(LLM_POOL),
     check_specs=[
@@ -112,7 +98,7 @@ class InsightRetrieverConfig(dg.Config):
             description="The adapter recalls more of the probed facts than its base model did before training.",
         ),
     ],
-    **INSIGHT_RAG_GROUP,
+    **asset_settings("insight_rag"),
 )
 def insight_retriever(
     context: dg.AssetExecutionContext, config: InsightRetrieverConfig, storage: StorageResource
@@ -265,86 +251,4 @@ def _beats_base_check(training: cpt.Training | None, why_none: str) -> dg.AssetC
 def _record(storage: StorageResource, collection: str, row: dict) -> None:
     storage.warehouse.replace_partition(
         collection, {"insight_retriever": pa.Table.from_pylist([{"collection": collection, **row}])}
-    )
-
-
-class InsightRetrieverAccuracyConfig(ModelCallConfig):
-    """Table 3: every retriever mode given the gold subject + relation of each question."""
-
-    TASKS = (INSIGHT_RAG_COMPLETE,)
-
-    modes: list[str] = Field(
-        default=list(ACCURACY_MODES),
-        description=f"Modes scored: some of {', '.join(ACCURACY_MODES)} ('{BASE_MODEL}': the parametric "
-        "retriever's base model without its adapter).",
-    )
-    max_items: int | None = Field(
-        default=30,
-        ge=1,
-        description="Questions of each kind (buried, multi-document) asked, at most (the base model writes "
-        "its full 100 tokens, ten beams for a multi-document one); unset: all.",
-    )
-
-    def stage(self, scope: CollectionScope) -> stages.Measured:
-        return stages.retriever_accuracy(scope, self.modes, self.max_items)
-
-
-@dg.asset(
-    kinds={"duckdb"},
-    deps=[insight_retriever, insight_rag_benchmark],
-    code_version="1",
-    **pooled(LLM_POOL),
-    check_specs=[
-        dg.AssetCheckSpec(
-            "retrievers_scored",
-            asset="insight_retriever_accuracy",
-            description="Some question was asked of some retriever.",
-        )
-    ],
-    **INSIGHT_RAG_GROUP,
-)
-def insight_retriever_accuracy(
-    context: dg.AssetExecutionContext,
-    config: InsightRetrieverAccuracyConfig,
-    storage: StorageResource,
-    llm: LLMResource,
-    embedder: EmbedderResource,
-) -> dg.MaterializeResult:
-    """The insight retriever alone (§5.4, Table 3): for each buried and multi-document question, its
-    gold subject + relation given to each mode (parametric, its base model, index, sentences, llm),
-    scored by whether the output holds the gold object: exact match (buried), recall@10 (multi)."""
-    unknown = sorted(set(config.modes) - set(ACCURACY_MODES))
-    if unknown or not config.modes:
-        raise dg.Failure(
-            description=f"Invalid insight_retriever_accuracy config: modes must be some of {', '.join(ACCURACY_MODES)}"
-        )
-    return materialize_each(
-        context, storage, lambda collection: _accuracy(context, config, storage, llm, embedder, collection)
-    )
-
-
-def _accuracy(context, config, storage, llm, embedder, collection) -> CollectionReport:
-    scope = collection_scope(context, storage, llm, config, collection, embedder)
-    measured, client, warehouse = run_stage(config, scope), scope.client, scope.warehouse
-    items, skipped = measured.items, measured.skipped
-    rows = accuracy.accuracy_rows(items, measured.outputs)
-    warehouse.replace_partition(
-        collection,
-        {
-            "insight_retriever_accuracy": pa.Table.from_pylist(
-                [{"collection": collection, **row} for row in rows]
-            )
-        },
-    )
-    table = accuracy.accuracy_table(rows)
-    why = "no buried or multi-document question: `insight_rag_benchmark` stored none (see its check)"
-    return CollectionReport(
-        metadata={
-            "dagster/row_count": len(rows),
-            "questions": len(items),
-            "accuracy": dg.MetadataValue.md(markdown_table(table, accuracy.TABLE_COLUMNS, empty="None.")),
-            **skipped_metadata(skipped),
-            **llm_metadata(client),
-        },
-        checks=[items_check("retrievers_scored", len(rows), why)],
     )

@@ -1,17 +1,20 @@
 """The page's question put to every method side by side: the asset and the dry run ask alike."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field
 
 from insight_assets.app import asking
-from insight_assets.app.dry_run import DryRun
 from insight_assets.core.curation.records import QAPair
 from insight_assets.core.curation.stages import kept_pairs_of
 from insight_assets.core.curation.tables import first_question
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.pages import method_pages
+
+if TYPE_CHECKING:
+    from insight_assets.defs.estimating import DryRun
 
 
 class CollectionReportConfig(dg.Config):
@@ -25,10 +28,6 @@ class CollectionReportConfig(dg.Config):
     answer_question: bool = Field(
         default=True, description="Ask every method the question (off: the page shows the reports only)."
     )
-
-    def task_overrides(self) -> dict:
-        """None: each method's tasks keep their own settings (the dry run asks every config)."""
-        return {}
 
 
 def page_question(
@@ -64,9 +63,11 @@ def answer_every_method(
     return answers
 
 
-def price_page(config: CollectionReportConfig, run: DryRun) -> None:
+def price_page(values: Mapping[str, Any], run: "DryRun") -> None:
     """The dry run's step: the page's question put to every method on the estimate-only client
-    (a method whose inputs are not built yet answers nothing and prices nothing)."""
+    (a method whose inputs are not built yet answers nothing and prices nothing); ``values``: the
+    page's config."""
+    config = CollectionReportConfig(**values)
     kept = kept_pairs_of(run.scope)
     question, _ = page_question(config, run.scope.warehouse, run.collection, kept)
     if question is not None:

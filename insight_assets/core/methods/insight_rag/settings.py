@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from ...chunking import PASSAGE
 from ...retrieval.search import RETRIEVAL_MODES
+from ...stage_settings import StageSettings
 from .schemas import (
     DEFAULT_RETRIEVER_MODES,
     MAX_BURIED,
@@ -20,22 +23,19 @@ from .schemas import (
 PROFILE = PASSAGE
 
 
-@dataclass(frozen=True)
-class BenchmarkSettings:
-    """§3's rules with the issue's sizes (up to 200 / 100 / 100 per collection)."""
+class BenchmarkSettings(StageSettings):
+    """§3's rules; the issue's sizes (up to 200 buried, 100 multi-document, 100 matching)."""
 
-    max_buried: int = MAX_BURIED
-    max_multi: int = MAX_MULTI
-    max_matching: int = MAX_MATCHING
-    seed: int = SEED
-    vague_share: float = VAGUE_DOCUMENT_SHARE
-
-    def __post_init__(self) -> None:
-        for name in ("max_buried", "max_multi", "max_matching"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 or more")
-        if not 0.0 < self.vague_share <= 1.0:
-            raise ValueError("vague_share must lie in (0, 1]")
+    max_buried: int = Field(default=MAX_BURIED, ge=0, description="Buried questions, at most.")
+    max_multi: int = Field(default=MAX_MULTI, ge=0, description="Multi-document questions.")
+    max_matching: int = Field(default=MAX_MATCHING, ge=0, description="Matching pairs (1:1).")
+    seed: int = Field(default=SEED, description="Sampling seed.")
+    vague_share: float = Field(
+        default=VAGUE_DOCUMENT_SHARE,
+        gt=0.0,
+        le=1.0,
+        description="A subject whose every word is in this share of the papers is too vague to ask about.",
+    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""Insight-RAG's model-calling stages, one per asset (see ``core/stage.py``): the work the build
-and the dry run share. The insight retriever's training (``insight_retriever``) calls no priced
-model and is not a stage.
+"""Insight-RAG's model-calling stages, one per asset (see ``core/stage.py``): their settings, the
+work the build and the dry run share, and their declarations (``STAGES``). The insight
+retriever's training (``insight_retriever``) calls no priced model and is not a stage.
 
 A dry run prices only what calls the configured model: the ``parametric`` mode (the adapter the
 build trains) and the base model run here and cost nothing, and loading them would mean loading
@@ -11,21 +11,98 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ...stage import CollectionScope, NothingToDo
-from . import accuracy, collection_benchmark, store
+from pydantic import Field, model_validator
+
+from ...retrieval.search import RETRIEVAL_MODES
+from ...stage import Check, CollectionScope, NothingToDo, Stage, StageSettings
+from . import accuracy, collection_benchmark, outputs, store
 from .benchmark import Benchmark, BenchmarkItem
 from .causal_lm import CausalLM, base_model_source
 from .collection import ChunkTriples, first_chunks, phrase_questions, read_triples
 from .pipeline import Identification, MethodAnswer, Setup, answer, identify
-from .schemas import BASE_MODEL, KINDS, LLM, PARAMETRIC, RETRIEVER_MODES
+from .schemas import (
+    ACCURACY_MODES,
+    BASE_MODEL,
+    DEFAULT_RETRIEVER_MODES,
+    KINDS,
+    LLM,
+    PARAMETRIC,
+    RAG_KS,
+    RETRIEVER_MODES,
+)
 from .settings import PROFILE, AnswerSettings, BenchmarkSettings
+from .tasks import ANSWER_TASKS, BENCHMARK_TASKS, INSIGHT_RAG_COMPLETE, TRIPLE_TASKS
 
 TRIPLES, BENCHMARK = "knowledge_triples", "insight_rag_benchmark"
+ANSWERS, ACCURACY = "insight_rag_answers", "insight_retriever_accuracy"
+# The parametric retriever's training: an asset of its own (not a stage: it calls no priced model).
+RETRIEVER = "insight_retriever"
 
 
-def triples(scope: CollectionScope, max_chunks_per_paper: int | None) -> ChunkTriples:
+class TriplesSettings(StageSettings):
+    """§3, Figure 2 step 1: triples of every ``xsum`` chunk's whole sentences."""
+
+    max_chunks_per_paper: int | None = Field(
+        default=None,
+        ge=1,
+        description="Read triples from at most this many chunks of each paper, from its start (one "
+        "model call a chunk); unset: every chunk, as the paper does.",
+    )
+
+
+class AnswersSettings(StageSettings):
+    """§2 and §5: Insight-RAG with each retriever mode, RAG with k = 1, 3, 5, 10 chunks, no context."""
+
+    retriever_modes: list[str] = Field(
+        default=list(DEFAULT_RETRIEVER_MODES),
+        description=f"Insight-retriever modes to answer with: some of {', '.join(RETRIEVER_MODES)}.",
+    )
+    rag_ks: list[int] = Field(default=list(RAG_KS), description="RAG's chunk counts.")
+    rag_mode: str = Field(default="dense", description=f"RAG's retrieval: {', '.join(RETRIEVAL_MODES)}.")
+    insight_search_mode: str = Field(
+        default="hybrid", description="How the retriever searches triples and sentences."
+    )
+    max_items: int | None = Field(
+        default=None, ge=1, description="Only the first N items per kind (cost control)."
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> AnswersSettings:
+        self.method()  # the method's own checks: known modes, positive k
+        return self
+
+    def method(self) -> AnswerSettings:
+        return AnswerSettings(
+            tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
+        )
+
+
+class AccuracySettings(StageSettings):
+    """Table 3: every retriever mode given the gold subject + relation of each question."""
+
+    modes: list[str] = Field(
+        default=list(ACCURACY_MODES),
+        description=f"Modes scored: some of {', '.join(ACCURACY_MODES)} ('{BASE_MODEL}': the parametric "
+        "retriever's base model without its adapter).",
+    )
+    max_items: int | None = Field(
+        default=30,
+        ge=1,
+        description="Questions of each kind (buried, multi-document) asked, at most (the base model writes "
+        "its full 100 tokens, ten beams for a multi-document one); unset: all.",
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> AccuracySettings:
+        unknown = sorted(set(self.modes) - set(ACCURACY_MODES))
+        if unknown or not self.modes:
+            raise ValueError(f"modes must be some of {', '.join(ACCURACY_MODES)}")
+        return self
+
+
+def triples(scope: CollectionScope, settings: TriplesSettings) -> ChunkTriples:
     """The triples of the first ``max_chunks_per_paper`` chunks of each paper, sentence by sentence."""
-    rows = first_chunks(store.triple_chunks(scope.warehouse, scope.collection), max_chunks_per_paper)
+    rows = first_chunks(store.triple_chunks(scope.warehouse, scope.collection), settings.max_chunks_per_paper)
     if not rows:
         raise NothingToDo(f"no {PROFILE} chunks to read triples from.")
     read = read_triples(scope.client, rows)
@@ -70,10 +147,11 @@ class Answered:
     answers: list[MethodAnswer]
 
 
-def answers(scope: CollectionScope, settings: AnswerSettings, max_items: int | None) -> Answered | None:
+def answers(scope: CollectionScope, answer_settings: AnswersSettings) -> Answered | None:
     """Each item's identified insights and every method's answer; ``None`` without items (or, in a
     dry run, with no mode that calls the model). ``IndexMissing`` before the triples are indexed."""
-    items = first_of_each_kind(benchmark_items(scope), max_items)
+    items = first_of_each_kind(benchmark_items(scope), answer_settings.max_items)
+    settings = answer_settings.method()
     if scope.estimating:
         settings = replace(
             settings, retriever_modes=tuple(m for m in settings.retriever_modes if m != PARAMETRIC)
@@ -92,10 +170,11 @@ class Measured:
     skipped: dict[str, str]  # modes left out, and why
 
 
-def retriever_accuracy(scope: CollectionScope, modes: list[str], max_items: int | None) -> Measured:
+def retriever_accuracy(scope: CollectionScope, settings: AccuracySettings) -> Measured:
     """§5.4, Table 3: each buried and multi-document question's gold subject and relation given to
     each mode of the insight retriever."""
-    items = accuracy.asked_items(benchmark_items(scope), max_items)
+    items = accuracy.asked_items(benchmark_items(scope), settings.max_items)
+    modes = settings.modes
     if scope.estimating:
         modes = [mode for mode in modes if mode == LLM]
     skipped: dict[str, str] = {}
@@ -127,3 +206,80 @@ def _base_model(scope: CollectionScope, skipped: dict[str, str]) -> CausalLM | N
         skipped[BASE_MODEL] = stored["reason"]
         return None
     return CausalLM.open(base_model_source(stored["base_model_setting"]))
+
+
+STAGES = (
+    Stage(
+        TRIPLES,
+        "insight_rag",
+        "(subject, relation, object) triples of every ``xsum`` chunk, each with its chunk and sentence, "
+        "normalised (case, whitespace, lemmatised relation) and deduplicated per paper; offline by a "
+        "rule-based extractor. The triples and the collection's sentences are embedded into LanceDB "
+        "(their own table) for the insight retriever.",
+        TriplesSettings,
+        reads=("chunk_embeddings",),
+        run=triples,
+        output=outputs.triples,
+        tasks=TRIPLE_TASKS,
+        checks=(
+            Check(
+                outputs.TRIPLES_FOUND,
+                "The extractor found some triple; without one only the sentences are indexed.",
+            ),
+        ),
+        kinds=("duckdb", "lancedb"),
+        code_version="2",
+        embedder=True,
+        outputs_present=lambda vectors_uri, collection: store.unit_vectors(vectors_uri).exists(collection),
+    ),
+    Stage(
+        BENCHMARK,
+        "insight_rag",
+        "Deeply buried and multi-document questions from the collection's triples (phrased by a task "
+        "asking about the object; offline: templates) and citation-recommendation pairs from its "
+        "citation graph, with gold answers and documents. Every triple's fate is kept: the item it "
+        "became or why it was dropped.",
+        BenchmarkSettings,
+        reads=(TRIPLES, "citations"),
+        run=benchmark,
+        output=outputs.benchmark,
+        tasks=BENCHMARK_TASKS,
+        checks=(
+            Check(outputs.HAS_ITEMS, "Some triple became a question, or some citation pair a matching item."),
+        ),
+    ),
+    Stage(
+        ANSWERS,
+        "insight_rag",
+        "The identified insights of every benchmark item, and the answers of Insight-RAG (each "
+        "retriever mode), RAG with k chunks and no retrieval, with their contexts' sizes and the "
+        "retrieval rankings they came from.",
+        AnswersSettings,
+        reads=(BENCHMARK, RETRIEVER),
+        run=answers,
+        output=outputs.answers,
+        tasks=ANSWER_TASKS,
+        checks=(
+            Check(
+                outputs.CITE_GIVEN,
+                "Every citation of every answer is a passage (insight or chunk) its method was given; an "
+                "invented alias, or a writer rejected for citing sources it was not given, fails it.",
+            ),
+        ),
+        embedder=True,
+    ),
+    Stage(
+        ACCURACY,
+        "insight_rag",
+        "The insight retriever alone (§5.4, Table 3): for each buried and multi-document question, its "
+        "gold subject + relation given to each mode (parametric, its base model, index, sentences, "
+        "llm), scored by whether the output holds the gold object: exact match (buried), recall@10 (multi).",
+        AccuracySettings,
+        reads=(RETRIEVER, BENCHMARK),
+        run=retriever_accuracy,
+        output=outputs.retriever_accuracy,
+        tasks=(INSIGHT_RAG_COMPLETE,),
+        checks=(Check(outputs.RETRIEVERS_SCORED, "Some question was asked of some retriever."),),
+        embedder=True,
+    ),
+)

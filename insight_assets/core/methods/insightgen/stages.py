@@ -1,20 +1,101 @@
-"""InsightGen's stages (see ``core/stage.py``): the work the build and the dry run share. The
-judging asset runs ``judge_questions`` on ``questions_to_judge`` once per judge, each with its own
-client."""
+"""InsightGen's stages (see ``core/stage.py``): their settings, the work the build, the dry run
+and ``ask`` share, and their declarations (``STAGES``). The judging stage runs ``judge_questions``
+on ``questions_to_judge`` once per judge of its panel, each with its own client."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import Field, model_validator
+
 from ...curation.records import QAPair
 from ...curation.stages import kept_pairs_of
 from ...curation.tables import load_pairs
-from ...stage import CollectionScope
-from . import InsightGenResult, InsightGenSettings, load_insightgen_index, run_insightgen, store
-from .judge import JudgedQuestion, judged_questions
+from ...stage import Check, CollectionScope, JudgeModel, Stage, StageSettings
+from ...stage_output import stop_if_over_budget
+from . import (
+    INSIGHT_METHODS,
+    TASKS,
+    InsightGenResult,
+    InsightGenSettings,
+    load_insightgen_index,
+    outputs,
+    run_insightgen,
+    store,
+)
+from .judge import (
+    JUDGE_INSIGHT_SET,
+    JUDGE_SINGLE_INSIGHTS,
+    JudgedQuestion,
+    JudgeOutcome,
+    judge_questions,
+    judged_questions,
+)
+from .repetition import REPEATS_ANSWER_COSINE
+from .report import OFFLINE_JUDGE
 from .schemas import insight_text
+from .selection import SelectionSettings
 
+INSIGHTS, JUDGE_SCORES = "insights", "judge_scores"
 JUDGED = "judged_questions"
+LEVELS = ("set", "insight")
+
+
+class InsightsSettings(StageSettings):
+    """Defaults from InsightGen: top-k 5 neighbouring clusters within 2 hops, up to five insights,
+    generation at temperature 0.7 with 4,000 output tokens (Appendix C)."""
+
+    methods: list[str] = Field(
+        default=list(INSIGHT_METHODS), description=f"Any of {', '.join(INSIGHT_METHODS)}."
+    )
+    top_k: int = Field(default=5, ge=0, description="Related clusters added to the answer's own.")
+    max_hops: int = Field(default=2, ge=0, description="How far on the graph related clusters may be.")
+    token_budget: int = Field(
+        default=12000,
+        ge=0,
+        description="Context tokens per question for every method (the baselines' fixed budget too).",
+    )
+    max_insights: int = Field(default=5, ge=1, description="Insights per method and question.")
+    max_questions: int | None = Field(
+        default=None, ge=1, description="Only the first N question-answer pairs (cost control)."
+    )
+    temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
+    max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> InsightsSettings:
+        unknown = sorted(set(self.methods) - set(INSIGHT_METHODS))
+        if unknown or not self.methods:
+            raise ValueError(f"unknown or no methods {unknown}; choose from {', '.join(INSIGHT_METHODS)}")
+        return self
+
+    def method(self) -> InsightGenSettings:
+        selection = SelectionSettings(
+            top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget
+        )
+        return InsightGenSettings(tuple(self.methods), selection, self.max_insights)
+
+
+class JudgeSettings(StageSettings):
+    """Appendix D: set-level and insight-level judging (ten repetitions), methods shuffled per
+    question with a seed. The paper used two judges (Gemini 2.5 Flash and Claude 4 Sonnet)."""
+
+    judges: list[JudgeModel] = Field(
+        default=[], description="Judges to run; empty: one judge, the `llm` resource's model."
+    )
+    levels: list[str] = Field(default=list(LEVELS), description="'set' and/or 'insight'.")
+    repetitions: int = Field(default=10, ge=1, description="Insight-level samples per question.")
+    seed: int = Field(default=42, description="Seed of the method order and of the sampled insights.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> JudgeSettings:
+        unknown = sorted(set(self.levels) - set(LEVELS))
+        if unknown or not self.levels:
+            raise ValueError(f"unknown or no judging levels {unknown}; use 'set' and/or 'insight'")
+        return self
+
+    def panel(self) -> list[JudgeModel]:
+        return list(self.judges) or [JudgeModel()]
 
 
 @dataclass(frozen=True)
@@ -23,16 +104,17 @@ class Found:
     result: InsightGenResult | None
 
 
-def find_insights(scope: CollectionScope, settings: InsightGenSettings, max_questions: int | None) -> Found:
+def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
     """Every method's insights for the first ``max_questions`` kept pairs (``IndexMissing`` before
-    the collection has its theme graph)."""
+    the collection has its theme graph). No pair (every answer failed its checks, say): nothing is
+    run, and the stage keeps zero rows with a warning that says why."""
     index, cluster_index = load_insightgen_index(
         scope.warehouse, scope.vectors, scope.collection, scope.embedder.variant
     )
-    pairs = kept_pairs_of(scope, max_questions)
+    pairs = kept_pairs_of(scope, settings.max_questions)
     if not pairs:
         return Found(pairs, None)
-    result = run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings)
+    result = run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings.method())
     runs = result.outcome.runs
     scope.plan(
         JUDGED,
@@ -64,3 +146,80 @@ def questions_to_judge(scope: CollectionScope) -> list[JudgedQuestion]:
         )
 
     return scope.upstream(JUDGED, stored)
+
+
+@dataclass(frozen=True)
+class Judged:
+    questions: list[JudgedQuestion]
+    outcomes: dict[str, JudgeOutcome]  # by judge name
+
+
+def judge(scope: CollectionScope, settings: JudgeSettings) -> Judged:
+    """Every judge's scores of every method's insights, each judge with its own client."""
+    questions = questions_to_judge(scope)
+    outcomes = {}
+    if questions:  # none: `insights` says why with its own warning; nothing is judged or invented
+        for member in scope.panel:
+            name = member.name or judge_name(member.client)
+            outcome = judge_questions(
+                member.client,
+                questions,
+                judge=name,
+                seed=settings.seed,
+                levels=settings.levels,
+                repetitions=settings.repetitions,
+            )
+            stop_if_over_budget(outcome.budget_error)
+            outcomes[name] = outcome
+    return Judged(questions, outcomes)
+
+
+def judge_name(client) -> str:
+    """A judge named after its model: the offline stand-in, or "provider:model"."""
+    settings = client.settings
+    return OFFLINE_JUDGE if settings.is_offline else f"{settings.provider}:{settings.model or 'default'}"
+
+
+STAGES = (
+    Stage(
+        INSIGHTS,
+        "insightgen",
+        "Up to five related insights per question-answer pair and method: InsightGen (the answer's "
+        "theme clusters and their graph neighbours, chain of thought) and the baselines Direct, CoT, "
+        "vector top-k and vector top-k with CoT, in one table with a `method` column.",
+        InsightsSettings,
+        reads=("theme_graph", "generated_answers"),
+        run=find_insights,
+        output=outputs.insights,
+        tasks=TASKS,
+        checks=(
+            Check(
+                outputs.CITE_CONTEXT,
+                "Every stored insight cites at least one chunk, and only chunks its method was given for "
+                "that question (the run's context).",
+            ),
+            Check(
+                outputs.NOT_REPEATING,
+                f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to a sentence of its answer.",
+            ),
+            Check(
+                outputs.QUESTIONS_FOUND,
+                "`generated_answers` kept a question-answer pair to find insights for.",
+            ),
+        ),
+        embedder=True,
+    ),
+    Stage(
+        JUDGE_SCORES,
+        "insightgen",
+        "Every judge's 0-5 scores of every method's insights: at set level (novelty, diversity, "
+        "relevance, depth, all methods' sets shown together under shuffled anonymous labels) and at "
+        "insight level (one sampled insight per method, ten repetitions, no diversity).",
+        JudgeSettings,
+        reads=(INSIGHTS,),
+        run=judge,
+        output=outputs.judge_scores,
+        tasks=(JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS),
+        judges=JudgeSettings.panel,
+    ),
+)

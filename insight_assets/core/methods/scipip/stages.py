@@ -1,16 +1,21 @@
-"""SciPIP's stages (see ``core/stage.py``): the work the build and the dry run share. The scoring
-asset judges ``idea_sets`` once per judge, each with its own client."""
+"""SciPIP's stages (see ``core/stage.py``): their settings, the work the build, the dry run and
+``ask`` share, and their declarations (``STAGES``). The scoring stage judges ``idea_sets`` once per
+judge of its panel, each with its own client. ``ideas_for`` is what ``insight-assets ideas``, ``ask
+--method scipip`` and the MCP server run: the ideas stage's own path for one background, with the
+settings the collection was built with."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pydantic import Field
+
 from ...citations import citation_links
 from ...ingest import load_documents
 from ...jsonl import LineProblem
 from ...llm import LLMClient
-from ...stage import CollectionScope, NothingToDo
-from . import store
+from ...stage import Check, CollectionScope, JudgedSettings, JudgeModel, NothingToDo, Stage, StageSettings
+from . import outputs, store
 from .backgrounds import BACKGROUNDS_FILE, Background, research_backgrounds
 from .evaluation import Query, make_queries
 from .field import ResearchField, research_field
@@ -19,7 +24,18 @@ from .judging import IdeaSet, JudgedIdea, judge_ideas
 from .pairwise import PairJudgement, judge_pairs
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, SciPIPSettings
-from .schemas import EXPANDED, SHORT, Idea
+from .schemas import (
+    AI_SCIENTIST_REFLECTIONS,
+    DUAL,
+    EXPANDED,
+    INTEGRATED_IDEAS,
+    N_COCITE,
+    N_PAPERS,
+    SHORT,
+    TOP_K,
+    Idea,
+)
+from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SCIPIP_JUDGE_IDEAS, SUMMARY_TASKS
 
 PAPERS, PAPER_TEXTS, QUERIES, IDEA_SETS = (
     "scipip_papers",
@@ -27,6 +43,87 @@ PAPERS, PAPER_TEXTS, QUERIES, IDEA_SETS = (
     "scipip_queries",
     "scipip_idea_sets",
 )
+SUMMARIES, RETRIEVALS, IDEAS, SCORES = "paper_summaries", "scipip_retrievals", "scipip_ideas", "scipip_scores"
+
+
+class SummariesSettings(StageSettings):
+    """§3.1, Tables 5-7: each paper's summary, background, ideas, keywords and concise method."""
+
+
+class RetrievalSettings(StageSettings):
+    """§3.2 and §4.1's values. Unset, tau is calibrated to the embedder (the paper's 0.8 is for
+    jina-embeddings-v3) and the keyword filter's m and n (which the paper does not give) come from
+    the collection's keyword statistics. The ideas retrieve with these too."""
+
+    top_k: int = Field(default=TOP_K, ge=1, description="Semantic hits (TopK).")
+    n_cocite: int = Field(default=N_COCITE, ge=0, description="Co-cited papers per paper (nCOCITE).")
+    tau: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="Summary cosine that merges two papers' clusters; unset: calibrated to the embedder "
+        "(set 0.8 for the paper's value on jina-embeddings-v3).",
+    )
+    n_papers: int = Field(default=N_PAPERS, ge=1, description="Papers kept after the filter (nPapers).")
+    neighbour_min_papers: int | None = Field(
+        default=None,
+        ge=1,
+        description="Papers a neighbour keyword must share (m); unset: from the collection.",
+    )
+    neighbour_keep: int | None = Field(
+        default=None, ge=0, description="Rarest neighbour keywords kept (n); unset: from the collection."
+    )
+    leave_one_out: bool = Field(
+        default=True, description="Also query with every paper's own background, the paper held out."
+    )
+
+    def method(self) -> SciPIPSettings:
+        return SciPIPSettings(
+            self.top_k, self.n_cocite, self.tau, self.n_papers, self.neighbour_min_papers, self.neighbour_keep
+        )
+
+
+class IdeasSettings(StageSettings):
+    """§3.3's dual path, each path alone and the direct baseline; retrieval as `scipip_retrievals`
+    was built."""
+
+    max_backgrounds: int = Field(
+        default=5,
+        ge=1,
+        description="Backgrounds to propose ideas for: the user's first, then papers' own (held out).",
+    )
+    field: str | None = Field(
+        default=None,
+        description="The research field the prompts name; unset: inferred from the papers' summaries.",
+    )
+    ai_scientist_ideas: int = Field(
+        default=INTEGRATED_IDEAS,
+        ge=0,
+        description="Ideas per background of the AI-Scientist-style baseline (0: no such baseline).",
+    )
+    ai_scientist_reflections: int = Field(
+        default=AI_SCIENTIST_REFLECTIONS,
+        ge=0,
+        description="Self-reflection rounds per AI Scientist idea (its launch script's 3).",
+    )
+
+
+class ScoresSettings(JudgedSettings):
+    """Table 1's ratings of the short and the expanded ideas, and Fig. 4's pairwise judgements, by
+    one or more judges (each may be another model); the seed of the shown order."""
+
+    seed: int = Field(default=13, description="Seed of the order ideas are shown to the judge in.")
+    judges: list[JudgeModel] = Field(
+        default=[],
+        description="Judges to run (agreement is reported between them); empty: one, from judge_provider/judge_model.",
+    )
+    expanded_per_call: int = Field(
+        default=5, ge=1, description="Expanded ideas shown to the judge per call (they are long)."
+    )
+    pairwise: bool = Field(default=True, description="Judge SciPIP against each baseline pairwise (Fig. 4).")
+
+    def panel(self) -> list[JudgeModel]:
+        return list(self.judges) or super().panel()
 
 
 @dataclass(frozen=True)
@@ -35,7 +132,7 @@ class Summarized:
     summaries: list[PaperSummary]
 
 
-def summaries(scope: CollectionScope) -> Summarized:
+def summaries(scope: CollectionScope, settings: SummariesSettings) -> Summarized:
     """Every paper's summary, keywords, background and method (Appendix A), knowing its citations."""
     documents = [d for d in load_documents(scope.warehouse, scope.collection) if d.abstract or d.text.strip()]
     if not documents:
@@ -70,11 +167,11 @@ class Queried:
     queries: list[Query]
 
 
-def retrievals(scope: CollectionScope, leave_one_out: bool) -> Queried:
+def retrievals(scope: CollectionScope, settings: RetrievalSettings) -> Queried:
     """Each research background as a query (its vector and entities), over the summarized papers
     (``IndexMissing`` before their summaries are embedded)."""
     library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
-    backgrounds, problems = _backgrounds(scope, library, leave_one_out)
+    backgrounds, problems = _backgrounds(scope, library, settings.leave_one_out)
     queries = make_queries(scope.client, scope.embed, backgrounds)
     scope.plan(QUERIES, {query.query_id: query.entities for query in queries})
     return Queried(library, backgrounds, problems, queries)
@@ -85,22 +182,15 @@ class Proposed:
     library: Library
     field: ResearchField
     runs: list[IdeaRun]
+    papers: dict[str, Paper]  # the library's papers (title and method) by document id
 
 
-def ideas(
-    scope: CollectionScope,
-    settings: SciPIPSettings,
-    *,
-    leave_one_out: bool,
-    max_backgrounds: int,
-    field: str | None,
-    scientist_ideas: int,
-    scientist_reflections: int,
-) -> Proposed:
+def ideas(scope: CollectionScope, settings: IdeasSettings) -> Proposed:
     """§3.3: ideas for the first ``max_backgrounds`` backgrounds by the dual path, each path alone,
     the direct prompt and the AI-Scientist-style baseline."""
     library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
-    backgrounds = _backgrounds(scope, library, leave_one_out)[0][:max_backgrounds]
+    retrieval = scope.built_settings(RETRIEVALS, RetrievalSettings)
+    backgrounds = _backgrounds(scope, library, retrieval.leave_one_out)[0][: settings.max_backgrounds]
     # The entities each background's retrieval searched by: the ideas are proposed for that query.
     searched = scope.upstream(QUERIES, lambda: store.query_entities(scope.warehouse, scope.collection))
     backgrounds = [
@@ -109,21 +199,42 @@ def ideas(
         else b
         for b in backgrounds
     ]
+    proposed = _propose(scope, library, backgrounds, settings, retrieval)
+    texts = scope.upstream(PAPER_TEXTS, lambda: store.paper_texts(scope.warehouse, scope.collection))
+    scope.plan(IDEA_SETS, _planned_sets(proposed.runs, texts))
+    return proposed
+
+
+def ideas_for(scope: CollectionScope, background: Background) -> Proposed:
+    """SciPIP's own ideas (the dual path, expanded; no baselines to compare) for one research
+    background, with the settings the collection's ideas and retrievals were built with:
+    ``insight-assets ideas``, ``ask --method scipip`` and the MCP server's ``ask`` all run this."""
+    library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
+    settings = scope.built_settings(IDEAS, IdeasSettings)
+    retrieval = scope.built_settings(RETRIEVALS, RetrievalSettings)
+    return _propose(scope, library, [background], settings, retrieval, own_path_only=True)
+
+
+def _propose(
+    scope: CollectionScope,
+    library: Library,
+    backgrounds: list[Background],
+    settings: IdeasSettings,
+    retrieval: RetrievalSettings,
+    *,
+    own_path_only: bool = False,
+) -> Proposed:
     rows = scope.upstream(PAPERS, lambda: store.load_papers(scope.warehouse, scope.collection))
     papers = {row["doc_id"]: Paper(row["title"], row["method"]) for row in rows}
-    named = research_field(field, library.summary_vectors, scope.embed)
+    named = research_field(settings.field, library.summary_vectors, scope.embed)
     queries = make_queries(scope.client, scope.embed, backgrounds)
-    runs = propose_ideas(
-        scope.client,
-        library,
-        papers,
-        queries,
-        settings,
-        IdeaSettings(named.name, scientist_ideas, scientist_reflections),
+    idea_settings = (
+        IdeaSettings(named.name, scientist_ideas=0, expand=(DUAL,))
+        if own_path_only
+        else IdeaSettings(named.name, settings.ai_scientist_ideas, settings.ai_scientist_reflections)
     )
-    texts = scope.upstream(PAPER_TEXTS, lambda: store.paper_texts(scope.warehouse, scope.collection))
-    scope.plan(IDEA_SETS, _planned_sets(runs, texts))
-    return Proposed(library, named, runs)
+    runs = propose_ideas(scope.client, library, papers, queries, retrieval.method(), idea_settings)
+    return Proposed(library, named, runs, papers)
 
 
 @dataclass(frozen=True)
@@ -183,20 +294,114 @@ class Judged:
     pairs: list[PairJudgement]
 
 
-def judge(
-    client: LLMClient, sets: IdeaSets, judge_name: str, *, seed: int, expanded_per_call: int, pairwise: bool
-) -> Judged:
+def judge(client: LLMClient, sets: IdeaSets, judge_name: str, settings: ScoresSettings) -> Judged:
     """Table 1's ratings of the expanded and the short ideas and, with ``pairwise``, Fig. 4's
     judgements of SciPIP against each baseline, by one judge (``client``)."""
+    seed = settings.seed
     ratings = judge_ideas(
-        client, sets.expanded, seed, form=EXPANDED, judge=judge_name, per_call=expanded_per_call
+        client, sets.expanded, seed, form=EXPANDED, judge=judge_name, per_call=settings.expanded_per_call
     )
     ratings += judge_ideas(client, sets.short, seed, form=SHORT, judge=judge_name)
     pairs = []
-    if pairwise:
+    if settings.pairwise:
         pair_sets = [
             IdeaSet(e.query_id, e.background, e.ideas or s.ideas, e.context)
             for e, s in zip(sets.expanded, sets.short, strict=True)
         ]
         pairs = judge_pairs(client, pair_sets, judge=judge_name)
     return Judged(ratings, pairs)
+
+
+@dataclass(frozen=True)
+class Scored:
+    judged: list[JudgedIdea]
+    pairs: list[PairJudgement]
+    names: list[str]  # the judges'
+
+
+def score(scope: CollectionScope, settings: ScoresSettings) -> Scored:
+    """Every judge's ratings and preferences of every method's ideas."""
+    sets = idea_sets(scope)
+    if not sets.short:
+        raise NothingToDo("no ideas to judge: `scipip_ideas` stored none.")
+    judged, pairs, names = [], [], []
+    for member in scope.panel:
+        name = member.name or member.client.writer_label(SCIPIP_JUDGE_IDEAS)
+        made = judge(member.client, sets, name, settings)
+        names.append(name)
+        judged += made.ratings
+        pairs += made.pairs
+    return Scored(judged, pairs, names)
+
+
+STAGES = (
+    Stage(
+        SUMMARIES,
+        "scipip",
+        "Every paper as SciPIP's literature database holds it: keywords (at most 5 noun phrases), a "
+        "one-sentence summary, a background (two motivations), ideas (three details), a concise method "
+        "and its references in the collection; the background and summary embedded into LanceDB. "
+        "Offline: extractive sentences and key phrases, labelled.",
+        SummariesSettings,
+        reads=("parsed_documents", "citations"),
+        run=summaries,
+        output=outputs.summaries,
+        tasks=SUMMARY_TASKS,
+        kinds=("duckdb", "lancedb"),
+        embedder=True,
+        outputs_present=lambda vectors_uri, collection: store.summary_vectors(vectors_uri).exists(collection),
+    ),
+    Stage(
+        RETRIEVALS,
+        "scipip",
+        "SKC retrieval (semantic, keyword, co-citation; then the clustering filter) for each research "
+        "background in the collection's backgrounds.jsonl and, held out in turn, for every paper's own "
+        "background; each retrieved paper with the routes that found it. The leave-one-out queries are "
+        "scored: recall@10 of the held-out paper's in-collection references, per retrieval variant.",
+        RetrievalSettings,
+        reads=("keyword_graph",),
+        run=retrievals,
+        output=outputs.retrievals,
+        tasks=(SCIPIP_ENTITIES,),
+        checks=(
+            Check(
+                outputs.BACKGROUNDS_READABLE, "Every line of the collection's backgrounds.jsonl is usable."
+            ),
+            Check(
+                outputs.RETRIEVALS_MADE,
+                "Some background (the user's, or a held-out paper's) was retrieved for.",
+            ),
+        ),
+        embedder=True,
+    ),
+    Stage(
+        IDEAS,
+        "scipip",
+        "Research ideas for each background (the user's backgrounds.jsonl; without one, papers' own "
+        "backgrounds, each paper held out): SciPIP's dual path (brainstorm + retrieved papers' methods, "
+        "integrated and expanded, citing the papers that inspired them), each path alone, and a direct "
+        'prompt. Offline ideas are template recombinations, marked "[offline template]".',
+        IdeasSettings,
+        reads=(RETRIEVALS,),
+        run=ideas,
+        output=outputs.ideas,
+        tasks=IDEA_TASKS,
+        embedder=True,
+    ),
+    Stage(
+        SCORES,
+        "scipip",
+        "Every method's ideas judged as the paper's raters judged them, expanded (problem, method, "
+        "expected outcome) and, as a second table, short: novelty, clarity, feasibility, relevance 0-5 "
+        "and helpfulness, each method's share rated >= 4; SciPIP's pairwise win rates against each "
+        "baseline (both orders, ties allowed); each judge and their agreement; leave-one-out recall; a "
+        "chart and data/reports/<collection>/scipip_report.md.",
+        ScoresSettings,
+        reads=(IDEAS, RETRIEVALS),
+        run=score,
+        output=outputs.scores,
+        tasks=JUDGE_TASKS,
+        code_version="2",
+        judges=ScoresSettings.panel,
+    ),
+)

@@ -1,24 +1,120 @@
-"""XSum's stages, one per asset (see ``core/stage.py``): the work the build and the dry run share.
+"""XSum's stages, one per asset (see ``core/stage.py``): their settings, the work the build, the
+dry run and ``ask`` share, and their declarations (``STAGES``).
 
 Each reads its inputs (the warehouse, or in a dry run what the stage before planned), makes the
-model calls and returns what its asset writes and reports.
+model calls and returns what ``outputs.py`` keeps of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import Field, model_validator
+
 from ...jsonl import LineProblem
 from ...retrieval import Retriever
 from ...retrieval.citing import Source, load_sources
-from ...retrieval.rerank import LateInteraction
-from ...stage import CollectionScope, NothingToDo
-from . import PROFILE, XSumSettings, answer_target_questions, load, scores, store
+from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
+from ...retrieval.search import RETRIEVAL_MODES
+from ...stage import Check, CollectionScope, JudgedSettings, NothingToDo, Stage, StageSettings
+from . import PROFILE, XSumSettings, answer_target_questions, load, outputs, scores, store
+from . import tasks as xsum_tasks
 from .runs import QuestionsOutcome, generate_questions
-from .schemas import PaperInput, SummaryRecord, SummaryTarget, XSumAnswerRecord
+from .schemas import (
+    ABSTRACT_FALLBACK_TOKENS,
+    CANDIDATES,
+    MAX_TARGET_PAPERS,
+    MIN_CITED_FOR_EVALUATION,
+    QUESTIONS_PER_PAPER,
+    RETRIEVAL_SCOPES,
+    TOP_N,
+    PaperInput,
+    SummaryRecord,
+    SummaryTarget,
+    XSumAnswerRecord,
+)
 from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
 
 QUESTIONS, TARGETS, ANSWERS, SUMMARIES = "xsum_questions", "xsum_targets", "xsum_answers", "xsum_summaries"
+SCORES = "xsum_scores"
+
+
+class QuestionsSettings(StageSettings):
+    """§3.2: k = 5 questions per paper from its title and abstract; temperature 0.3, top-p 0.95."""
+
+    questions_per_paper: int = Field(default=QUESTIONS_PER_PAPER, ge=1, description="§3.2: k = 5.")
+    abstract_fallback_tokens: int = Field(
+        default=ABSTRACT_FALLBACK_TOKENS, ge=20, description="Body tokens read when a paper has no abstract."
+    )
+
+
+class AnswersSettings(StageSettings):
+    """§3.4: top 100 chunks by cosine, reranked to 20 (late interaction), answers at temperature
+    0.3, top-p 0.95; the public code's refine pass off. Targets of up to 10 papers."""
+
+    retrieval_scope: str = Field(default="paper", description=f"One of {', '.join(RETRIEVAL_SCOPES)}.")
+    candidates: int = Field(default=CANDIDATES, ge=1, description="§3.4: chunks retrieved per question.")
+    top_n: int = Field(default=TOP_N, ge=1, description="§3.4: chunks kept after the rerank.")
+    retrieval_mode: str = Field(default="dense", description=f"One of {', '.join(RETRIEVAL_MODES)}.")
+    reranker: str = Field(default=DEFAULT_RERANKER, description=f"One of {', '.join(RERANKERS)}.")
+    refine: bool = Field(default=False, description="The public code's second pass over the same context.")
+    max_target_papers: int = Field(default=MAX_TARGET_PAPERS, ge=1, description="Papers per target, at most.")
+    max_targets: int | None = Field(
+        default=None,
+        ge=1,
+        description="Targets summarised, at most, in the order they are found; unset: every target.",
+    )
+    min_cited_for_evaluation: int = Field(
+        default=MIN_CITED_FOR_EVALUATION,
+        description="Collection papers a related-work section must cite to make an evaluation target.",
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> AnswersSettings:
+        self.xsum()  # the method's own checks: one of the modes, top_n within candidates
+        return self
+
+    def xsum(self, questions_per_paper: int = QUESTIONS_PER_PAPER) -> XSumSettings:
+        """The method's retrieval and answering settings (with the questions' ``questions_per_paper``)."""
+        return XSumSettings(
+            questions_per_paper=questions_per_paper,
+            candidates=self.candidates,
+            top_n=self.top_n,
+            retrieval_mode=self.retrieval_mode,
+            retrieval_scope=self.retrieval_scope,
+            reranker=self.reranker,
+            refine=self.refine,
+            max_target_papers=self.max_target_papers,
+        )
+
+
+class SummariesSettings(StageSettings):
+    """§3.5: the editor at temperature 0.3, top-p 0.95, max_tokens sized to its input; the baselines
+    plain RAG (topic as query, top 20 by cosine) and abstracts only, on every target."""
+
+    baselines: bool = Field(
+        default=True, description="Also write the plain-RAG and abstracts-only summaries."
+    )
+    plain_rag_k: int = Field(default=TOP_N, ge=1, description="Chunks the plain-RAG baseline reads.")
+    pipeline_1_top_n: int = Field(
+        default=TOP_N, ge=1, description="Chunks Pipeline 1 summarises, the ranker's best."
+    )
+    pipeline_2_candidates: int = Field(
+        default=CANDIDATES,
+        ge=1,
+        description="Chunks Pipeline 2 retrieves on the title before its LLM re-rank.",
+    )
+
+    def baseline_settings(self) -> BaselineSettings | None:
+        """The baselines' settings; ``None`` when they are off."""
+        if not self.baselines:
+            return None
+        return BaselineSettings(self.plain_rag_k, self.pipeline_1_top_n, self.pipeline_2_candidates)
+
+
+class ScoresSettings(JudgedSettings):
+    """§4.2's metrics; the judge may be another model than the generator's (the paper judged with
+    Phi-3 what GPT-4o-mini wrote, §4.3)."""
 
 
 @dataclass(frozen=True)
@@ -27,13 +123,13 @@ class Asked:
     outcome: QuestionsOutcome
 
 
-def questions(scope: CollectionScope, questions_per_paper: int, abstract_fallback_tokens: int) -> Asked:
+def questions(scope: CollectionScope, settings: QuestionsSettings) -> Asked:
     """§3.2: ``questions_per_paper`` questions about each paper from its title and abstract."""
-    papers = load.load_papers(scope.warehouse, scope.collection, abstract_fallback_tokens)
+    papers = load.load_papers(scope.warehouse, scope.collection, settings.abstract_fallback_tokens)
     papers = [paper for paper in papers if paper.abstract]
     if not papers:
         raise NothingToDo("no parsed paper has an abstract or body text to ask questions about.")
-    outcome = generate_questions(scope.client, papers, questions_per_paper)
+    outcome = generate_questions(scope.client, papers, settings.questions_per_paper)
     scope.plan(QUESTIONS, outcome.questions)
     return Asked(papers, outcome)
 
@@ -45,9 +141,7 @@ class Answered:
     answers: list[XSumAnswerRecord]
 
 
-def answers(
-    scope: CollectionScope, settings: XSumSettings, min_cited: int, max_targets: int | None
-) -> Answered:
+def answers(scope: CollectionScope, settings: AnswersSettings) -> Answered:
     """The summary targets, and §3.4's answer to every question of a target's papers."""
     retriever = scope.retriever(PROFILE)
     targets, problems = load.build_targets(
@@ -56,14 +150,14 @@ def answers(
         scope.folder,
         retriever.documents,
         max_papers=settings.max_target_papers,
-        min_cited=min_cited,
-        max_targets=max_targets,
+        min_cited=settings.min_cited_for_evaluation,
+        max_targets=settings.max_targets,
     )
     if not targets:
         raise NothingToDo("no summary target: no theme cluster, user target or evaluation target has papers.")
     asked = scope.upstream(QUESTIONS, lambda: store.load_questions(scope.warehouse, scope.collection))
     reranker = LateInteraction.for_collection(retriever.store.uri, retriever.collection)
-    answered = answer_target_questions(scope.client, retriever, targets, asked, settings, reranker)
+    answered = answer_target_questions(scope.client, retriever, targets, asked, settings.xsum(), reranker)
     if not answered:
         raise NothingToDo("no target paper has questions: `xsum_questions` kept none for them.")
     scope.plan(TARGETS, targets)
@@ -78,9 +172,10 @@ class Summarized:
     written: WrittenSummaries
 
 
-def summaries(scope: CollectionScope, baselines: BaselineSettings | None) -> Summarized:
+def summaries(scope: CollectionScope, settings: SummariesSettings) -> Summarized:
     """§3.5: the editor's summary of each target from its answers, and the baselines' beside it."""
     warehouse, collection = scope.warehouse, scope.collection
+    baselines = settings.baseline_settings()
     targets = scope.upstream(TARGETS, lambda: store.load_targets(warehouse, collection))
     if not targets:
         raise NothingToDo("no summary targets: `xsum_answers` found none.")
@@ -113,7 +208,7 @@ class Scored:
     scored: list[scores.ScoredSummary]
 
 
-def score(scope: CollectionScope) -> Scored:
+def score(scope: CollectionScope, settings: ScoresSettings) -> Scored:
     """§4.2's metrics for every written summary, against its target's reference."""
     warehouse, collection = scope.warehouse, scope.collection
     targets = scope.upstream(TARGETS, lambda: store.load_targets(warehouse, collection))
@@ -127,3 +222,74 @@ def score(scope: CollectionScope) -> Scored:
     if not scored:
         raise NothingToDo("no summary has a reference to be scored against.")
     return Scored(targets, written, scored)
+
+
+STAGES = (
+    Stage(
+        QUESTIONS,
+        "xsum",
+        "Broad questions about each paper, from its title and abstract (or, without an abstract, the "
+        "first ~300 tokens of its body, recorded in `abstract_source`).",
+        QuestionsSettings,
+        reads=("parsed_documents",),
+        run=questions,
+        output=outputs.questions,
+        tasks=(xsum_tasks.XSUM_QUESTIONS,),
+    ),
+    Stage(
+        ANSWERS,
+        "xsum",
+        "The summary targets (theme clusters, the whole collection when small, the user's "
+        "summaries.jsonl, evaluation targets from the citation graph), and every target question's "
+        "answer from its 20 reranked chunks, or an explicit abstention.",
+        AnswersSettings,
+        reads=(QUESTIONS, "chunk_embeddings", "theme_graph", "citations"),
+        run=answers,
+        output=outputs.answers,
+        tasks=(xsum_tasks.XSUM_ANSWER, xsum_tasks.XSUM_REFINE),
+        checks=(
+            Check(outputs.TARGETS_READABLE, "Every line of the collection's summaries.jsonl is usable."),
+        ),
+        kinds=("duckdb", "lancedb"),
+        embedder=True,
+    ),
+    Stage(
+        SUMMARIES,
+        "xsum",
+        "One summary per target by the editor from its answers, citations kept as chunk ids and "
+        "rendered as (Title, pp. a-b); with the baselines beside it: SurveySum's Pipeline 1 and "
+        "Pipeline 2 (the paper's Table 1), plain RAG and abstracts only.",
+        SummariesSettings,
+        reads=(ANSWERS,),
+        run=summaries,
+        output=outputs.summaries,
+        tasks=(xsum_tasks.XSUM_EDITOR, xsum_tasks.XSUM_TOPIC_SUMMARY),
+        checks=(
+            Check(
+                outputs.CITATIONS_IN_TARGET,
+                "Every citation of every summary is a chunk its writer was given, of one of its target's "
+                "papers; an invented alias, or a writer rejected for citing sources it was not given, fails it.",
+            ),
+            Check(
+                outputs.NOT_TRUNCATED,
+                "No summary was cut off at max_tokens (after one retry with twice the room).",
+            ),
+        ),
+        embedder=True,
+    ),
+    Stage(
+        SCORES,
+        "xsum",
+        "ROUGE-1/2/L recall, Ref-F1 (precision, recall, F1), a semantic recall with the embedder, "
+        "G-Eval coverage and CheckEval for XSum and both baselines: on evaluation targets against the "
+        "related-work section, on the others against the papers' abstracts. Table, chart and "
+        "data/reports/<collection>/xsum_report.md.",
+        ScoresSettings,
+        reads=(SUMMARIES,),
+        run=score,
+        output=outputs.scores_output,
+        tasks=xsum_tasks.JUDGE_TASKS,
+        embedder=True,
+        judges=ScoresSettings.panel,
+    ),
+)

@@ -1,7 +1,7 @@
 """A dry run of a collection's model calls: tokens and cost, per task, before spending anything.
 
-The chain runs each model-calling asset's stage (``core/methods/<method>/stages.py``, the code the
-asset runs) through an estimate-only client (see ``LLMClient``): each stage prices the prompts the
+The chain runs each declared stage (``core/stage.py``, the code its asset runs) through an
+estimate-only client (see ``LLMClient``): each stage prices the prompts the
 configured provider would read (prompts already in the cache are free) and goes on with the
 offline answers, which it hands the stages after it instead of writing them, so the later stages
 are priced on inputs of a realistic size. No provider is
@@ -9,19 +9,19 @@ called and no key is needed. From the UI: the job ``estimate_llm_cost`` (pick a 
 a shell: ``insight-assets estimate --collection NAME``.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from insight_assets.app.dry_run import DryRun, EstimateStep
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
-from insight_assets.core.stage import CollectionScope, NothingToDo
+from insight_assets.core.stage import CollectionScope, Judge, NothingToDo, Stage, settings_key
 from insight_assets.defs.catalog import domain_assets
 from insight_assets.defs.domain import all_domains
-from insight_assets.defs.model_calls import ModelCallConfig, scope_of
-from insight_assets.defs.progress import StepsView
+from insight_assets.defs.model_calls import scope_of
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.stage_assets import declared_stages
 
 ESTIMATE_COLUMNS = [
     "task",
@@ -64,9 +64,38 @@ def build_order(assets: Iterable) -> list[str]:
     return list(order)
 
 
-def estimate_steps() -> list[EstimateStep]:
-    """Every defs folder's steps in build order, each priced on the offline answers of those before it."""
-    steps = [step for domain in all_domains() for step in domain.estimate_steps]
+@dataclass
+class DryRun:
+    """What a dry run's steps share: the resources, and the collection's scope with the
+    estimate-only client and what the stages before planned (see ``core/stage.py``)."""
+
+    storage: StorageResource
+    embedder: EmbedderResource
+    scope: CollectionScope
+
+    @property
+    def client(self) -> LLMClient:
+        return self.scope.client
+
+    @property
+    def collection(self) -> str:
+        return self.scope.collection
+
+
+@dataclass(frozen=True)
+class Step:
+    """One priced step: a declared stage, or a defs folder's own (``Domain.price``: the page's)."""
+
+    asset: str
+    stage: Stage | None = None
+    price: Callable[[Mapping[str, Any], DryRun], None] | None = None
+
+
+def estimate_steps() -> list[Step]:
+    """Every declared stage and every folder's own priced step, in build order: each is priced on
+    the offline answers of those before it."""
+    steps = [Step(stage.name, stage=stage) for stage in declared_stages()]
+    steps += [Step(name, price=price) for domain in all_domains() for name, price in domain.price.items()]
     position = {name: index for index, name in enumerate(build_order(domain_assets()))}
     return sorted(steps, key=lambda step: position[step.asset])
 
@@ -76,21 +105,27 @@ def estimate_collection(
     llm: LLMResource,
     embedder: EmbedderResource,
     collection: str,
-    view: StepsView | None = None,
+    view: Any | None = None,
     configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[DryRunEstimate]:
-    """What building ``collection``'s model-calling assets would cost with their default config
-    (one judge, the configured model), or the config ``configs`` gives an asset (its values by field
-    name, as a run's op config has them).
+    """What building ``collection``'s model-calling assets would cost with their default settings
+    (one judge, the configured model), or the settings ``configs`` gives an asset (its values by
+    field name, as a run's op config has them).
 
     Needs the collection's parsed documents in the warehouse. A step whose inputs come from a build
     (chunk vectors, a theme graph, indexed triples, embedded summaries) is priced once the
     collection has them and skipped before (the stage raises ``IndexMissing`` or ``NothingToDo``).
-    ``view`` shows each step as it is priced.
+    ``view`` (a ``StepsView``) shows each step as it is priced.
     """
+    configs = configs or {}
     steps = estimate_steps()
-    settings = [step.config(**(configs or {}).get(step.asset, {})) for step in steps]
-    overrides = {name: params for config in settings for name, params in config.task_overrides().items()}
+    settings = {step.asset: step.stage.settings_from(configs.get(step.asset)) for step in steps if step.stage}
+    overrides = {
+        name: params
+        for step in steps
+        if step.stage
+        for name, params in settings[step.asset].task_overrides(step.stage.tasks).items()
+    }
     client = LLMClient(
         llm.settings(overrides),
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
@@ -100,24 +135,26 @@ def estimate_collection(
     run = DryRun(storage, embedder, scope)
     if view is not None:
         view.total = len(steps)
-    for step, config in zip(steps, settings, strict=True):
+    for step in steps:
         if view is not None:
             view.started(step.asset)
-        if step.run is not None:
-            step.run(config, run)
-            outcome = "priced"
+        if step.stage is not None:
+            outcome = _price(step.stage, settings[step.asset], scope)
         else:
-            outcome = _price(config, scope)
+            step.price(configs.get(step.asset, {}), run)
+            outcome = "priced"
         if view is not None:
             view.finished(step.asset, outcome)
     return client.estimates()
 
 
-def _price(config: ModelCallConfig, scope: CollectionScope) -> str:
-    """Run the asset's stage on the estimate-only client; a stage whose inputs a build has not made
-    yet (chunk vectors, a theme graph) prices nothing."""
+def _price(stage: Stage, settings, scope: CollectionScope) -> str:
+    """Run the stage on the estimate-only client (each judge of a panel on it too); a stage whose
+    inputs a build has not made yet (chunk vectors, a theme graph) prices nothing."""
+    scope.panel = tuple(Judge(judge.name, scope.client) for judge in stage.panel(settings))
+    scope.plan(settings_key(stage.name), settings)
     try:
-        config.stage(scope)
+        stage.run(scope, settings)
     except (NothingToDo, IndexMissing) as missing:
         return f"skipped: {missing}"
     return "priced"
