@@ -44,7 +44,7 @@ class CompressionSettings(StageSettings):
 
     max_input_tokens: int = Field(
         default=12000,
-        ge=100,
+        ge=1,
         description="Tokens of each paper's body the compression reads (the rest is cut).",
     )
     max_items_per_field: int = Field(
