@@ -2,7 +2,8 @@
 
 This module parses and dispatches. The commands live beside what they serve: those spanning every
 defs folder (build, collections, estimate) in ``app/commands.py``, the others in each defs folder's
-``cli.py`` (``COMMANDS``), and ``ask --method NAME`` runs the method folder's flow (``ASK``).
+module of ``app/cli/`` (``COMMANDS``), and ``ask --method NAME`` runs the method folder's flow
+(``ASK`` in ``defs/<folder>/ask.py``; its options are its ``app/cli/`` module's ``ASK_ARGUMENTS``).
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ import sys
 
 from insight_assets.app import commands, library
 from insight_assets.app.cli import cli_modules
-from insight_assets.app.commands import AskFlow, Command
+from insight_assets.app.commands import Command
 from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
 from insight_assets.core.signals import restore_default_interrupts
+from insight_assets.defs.asking import ask_flows
 
 # ``ask --method all``: every method answers, side by side.
 EVERY_METHOD = "all"
 
 
-def _ask_command(flows: list[AskFlow]) -> Command:
-    """``ask``: the shared arguments, each flow's own, and the flow of ``--method`` (or all)."""
-    flows = sorted(flows, key=lambda flow: not flow.default)  # the default flow first
-    by_method = {flow.method: flow for flow in flows}
+def _ask_command(by_method: dict, options: list) -> Command:
+    """``ask``: the shared arguments, each flow's own (``options``), and the flow of ``--method``
+    (or all); ``by_method``: the flows, the default first."""
+    flows = list(by_method.values())
 
     def arguments(parser: argparse.ArgumentParser) -> None:
         commands.add_collection_argument(parser)
@@ -38,11 +40,11 @@ def _ask_command(flows: list[AskFlow]) -> Command:
             + f"; {EVERY_METHOD}, every method side by side (exit status 1 if any could not answer)",
         )
         parser.add_argument("--json", action="store_true", help="print the answers as one JSON document")
-        for flow in flows:
-            flow.arguments(parser)
+        for add_arguments in options:
+            add_arguments(parser)
 
     def run(args: argparse.Namespace) -> int:
-        from insight_assets.app.asking import Asked
+        from insight_assets.defs.asking import Asked
 
         storage = commands.storage_resource()
         problem = commands.known_collection(storage, args.collection) or commands.missing_key()
@@ -60,11 +62,11 @@ def _ask_command(flows: list[AskFlow]) -> Command:
 
 def all_commands() -> list[Command]:
     modules = cli_modules()  # light: their commands import inside their functions
-    flows = [module.ASK for module in modules if module.ASK is not None]  # every module names ASK
+    options = [module.ASK_ARGUMENTS for module in modules if getattr(module, "ASK_ARGUMENTS", None)]
     return [
         *commands.COMMANDS,
         library.COMMAND,
-        _ask_command(flows),
+        _ask_command(ask_flows(), options),
         *(command for module in modules for command in module.COMMANDS),
         MCP_COMMAND,
     ]

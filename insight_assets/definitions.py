@@ -2,9 +2,9 @@
 
 import dagster as dg
 
-from insight_assets.app.execution import deployment_executor
 from insight_assets.defs import automation, estimate, sources
 from insight_assets.defs.catalog import ALL_ASSETS
+from insight_assets.defs.execution import deployment_executor
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 defs = dg.Definitions(
@@ -20,3 +20,9 @@ defs = dg.Definitions(
     # Dagster's default, or the Dask cluster that INSIGHT_ASSETS_DASK_SCHEDULER names.
     executor=deployment_executor(),
 )
+
+
+def build_collection_job() -> dg.JobDefinition:
+    """The build job as this code location defines it: what ``dg.reconstructable`` points a Dask
+    cluster's workers at, so that each loads it itself."""
+    return defs.resolve_job_def("build_collection")

@@ -1,8 +1,8 @@
 """What every command of ``insight-assets`` shares, and the commands that span every defs folder.
 
 A defs folder adds its own commands in its module of ``app/cli/``: ``COMMANDS``, a tuple of
-``Command``, and ``ASK``, its ``ask --method`` flow (``AskFlow``); ``insight_assets/cli.py`` collects and dispatches
-them. Runs go through the same Dagster instance as ``dagster dev`` (``DAGSTER_HOME``, by default
+``Command`` (its ``ask --method`` flow is ``defs/<folder>/ask.py``'s ``ASK``);
+``insight_assets/cli.py`` collects and dispatches them. Runs go through the same Dagster instance as ``dagster dev`` (``DAGSTER_HOME``, by default
 ``data/dagster_home``), so everything built here shows up in the UI's run history and lineage.
 
 Imports stay inside the functions: ``insight-assets --help`` loads no model library.
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from insight_assets.defs import progress
+from insight_assets.app import progress
 
 DEFAULT_DAGSTER_HOME = Path("data/dagster_home")
 # Step events go to the run log (and the UI); the terminal gets INFO lines only.
@@ -47,21 +47,6 @@ class Command:
     run: Callable[[argparse.Namespace], int]
     arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
     misuse: Callable[[argparse.Namespace], str | None] = _no_problem
-
-
-@dataclass(frozen=True)
-class AskFlow:
-    """A method's answer to ``insight-assets ask --method NAME`` (and its section of ``--method
-    all`` and of the collection's page). ``answer`` gets an ``asking.Asked`` (the collection, the
-    question, the resources and ``ask``'s options) and a model client, and returns an
-    ``asking.MethodAnswer`` or raises ``asking.AskFailed``; ``arguments`` adds the flow's own
-    options to ``ask``. The core method's flow is the ``default``."""
-
-    method: str
-    help: str
-    answer: Callable
-    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
-    default: bool = False
 
 
 def add_collection_argument(parser: argparse.ArgumentParser) -> None:
@@ -111,10 +96,10 @@ def not_built(collection: str, error: Exception) -> int:
     return 1
 
 
-def answer_and_print(asked, flows: list[AskFlow], *, as_json: bool = False) -> int:
+def answer_and_print(asked, flows: list, *, as_json: bool = False) -> int:
     """Put ``asked`` to each flow with the environment's model, print the answers (text, or one
     JSON document), and return 0 when every method answered, else 1."""
-    from insight_assets.app import asking
+    from insight_assets.defs import asking
 
     with progress.steps_view(
         f"asking {len(flows)} method(s)", len(flows), unit="answered", stream=sys.stderr
@@ -175,8 +160,8 @@ def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, v
     cluster): this process orchestrates, the workers load the code location and run the steps."""
     import dagster as dg
 
-    from insight_assets.app.execution import build_collection_job
     from insight_assets.app.in_process import process_tags
+    from insight_assets.definitions import build_collection_job
 
     with (
         contextlib.redirect_stderr(progress.FailuresInBrief(sys.stderr)),

@@ -30,9 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import Field, model_validator
 
 from insight_assets.core.cluster_splitting import bic_prefers_split, non_gaussian, split_while
 from insight_assets.core.keyphrases import cluster_labels
+from insight_assets.core.stage_settings import Settings
 from insight_assets.core.vectors import normalize_rows
 
 CLUSTER_COUNT_RULES = ("sqrt", "n/3", "n/5", "cbrt")
@@ -43,9 +45,9 @@ CLUSTERING_METHODS = ("kmeans", "hdbscan", "xmeans", "gmeans")
 _MST_OFFSET = 1e-9
 
 
-@dataclass(frozen=True)
-class ThemeGraphSettings:
-    """How to build a theme graph; the defaults are the paper's.
+class ThemeGraphSettings(Settings):
+    """How to build a theme graph; the defaults are the paper's system: K-means with ceil(sqrt(n))
+    clusters, random_state 42. The other values reproduce its ablations (Appendix B).
 
     ``cluster_count`` is used by K-means only; the other methods choose the number themselves.
     ``max_clusters`` caps every method (None: n). HDBSCAN builds an n x n cosine matrix (8 n^2 bytes), so it
@@ -56,18 +58,33 @@ class ThemeGraphSettings:
     label, which keeps labelling cheap on large collections of long chunks.
     """
 
-    method: str = "kmeans"
-    cluster_count: str = "sqrt"
-    random_state: int = 42
-    hdbscan_min_cluster_size: int = 5
-    hdbscan_max_points: int = 10_000
-    gmeans_significance: float = 0.10
-    max_clusters: int | None = None
-    edge_neighbours: int | None = None
-    label_terms: int = 3
-    label_chunks: int = 50
+    method: str = Field(default="kmeans", description=f"One of {', '.join(CLUSTERING_METHODS)}.")
+    cluster_count: str = Field(
+        default="sqrt", description=f"K-means clusters for n chunks: {', '.join(CLUSTER_COUNT_RULES)}."
+    )
+    random_state: int = Field(default=42, description="Seed of the clustering.")
+    hdbscan_min_cluster_size: int = Field(default=5, ge=1, description="HDBSCAN's minimum cluster size.")
+    hdbscan_max_points: int = Field(
+        default=10_000, ge=1, description="Chunks HDBSCAN clusters, at most (a sample)."
+    )
+    gmeans_significance: float = Field(
+        default=0.10, gt=0.0, lt=1.0, description="G-Means' Gaussianity test level."
+    )
+    max_clusters: int | None = Field(
+        default=None,
+        ge=1,
+        description="At most this many clusters (X-Means and G-Means stop there too); unset: n.",
+    )
+    edge_neighbours: int | None = Field(
+        default=None,
+        ge=0,
+        description="Edges from each centroid to its nearest centroids; unset: min(5, k-1).",
+    )
+    label_terms: int = Field(default=3, ge=1, description="Terms in a cluster's label.")
+    label_chunks: int = Field(default=50, ge=1, description="Chunks per cluster read for its label, at most.")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _known(self) -> ThemeGraphSettings:
         if self.method not in CLUSTERING_METHODS:
             raise ValueError(
                 f"unknown clustering method {self.method!r}; choose from {', '.join(CLUSTERING_METHODS)}"
@@ -77,15 +94,7 @@ class ThemeGraphSettings:
                 f"unknown cluster count rule {self.cluster_count!r}; "
                 f"choose from {', '.join(CLUSTER_COUNT_RULES)}"
             )
-        if not 0 < self.gmeans_significance < 1:
-            raise ValueError(f"gmeans_significance must lie in (0, 1), got {self.gmeans_significance}")
-        for name in ("hdbscan_min_cluster_size", "hdbscan_max_points", "label_terms", "label_chunks"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.max_clusters is not None and self.max_clusters < 1:
-            raise ValueError(f"max_clusters must be at least 1 or None, got {self.max_clusters}")
-        if self.edge_neighbours is not None and self.edge_neighbours < 0:
-            raise ValueError(f"edge_neighbours must not be negative, got {self.edge_neighbours}")
+        return self
 
 
 def cluster_count(n: int, rule: str) -> int:
@@ -248,10 +257,11 @@ def build_theme_graph(
     chunk_ids: Sequence[str],
     vectors: np.ndarray,
     texts: Sequence[str],
-    settings: ThemeGraphSettings = ThemeGraphSettings(),
+    settings: ThemeGraphSettings | None = None,
 ) -> ThemeGraph:
     """Cluster the chunks (``vectors[i]`` and ``texts[i]`` belong to ``chunk_ids[i]``), label the
     clusters and link their centroids; deterministic for fixed inputs and settings."""
+    settings = settings or ThemeGraphSettings()
     vectors = np.asarray(vectors)
     n = len(chunk_ids)
     if n == 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -20,6 +21,7 @@ from insight_assets.core.headlines import OFFLINE_PREFIX, Headline, played_offli
 from insight_assets.core.llm import BudgetExceeded
 from insight_assets.core.markdown import markdown_table
 from insight_assets.core.stage import CollectionScope
+from insight_assets.core.stores import Warehouse
 
 MAX_PREVIEW_ROWS = 50
 
@@ -127,12 +129,28 @@ def write_report(
 ) -> dict[str, Any]:
     """Write a method's report and its chart under ``<reports>/<collection>/``, and store its
     headline for the collection's page; the report values that show the chart and link the file."""
-    folder = scope.reports_dir / scope.collection
+    report = (markdown_file, markdown, chart_file, chart, chart_caption, headline)
+    return write_report_files(scope.warehouse, scope.reports_dir, scope.collection, *report)
+
+
+def write_report_files(
+    warehouse: Warehouse,
+    reports_dir: Path,
+    collection: str,
+    markdown_file: str,
+    markdown: str,
+    chart_file: str,
+    chart: bytes,
+    chart_caption: str,
+    headline: Headline,
+) -> dict[str, Any]:
+    """``write_report`` for a collection of ``warehouse`` with its reports under ``reports_dir``."""
+    folder = reports_dir / collection
     folder.mkdir(parents=True, exist_ok=True)
     (folder / chart_file).write_bytes(chart)
     markdown_path = folder / markdown_file
     markdown_path.write_text(markdown, encoding="utf-8")
-    store_headline(scope.warehouse, scope.collection, markdown_file, headline, chart, chart_caption)
+    store_headline(warehouse, collection, markdown_file, headline, chart, chart_caption)
     encoded = base64.b64encode(chart).decode("ascii")
     return {
         "chart": Markdown(f"![{chart_caption}](data:image/png;base64,{encoded})"),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +10,8 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
-from insight_assets.core.headlines import OFFLINE_PREFIX, Headline, played_offline, store_headline
+from insight_assets.core import stage_output
+from insight_assets.core.headlines import Headline
 from insight_assets.core.markdown import markdown_table as core_markdown_table
 from insight_assets.defs import reuse
 from insight_assets.defs.resources import StorageResource
@@ -33,27 +32,31 @@ def nothing_to_do(collection: str, what: str) -> dg.Failure:
 
 
 def items_check(check_name: str, count: int, why_none: str) -> dg.AssetCheckResult:
-    """A check that the partition holds items: it fails, as a warning with the reason, when the
-    inputs were there but none became an item (every model answer refused, a collection too small
-    for the method). The asset then succeeds with zero rows: the rest of the collection goes on, and
-    the empty result is said, not silent."""
+    """``core.stage_output.items_check`` as Dagster's check result: a warning, with the reason, when
+    the inputs were there but none became an item."""
+    return check_result(stage_output.items_check(check_name, count, why_none))
+
+
+def metadata_value(value: Any) -> Any:
+    """A report value (``core/stage_output.py``) as Dagster's metadata."""
+    if isinstance(value, stage_output.Markdown):
+        return dg.MetadataValue.md(value.text)
+    if isinstance(value, stage_output.Json):
+        return dg.MetadataValue.json(value.value)
+    if isinstance(value, stage_output.FilePath):
+        return dg.MetadataValue.path(value.path)
+    return value
+
+
+def check_result(check: stage_output.CheckOutcome) -> dg.AssetCheckResult:
+    """A check's outcome as Dagster's result: an error when it fails, or a warning."""
     return dg.AssetCheckResult(
-        check_name=check_name,
-        passed=count > 0,
-        severity=dg.AssetCheckSeverity.WARN,
-        description=None if count else why_none,
-        metadata={"items": count, "why_none": why_none if not count else "-"},
+        check_name=check.name,
+        passed=check.passed,
+        severity=dg.AssetCheckSeverity.WARN if check.warning else dg.AssetCheckSeverity.ERROR,
+        description=check.description,
+        metadata={name: metadata_value(value) for name, value in check.metadata.items()},
     )
-
-
-def skipped_metadata(skipped: dict[str, str]) -> dict[str, dg.MetadataValue]:
-    """The parts of an asset's work that were left out and why (no citation links, a collection too
-    small for a route), shown in the UI rather than left as silently missing rows."""
-    rows = [{"part": part, "why": why} for part, why in skipped.items()]
-    return {
-        "skipped": dg.MetadataValue.md(markdown_table(rows, ["part", "why"], empty="Nothing.")),
-        "skipped_parts": len(rows),
-    }
 
 
 @contextlib.contextmanager
@@ -64,21 +67,6 @@ def invalid_config(asset: str) -> Iterator[None]:
         yield
     except ValueError as error:
         raise dg.Failure(description=f"Invalid {asset} config: {error}") from error
-
-
-def config_settings(config: dg.Config, settings_class: type[T], asset: str, **given: Any) -> T:
-    """``settings_class`` (a core settings dataclass) with ``config``'s values of the fields of the
-    same name (lists as tuples), ``given`` ones, and its own defaults for the rest: the config holds
-    each setting's default, bounds and description once, and nothing copies it field by field. A
-    value the settings refuse fails the step, naming ``asset`` (see ``invalid_config``)."""
-    shared = {field.name for field in dataclasses.fields(settings_class)} & set(type(config).model_fields)
-    values = {name: _frozen(getattr(config, name)) for name in shared}
-    with invalid_config(asset):
-        return settings_class(**values, **given)
-
-
-def _frozen(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
 
 
 def write_report(
@@ -92,19 +80,13 @@ def write_report(
     headline: Headline,
 ) -> dict[str, dg.MetadataValue]:
     """Write a method's report and its chart under data/reports/<collection>/, and store its
-    headline for the collection's page; the metadata that shows the chart in the UI and links the
-    report."""
-    folder = Path(storage.reports_dir) / collection
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / chart_file).write_bytes(chart)
-    markdown_path = folder / markdown_file
-    markdown_path.write_text(markdown, encoding="utf-8")
-    store_headline(storage.warehouse, collection, markdown_file, headline, chart, chart_caption)
-    encoded = base64.b64encode(chart).decode("ascii")
-    return {
-        "chart": dg.MetadataValue.md(f"![{chart_caption}](data:image/png;base64,{encoded})"),
-        "report_file": dg.MetadataValue.path(str(markdown_path.resolve())),
-    }
+    headline for the collection's page (``core.stage_output.write_report_files``); the metadata that
+    shows the chart in the UI and links the report."""
+    report = (markdown_file, markdown, chart_file, chart, chart_caption, headline)
+    written = stage_output.write_report_files(
+        storage.warehouse, Path(storage.reports_dir), collection, *report
+    )
+    return {name: metadata_value(value) for name, value in written.items()}
 
 
 def writers(storage: StorageResource, table: str, collection: str) -> str:
@@ -254,27 +236,3 @@ def _several_collections(reports: dict[str, CollectionReport]) -> dg.Materialize
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def judge_note(judge: str, writer: str, offline_meaning: str) -> str:
-    """The judge of a report, named: "self-judged" when it is a model that wrote what it judges
-    (a judge grading its own texts is lenient; set one apart with the asset's ``judge_*`` config),
-    ``offline_meaning`` when it is the offline stand-in."""
-    if judge.startswith(OFFLINE_PREFIX):
-        return f"judge: {judge} — {offline_meaning}"
-    written_by = {label.strip() for label in writer.split(",") if label.strip()}
-    if judge in written_by:
-        return f"judge: {judge} — self-judged: the model that wrote the texts judges them"
-    return f"judge: {judge}, apart from the writer ({writer or 'none recorded'})"
-
-
-def standin_note(roles: dict[str, str]) -> str | None:
-    """The roles (role -> the model label that played it) that an offline stand-in played, named
-    in one note; ``None`` when a model played them all."""
-    offline = [role for role, label in roles.items() if played_offline(label)]
-    if not offline:
-        return None
-    return (
-        f"offline stand-ins, not a language model: {', '.join(offline)} (texts extracted from the "
-        "papers, scores lexical); set a provider (INSIGHT_ASSETS_LLM_PROVIDER=local, say) for a model"
-    )

@@ -12,7 +12,7 @@ tokens and cost) and its check results, each recorded for its collection's parti
 import typing
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import dagster as dg
 import pydantic
@@ -22,13 +22,21 @@ from pydantic.fields import FieldInfo
 from insight_assets.core.index import IndexMissing
 from insight_assets.core.llm import LLMClient, RunSummary
 from insight_assets.core.stage import Judge, NothingToDo, Stage, StageSettings
-from insight_assets.core.stage_output import CheckOutcome, FilePath, Json, Markdown, StageOutput
+from insight_assets.core.stage_output import StageOutput
 from insight_assets.core.stage_settings import settings_problems
-from insight_assets.defs.metadata import CollectionReport, materialize_each, nothing_to_do
+from insight_assets.defs.metadata import (
+    CollectionReport,
+    check_result,
+    materialize_each,
+    metadata_value,
+    nothing_to_do,
+)
 from insight_assets.defs.model_calls import llm_metadata, model_client, model_errors_as_failures, scope_of
 from insight_assets.defs.partitions import asset_settings, collection_partitions
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import ModelChoice
+
+S = TypeVar("S", bound=BaseModel)
 
 
 def dagster_config(settings: type[BaseModel]) -> type[dg.Config]:
@@ -53,12 +61,19 @@ def _config_type(annotation: Any) -> Any:
 
 
 def stage_settings(stage: Stage, config: dg.Config) -> StageSettings:
-    """The stage's settings from a run's config of its asset; settings it refuses fail the step
-    with the reasons, naming the asset."""
+    """The stage's settings from a run's config of its asset (see ``settings_of``)."""
+    return settings_of(stage.settings, config, stage.name)
+
+
+def settings_of(settings: type[S], config: dg.Config, asset: str) -> S:
+    """``settings`` from a run's config of ``asset`` (a config made by ``dagster_config``, or one
+    that adds fields of the asset's own to it); settings it refuses fail the step with the reasons,
+    naming the asset."""
+    values = {name: value for name, value in config.model_dump().items() if name in settings.model_fields}
     try:
-        return stage.settings.model_validate(config.model_dump())
+        return settings.model_validate(values)
     except ValidationError as error:
-        raise dg.Failure(description=f"Invalid {stage.name} config: {settings_problems(error)}") from error
+        raise dg.Failure(description=f"Invalid {asset} config: {settings_problems(error)}") from error
 
 
 # Every stage an asset was made of, by name: what the dry run prices once the catalog has loaded.
@@ -161,11 +176,11 @@ def _choice(judge) -> ModelChoice:
 
 def _report(output: StageOutput, clients: list[LLMClient]) -> CollectionReport:
     """The stage's report as Dagster shows it, with its clients' calls, tokens and cost."""
-    metadata = {name: _metadata_value(value) for name, value in output.metadata.items()}
+    metadata = {name: metadata_value(value) for name, value in output.metadata.items()}
     metadata |= _calls_metadata(clients)
     return CollectionReport(
         metadata=metadata,
-        checks=[_check_result(check) for check in output.checks],
+        checks=[check_result(check) for check in output.checks],
         incomplete=output.incomplete,
     )
 
@@ -183,23 +198,3 @@ def _calls_metadata(clients: list[LLMClient]) -> dict[str, Any]:
     metadata: dict[str, Any] = dict(total.as_metadata())
     metadata["llm_cost_usd"] = dg.MetadataValue.float(float(metadata["llm_cost_usd"]))
     return metadata
-
-
-def _metadata_value(value: Any) -> Any:
-    if isinstance(value, Markdown):
-        return dg.MetadataValue.md(value.text)
-    if isinstance(value, Json):
-        return dg.MetadataValue.json(value.value)
-    if isinstance(value, FilePath):
-        return dg.MetadataValue.path(value.path)
-    return value
-
-
-def _check_result(check: CheckOutcome) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(
-        check_name=check.name,
-        passed=check.passed,
-        severity=dg.AssetCheckSeverity.WARN if check.warning else dg.AssetCheckSeverity.ERROR,
-        description=check.description,
-        metadata={name: _metadata_value(value) for name, value in check.metadata.items()},
-    )

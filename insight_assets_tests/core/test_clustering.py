@@ -248,7 +248,7 @@ def test_one_gaussian_is_not_split():
     vectors = np.array([1.0] + [0.0] * 31) + rng.normal(scale=0.05, size=(400, 32))
     for method in ("xmeans", "gmeans"):
         graph = build_theme_graph(
-            [str(i) for i in range(400)], vectors, ["x"] * 400, ThemeGraphSettings(method)
+            [str(i) for i in range(400)], vectors, ["x"] * 400, ThemeGraphSettings(method=method)
         )
         assert graph.k == 1
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from insight_assets.app.asking import Citation, citations, page_ranges
 from insight_assets.core.collection_page import CollectionFacts, MethodSection, SideBySide, render_page
 from insight_assets.core.headlines import Headline, StoredHeadline, headline_table
+from insight_assets.defs.asking import Citation, citations, page_ranges
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from insight_assets.app import asking
 from insight_assets.core.headlines import load_headlines
+from insight_assets.defs import asking
 from insight_assets.defs.pages import method_pages
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import metadata

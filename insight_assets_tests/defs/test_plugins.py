@@ -62,12 +62,15 @@ ASSETS = """
 
     ASSETS = stage_assets(STAGES)
 """
+ASK = """
+    from insight_assets.defs.asking import AskFlow, MethodAnswer
+
+    ASK = AskFlow("toy", "a toy flow", lambda asked, client: MethodAnswer(f"toy says: {asked.question}"))
+"""
 CLI = """
-    from insight_assets.app.asking import MethodAnswer
-    from insight_assets.app.commands import AskFlow, Command
+    from insight_assets.app.commands import Command
 
     COMMANDS = (Command("toy", "a toy command", lambda args: 7),)
-    ASK = AskFlow("toy", "a toy flow", lambda asked, client: MethodAnswer(f"toy says: {asked.question}"))
 """
 
 
@@ -77,7 +80,7 @@ def toy_method(tmp_path, monkeypatch):
     folder = tmp_path / "defs" / "toy_method"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text('"""A toy method."""\n')
-    for name, source in (("stages", STAGES), ("assets", ASSETS)):
+    for name, source in (("stages", STAGES), ("assets", ASSETS), ("ask", ASK)):
         (folder / f"{name}.py").write_text(textwrap.dedent(source))
     # Its face on the command line, a module of app/cli named after the folder.
     faces = tmp_path / "cli"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from insight_assets.defs.progress import PROGRESS_PREFIX, StepProgress, StepsView, eta_text
+from insight_assets.app.progress import StepsView
+from insight_assets.defs.progress import PROGRESS_PREFIX, StepProgress, eta_text
 
 
 class Clock:

@@ -1,5 +1,6 @@
 """Each defs folder's face on the command line, one module here per folder (named after it): its
-``ask`` flow (``ASK``, an ``AskFlow``, or ``None``) and its own subcommands (``COMMANDS``). The
+own subcommands (``COMMANDS``) and, where its ``ask`` flow (``defs/<folder>/ask.py``) has options
+of its own, the function that adds them (``ASK_ARGUMENTS``). The
 modules are found, not listed, and import nothing heavy at module level (``insight-assets --help``
 stays instant): their commands import Dagster, the models and the stores inside their functions.
 """

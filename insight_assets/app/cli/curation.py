@@ -48,7 +48,6 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
 
 
-ASK = None  # no ask flow of its own
 COMMANDS = (
     Command("export", "write a collection's question-answer pairs as JSONL", export, _export_arguments),
 )

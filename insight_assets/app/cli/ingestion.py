@@ -103,7 +103,6 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-ASK = None  # no ask flow of its own
 COMMANDS = (
     Command(
         "search",

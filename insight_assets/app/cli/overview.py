@@ -50,7 +50,6 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
     add_collection_argument(parser)
 
 
-ASK = None  # no ask flow of its own
 COMMANDS = (
     Command(
         "report",

@@ -1,4 +1,5 @@
-"""``insight-assets ideas`` and ``ask --method scipip``: research ideas for a background (SciPIP)."""
+"""``insight-assets ideas``: research ideas for a background (SciPIP; the same as its ``ask`` flow,
+``defs/scipip/ask.py``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from insight_assets.app.asking import Asked, AskFailed, MethodAnswer, citations
 from insight_assets.app.commands import (
-    AskFlow,
     Command,
     add_collection_argument,
     embedder_resource,
@@ -29,6 +28,7 @@ def ideas(args: argparse.Namespace) -> int:
     from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import scipip
     from insight_assets.core.methods.scipip.stages import ideas_for
+    from insight_assets.defs.scipip.ask import ideas_text, scope_of
 
     storage = storage_resource()
     problem = known_collection(storage, collection) or missing_key()
@@ -63,7 +63,7 @@ def ideas(args: argparse.Namespace) -> int:
         for found in proposed:
             (run,) = found.runs
             print(
-                f"Background: {run.query.background}\n\n{_ideas_text(run, found.papers, client.provider_label)}"
+                f"Background: {run.query.background}\n\n{ideas_text(run, found.papers, client.provider_label)}"
             )
             for error in run.errors:
                 print(f"{error}", file=sys.stderr)
@@ -71,56 +71,6 @@ def ideas(args: argparse.Namespace) -> int:
         calls = client.summary()
         print(f"{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
     return 0 if any(found.runs[0].integrated for found in proposed) else 1
-
-
-def scope_of(storage, embedder, client, collection: str):
-    """The collection as SciPIP's stages see it, with ``client``."""
-    from insight_assets.defs.model_calls import scope_of as collection_scope
-
-    return collection_scope(storage, embedder, client, collection)
-
-
-def _ideas_text(run, papers, writer: str) -> str:
-    """The papers a background retrieved, with the routes that found them, and the ideas."""
-    from insight_assets.core.methods.scipip.schemas import DUAL
-
-    lines = ["Retrieved papers (SKC, then the filter):"]
-    lines += [
-        f"- {papers[doc].title if doc in papers else doc}  [{', '.join(run.retrieval.routes[doc])}]"
-        for doc in run.retrieval.selected
-    ]
-    lines.append(f"\nIdeas ({writer}):")
-    for number, idea in enumerate(run.integrated, start=1):
-        detail = run.expansion(DUAL, number - 1)
-        lines.append(f"\n{number}. {idea.title}\n   {idea.idea}")
-        if detail is not None and detail.method != f"{idea.title}: {idea.idea}":  # offline repeats it
-            lines.append(f"   Problem: {detail.problem}\n   Method: {detail.method}")
-            lines.append(f"   Expected outcome: {detail.expected_outcome}")
-        if idea.inspired_by:
-            lines.append(f"   Inspired by: {'; '.join(idea.inspired_by)}")
-    return "\n".join(lines)
-
-
-def answer(asked: Asked, client) -> MethodAnswer:
-    """SciPIP's ideas with the question as the research background (``ideas_for``: the settings the
-    collection was built with); citations are the retrieved papers (their summaries, so no pages)."""
-    from insight_assets.core.methods import scipip
-    from insight_assets.core.methods.scipip.stages import ideas_for
-
-    background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
-    found = ideas_for(scope_of(asked.storage, asked.embedder, client, asked.collection), background)
-    (run,) = found.runs
-    if not run.integrated:
-        raise AskFailed(
-            "no idea was proposed: " + ("; ".join(map(str, run.errors)) or "every path came back empty")
-        )
-    papers = found.papers
-    return MethodAnswer(
-        text=_ideas_text(run, papers, client.provider_label),
-        citations=citations(
-            (papers[doc].title if doc in papers else doc, 0, 0) for doc in run.retrieval.selected
-        ),
-    )
 
 
 def _ideas_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,4 +96,3 @@ COMMANDS = (
         _ideas_misuse,
     ),
 )
-ASK = AskFlow("scipip", "research ideas with the question as their background (SciPIP)", answer)

@@ -4,7 +4,7 @@ assistant can act on.
 
 Every tool reads what `insight-assets build` made and goes through the code the command line runs:
 ``search`` through ``app.passages``, ``ask``/``summarize``/``propose_ideas`` through the methods'
-``ask`` flows (``app.asking``) with the settings each collection was built with. Nothing here
+``ask`` flows (``defs.asking``) with the settings each collection was built with. Nothing here
 builds: a collection not built yet is a problem naming the build command. What is written is the
 model cache and the cost ledger, under the model's ``data_dir`` (``data/`` by default).
 """
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from insight_assets.app import asking
 from insight_assets.app.mcp.progress import CallProgress
+from insight_assets.defs import asking
 
 # ``ask``'s method that puts the question to every method.
 EVERY_METHOD = "all"

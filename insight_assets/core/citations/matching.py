@@ -29,8 +29,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from insight_assets.core.library.model import normalized_doi
 
+from ..stage_settings import Settings
 from .references import YEAR, Reference, cited_segment, first_author, fold, fold_positions, reference_year
 
 # Words too common in titles to say anything about a match on their own.
@@ -72,22 +75,31 @@ _PUBLICATION_LINE = re.compile(
 _HEAD_CHARS = 1500
 
 
-@dataclass(frozen=True)
-class MatchSettings:
-    """Thresholds of the citation matcher."""
+class MatchSettings(Settings):
+    """Thresholds of the citation matcher (the `citations` asset's config)."""
 
-    min_title_similarity: float = 0.9
-    year_tolerance: int = 1
+    min_title_similarity: float = Field(
+        default=0.9,
+        gt=0.0,
+        le=1.0,
+        description="How closely a paper's title must align with a stretch of a reference (1.0: verbatim, "
+        "ignoring case, accents, spaces and punctuation).",
+    )
+    year_tolerance: int = Field(
+        default=1,
+        ge=0,
+        description="Years a reference's year may stray from the paper's (a preprint cited before its venue).",
+    )
     # Folded titles shorter than this ("glove", "bert") would match too many references by chance.
-    min_title_chars: int = 12
-    # A block of fewer aligned characters is chance, not a shared stretch of the title.
-    min_block_chars: int = 3
-
-    def __post_init__(self) -> None:
-        if not 0 < self.min_title_similarity <= 1:
-            raise ValueError(f"min_title_similarity must be in (0, 1], got {self.min_title_similarity}")
-        if self.year_tolerance < 0:
-            raise ValueError(f"year_tolerance must be >= 0, got {self.year_tolerance}")
+    min_title_chars: int = Field(
+        default=12,
+        description="Papers whose title has fewer letters and digits are not matched (too many chance hits).",
+    )
+    min_block_chars: int = Field(
+        default=3,
+        ge=1,
+        description="A block of fewer aligned characters is chance, not a shared stretch of the title.",
+    )
 
 
 DEFAULT_MATCH = MatchSettings()

@@ -4,7 +4,6 @@ import base64
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
 
 from insight_assets.core import ingest, ingest_store
 from insight_assets.core.citations import (
@@ -20,7 +19,6 @@ from insight_assets.core.index import short_title
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
-    config_settings,
     items_check,
     markdown_table,
     materialize_each,
@@ -28,29 +26,13 @@ from insight_assets.defs.metadata import (
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
+from insight_assets.defs.stage_assets import dagster_config, settings_of
 
 PREVIEW_ROWS = 30
 
 
-class CitationsConfig(dg.Config):
-    """Thresholds of the reference matcher (``core/citations/matching.py``)."""
-
-    min_title_similarity: float = Field(
-        default=MatchSettings.min_title_similarity,
-        description="How closely a paper's title must align with a stretch of a reference (1.0: verbatim, "
-        "ignoring case, accents, spaces and punctuation).",
-    )
-    year_tolerance: int = Field(
-        default=MatchSettings.year_tolerance,
-        description="Years a reference's year may stray from the paper's (a preprint cited before its venue).",
-    )
-    min_title_chars: int = Field(
-        default=MatchSettings.min_title_chars,
-        description="Papers whose title has fewer letters and digits are not matched (too many chance hits).",
-    )
-
-    def settings(self) -> MatchSettings:
-        return config_settings(self, MatchSettings, "citations")
+# Thresholds of the reference matcher (``core/citations/matching.py``).
+CitationsConfig = dagster_config(MatchSettings)
 
 
 @dg.asset(
@@ -72,7 +54,7 @@ def citations(
     (one paper, or no readable reference list) gets zero rows and a warning saying why; the
     methods that read links go on without them.
     """
-    settings = config.settings()
+    settings = settings_of(MatchSettings, config, "citations")
     return materialize_each(context, storage, lambda collection: _citations(storage, collection, settings))
 
 

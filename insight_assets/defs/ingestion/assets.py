@@ -198,7 +198,14 @@ def _problem_kinds(problems: list[dict]) -> dict[str, list[str]]:
     return kinds
 
 
-def _parse(context, storage, collection: str, sources, quality: QualitySettings, version: str):
+def _parse(
+    context: dg.AssetExecutionContext,
+    storage: StorageResource,
+    collection: str,
+    sources: list[ingest.SourceFile],
+    quality: QualitySettings,
+    version: str,
+) -> tuple[int, float, float]:
     """Parse the files no stored parse describes and replace the collection's parse tables: the
     files parsed, and the seconds parsing and writing took."""
     outcome = ingest.parse_sources(

@@ -14,11 +14,12 @@ from insight_assets.core.methods.insight_rag import accuracy, report, scores, st
 from insight_assets.core.methods.insight_rag.cpt import read_training
 from insight_assets.core.methods.insight_rag.schemas import MATCHING, MULTI
 from insight_assets.core.retrieval.citing import load_sources, strip_citations
+from insight_assets.core.stage_output import standin_note
+from insight_assets.core.stores import Warehouse
 from insight_assets.defs.metadata import (
     CollectionReport,
     markdown_table,
     materialize_each,
-    standin_note,
     write_report,
     writers,
 )
@@ -44,7 +45,7 @@ def insight_rag_scores(
     return materialize_each(context, storage, lambda collection: _scores(storage, embedder, collection))
 
 
-def _scores(storage, embedder, collection) -> CollectionReport:
+def _scores(storage: StorageResource, embedder: EmbedderResource, collection: str) -> CollectionReport:
     warehouse = storage.warehouse
     items = {item.item_id: item for item in store.load_benchmark(warehouse, collection)}
     writer = store.writer_of(warehouse, "insight_rag_answers", collection)
@@ -99,7 +100,9 @@ def _scores(storage, embedder, collection) -> CollectionReport:
     )
 
 
-def _score_answers(warehouse, embedder, collection, items, answers) -> tuple[list[dict], dict]:
+def _score_answers(
+    warehouse: Warehouse, embedder: EmbedderResource, collection: str, items: dict, answers: list
+) -> tuple[list[dict], dict]:
     """Each answer's scores against its item's gold (answers, documents, units), and the identifier's
     agreement with the gold."""
     sources = load_sources(warehouse, collection, insight_rag.PROFILE)
@@ -142,7 +145,14 @@ def _examples(items, answers) -> list[dict]:
     return examples
 
 
-def _report_notes(storage, collection, writer, identifier, adapter, placeholders) -> list[str]:
+def _report_notes(
+    storage: StorageResource,
+    collection: str,
+    writer: str,
+    identifier: str,
+    adapter: dict | None,
+    placeholders: dict[str, str],
+) -> list[str]:
     """What the numbers are (and are not): the measured ones, the models in each role, the adapter."""
     roles = {
         "triple extractor": ", ".join(storage.warehouse.labels("knowledge_triples", "extractor", collection)),
@@ -157,7 +167,14 @@ def _report_notes(storage, collection, writer, identifier, adapter, placeholders
     ]
 
 
-def _headline(storage, collection, table, accuracy_table, placeholders, notes) -> Headline:
+def _headline(
+    storage: StorageResource,
+    collection: str,
+    table: list[dict],
+    accuracy_table: list[dict],
+    placeholders: dict[str, str],
+    notes: list[str],
+) -> Headline:
     """The page shows no placeholder (the report keeps them, said so)."""
     return Headline(
         tables=(

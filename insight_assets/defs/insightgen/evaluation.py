@@ -15,11 +15,11 @@ from insight_assets.core.methods.insightgen.report import (
     render_method_report,
 )
 from insight_assets.core.methods.insightgen.stages import JUDGE_SCORES
+from insight_assets.core.stage_output import standin_note
 from insight_assets.defs.metadata import (
     CollectionReport,
     markdown_table,
     materialize_each,
-    standin_note,
     write_report,
     writers,
 )

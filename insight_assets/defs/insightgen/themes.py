@@ -5,11 +5,8 @@ import time
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field
 
 from insight_assets.core.clustering import (
-    CLUSTER_COUNT_RULES,
-    CLUSTERING_METHODS,
     ThemeGraphSettings,
     build_theme_graph,
 )
@@ -19,7 +16,6 @@ from insight_assets.core.methods import insightgen
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
 from insight_assets.defs.metadata import (
     CollectionReport,
-    config_settings,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -27,30 +23,13 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
+from insight_assets.defs.stage_assets import dagster_config, settings_of
 
 INSIGHTGEN = asset_settings("insightgen")
 
 
-class InsightGenThemeGraphConfig(dg.Config):
-    """The paper's system: K-means with ceil(sqrt(n)) clusters, random_state 42. The other values
-    reproduce its ablations (Appendix B)."""
-
-    method: str = Field(default="kmeans", description=f"One of {', '.join(CLUSTERING_METHODS)}.")
-    cluster_count: str = Field(
-        default="sqrt", description=f"K-means clusters for n chunks: {', '.join(CLUSTER_COUNT_RULES)}."
-    )
-    random_state: int = Field(default=42, description="Seed of the clustering.")
-    hdbscan_min_cluster_size: int = Field(default=5, description="HDBSCAN's minimum cluster size.")
-    gmeans_significance: float = Field(default=0.10, description="G-Means' Gaussianity test level.")
-    edge_neighbours: int | None = Field(
-        default=None, description="Edges from each centroid to its nearest centroids; unset: min(5, k-1)."
-    )
-    max_clusters: int | None = Field(
-        default=None, description="At most this many clusters (X-Means and G-Means stop there too); unset: n."
-    )
-
-    def settings(self) -> ThemeGraphSettings:
-        return config_settings(self, ThemeGraphSettings, "theme_graph")
+# The theme graph's settings (``core/clustering.py``): the paper's system and its ablations.
+InsightGenThemeGraphConfig = dagster_config(ThemeGraphSettings)
 
 
 @dg.asset(
@@ -72,7 +51,7 @@ def theme_graph(
     minimum spanning tree of all centroids is added so the graph is connected; an edge carries the
     cosine distance between its two centroids. Each cluster is labelled by its top keyphrases.
     """
-    settings = config.settings()
+    settings = settings_of(ThemeGraphSettings, config, "theme_graph")
     return materialize_each(
         context, storage, lambda collection: _theme_graph(storage, embedder, settings, collection)
     )

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.app import asking
 from insight_assets.core import ingest_store
 from insight_assets.core.citations.graph import citation_links, render_citation_graph_png
 from insight_assets.core.collection_page import (
@@ -18,6 +17,7 @@ from insight_assets.core.collection_page import (
 )
 from insight_assets.core.headlines import load_headlines
 from insight_assets.core.ingest import paper_names
+from insight_assets.defs import asking
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.overview.side_by_side import (
     CollectionReportConfig,
@@ -59,7 +59,14 @@ def collection_report(
     )
 
 
-def _page(context, config, storage, embedder, llm, collection) -> CollectionReport:
+def _page(
+    context: dg.AssetExecutionContext,
+    config: CollectionReportConfig,
+    storage: StorageResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    collection: str,
+) -> CollectionReport:
     facts = _facts(storage, collection)
     if not facts.papers:
         raise nothing_to_do(collection, "no parsed paper to report on: `parsed_documents` holds none.")
@@ -125,7 +132,14 @@ def _facts(storage: StorageResource, collection: str) -> CollectionFacts:
     )
 
 
-def _side_by_side(context, config, storage, embedder, llm, collection) -> SideBySide:
+def _side_by_side(
+    context: dg.AssetExecutionContext,
+    config: CollectionReportConfig,
+    storage: StorageResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    collection: str,
+) -> SideBySide:
     question, why_not = page_question(config, storage.warehouse, collection)
     if question is None:
         return SideBySide(None, why_not=why_not)

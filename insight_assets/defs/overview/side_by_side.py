@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.app import asking
 from insight_assets.core.curation.records import QAPair
 from insight_assets.core.curation.stages import kept_pairs_of
 from insight_assets.core.curation.tables import first_question
 from insight_assets.core.stores import Warehouse
+from insight_assets.defs import asking
 from insight_assets.defs.pages import method_pages
 
 if TYPE_CHECKING:

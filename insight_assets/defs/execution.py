@@ -122,11 +122,3 @@ def deployment_executor() -> dg.ExecutorDefinition | None:
     if not Deployment.from_environment().dask_scheduler:
         return None
     return dask_cluster_executor.configured({"address": {"env": DASK_SCHEDULER_ENV}})
-
-
-def build_collection_job() -> dg.JobDefinition:
-    """The build job as the code location defines it: what ``dg.reconstructable`` points the Dask
-    workers at, so that each loads it itself."""
-    from insight_assets.definitions import defs
-
-    return defs.resolve_job_def("build_collection")

@@ -1,11 +1,12 @@
 """One question put to one method, or to every method side by side.
 
-A method's ``ask`` flow (``AskFlow.answer`` in its module of ``app/cli/``) gets an ``Asked`` and a
+A method's ``ask`` flow (``ASK``, an ``AskFlow``, in its defs folder's ``ask.py``) gets an ``Asked`` and a
 model client and returns a ``MethodAnswer``: its text as people read it, the papers and pages it
 cites, and what led to it. ``ask`` runs one flow and measures it (model calls, tokens, cost,
 seconds); a flow that cannot answer raises ``AskFailed`` (or a missing index, or a model error),
 and that becomes the method's failure with its reason, so that the other methods still answer.
-The CLI (``insight-assets ask``) and the collection's page (``collection_report``) both use this.
+The CLI (``insight-assets ask``), the MCP server and the collection's page (``collection_report``)
+all use this.
 
 No heavy import at module level: ``insight-assets --help`` loads no model library.
 """
@@ -18,6 +19,20 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
 S = TypeVar("S")  # a stage's settings model (``core/stage_settings.py``)
+
+
+@dataclass(frozen=True)
+class AskFlow:
+    """A method's answer to one question (``insight-assets ask --method NAME``, its section of
+    ``--method all``, of the collection's page and of the MCP server's ``ask``). ``answer`` gets an
+    ``Asked`` and a model client, and returns a ``MethodAnswer`` or raises ``AskFailed``. The core
+    method's flow is the ``default``. A flow's own command-line options are its ``app/cli/`` module's
+    ``ASK_ARGUMENTS``."""
+
+    method: str
+    help: str
+    answer: Callable
+    default: bool = False
 
 
 class AskFailed(RuntimeError):
@@ -135,12 +150,12 @@ class Answered:
         return found
 
 
-def ask_flows() -> dict[str, Any]:
-    """Every defs folder's ``ask`` flow (``ASK`` in its module of ``app/cli/``), by method name."""
-    from insight_assets.app.cli import cli_modules
+def ask_flows() -> dict[str, AskFlow]:
+    """Every defs folder's ``ask`` flow (``ASK`` in its ``ask.py``), by method name, the default first."""
+    from insight_assets.defs.folders import domain_modules
 
-    flows = (module.ASK for module in cli_modules())  # every module names one, or None
-    return {flow.method: flow for flow in flows if flow is not None}
+    flows = sorted((module.ASK for module in domain_modules("ask")), key=lambda flow: not flow.default)
+    return {flow.method: flow for flow in flows}
 
 
 # A flow's answer function: the question and a model client in, the method's answer out.
@@ -207,8 +222,8 @@ def with_cites(answer: MethodAnswer, asked: Asked) -> MethodAnswer:
 
 
 def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> list[Answered]:
-    """Put ``asked`` to each flow (``commands.AskFlow``), each with a client of its own from ``llm``
-    (an ``LLMResource``), in turn; ``view`` (the command line's ``progress.StepsView``, the MCP
+    """Put ``asked`` to each flow (``AskFlow``), each with a client of its own from ``llm``
+    (an ``LLMResource``), in turn; ``view`` (the command line's ``app.progress.StepsView``, the MCP
     server's ``CallProgress``), if given, hears of each method starting, its model calls
     (``CallProgress`` of the client) and its outcome."""
     answers = []
