@@ -245,10 +245,10 @@ def test_build_a_collection_with_the_bundled_model_then_list_it(tmp_path, cli, b
 
 
 def test_search_and_ask_offer_the_modes_their_packages_define():
-    from insight_assets.app.cli.insight_rag import INSIGHT_RETRIEVERS
     from insight_assets.app.passages import SEARCH_MODES, SEARCH_RERANKERS
     from insight_assets.core.methods.insight_rag.schemas import INDEX, RETRIEVER_MODES
     from insight_assets.core.retrieval import RERANKERS, RETRIEVAL_MODES
+    from insight_assets.defs.insight_rag.ask import INSIGHT_RETRIEVERS
 
     assert (SEARCH_MODES, SEARCH_RERANKERS) == (RETRIEVAL_MODES, RERANKERS)
     assert set(INSIGHT_RETRIEVERS) == set(RETRIEVER_MODES) and INSIGHT_RETRIEVERS[0] == INDEX

@@ -3,6 +3,7 @@ a registered library (``core/collection_sources.py``)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -27,6 +28,17 @@ def asset_settings(group: str) -> dict:
         "group_name": group,
         "backfill_policy": dg.BackfillPolicy.single_run(),
     }
+
+
+def collection_check(name: str, asset: str, description: str | None = None) -> dg.AssetCheckSpec:
+    """A check of ``asset`` whose result belongs to the collection it was run for (its partition),
+    so that one collection's later success does not hide another's failure in the UI."""
+    with warnings.catch_warnings():
+        # A partitioned check is a preview in this Dagster; it is what the UI needs, warned or not.
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        return dg.AssetCheckSpec(
+            name, asset=asset, description=description, partitions_def=collection_partitions
+        )
 
 
 def collection_folder(root: str | Path, key: str) -> Path:

@@ -10,7 +10,6 @@ tokens and cost) and its check results, each recorded for its collection's parti
 """
 
 import typing
-import warnings
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -32,7 +31,7 @@ from insight_assets.defs.metadata import (
     nothing_to_do,
 )
 from insight_assets.defs.model_calls import llm_metadata, model_client, model_errors_as_failures, scope_of
-from insight_assets.defs.partitions import asset_settings, collection_partitions
+from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import ModelChoice
 
@@ -100,19 +99,7 @@ def stage_asset(stage: Stage) -> dg.AssetsDefinition:
     if known is not stage:
         raise DeclarationError(f"two stages are named {stage.name!r}: {known.method} and {stage.method}")
     config_class = dagster_config(stage.settings)
-    with warnings.catch_warnings():
-        # A check recorded per collection (partitions_def) is a preview in this Dagster; the UI
-        # otherwise shows one collection's later success over another's failure.
-        warnings.simplefilter("ignore", dg.PreviewWarning)
-        checks = [
-            dg.AssetCheckSpec(
-                check.name,
-                asset=stage.name,
-                description=check.description or None,
-                partitions_def=collection_partitions,
-            )
-            for check in stage.checks
-        ]
+    checks = [collection_check(check.name, stage.name, check.description or None) for check in stage.checks]
 
     @dg.asset(
         name=stage.name,

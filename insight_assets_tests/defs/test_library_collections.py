@@ -380,8 +380,8 @@ def test_every_citation_of_a_library_paper_names_its_citekey_or_doi_and_the_page
 def test_contregen_told_to_use_your_notes_cites_them_as_yours_and_not_otherwise(
     instance, storage, zotero, tmp_path
 ):
-    from insight_assets.app.cli.contregen import ASK
     from insight_assets.defs.asking import Asked, ask_each
+    from insight_assets.defs.contregen.ask import ASK
 
     build(instance, storage, EMBEDDINGS)
     llm = LLMResource(data_dir=str(tmp_path / "llm"))

@@ -24,7 +24,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
 )
-from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.resources import StorageResource
 from insight_assets.defs.stage_assets import dagster_config, settings_of
 
@@ -39,7 +39,7 @@ CitationsConfig = dagster_config(MatchSettings)
     kinds={"duckdb"},
     deps=[parsed_documents],
     code_version="3",
-    check_specs=[dg.AssetCheckSpec("citation_links", asset="citations")],
+    check_specs=[collection_check("citation_links", "citations")],
     **asset_settings("ingestion"),
 )
 def citations(

@@ -24,7 +24,7 @@ from insight_assets.defs.metadata import (
     markdown_table,
     materialize_each,
 )
-from insight_assets.defs.partitions import existing_collection_source
+from insight_assets.defs.partitions import collection_check, existing_collection_source
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
 
@@ -87,7 +87,7 @@ class IngestionParsingConfig(dg.Config):
     kinds={"pdf", "duckdb"},
     deps=[source_documents],
     code_version=f"parser-{PARSER_VERSION}",
-    check_specs=[dg.AssetCheckSpec("every_file_parsed", asset="parsed_documents")],
+    check_specs=[collection_check("every_file_parsed", "parsed_documents")],
     **PARTITIONED,
 )
 def parsed_documents(
@@ -311,7 +311,7 @@ class IngestionChunkingConfig(dg.Config):
     kinds={"duckdb"},
     deps=[parsed_documents],
     code_version=f"chunking-{ingest.CHUNKING_VERSION}",
-    check_specs=[dg.AssetCheckSpec("no_empty_chunks", asset="chunks")],
+    check_specs=[collection_check("no_empty_chunks", "chunks")],
     **PARTITIONED,
 )
 def chunks(

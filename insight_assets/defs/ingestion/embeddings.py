@@ -11,6 +11,7 @@ from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.ingestion.assets import PARTITIONED, chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.partitions import collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -46,7 +47,7 @@ def _vector_keys(table) -> Counter:
     deps=[chunks],
     code_version="4",
     **pooled(EMBEDDING_POOL),
-    check_specs=[dg.AssetCheckSpec("embedding_per_chunk", asset="chunk_embeddings")],
+    check_specs=[collection_check("embedding_per_chunk", "chunk_embeddings")],
     **PARTITIONED,
 )
 def chunk_embeddings(

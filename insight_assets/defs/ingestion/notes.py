@@ -16,6 +16,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
 )
+from insight_assets.defs.partitions import collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -30,7 +31,7 @@ _NO_NOTES = (
     deps=[source_documents, parsed_documents],
     code_version="1",
     **pooled(EMBEDDING_POOL),
-    check_specs=[dg.AssetCheckSpec("reader_notes_found", asset="reader_note_embeddings")],
+    check_specs=[collection_check("reader_notes_found", "reader_note_embeddings")],
     **PARTITIONED,
 )
 def reader_note_embeddings(

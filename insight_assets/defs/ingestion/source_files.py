@@ -11,7 +11,7 @@ from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.core.documents import sha256_file
 from insight_assets.core.library import LibraryError
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each
-from insight_assets.defs.partitions import asset_settings, existing_collection_source
+from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.resources import StorageResource
 
 PARTITIONED = asset_settings("ingestion")
@@ -20,7 +20,7 @@ PARTITIONED = asset_settings("ingestion")
 @dg.asset(
     kinds={"pdf", "duckdb"},
     code_version="3",
-    check_specs=[dg.AssetCheckSpec("every_item_has_a_pdf", asset="source_documents")],
+    check_specs=[collection_check("every_item_has_a_pdf", "source_documents")],
     **PARTITIONED,
 )
 def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:

@@ -21,7 +21,7 @@ from insight_assets.defs.metadata import (
     items_check,
     materialize_each,
 )
-from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
@@ -55,14 +55,14 @@ class InsightRetrieverConfig(dagster_config(cpt.CPTSettings)):
     code_version="2",
     **pooled(LLM_POOL),
     check_specs=[
-        dg.AssetCheckSpec(
+        collection_check(
             "adapter_trained",
-            asset="insight_retriever",
+            "insight_retriever",
             description="The collection had triples to train on, and an adapter was trained or reused.",
         ),
-        dg.AssetCheckSpec(
+        collection_check(
             "adapter_beats_base_model",
-            asset="insight_retriever",
+            "insight_retriever",
             description="The adapter recalls more of the probed facts than its base model did before training.",
         ),
     ],

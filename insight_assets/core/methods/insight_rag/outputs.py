@@ -74,13 +74,22 @@ def triples(scope: CollectionScope, settings: TriplesSettings, read: ChunkTriple
 
 def benchmark(scope: CollectionScope, settings: BenchmarkSettings, benchmarked: Benchmarked) -> StageOutput:
     built, items = benchmarked.benchmark, benchmarked.items
+    triples = (
+        f"every triple was dropped ({built.dropped_reasons()})"
+        if built.fates
+        else "`knowledge_triples` kept no triple to ask about"
+    )
     why_none = (
-        f"no benchmark item: every triple was dropped ({built.dropped_reasons()}) and matching needs "
-        "a pair of papers that cite each other and a pair that do not."
+        f"no benchmark item: {triples}, and matching needs a pair of papers that cite each other and a "
+        "pair that do not."
     )
     writer = scope.client.writer_label(INSIGHT_RAG_QUESTION)
     counts = {kind: sum(item.kind == kind for item in items) for kind in KINDS}
     left_out = {}
+    if not built.fates:  # an empty result upstream is said here, not read as a success
+        left_out["buried and multi-document questions"] = (
+            "no triple to ask about: `knowledge_triples` kept none (see its check triples_found)"
+        )
     if not counts[MATCHING]:
         links = citation_links(scope.warehouse, scope.collection)
         left_out["matching items"] = why_no_matching(links, settings.max_matching)
