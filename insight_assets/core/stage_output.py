@@ -118,8 +118,18 @@ def writers(scope: CollectionScope, table_name: str) -> str:
     return ", ".join(scope.warehouse.labels(table_name, "writer", scope.collection))
 
 
+@dataclass(frozen=True)
+class ReportPlace:
+    """Where a report goes: its collection's headline in ``warehouse``, its files under
+    ``reports_dir/<collection>/`` (a ``CollectionScope`` is one too)."""
+
+    warehouse: Warehouse
+    reports_dir: Path
+    collection: str
+
+
 def write_report(
-    scope: CollectionScope,
+    place: CollectionScope | ReportPlace,
     markdown_file: str,
     markdown: str,
     chart_file: str,
@@ -129,22 +139,7 @@ def write_report(
 ) -> dict[str, Any]:
     """Write a method's report and its chart under ``<reports>/<collection>/``, and store its
     headline for the collection's page; the report values that show the chart and link the file."""
-    report = (markdown_file, markdown, chart_file, chart, chart_caption, headline)
-    return write_report_files(scope.warehouse, scope.reports_dir, scope.collection, *report)
-
-
-def write_report_files(
-    warehouse: Warehouse,
-    reports_dir: Path,
-    collection: str,
-    markdown_file: str,
-    markdown: str,
-    chart_file: str,
-    chart: bytes,
-    chart_caption: str,
-    headline: Headline,
-) -> dict[str, Any]:
-    """``write_report`` for a collection of ``warehouse`` with its reports under ``reports_dir``."""
+    warehouse, reports_dir, collection = place.warehouse, place.reports_dir, place.collection
     folder = reports_dir / collection
     folder.mkdir(parents=True, exist_ok=True)
     (folder / chart_file).write_bytes(chart)

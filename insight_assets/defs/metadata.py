@@ -5,13 +5,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 import dagster as dg
 
 from insight_assets.core import stage_output
-from insight_assets.core.headlines import Headline
 from insight_assets.core.markdown import markdown_table as core_markdown_table
 from insight_assets.defs import reuse
 from insight_assets.defs.resources import StorageResource
@@ -69,24 +67,10 @@ def invalid_config(asset: str) -> Iterator[None]:
         raise dg.Failure(description=f"Invalid {asset} config: {error}") from error
 
 
-def write_report(
-    storage: StorageResource,
-    collection: str,
-    markdown_file: str,
-    markdown: str,
-    chart_file: str,
-    chart: bytes,
-    chart_caption: str,
-    headline: Headline,
-) -> dict[str, dg.MetadataValue]:
-    """Write a method's report and its chart under data/reports/<collection>/, and store its
-    headline for the collection's page (``core.stage_output.write_report_files``); the metadata that
-    shows the chart in the UI and links the report."""
-    report = (markdown_file, markdown, chart_file, chart, chart_caption, headline)
-    written = stage_output.write_report_files(
-        storage.warehouse, Path(storage.reports_dir), collection, *report
-    )
-    return {name: metadata_value(value) for name, value in written.items()}
+def report_metadata(place: stage_output.ReportPlace, *report: Any) -> dict[str, dg.MetadataValue]:
+    """``core.stage_output.write_report`` at ``place`` (``report``: its file, text, chart and
+    headline), and the metadata that shows the chart in the UI and links the report."""
+    return {name: metadata_value(value) for name, value in stage_output.write_report(place, *report).items()}
 
 
 def writers(storage: StorageResource, table: str, collection: str) -> str:

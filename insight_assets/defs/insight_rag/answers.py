@@ -14,13 +14,13 @@ from insight_assets.core.methods.insight_rag import accuracy, report, scores, st
 from insight_assets.core.methods.insight_rag.cpt import read_training
 from insight_assets.core.methods.insight_rag.schemas import MATCHING, MULTI
 from insight_assets.core.retrieval.citing import load_sources, strip_citations
-from insight_assets.core.stage_output import standin_note
+from insight_assets.core.stage_output import ReportPlace, standin_note
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs.metadata import (
     CollectionReport,
     markdown_table,
     materialize_each,
-    write_report,
+    report_metadata,
     writers,
 )
 from insight_assets.defs.partitions import asset_settings
@@ -74,9 +74,8 @@ def _scores(storage: StorageResource, embedder: EmbedderResource, collection: st
     notes = _report_notes(storage, collection, writer, identifier_label, adapter, placeholders)
     notes += scores.table_caveats(table, paper_count(warehouse, collection))
     accuracy_table = accuracy.accuracy_table(store.load_retriever_accuracy(warehouse, collection))
-    written = write_report(
-        storage,
-        collection,
+    written = report_metadata(
+        ReportPlace(storage.warehouse, Path(storage.reports_dir), collection),
         "insight_rag_report.md",
         report.render_report(collection, table, examples, notes, accuracy_table, training is not None),
         report.CHART_FILE,

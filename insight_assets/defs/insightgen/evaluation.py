@@ -2,6 +2,7 @@
 scores (``judge_scores``, a declared stage) as a table, a chart and examples side by side."""
 
 import dataclasses
+from pathlib import Path
 
 import dagster as dg
 
@@ -15,12 +16,12 @@ from insight_assets.core.methods.insightgen.report import (
     render_method_report,
 )
 from insight_assets.core.methods.insightgen.stages import JUDGE_SCORES
-from insight_assets.core.stage_output import standin_note
+from insight_assets.core.stage_output import ReportPlace, standin_note
 from insight_assets.defs.metadata import (
     CollectionReport,
     markdown_table,
     materialize_each,
-    write_report,
+    report_metadata,
     writers,
 )
 from insight_assets.defs.partitions import asset_settings
@@ -81,9 +82,8 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
         writer=writers(storage, "insights", collection),
         judge=", ".join(sorted({row.judge for row in rows})),
     )
-    written = write_report(
-        storage,
-        collection,
+    written = report_metadata(
+        ReportPlace(storage.warehouse, Path(storage.reports_dir), collection),
         "method_report.md",
         report.markdown,
         "method_scores.png",
