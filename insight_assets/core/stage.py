@@ -60,9 +60,11 @@ class Judge:
 @dataclass
 class CollectionScope:
     """One collection as a stage sees it. ``planned`` is ``None`` in a build; in a dry run it holds
-    what the stages before produced, by the name of the table they would have written. ``panel``:
-    a judging stage's judges, each with a client of its own (in a dry run, all the estimate-only
-    client)."""
+    what the stages before produced, by the name of the table they would have written. ``given``:
+    stand-ins for upstream tables when a stage answers one question (``ask``: the question, or the
+    answer to find insights for) and what the stages of that question hand on; the rest is read
+    from the build. ``panel``: a judging stage's judges, each with a client of its own (in a dry
+    run, all the estimate-only client)."""
 
     warehouse: Warehouse
     vectors: VectorStore
@@ -72,6 +74,7 @@ class CollectionScope:
     collection: str
     folder: Path
     planned: dict[str, Any] | None = None
+    given: dict[str, Any] | None = None
     panel: tuple[Judge, ...] = ()
     reports_dir: Path = Path("data/reports")
     adapters_dir: Path = Path("data/adapters")
@@ -86,17 +89,19 @@ class CollectionScope:
         return self._embedder().embed
 
     def upstream(self, table: str, load: Callable[[], T]) -> T:
-        """What an upstream stage made for ``table``: planned earlier in this dry run, else ``load()``
-        (read from the warehouse, as the build wrote it)."""
-        if self.planned is not None and table in self.planned:
-            return self.planned[table]
+        """What an upstream stage made for ``table``: planned earlier in this dry run, or given for
+        one question, else ``load()`` (read from the warehouse, as the build wrote it)."""
+        for held in (self.planned, self.given):
+            if held is not None and table in held:
+                return held[table]
         return load()
 
     def plan(self, table: str, value: Any) -> None:
         """Hand the stages downstream what ``table`` would hold (in the shape ``upstream``'s loader
         returns); in a build the asset writes it instead."""
-        if self.planned is not None:
-            self.planned[table] = value
+        for held in (self.planned, self.given):
+            if held is not None:
+                held[table] = value
 
     def built_settings(self, stage: str, settings: type[S]) -> S:
         """The settings stage ``stage`` was last built with for this collection (in a dry run, those

@@ -168,6 +168,7 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
     others, and nobody reads a traceback."""
     from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
+    from insight_assets.core.stage import NothingToDo
 
     started = time.perf_counter()
     answer, error = None, None
@@ -178,7 +179,7 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
                 answer, error = None, "the method returned an empty answer"
             else:
                 answer = with_cites(answer, asked)
-        except AskFailed as failure:
+        except (AskFailed, NothingToDo) as failure:
             error = str(failure)
         except IndexMissing as missing:
             error = f"{missing} (insight-assets build --collection {asked.collection} builds it)"

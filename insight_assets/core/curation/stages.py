@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .. import ingest
 from ..stage import Check, CollectionScope, NothingToDo, Stage
+from ..stage_output import stop_if_over_budget
 from . import outputs
 from .answers import (
     ANSWER_QUESTION,
@@ -30,7 +31,7 @@ from .compression import (
 )
 from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS
 from .questions import QuestionOutcome, generate_questions
-from .records import QAPair, Question
+from .records import USER, QAPair, Question, question_id
 from .tables import load_answers, load_compressed, load_questions, merge_user_questions
 from .user_questions import USER_QUESTIONS_FILE, UserQuestionsOutcome, load_user_questions
 
@@ -80,6 +81,30 @@ def answer(scope: CollectionScope, settings: AnswerSettings) -> AnswerOutcome:
     outcome = generate_answers(scope.client, questions, compressed, settings, scope.embed)
     scope.plan(ANSWERS, outcome.answers)
     return outcome
+
+
+def answer_for(scope: CollectionScope, question: str, given: str | None = None) -> Answer:
+    """A question of the user's answered as the build answers the collection's own questions (the
+    answer stage, with the settings the collection was built with; its documents the ones most
+    like it), or ``given``, the user's answer; either stands in for the stored answers downstream."""
+    asked = Question(
+        question_id=question_id(question, ()),
+        question=question,
+        document_ids=(),
+        combination_index=None,
+        source=USER,
+    )
+    if scope.given is None:
+        scope.given = {}
+    if given is not None:
+        found = Answer(asked.question_id, question, given, (), (), USER, USER, KEPT)
+        scope.plan(ANSWERS, [found])
+        return found
+    scope.given[QUESTIONS] = [asked]
+    outcome = answer(scope, scope.built_settings(ANSWERS, AnswerSettings))
+    stop_if_over_budget(outcome.budget_error)
+    (found,) = outcome.answers
+    return found
 
 
 def questions_of(scope: CollectionScope) -> list[Question]:

@@ -2,49 +2,30 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING
-
 from insight_assets.defs.asking import Asked, AskFailed, AskFlow, MethodAnswer, citations
-
-if TYPE_CHECKING:  # annotations only: asking loads no model library until it asks
-    from collections.abc import Callable
-
-    from insight_assets.core.curation import AnswerSettings
-    from insight_assets.core.index import CollectionIndex
-    from insight_assets.core.llm import LLMClient
-    from insight_assets.defs.resources import StorageResource
 
 
 def answer(asked: Asked, client) -> MethodAnswer:
-    """Answer (unless given) and related insights for one question, from the stored index."""
-    from insight_assets.core.curation import AnswerSettings, QAPair
+    """Answer (unless given) and related insights for one question: the curation's answer stage and
+    InsightGen's insights stage on a scope given that question, with the build's settings."""
     from insight_assets.core.curation import stages as curation_stages
-    from insight_assets.core.methods import insightgen
+    from insight_assets.core.curation.answers import KEPT
     from insight_assets.core.methods.insightgen import stages
+    from insight_assets.defs.model_calls import scope_of
 
-    storage, question = asked.storage, asked.question
-    embedder = asked.embedder.get_embedder()
-    index, cluster_index = insightgen.load_insightgen_index(
-        storage.warehouse, storage.vectors, asked.collection, embedder.variant
-    )
+    scope = scope_of(asked.storage, asked.embedder, client, asked.collection)
     given = asked.options.get("answer")
-    cited: tuple[str, ...] = ()
-    if given is None:
-        answering = asked.built_with(curation_stages.ANSWERS, AnswerSettings)
-        given, cited = _generated_answer(
-            client, storage, index, asked.collection, question, embedder.embed, answering
-        )
-    # The build's settings (context selection, insights per question), for InsightGen alone.
-    built = asked.built_with(stages.INSIGHTS, stages.InsightsSettings).method()
-    settings = dataclasses.replace(built, methods=("insightgen",))
-    result = insightgen.run_insightgen(
-        client, [QAPair("ask", question, given)], index, cluster_index, embedder.embed, settings
-    )
-    (run,) = result.outcome.runs
+    answered = curation_stages.answer_for(scope, asked.question, given)
+    if answered.status != KEPT:
+        raise AskFailed("no answer: " + (answered.error or "none was produced"))
+    found = stages.insights_for(scope)
+    if found.result is None:
+        raise AskFailed("no question-answer pair to find insights for")
+    (run,) = found.result.outcome.runs
     if not run.insights:
         raise AskFailed(f"no related insights: {run.error}")
-    lines = [f"Answer ({client.provider_label if cited else 'given'}):\n{given}"]
+    index, cited = found.index, answered.cited_document_ids
+    lines = [f"Answer ({client.provider_label if given is None else 'given'}):\n{answered.answer}"]
     if cited:
         lines.append("Cited: " + "; ".join(index.titles.get(doc_id, doc_id) for doc_id in cited))
     lines.append(f"Related insights ({client.provider_label}):")
@@ -83,41 +64,6 @@ def _cited_passages(index, run) -> list:
         )
         for chunk in (chunks[chunk_id] for chunk_id in used if chunk_id in chunks)
     ]
-
-
-def _generated_answer(
-    client: LLMClient,
-    storage: StorageResource,
-    index: CollectionIndex,
-    collection: str,
-    question: str,
-    embed: Callable,
-    settings: AnswerSettings,
-) -> tuple[str, tuple[str, ...]]:
-    """An answer from the compressed papers nearest the question (by their stored chunk vectors)."""
-    import numpy as np
-
-    from insight_assets.core import curation
-
-    compressed = curation.load_compressed(storage.warehouse, collection)
-    query = np.asarray(embed([question]), dtype=np.float32)[0]
-    nearest = index.nearest_documents(
-        query,
-        settings.max_documents_for_user_questions,
-        among={doc.document_id for doc in compressed},
-    )
-    asked = curation.Question(
-        question_id=curation.question_id(question, ()),
-        question=question,
-        document_ids=tuple(sorted(nearest)),
-        combination_index=None,
-        source=curation.USER,
-    )
-    outcome = curation.generate_answers(client, [asked], compressed, settings, embed)
-    (result,) = outcome.answers
-    if result.status != "kept":
-        raise AskFailed("no answer: " + (result.error or outcome.budget_error or "none was produced"))
-    return result.answer, result.cited_document_ids
 
 
 ASK = AskFlow("insightgen", "related insights from the theme graph", answer, default=True)

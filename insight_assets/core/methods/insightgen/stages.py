@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 from ...curation.records import QAPair
 from ...curation.stages import kept_pairs_of
 from ...curation.tables import load_pairs
+from ...index import CollectionIndex
 from ...stage import Check, CollectionScope, JudgeModel, Stage, StageSettings
 from ...stage_output import stop_if_over_budget
 from . import (
@@ -102,6 +103,7 @@ class JudgeSettings(StageSettings):
 class Found:
     pairs: list[QAPair]  # the pairs insights were sought for; none: nothing was run
     result: InsightGenResult | None
+    index: CollectionIndex  # the collection's InsightGen chunks (titles, labels) the insights cite
 
 
 def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
@@ -113,7 +115,7 @@ def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
     )
     pairs = kept_pairs_of(scope, settings.max_questions)
     if not pairs:
-        return Found(pairs, None)
+        return Found(pairs, None, index)
     result = run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings.method())
     runs = result.outcome.runs
     scope.plan(
@@ -128,7 +130,15 @@ def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
             ((run.question_id, run.method, run.error) for run in runs),
         ),
     )
-    return Found(pairs, result)
+    return Found(pairs, result, index)
+
+
+def insights_for(scope: CollectionScope) -> Found:
+    """InsightGen's insights (InsightGen alone, no baselines) for the one pair ``scope`` is given
+    (``curation.stages.answer_for``): the insights stage's work, with the settings the collection
+    was built with."""
+    built = scope.built_settings(INSIGHTS, InsightsSettings)
+    return find_insights(scope, built.model_copy(update={"methods": ["insightgen"], "max_questions": None}))
 
 
 def questions_to_judge(scope: CollectionScope) -> list[JudgedQuestion]:
