@@ -75,6 +75,8 @@ class CollectionScope:
     folder: Path
     planned: dict[str, Any] | None = None
     given: dict[str, Any] | None = None
+    # Retrievers to use instead of the collection's, by profile (the reader's notes beside the papers').
+    retrievers: dict[str, Any] | None = None
     panel: tuple[Judge, ...] = ()
     reports_dir: Path = Path("data/reports")
     adapters_dir: Path = Path("data/adapters")
@@ -114,6 +116,8 @@ class CollectionScope:
 
     def retriever(self, profile: str) -> Retriever:
         """The collection's ``profile`` retriever (``IndexMissing`` before its vectors are built)."""
+        if self.retrievers is not None and profile in self.retrievers:
+            return self.retrievers[profile]
         return Retriever.open(self.warehouse, self.vectors, self.collection, self._embedder(), profile)
 
     def _embedder(self) -> Embedder:

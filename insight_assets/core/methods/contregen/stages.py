@@ -9,7 +9,8 @@ from pydantic import Field, model_validator
 
 from ...citations.paragraphs import collection_paragraphs
 from ...curation.answers import reference_answers
-from ...curation.records import GENERATED, USER
+from ...curation.records import GENERATED, USER, Question, question_id
+from ...curation.stages import QUESTIONS as CURATED_QUESTIONS
 from ...curation.stages import answers_of, questions_of
 from ...retrieval.citing import Source, load_sources
 from ...retrieval.search import RETRIEVAL_MODES
@@ -30,6 +31,8 @@ from .scores import ScoredAnswer, score_answers
 from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 
 TREES, ANSWERS, SCORES = "contregen_trees", "contregen_answers", "contregen_scores"
+# The passages the trees retrieved (the reader's notes too, when a retriever offers them).
+TREE_SOURCES = "contregen_tree_sources"
 QUESTION_SOURCES = ("all", GENERATED, USER)
 
 
@@ -125,7 +128,8 @@ def trees(scope: CollectionScope, settings: TreesSettings) -> list[Tree]:
     )
     if not asked:
         raise NothingToDo(f"no {settings.questions} question: `generated_questions` holds none to explore.")
-    grown, _ = grow_trees(scope.client, scope.retriever(PROFILE), asked, settings.method())
+    grown, found = grow_trees(scope.client, scope.retriever(PROFILE), asked, settings.method())
+    scope.plan(TREE_SOURCES, found)
     scope.plan(TREES, grown)
     return grown
 
@@ -144,13 +148,30 @@ def answers(scope: CollectionScope, settings: AnswersSettings) -> Written:
     if not grown:
         raise NothingToDo("no trees: `contregen_trees` stored none.")
     retriever = scope.retriever(PROFILE)
-    sources = load_sources(scope.warehouse, scope.collection, PROFILE)
+    sources = {
+        **load_sources(scope.warehouse, scope.collection, PROFILE),
+        **scope.upstream(TREE_SOURCES, dict),
+    }
     method = scope.built_settings(TREES, TreesSettings).method(settings)
     written = write_answers(scope.client, retriever, grown, sources, method, settings.baselines)
     if not any(answer.text for answer in written):
         raise NothingToDo(f"no answer was written: {written[0].error if written else 'no trees'}")
     scope.plan(ANSWERS, written)
     return Written(grown, sources, written)
+
+
+def answer_for(scope: CollectionScope, question: str) -> Written:
+    """ConTReGen for one question: the trees and answers stages on a scope given it, with the
+    settings the collection was built with (its own answer, no baselines or reference paragraphs)."""
+    asked = Question(question_id(question, ()), question, (), None, USER)
+    scope.given = {**(scope.given or {}), CURATED_QUESTIONS: [asked]}
+    built = scope.built_settings(TREES, TreesSettings)
+    trees(
+        scope, built.model_copy(update={"questions": "all", "max_questions": None, "reference_questions": 0})
+    )
+    return answers(
+        scope, scope.built_settings(ANSWERS, AnswersSettings).model_copy(update={"baselines": False})
+    )
 
 
 @dataclass(frozen=True)
