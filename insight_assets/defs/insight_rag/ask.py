@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from insight_assets.defs.asking import Asked, AskFailed, AskFlow, MethodAnswer, citations
 
 # insight_rag's RETRIEVER_MODES, the first its default, spelled out so that `--help` imports nothing heavy.
@@ -13,34 +11,25 @@ INSIGHT_RETRIEVERS = ("index", "sentences", "llm", "parametric")
 def answer(asked: Asked, client) -> MethodAnswer:
     """Insight-RAG for one question: the identified insights, what the retriever returned for each
     (with sources), and the answer generated from them."""
-    from insight_assets.core.methods import insight_rag
     from insight_assets.core.methods.insight_rag import stages
-    from insight_assets.core.methods.insight_rag.schemas import BURIED, OK
+    from insight_assets.core.methods.insight_rag.schemas import OK
     from insight_assets.core.retrieval.citing import cited_chunks, render_citations
+    from insight_assets.defs.model_calls import scope_of
 
     mode = asked.options.get("retriever") or INSIGHT_RETRIEVERS[0]
-    # The build's settings (how triples and sentences are searched), with the retriever asked for.
-    built = asked.built_with(stages.ANSWERS, stages.AnswersSettings).method()
-    settings = dataclasses.replace(built, retriever_modes=(mode,))
-    setup = insight_rag.store.open_setup(
-        asked.storage.warehouse,
-        asked.storage.vectors_uri,
-        asked.embedder.get_embedder(),
-        asked.collection,
-        settings,
-    )
-    item = insight_rag.BenchmarkItem(item_id="cli", kind=BURIED, question=asked.question)
-    (identified,) = insight_rag.identify(client, [item], setup)
+    scope = scope_of(asked.storage, asked.embedder, client, asked.collection)
+    result = stages.answer_for(scope, asked.question, mode)
+    setup, (identified,), (answered,) = result.setup, result.identified, result.answers
     if identified.status != OK:
         reason = identified.error or "it found no fragment to complete"
         raise AskFailed(f"the insight identifier gave nothing to retrieve: {reason}")
-    (answered,) = insight_rag.answer(client, [item], [identified], setup, baselines=False)
+    search = scope.built_settings(stages.ANSWERS, stages.AnswersSettings).insight_search_mode
     lines = [f"Identified insights ({client.provider_label}):"]
     lines += [
         f"- {found.insight} … ({'several answers' if found.multi_answer else 'one answer'})"
         for found in identified.insights
     ]
-    lines.append(f"\nRetrieved insights ({mode} retriever, {settings.insight_search_mode} search):")
+    lines.append(f"\nRetrieved insights ({mode} retriever, {search} search):")
     for number, (text, chunk_id) in enumerate(
         zip(answered.insights, answered.passage_chunk_ids, strict=True), start=1
     ):

@@ -23,6 +23,7 @@ from .pipeline import Identification, MethodAnswer, Setup, answer, identify
 from .schemas import (
     ACCURACY_MODES,
     BASE_MODEL,
+    BURIED,
     DEFAULT_RETRIEVER_MODES,
     KINDS,
     LLM,
@@ -65,6 +66,7 @@ class AnswersSettings(StageSettings):
     max_items: int | None = Field(
         default=None, ge=1, description="Only the first N items per kind (cost control)."
     )
+    baselines: bool = Field(default=True, description="Also answer with RAG at each k and with no retrieval.")
 
     @model_validator(mode="after")
     def _valid(self) -> AnswersSettings:
@@ -160,7 +162,20 @@ def answers(scope: CollectionScope, answer_settings: AnswersSettings) -> Answere
         return None
     setup = store.open_setup(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection, settings)
     identified = identify(scope.client, items, setup)
-    return Answered(items, setup, identified, answer(scope.client, items, identified, setup))
+    answered = answer(scope.client, items, identified, setup, answer_settings.baselines)
+    return Answered(items, setup, identified, answered)
+
+
+def answer_for(scope: CollectionScope, question: str, mode: str) -> Answered:
+    """Insight-RAG for one question: the answers stage on a scope given it (as a buried question),
+    with the settings the collection was built with and the retriever ``mode`` asked for; its own
+    answer, no baselines."""
+    item = BenchmarkItem(item_id="ask", kind=BURIED, question=question)
+    scope.given = {**(scope.given or {}), BENCHMARK: [item]}
+    built = scope.built_settings(ANSWERS, AnswersSettings)
+    return answers(
+        scope, built.model_copy(update={"retriever_modes": [mode], "max_items": None, "baselines": False})
+    )
 
 
 @dataclass(frozen=True)
