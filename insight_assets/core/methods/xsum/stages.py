@@ -37,6 +37,9 @@ from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
 
 QUESTIONS, TARGETS, ANSWERS, SUMMARIES = "xsum_questions", "xsum_targets", "xsum_answers", "xsum_summaries"
 SCORES = "xsum_scores"
+# Stand-ins an ask gives for what the build reads of the collection: the papers asked about, the
+# targets summarised (one topic over the papers that match it).
+PAPER_CHOICE, TARGET_CHOICE = "xsum_papers_asked_about", "xsum_targets_summarised"
 
 
 class QuestionsSettings(StageSettings):
@@ -125,7 +128,10 @@ class Asked:
 
 def questions(scope: CollectionScope, settings: QuestionsSettings) -> Asked:
     """§3.2: ``questions_per_paper`` questions about each paper from its title and abstract."""
-    papers = load.load_papers(scope.warehouse, scope.collection, settings.abstract_fallback_tokens)
+    papers = scope.upstream(
+        PAPER_CHOICE,
+        lambda: load.load_papers(scope.warehouse, scope.collection, settings.abstract_fallback_tokens),
+    )
     papers = [paper for paper in papers if paper.abstract]
     if not papers:
         raise NothingToDo("no parsed paper has an abstract or body text to ask questions about.")
@@ -144,14 +150,17 @@ class Answered:
 def answers(scope: CollectionScope, settings: AnswersSettings) -> Answered:
     """The summary targets, and §3.4's answer to every question of a target's papers."""
     retriever = scope.retriever(PROFILE)
-    targets, problems = load.build_targets(
-        scope.warehouse,
-        scope.collection,
-        scope.folder,
-        retriever.documents,
-        max_papers=settings.max_target_papers,
-        min_cited=settings.min_cited_for_evaluation,
-        max_targets=settings.max_targets,
+    targets, problems = scope.upstream(
+        TARGET_CHOICE,
+        lambda: load.build_targets(
+            scope.warehouse,
+            scope.collection,
+            scope.folder,
+            retriever.documents,
+            max_papers=settings.max_target_papers,
+            min_cited=settings.min_cited_for_evaluation,
+            max_targets=settings.max_targets,
+        ),
     )
     if not targets:
         raise NothingToDo("no summary target: no theme cluster, user target or evaluation target has papers.")
@@ -199,6 +208,31 @@ def summaries(scope: CollectionScope, settings: SummariesSettings) -> Summarized
         raise NothingToDo(f"no summary was written: {first}")
     scope.plan(SUMMARIES, [record for record in written.records if record.text])
     return Summarized(targets, sources, written)
+
+
+@dataclass(frozen=True)
+class TopicSummary:
+    questions: list  # the questions asked of the topic's papers (``XSumQuestion``)
+    answers: list[XSumAnswerRecord]
+    summarized: Summarized
+
+
+def summary_for(scope: CollectionScope, topic: str, doc_ids: list[str]) -> TopicSummary:
+    """XSum's summary of one ``topic`` over the papers ``doc_ids``: the questions, answers and
+    summaries stages on a scope given that target, with the settings the collection was built with
+    (the editor's summary alone, no baselines)."""
+    asking = scope.built_settings(QUESTIONS, QuestionsSettings)
+    papers = load.load_papers(scope.warehouse, scope.collection, asking.abstract_fallback_tokens)
+    target = SummaryTarget("ask", "user", topic, tuple(doc_ids))
+    scope.given = {
+        **(scope.given or {}),
+        PAPER_CHOICE: [paper for paper in papers if paper.doc_id in doc_ids],
+        TARGET_CHOICE: ([target], []),
+    }
+    asked = questions(scope, asking)
+    answered = answers(scope, scope.built_settings(ANSWERS, AnswersSettings))
+    editor_only = scope.built_settings(SUMMARIES, SummariesSettings).model_copy(update={"baselines": False})
+    return TopicSummary(asked.outcome.questions, answered.answers, summaries(scope, editor_only))
 
 
 @dataclass(frozen=True)
