@@ -285,7 +285,8 @@ def _why_not_build(storage, collections: list[str] | None) -> str | None:
 
 def _build_collection(args, dagster_instance, job, deployment, name: str, source) -> bool:
     """One collection's run, with its progress on screen; whether it succeeded (why not, if not)."""
-    from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, build_signature, source_observation
+    from insight_assets.defs.catalog import build_signature
+    from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, source_observation
 
     print(f"Building collection {name!r} ...", flush=True)
     # The source as this build reads it: the UI compares it with what each asset was built from.

@@ -6,11 +6,11 @@ import json
 import dagster as dg
 
 from insight_assets.core.collection_sources import find_sources
+from insight_assets.defs.catalog import build_signature
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.sources import (
     BUILD_SIGNATURE_TAG,
-    build_signature,
     last_built_signature,
     source_observation,
 )

@@ -11,10 +11,13 @@ Its face on the command line (its ``ask`` flow and its own commands) is ``app/cl
 A new method adds its folder and nothing here changes.
 """
 
+import functools
 import importlib
 
 import dagster as dg
 
+from insight_assets.core.collection_sources import CollectionSource
+from insight_assets.core.ingest import fingerprint
 from insight_assets.defs.folders import domain_modules, domains
 from insight_assets.defs.sources import COLLECTION_FILES
 
@@ -58,3 +61,22 @@ def assets_named(*names: str) -> list[dg.AssetsDefinition]:
 def asset_named(name: str) -> dg.AssetsDefinition:
     """The catalog's asset ``name``."""
     return assets_named(name)[0]
+
+
+@functools.cache
+def _code_versions() -> str:
+    """A digest of every asset's code version: a build of other code is another build."""
+    versions = sorted(
+        f"{key.to_user_string()}={version}"
+        for asset in ALL_ASSETS
+        for key, version in asset.code_versions_by_key.items()
+    )
+    return fingerprint(versions)
+
+
+def build_signature(source: CollectionSource, llm, embedder) -> str:
+    """What a collection's build is made from: its source's signature, the assets' code versions
+    and the models' identities (the ``llm`` and ``embedder`` resources)."""
+    return fingerprint(
+        [source.signature(), _code_versions(), repr(llm.identity()), repr(embedder.identity())]
+    )

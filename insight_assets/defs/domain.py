@@ -39,3 +39,9 @@ def all_domains() -> list[Domain]:
                 f"defs/{folder}/domain.py declares the domain {domain.name!r}; name it {folder!r}"
             )
     return list(found.values())
+
+
+def method_pages() -> list[MethodPage]:
+    """Every defs folder's page section: the core method first, then by method name."""
+    pages = [domain.page for domain in all_domains() if domain.page is not None]
+    return sorted(pages, key=lambda page: (not page.core, page.method))

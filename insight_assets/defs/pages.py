@@ -18,11 +18,3 @@ class MethodPage:
     report: str  # the asset that writes its report and headline
     report_file: str  # the report's file name under data/reports/<collection>/
     core: bool = False  # the project's core method: first on the page
-
-
-def method_pages() -> list[MethodPage]:
-    """Every defs folder's page section: the core method first, then by method name."""
-    from insight_assets.defs.domain import all_domains  # it imports this module
-
-    pages = [domain.page for domain in all_domains() if domain.page is not None]
-    return sorted(pages, key=lambda page: (not page.core, page.method))

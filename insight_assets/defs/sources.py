@@ -2,16 +2,14 @@
 per collection, is its source's signature (a folder's PDFs, or a library collection's items,
 metadata and notes), so that the UI shows a collection's assets as stale as soon as a paper is
 added, changed or removed; and the signature of a whole build, which the sensor and the nightly
-schedule compare with the last successful build's to rebuild only what changed."""
+schedule compare with the last successful build's to rebuild only what changed (``build_signature``
+is the catalog's: it reads every asset's code version)."""
 
 from __future__ import annotations
 
-import functools
-
 import dagster as dg
 
-from insight_assets.core.collection_sources import CollectionSource, find_sources
-from insight_assets.core.ingest import fingerprint
+from insight_assets.core.collection_sources import find_sources
 from insight_assets.defs.partitions import collection_partitions
 
 # On each build run: what it was built from (``build_signature``).
@@ -41,27 +39,6 @@ def source_observation(collection: str, signature: str) -> dg.AssetObservation:
     """An observation of ``collection``'s source with ``signature`` as its data version."""
     return dg.AssetObservation(
         asset_key=COLLECTION_FILES, partition=collection, tags={"dagster/data_version": signature}
-    )
-
-
-@functools.cache
-def _code_versions() -> str:
-    """A digest of every asset's code version: a build of other code is another build."""
-    from insight_assets.defs.catalog import ALL_ASSETS
-
-    versions = sorted(
-        f"{key.to_user_string()}={version}"
-        for asset in ALL_ASSETS
-        for key, version in asset.code_versions_by_key.items()
-    )
-    return fingerprint(versions)
-
-
-def build_signature(source: CollectionSource, llm, embedder) -> str:
-    """What a collection's build is made from: its source's signature, the assets' code versions
-    and the models' identities (the ``llm`` and ``embedder`` resources)."""
-    return fingerprint(
-        [source.signature(), _code_versions(), repr(llm.identity()), repr(embedder.identity())]
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from insight_assets.core.headlines import load_headlines
 from insight_assets.defs import asking
-from insight_assets.defs.pages import method_pages
+from insight_assets.defs.domain import method_pages
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import metadata
 

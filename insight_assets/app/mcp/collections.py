@@ -158,8 +158,6 @@ class Collections:
         costs, as ``insight-assets ask --method`` gives them; a method that cannot answer is said
         beside the others' answers. ``progress`` hears of each method and model call, and stops
         the work once its call is cancelled (``CallCancelled``)."""
-        from insight_assets.app.mcp.reading import structured_passages
-
         flows = _flows(method)
         if not question.strip():
             raise ToolProblem("the question is empty")
@@ -175,7 +173,7 @@ class Collections:
         data = asking.as_json(asked, answers)
         for answered in data["methods"]:
             if answered["answer"]:
-                structured_passages(self, collection, builds, answered["answer"])
+                _structured_passages(self, collection, builds, answered["answer"])
         if len(answers) == 1 and not answers[0].ok:
             raise ToolProblem(f"{answers[0].method} could not answer: {answers[0].error}")
         return ToolOutput(asking.as_text(asked, answers), data)
@@ -377,3 +375,16 @@ def _asset_groups() -> dict[str, set[str]]:
         for key, group in asset.group_names_by_key.items():
             groups.setdefault(group, set()).add(key.to_user_string())
     return groups
+
+
+def _structured_passages(
+    collections: Collections, collection: str, builds: dict[str, dict], answer: dict[str, Any]
+) -> None:
+    """Give each passage an ``ask`` answer cites its id, citation and link (in place); ``builds``:
+    the collection's, as ``check_built`` read them."""
+    if not answer.get("passages"):
+        return
+    from insight_assets.core.retrieval.citing import Source
+
+    papers = collections.opened.papers(collection, builds)
+    answer["passages"] = [papers.passage(Source(**passage)) for passage in answer["passages"]]

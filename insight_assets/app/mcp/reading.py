@@ -11,7 +11,6 @@ read what the build left and never wait for a model call of another tool: they r
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from insight_assets.app.mcp.citing import quoted, split_passage_id
 from insight_assets.app.mcp.collections import Collections, ToolOutput, ToolProblem, build_hint
@@ -113,16 +112,3 @@ def fetch(collections: Collections, passage: str) -> ToolOutput:
         },
     }
     return ToolOutput(_as_text(data), data)
-
-
-def structured_passages(
-    collections: Collections, collection: str, builds: dict[str, dict], answer: dict[str, Any]
-) -> None:
-    """Give each passage an ``ask`` answer cites its id, citation and link (in place); ``builds``:
-    the collection's, as ``check_built`` read them."""
-    if not answer.get("passages"):
-        return
-    from insight_assets.core.retrieval.citing import Source
-
-    papers = collections.opened.papers(collection, builds)
-    answer["passages"] = [papers.passage(Source(**passage)) for passage in answer["passages"]]

@@ -18,13 +18,13 @@ from insight_assets.core.collection_page import (
 from insight_assets.core.headlines import load_headlines
 from insight_assets.core.ingest import paper_names
 from insight_assets.defs import asking
+from insight_assets.defs.domain import method_pages
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
 from insight_assets.defs.overview.side_by_side import (
     CollectionReportConfig,
     answer_every_method,
     page_question,
 )
-from insight_assets.defs.pages import method_pages
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource

@@ -11,7 +11,7 @@ from insight_assets.core.curation.stages import kept_pairs_of
 from insight_assets.core.curation.tables import first_question
 from insight_assets.core.stores import Warehouse
 from insight_assets.defs import asking
-from insight_assets.defs.pages import method_pages
+from insight_assets.defs.domain import method_pages
 
 if TYPE_CHECKING:
     from insight_assets.defs.estimating import DryRun
