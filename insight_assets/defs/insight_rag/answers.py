@@ -48,7 +48,7 @@ def insight_rag_scores(
 def _scores(storage: StorageResource, embedder: EmbedderResource, collection: str) -> CollectionReport:
     warehouse = storage.warehouse
     items = {item.item_id: item for item in store.load_benchmark(warehouse, collection)}
-    writer = store.writer_of(warehouse, "insight_rag_answers", collection)
+    writer = store.writer_of(warehouse, stages.ANSWERS, collection)
     if writer is None or not items:
         warehouse.replace_partition(collection, {"insight_rag_scores": pa.Table.from_pylist([])})
         return CollectionReport(
@@ -154,8 +154,8 @@ def _report_notes(
 ) -> list[str]:
     """What the numbers are (and are not): the measured ones, the models in each role, the adapter."""
     roles = {
-        "triple extractor": ", ".join(storage.warehouse.labels("knowledge_triples", "extractor", collection)),
-        "question writer": writers(storage, "insight_rag_benchmark", collection),
+        "triple extractor": ", ".join(storage.warehouse.labels(stages.TRIPLES, "extractor", collection)),
+        "question writer": writers(storage, stages.BENCHMARK, collection),
         "identifier": identifier,
         "writer": writer,
     }
@@ -189,7 +189,7 @@ def _headline(
             ),
         ),
         notes=tuple(notes),
-        writer=writers(storage, "insight_rag_answers", collection),
+        writer=writers(storage, stages.ANSWERS, collection),
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 from ...citations.paragraphs import collection_paragraphs
 from ...curation.answers import reference_answers
 from ...curation.records import GENERATED, USER, Question, question_id
+from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import QUESTIONS as CURATED_QUESTIONS
 from ...curation.stages import answers_of, questions_of
 from ...retrieval.citing import Source, load_sources
@@ -211,7 +212,7 @@ STAGES = (
         "pruned by the two-step verification (with the verdicts and reasons), the rewritten search "
         "queries and the passages each retrieved, with their scores and relevance verdicts.",
         TreesSettings,
-        reads=("generated_questions", "chunk_embeddings", "citations"),
+        reads=(CURATED_QUESTIONS, "chunk_embeddings", "citations"),
         run=trees,
         output=outputs.trees,
         tasks=TREE_TASKS,
@@ -251,7 +252,7 @@ STAGES = (
         "contradiction against the paragraph; model calls, tokens and seconds per question. Table, "
         "chart and data/reports/<collection>/contregen_report.md.",
         ScoresSettings,
-        reads=(ANSWERS, "generated_answers", "theme_graph"),
+        reads=(ANSWERS, CURATED_ANSWERS, "theme_graph"),
         run=score,
         output=outputs.scores_output,
         tasks=JUDGE_TASKS,

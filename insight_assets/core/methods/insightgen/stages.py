@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pydantic import Field, model_validator
 
 from ...curation.records import QAPair
+from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import kept_pairs_of
 from ...curation.tables import load_pairs
 from ...index import CollectionIndex
@@ -198,7 +199,7 @@ STAGES = (
         "theme clusters and their graph neighbours, chain of thought) and the baselines Direct, CoT, "
         "vector top-k and vector top-k with CoT, in one table with a `method` column.",
         InsightsSettings,
-        reads=("theme_graph", "generated_answers"),
+        reads=("theme_graph", CURATED_ANSWERS),
         run=find_insights,
         output=outputs.insights,
         tasks=TASKS,
