@@ -28,7 +28,8 @@ def ideas(args: argparse.Namespace) -> int:
     from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import scipip
     from insight_assets.core.methods.scipip.stages import ideas_for
-    from insight_assets.defs.scipip.ask import ideas_text, scope_of
+    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.defs.scipip.ask import ideas_text
 
     storage = storage_resource()
     problem = known_collection(storage, collection) or missing_key()

@@ -3,23 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from insight_assets.defs.asking import Asked, AskFailed, AskFlow, MethodAnswer, citations
-
-if TYPE_CHECKING:  # annotations only: asking loads no model library until it asks
-    from insight_assets.core.llm import LLMClient
-    from insight_assets.core.stage import CollectionScope
-    from insight_assets.defs.resources import EmbedderResource, StorageResource
-
-
-def scope_of(
-    storage: StorageResource, embedder: EmbedderResource, client: LLMClient, collection: str
-) -> CollectionScope:
-    """The collection as SciPIP's stages see it, with ``client``."""
-    from insight_assets.defs.model_calls import scope_of as collection_scope  # loads Dagster
-
-    return collection_scope(storage, embedder, client, collection)
 
 
 def ideas_text(run, papers, writer: str) -> str:
@@ -48,6 +32,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     collection was built with); citations are the retrieved papers (their summaries, so no pages)."""
     from insight_assets.core.methods import scipip
     from insight_assets.core.methods.scipip.stages import ideas_for
+    from insight_assets.defs.model_calls import scope_of
 
     background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
     found = ideas_for(scope_of(asked.storage, asked.embedder, client, asked.collection), background)
