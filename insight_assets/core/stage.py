@@ -9,8 +9,9 @@ the dry run (``insight-assets estimate``) runs the same ``run`` on an estimate-o
 writes nothing.
 
 A stage reads what its upstream stages made through ``scope.upstream`` (the warehouse in a build;
-in a dry run, what the upstream stage planned, since nothing was written) and hands what its
-downstream stages read to ``scope.plan`` (a no-op in a build, where ``output``'s tables are written).
+in a dry run, what the upstream stage planned, since nothing was written; for one question, what
+``ask`` gave in its place) and hands what its downstream stages read to ``scope.plan`` (a no-op in
+a build, where ``output``'s tables are written).
 """
 
 from __future__ import annotations
@@ -147,11 +148,11 @@ class Stage(Generic[S, R]):
     ``settings``: its settings model; ``reads``: the assets it reads; ``run(scope, settings)``: the
     work, also what the dry run prices; ``output(scope, settings, result)``: the tables it writes and
     its report (a ``StageOutput``); ``tasks``: the model tasks its settings override; ``judges``:
-    for a judging stage, the panel its settings name (each judge gets a client of its own; the
-    stage then reports its judges' calls itself); ``embedder``: whether it embeds or retrieves;
+    for a judging stage, the panel its settings name (each judge gets a client of its own, and the
+    asset reports their calls summed); ``embedder``: whether it embeds or retrieves;
     ``outputs_present(vectors_uri, collection)``: whether what it keeps outside the warehouse (a
     vector table) is still there, for a rerun to reuse the last build. Named bundles of settings (a
-    smoke run's) are files: see ``core/bundles.py``."""
+    smoke run's) are files: see ``defs/bundles.py``."""
 
     name: str
     method: str
