@@ -7,7 +7,7 @@ IterRetGen, Self-Ask, SearChain, DSP and the two ablations) and InsightGen's RQ5
 its cost, on the demo collection with ``provider: local`` (SmolLM2-135M through llama.cpp), every
 baseline on; the question-answer pairs the methods start from are curated offline first (a 135M
 model's answers rarely pass curation's checks). Every task's answer lengths and question counts are the end-to-end test's
-``SMOKE_SETTINGS`` (``--quick``: two of the demo's papers; otherwise all six), so the run takes
+the ``smoke`` bundle with ``every_baseline`` over it (``--quick``: two of the demo's papers; otherwise all six), so the run takes
 minutes, not hours. The same model writes and judges: every score is self-judged, and a 135M model
 judges poorly; what the table shows is that every contender runs through a real model, and what
 each costs. Needs no corpus.
@@ -22,9 +22,10 @@ import dagster as dg
 
 from bench.common import REPO_ROOT, print_table, summary, timed
 from bench.pipeline import QUIET, link_collection, temp_storage
+from insight_assets.defs.bundles import load_bundle
 from insight_assets.defs.catalog import ALL_ASSETS
 from insight_assets.defs.resources import EmbedderResource, LLMResource
-from insight_assets.defs.runs import SMOKE_CONTEXT_TOKENS, SMOKE_SETTINGS, materialize_collection
+from insight_assets.defs.runs import SMOKE_CONTEXT_TOKENS, materialize_collection
 
 DEMO = REPO_ROOT / "data" / "collections" / "scholarly-docs"
 QUICK_PAPERS = ["N18-3011_literature-graph-semantic-scholar.pdf", "2020.acl-main.207_specter.pdf"]
@@ -41,10 +42,7 @@ INSIGHTGEN_COLUMNS = [
     "retrieval_seconds",
 ]
 # The smoke settings, with every baseline on (ConTReGen's smoke run leaves them out).
-SETTINGS = {
-    **SMOKE_SETTINGS,
-    "contregen_answers": {**SMOKE_SETTINGS["contregen_answers"], "baselines": True},
-}
+SETTINGS = load_bundle("smoke", "every_baseline")
 
 
 def run(corpus: Path, quick: bool) -> dict:

@@ -19,21 +19,29 @@ class BundleError(ValueError):
     """A bundle that names an asset that does not exist, or a setting its asset does not have."""
 
 
-def load_bundle(name: str, assets: Iterable[dg.AssetsDefinition] | None = None) -> dict[str, dict[str, Any]]:
-    """Bundle ``name``'s settings by asset (``{asset: {field: value}}``), each checked: a stage's by
-    its settings model, another asset's against its config's fields (``assets``: the definitions'
-    assets, by default the catalog's)."""
+def load_bundle(
+    *names: str, assets: Iterable[dg.AssetsDefinition] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The settings of the bundles ``names`` by asset (``{asset: {field: value}}``), each checked: a
+    stage's by its settings model, another asset's against its config's fields (``assets``: the
+    definitions' assets, by default the catalog's). Several bundles are laid over one another in
+    order: a later one's value of a setting wins (``load_bundle("smoke", "every_baseline")``)."""
     if assets is None:
         from insight_assets.defs.catalog import ALL_ASSETS  # the catalog loads the stages
 
         assets = ALL_ASSETS
-    path = BUNDLES / f"{name}.json"
-    if not path.is_file():
-        known = sorted(file.stem for file in BUNDLES.glob("*.json"))
-        raise BundleError(f"no bundle {name!r}; the bundles are {', '.join(known)}")
-    bundle = json.loads(path.read_text(encoding="utf-8"))
-    _check(name, bundle, {key.to_user_string(): asset for asset in assets for key in asset.keys})
-    return bundle
+    by_name = {key.to_user_string(): asset for asset in assets for key in asset.keys}
+    merged: dict[str, dict[str, Any]] = {}
+    for name in names:
+        path = BUNDLES / f"{name}.json"
+        if not path.is_file():
+            known = sorted(file.stem for file in BUNDLES.glob("*.json"))
+            raise BundleError(f"no bundle {name!r}; the bundles are {', '.join(known)}")
+        bundle = json.loads(path.read_text(encoding="utf-8"))
+        for asset, values in bundle.items():
+            merged[asset] = {**merged.get(asset, {}), **values}
+        _check(name, merged, by_name)
+    return merged
 
 
 def op_config(bundle: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ __all__ = [
 # ``insight_assets/bundles/``). Used with ``SMOKE_CONTEXT_TOKENS`` by the local-model test and
 # `python -m bench local --quick`.
 SMOKE_CONTEXT_TOKENS = 2048
-SMOKE_SETTINGS = load_bundle("smoke", ALL_ASSETS)
+SMOKE_SETTINGS = load_bundle("smoke", assets=ALL_ASSETS)
 
 
 def register_collections(instance: dg.DagsterInstance, collections: list[str]) -> None:

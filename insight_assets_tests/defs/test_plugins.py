@@ -138,23 +138,29 @@ def test_a_bundle_setting_a_field_its_stage_lacks_or_no_asset_is_an_error(toy_me
     assets = domain_assets()
     monkeypatch.setattr(bundles, "BUNDLES", tmp_path)
     (tmp_path / "quick.json").write_text(json.dumps({"toy_method_rows": {"max_pairs": 2, "max_tokens": 50}}))
-    assert bundles.load_bundle("quick", assets) == {"toy_method_rows": {"max_pairs": 2, "max_tokens": 50}}
+    assert bundles.load_bundle("quick", assets=assets) == {
+        "toy_method_rows": {"max_pairs": 2, "max_tokens": 50}
+    }
     (tmp_path / "quick.json").write_text(json.dumps({"toy_method_rows": {"max_pair": 2}}))
     with pytest.raises(bundles.BundleError, match="quick.*toy_method_rows.*max_pair"):
-        bundles.load_bundle("quick", assets)
+        bundles.load_bundle("quick", assets=assets)
     (tmp_path / "quick.json").write_text(json.dumps({"toy_method_row": {"max_pairs": 2}}))
     with pytest.raises(bundles.BundleError, match="sets 'toy_method_row', which is not an asset"):
-        bundles.load_bundle("quick", assets)
+        bundles.load_bundle("quick", assets=assets)
     (tmp_path / "quick.json").write_text(json.dumps({"theme_graph": {"max_cluster": 2}}))
     with pytest.raises(bundles.BundleError, match="theme_graph: no setting 'max_cluster'"):
-        bundles.load_bundle("quick", assets)
+        bundles.load_bundle("quick", assets=assets)
     with pytest.raises(bundles.BundleError, match="no bundle 'slow'; the bundles are quick"):
-        bundles.load_bundle("slow", assets)
+        bundles.load_bundle("slow", assets=assets)
 
 
-def test_the_shipped_bundles_set_only_settings_that_exist():
-    for name in ("smoke", "brief_training"):
+def test_the_shipped_bundles_set_only_settings_that_exist_and_lay_over_one_another():
+    for name in ("smoke", "brief_training", "every_baseline"):
         assert bundles.load_bundle(name)
+    smoke = bundles.load_bundle("smoke")
+    assert smoke["contregen_answers"]["baselines"] is False
+    both = bundles.load_bundle("smoke", "every_baseline")
+    assert both["contregen_answers"] == {**smoke["contregen_answers"], "baselines": True}
 
 
 def test_two_stages_of_one_name_are_an_error(toy_method):
