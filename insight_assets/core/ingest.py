@@ -22,7 +22,6 @@ from insight_assets.core.chunking import ChunkProfile, chunk_document
 from insight_assets.core.collection_sources import Paper
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
 from insight_assets.core.library import LibraryItem
-from insight_assets.core.pdf import count_pages, parse_pdf
 from insight_assets.core.stores import Warehouse
 from insight_assets.core.text_quality import TextVerdict
 
@@ -71,7 +70,7 @@ def sources_table(
                 "size_bytes": source.size_bytes,
                 "pages": known_pages[source.doc_id]
                 if source.doc_id in known_pages
-                else count_pages(source.path),
+                else _count_pages(source.path),
             }
             for source in sources
         ],
@@ -99,14 +98,23 @@ class ParseOutcome:
     seconds: float = 0.0
 
 
+def _count_pages(path: Path) -> int:
+    from insight_assets.core.pdf import count_pages  # the parser loads when a file is opened
+
+    return count_pages(path)
+
+
 def parse_sources(
     sources: Sequence[SourceFile],
     reusable: dict[str, ParseResult],
-    parse: Callable[..., ParseResult] = parse_pdf,
+    parse: Callable[..., ParseResult] | None = None,
     on_parsed: Callable[[int, int], None] = lambda done, total: None,
 ) -> ParseOutcome:
-    """Parse each source whose ``doc_id`` is not in ``reusable``; reuse the others as they are.
-    ``on_parsed(done, total)`` hears of each file parsed (of those to parse)."""
+    """Parse each source whose ``doc_id`` is not in ``reusable`` (with ``parse``, by default
+    ``core.pdf.parse_pdf``); reuse the others as they are. ``on_parsed(done, total)`` hears of each
+    file parsed (of those to parse)."""
+    if parse is None:
+        from insight_assets.core.pdf import parse_pdf as parse  # the parser loads when a file is parsed
     started = time.perf_counter()
     outcome = ParseOutcome(results=[])
     to_parse = sum(1 for source in sources if source.doc_id not in reusable)

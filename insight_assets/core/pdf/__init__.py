@@ -25,6 +25,7 @@ import pymupdf
 
 from insight_assets.core.boilerplate import find_boilerplate
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.parser_version import DEFAULT_QUALITY, PARSER_VERSION, parser_version
 from insight_assets.core.pdf.footnotes import has_glued_footnote, split_footnotes
 from insight_assets.core.pdf.layout import reading_order
 from insight_assets.core.pdf.repair import (
@@ -49,15 +50,7 @@ from insight_assets.core.text_quality import (
     visible_chars,
 )
 
-# Bump whenever the text or structure produced for the same file can change.
-PARSER_VERSION = "7"
-DEFAULT_QUALITY = QualitySettings()
-
-
-def parser_version(quality: QualitySettings = DEFAULT_QUALITY) -> str:
-    """What a stored parse was made with: the parser's version and the text-quality thresholds, so
-    that changing either parses again."""
-    return f"{PARSER_VERSION}/q{quality.key()}"
+__all__ = ["DEFAULT_QUALITY", "PARSER_VERSION", "count_pages", "parse_pdf", "parser_version"]
 
 
 # --------------------------------------------------------------------------------------------------

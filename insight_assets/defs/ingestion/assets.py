@@ -8,6 +8,7 @@ reports what it did (counts, reuse, timings) as metadata.
 import functools
 import time
 from collections import Counter
+from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
@@ -15,7 +16,8 @@ from pydantic import Field
 from insight_assets.core import ingest, ingest_store, papers
 from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
 from insight_assets.core.collection_sources import CollectionSource
-from insight_assets.core.pdf import PARSER_VERSION, parse_pdf, parser_version
+from insight_assets.core.documents import ParseResult
+from insight_assets.core.parser_version import PARSER_VERSION, parser_version
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.defs.ingestion.source_files import PARTITIONED, source_documents
 from insight_assets.defs.metadata import (
@@ -198,6 +200,13 @@ def _problem_kinds(problems: list[dict]) -> dict[str, list[str]]:
     return kinds
 
 
+def _parse_pdf(path: Path, **options) -> ParseResult:
+    """``core.pdf.parse_pdf``, its parser loaded when a step first parses a file."""
+    from insight_assets.core.pdf import parse_pdf
+
+    return parse_pdf(path, **options)
+
+
 def _parse(
     context: dg.AssetExecutionContext,
     storage: StorageResource,
@@ -211,7 +220,7 @@ def _parse(
     outcome = ingest.parse_sources(
         sources,
         _reusable_parses(storage, collection, sources, version),
-        functools.partial(parse_pdf, quality=quality),
+        functools.partial(_parse_pdf, quality=quality),
         on_parsed=functools.partial(StepProgress.of(context).count, what="papers parsed"),
     )
     started = time.perf_counter()
