@@ -106,6 +106,13 @@ class CollectionScope:
             if held is not None:
                 held[table] = value
 
+    def give(self, table: str, value: Any) -> None:
+        """Stand ``value`` in for what ``table`` holds, for the one question this scope answers:
+        the stages read it there, and what they plan is handed on beside it (see ``given``)."""
+        if self.given is None:
+            self.given = {}
+        self.given[table] = value
+
     def built_settings(self, stage: str, settings: type[S]) -> S:
         """The settings stage ``stage`` was last built with for this collection (in a dry run, those
         it was priced with), the defaults for any it did not keep: a later stage that must work as

@@ -62,15 +62,14 @@ class CheckOutcome:
 @dataclass
 class StageOutput:
     """What a stage keeps of one collection: ``tables`` (each replaces the collection's rows of
-    the table of that name), the report (``metadata``, ``checks``; ``checks_of_stored``: checks of
-    the rows as the warehouse holds them, run once they are written) and, when the build left work
-    undone that the next run must try again, ``incomplete`` (why)."""
+    the table of that name) and the report (``metadata``, ``checks``; ``checks_of_stored``: checks of
+    the rows as the warehouse holds them, run once they are written). A failed model call is read
+    from the calls' metadata for the next run to try again (``defs/reuse.py``)."""
 
     tables: dict[str, pa.Table]
     metadata: dict[str, Any]
     checks: list[CheckOutcome] = field(default_factory=list)
     checks_of_stored: Callable[[], list[CheckOutcome]] | None = None
-    incomplete: str | None = None
 
 
 def preview(

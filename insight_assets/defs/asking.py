@@ -16,9 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, TypeVar
-
-S = TypeVar("S")  # a stage's settings model (``core/stage_settings.py``)
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -89,13 +87,6 @@ class Asked:
     storage: Any
     embedder: Any
     options: Mapping[str, Any] = field(default_factory=dict)
-
-    def built_with(self, stage: str, settings: type[S]) -> S:
-        """The settings stage ``stage`` was last built with for the collection, so that asking
-        answers with the settings the build used (the defaults where the build kept none, and for
-        settings added since)."""
-        found = self.storage.warehouse.build_config(self.collection, stage) or {}
-        return settings(**{name: value for name, value in found.items() if name in settings.model_fields})
 
 
 @dataclass(frozen=True)

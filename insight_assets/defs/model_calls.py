@@ -77,13 +77,9 @@ def llm_metadata(client: LLMClient) -> dict[str, Any]:
     return metadata
 
 
-def stop_if_over_budget(
-    client: LLMClient, collection: str, budget_error: str | BudgetExceeded | None
-) -> None:
+def _over_budget(client: LLMClient, collection: str, budget_error: BudgetExceeded) -> None:
     """Fail the step cleanly when the run's budget stopped a call: nothing more is sent, and what
     was already answered stays in the cache for the next run."""
-    if budget_error is None:
-        return
     raise dg.Failure(
         description=(
             f"{collection}: stopped by the run's LLM budget before spending more. {budget_error} "
@@ -102,7 +98,7 @@ def model_errors_as_failures(clients: list[LLMClient], collection: str) -> Itera
     try:
         yield
     except BudgetExceeded as error:
-        stop_if_over_budget(clients[0], collection, error)
+        _over_budget(clients[0], collection, error)
     except LLMError as error:
         raise dg.Failure(description=f"{collection}: {error}", metadata=llm_metadata(clients[0])) from error
     finally:

@@ -165,11 +165,7 @@ def _report(output: StageOutput, clients: list[LLMClient]) -> CollectionReport:
     """The stage's report as Dagster shows it, with its clients' calls, tokens and cost."""
     metadata = {name: metadata_value(value) for name, value in output.metadata.items()}
     metadata |= _calls_metadata(clients)
-    return CollectionReport(
-        metadata=metadata,
-        checks=[check_result(check) for check in output.checks],
-        incomplete=output.incomplete,
-    )
+    return CollectionReport(metadata=metadata, checks=[check_result(check) for check in output.checks])
 
 
 def _calls_metadata(clients: list[LLMClient]) -> dict[str, Any]:

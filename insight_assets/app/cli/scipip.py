@@ -52,17 +52,14 @@ def ideas(args: argparse.Namespace) -> int:
     embedder = embedder_resource()
     with environment_llm().client(asset="ideas", partition=collection, run_id=None) as client:
         scope = scope_of(storage, embedder, client, collection)
-        proposed = []
         try:
-            for background in backgrounds:
-                proposed.append(ideas_for(scope, background))
+            found = ideas_for(scope, backgrounds)
         except IndexMissing as error:
             return not_built(collection, error)
         except LLMError as error:
             print(f"Cannot propose ideas: {error}", file=sys.stderr)
             return 1
-        for found in proposed:
-            (run,) = found.runs
+        for run in found.runs:
             print(
                 f"Background: {run.query.background}\n\n{ideas_text(run, found.papers, client.provider_label)}"
             )
@@ -71,7 +68,7 @@ def ideas(args: argparse.Namespace) -> int:
             print()
         calls = client.summary()
         print(f"{calls.calls} model calls, {calls.cache_hits} from cache, cost ${calls.cost_usd:.4f}")
-    return 0 if any(found.runs[0].integrated for found in proposed) else 1
+    return 0 if any(run.integrated for run in found.runs) else 1
 
 
 def _ideas_arguments(parser: argparse.ArgumentParser) -> None:

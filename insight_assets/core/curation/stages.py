@@ -94,13 +94,11 @@ def answer_for(scope: CollectionScope, question: str, given: str | None = None) 
         combination_index=None,
         source=USER,
     )
-    if scope.given is None:
-        scope.given = {}
     if given is not None:
         found = Answer(asked.question_id, question, given, (), (), USER, USER, KEPT)
-        scope.plan(ANSWERS, [found])
+        scope.give(ANSWERS, [found])
         return found
-    scope.given[QUESTIONS] = [asked]
+    scope.give(QUESTIONS, [asked])
     outcome = answer(scope, scope.built_settings(ANSWERS, AnswerSettings))
     stop_if_over_budget(outcome.budget_error)
     (found,) = outcome.answers

@@ -35,7 +35,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.defs.model_calls import scope_of
 
     background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
-    found = ideas_for(scope_of(asked.storage, asked.embedder, client, asked.collection), background)
+    found = ideas_for(scope_of(asked.storage, asked.embedder, client, asked.collection), [background])
     (run,) = found.runs
     if not run.integrated:
         raise AskFailed(

@@ -165,7 +165,7 @@ def answer_for(scope: CollectionScope, question: str) -> Written:
     """ConTReGen for one question: the trees and answers stages on a scope given it, with the
     settings the collection was built with (its own answer, no baselines or reference paragraphs)."""
     asked = Question(question_id(question, ()), question, (), None, USER)
-    scope.given = {**(scope.given or {}), CURATED_QUESTIONS: [asked]}
+    scope.give(CURATED_QUESTIONS, [asked])
     built = scope.built_settings(TREES, TreesSettings)
     trees(
         scope, built.model_copy(update={"questions": "all", "max_questions": None, "reference_questions": 0})

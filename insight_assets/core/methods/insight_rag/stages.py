@@ -171,7 +171,7 @@ def answer_for(scope: CollectionScope, question: str, mode: str) -> Answered:
     with the settings the collection was built with and the retriever ``mode`` asked for; its own
     answer, no baselines."""
     item = BenchmarkItem(item_id="ask", kind=BURIED, question=question)
-    scope.given = {**(scope.given or {}), BENCHMARK: [item]}
+    scope.give(BENCHMARK, [item])
     built = scope.built_settings(ANSWERS, AnswersSettings)
     return answers(
         scope, built.model_copy(update={"retriever_modes": [mode], "max_items": None, "baselines": False})

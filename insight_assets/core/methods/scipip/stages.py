@@ -205,14 +205,14 @@ def ideas(scope: CollectionScope, settings: IdeasSettings) -> Proposed:
     return proposed
 
 
-def ideas_for(scope: CollectionScope, background: Background) -> Proposed:
-    """SciPIP's own ideas (the dual path, expanded; no baselines to compare) for one research
-    background, with the settings the collection's ideas and retrievals were built with:
-    ``insight-assets ideas``, ``ask --method scipip`` and the MCP server's ``ask`` all run this."""
+def ideas_for(scope: CollectionScope, backgrounds: list[Background]) -> Proposed:
+    """SciPIP's own ideas (the dual path, expanded; no baselines to compare) for research
+    ``backgrounds`` (a run each), with the settings the collection's ideas and retrievals were built
+    with: ``insight-assets ideas``, ``ask --method scipip`` and the MCP server's ``ask`` all run this."""
     library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
     settings = scope.built_settings(IDEAS, IdeasSettings)
     retrieval = scope.built_settings(RETRIEVALS, RetrievalSettings)
-    return _propose(scope, library, [background], settings, retrieval, own_path_only=True)
+    return _propose(scope, library, backgrounds, settings, retrieval, own_path_only=True)
 
 
 def _propose(

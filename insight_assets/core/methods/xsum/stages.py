@@ -224,11 +224,8 @@ def summary_for(scope: CollectionScope, topic: str, doc_ids: list[str]) -> Topic
     asking = scope.built_settings(QUESTIONS, QuestionsSettings)
     papers = load.load_papers(scope.warehouse, scope.collection, asking.abstract_fallback_tokens)
     target = SummaryTarget("ask", "user", topic, tuple(doc_ids))
-    scope.given = {
-        **(scope.given or {}),
-        PAPER_CHOICE: [paper for paper in papers if paper.doc_id in doc_ids],
-        TARGET_CHOICE: ([target], []),
-    }
+    scope.give(PAPER_CHOICE, [paper for paper in papers if paper.doc_id in doc_ids])
+    scope.give(TARGET_CHOICE, ([target], []))
     asked = questions(scope, asking)
     answered = answers(scope, scope.built_settings(ANSWERS, AnswersSettings))
     editor_only = scope.built_settings(SUMMARIES, SummariesSettings).model_copy(update={"baselines": False})
