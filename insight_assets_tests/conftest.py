@@ -116,6 +116,13 @@ LONGEST_FILES = (
 )
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """The machine, first thing in every run: a suite's time means nothing without it."""
+    from insight_assets.core.cores import machine_line
+
+    return f"machine: {machine_line()}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Leave no signal ignored (below), and give each pytest-xdist worker its own share of the
     cores, before torch or llama.cpp start.

@@ -1,13 +1,20 @@
 """What a process pays before any work: loading the definitions (every Dagster run worker, the UI's
 code server, every `insight-assets` command that builds) loads none of the libraries a step loads
 when it runs: the PDF parser and its layout model, the embedder's stack, the clustering, LanceDB, the
-local model. Read from a fresh interpreter's ``sys.modules``; no clock."""
+local model, and numpy, pyarrow and DuckDB until a step computes. The commands a person types to look
+around (`--help`, `collections`, `search --help`, `mcp --help`) load no Dagster either. Read from a
+fresh interpreter's ``sys.modules``; no clock."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+
+import pytest
+
+from insight_assets.core.lazy import LazyModel, LazyModule, lazy_regex
 
 # Each loads in a tenth of a second or more, and only the steps that use it need it.
 HEAVY = (
@@ -23,13 +30,19 @@ HEAVY = (
     "scipy",
     "bpe_openai",
     "llama_cpp",
+    "numpy",
+    "pyarrow",
+    "duckdb",
+    "lemminflect",
 )
+# What a command that only reads or prints help must not load either.
+COMMAND_HEAVY = (*HEAVY, "dagster", "insight_assets.definitions")
 
 
-def loaded_by(statement: str) -> list[str]:
+def loaded_by(statement: str, heavy=HEAVY, cwd=None) -> list[str]:
     """The heavy libraries a fresh interpreter has loaded after ``statement``."""
-    probe = f"import json, sys; {statement}; print(json.dumps(sorted(set({HEAVY!r}) & set(sys.modules))))"
-    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    probe = f"import json, sys\n{statement}\nprint(json.dumps(sorted(set({heavy!r}) & set(sys.modules))))"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=cwd)
     return json.loads(found.stdout.splitlines()[-1])
 
 
@@ -39,3 +52,73 @@ def test_loading_the_definitions_loads_no_library_a_step_loads_when_it_runs():
 
 def test_the_probe_sees_a_heavy_library_loaded():
     assert "pymupdf" in loaded_by("import insight_assets.core.pdf")
+    assert "numpy" in loaded_by("from insight_assets.core.lazy import np\nnp.zeros(1)")
+
+
+# `collections` reads the warehouse: DuckDB, and the pyarrow and numpy its rows come through.
+WAREHOUSE = {"duckdb", "pyarrow", "numpy"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needed"),
+    [
+        (["--help"], set()),
+        (["collections"], WAREHOUSE),
+        (["search", "--help"], set()),
+        (["mcp", "--help"], set()),
+    ],
+)
+def test_looking_around_loads_no_dagster_and_no_model(args, needed, tmp_path):
+    (tmp_path / "data" / "collections" / "empty").mkdir(parents=True)
+    statement = (
+        "import contextlib, io, runpy\n"
+        f"sys.argv = ['insight-assets', *{args!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    runpy.run_module('insight_assets.cli', run_name='__main__')"
+    )
+    assert loaded_by(statement, tuple(set(COMMAND_HEAVY) - needed), cwd=tmp_path) == []
+
+
+def test_a_lazy_module_imports_its_library_at_the_first_read_and_keeps_what_it_read():
+    statement = (
+        "import json, sys\n"
+        "from insight_assets.core.lazy import LazyModule\n"
+        "stand_in = LazyModule('colorsys')\n"
+        "print(json.dumps('colorsys' in sys.modules))\n"
+        "assert stand_in.rgb_to_hsv(1, 0, 0) == (0, 1, 1) and 'rgb_to_hsv' in vars(stand_in)"
+    )
+    probe = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "false"  # not imported before the read
+
+
+def test_a_process_that_used_pyarrow_and_duckdb_through_stand_ins_exits_cleanly(tmp_path):
+    # Objects the stand-ins kept, freed after the libraries shut down, once crashed the exit.
+    statement = (
+        "from insight_assets.core.stores import Warehouse\n"
+        f"warehouse = Warehouse({str(tmp_path / 'w.duckdb')!r})\n"
+        "print(warehouse.query('SELECT 1 AS n').to_pylist())"
+    )
+    done = subprocess.run([sys.executable, "-c", statement], check=False, capture_output=True, text=True)
+    assert (done.returncode, done.stdout.strip()) == (0, "[{'n': 1}]"), done.stderr[-2000:]
+
+
+def test_a_lazy_regex_matches_as_the_compiled_one_does():
+    source, text = r"(?P<word>[a-z]+)-(\d+)", "alpha-12 beta-7 gamma"
+    lazy, compiled = lazy_regex(source, re.IGNORECASE), re.compile(source, re.IGNORECASE)
+    assert lazy.findall(text) == compiled.findall(text)
+    assert lazy.sub(r"\2", text) == compiled.sub(r"\2", text)
+    assert lazy.match(text)["word"] == "alpha" and lazy.pattern == source and lazy.flags == compiled.flags
+
+
+def test_a_lazy_model_validates_when_first_used():
+    class Point(LazyModel):
+        x: int
+
+    assert not Point.__pydantic_complete__  # nothing built at class creation
+    assert Point(x="3").x == 3
+    with pytest.raises(ValueError):
+        Point(x="three")
+
+
+def test_a_lazy_module_says_what_it_stands_for():
+    assert repr(LazyModule("json")) == "<lazy module 'json'>"

@@ -63,6 +63,23 @@ def storage_resource():
     return StorageResource()
 
 
+def stores():
+    """The project's stores as ``storage_resource`` has them, without Dagster: for commands that only
+    read (``collections``), which should not pay for loading it."""
+    from insight_assets.core.deployment import Deployment
+    from insight_assets.core.storage import Storage
+
+    Deployment.from_environment().check_stores()
+    return Storage()
+
+
+def embedder_choice():
+    """The embedder as ``embedder_resource`` has it, without Dagster (``search``)."""
+    from insight_assets.core.embedding import EmbedderChoice
+
+    return EmbedderChoice()
+
+
 def embedder_resource():
     from insight_assets.defs.resources import EmbedderResource
 
@@ -322,14 +339,17 @@ def summary(storage, collections: list[str]) -> str:
             "SELECT profile, count(*) AS n FROM chunks WHERE collection = ? GROUP BY profile ORDER BY profile",
             [name],
         )
-        vectors = storage.vectors.read(name, ["profile"])
+        # As the last build wrote them: counting LanceDB's rows would load LanceDB (most of a second).
+        vectors = warehouse.rows(
+            "SELECT rows FROM asset_builds WHERE collection = ? AND asset = 'chunk_embeddings'", [name]
+        )
         pairs = warehouse.rows(
             "SELECT count(*) AS n FROM generated_answers WHERE collection = ? AND status = 'kept'", [name]
         )[0]["n"]
         links = warehouse.rows("SELECT count(*) AS n FROM citations WHERE collection = ?", [name])[0]["n"]
         chunks_text = ", ".join(f"{row['n']} {row['profile']} chunks" for row in chunk_counts) or "no chunks"
         lines.append(
-            f"{name}: {documents} documents, {chunks_text}, {vectors.num_rows if vectors is not None else 0} vectors, "
+            f"{name}: {documents} documents, {chunks_text}, {vectors[0]['rows'] if vectors else 0} vectors, "
             f"{pairs} question-answer pairs, {links} citation links"
             + (
                 f"; {len(problems)} unusable file(s): "
@@ -359,7 +379,7 @@ def list_collections(args: argparse.Namespace) -> int:
     from insight_assets.core.collection_sources import find_sources
     from insight_assets.core.ingest_store import built_source_signatures
 
-    storage = storage_resource()
+    storage = stores()
     found = find_sources(storage.collections_root)
     for name, reason in found.unreadable.items():
         print(f"{name}: {reason}", file=sys.stderr)

@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from insight_assets.core.lazy import lazy_regex
+
 from .sections import section_spans
 from .text import split_sentences
 
@@ -36,22 +38,22 @@ _SECTION_MAX_CHARS = 1500
 
 # "thanks to" is mostly causal ("thanks to its deferred execution"): only with "special",
 # "many" or "also" is it thanking someone.
-_THANKS = re.compile(
+_THANKS = lazy_regex(
     r"\b(?:thank|thanks(?!\s+to\b|:)|thankful|grateful|gratitude|gratefully acknowledge"
     r"|(?:special|many|sincere) thanks|thanks also to"
     r"|acknowledges? (?:the |our |their )?(?:support|funding|financial|help|assistance|generous|useful|helpful))\b"
     r"|^acknowledge?ments?\b",
     re.IGNORECASE,
 )
-_FUNDING = re.compile(
+_FUNDING = lazy_regex(
     r"\b(?:supported|funded|sponsored|financed)\b[^.]{0,160}?"
     r"\b(?:grants?|awards?|foundation|fellowships?|council|agency|NSF|NIH|DARPA|IARPA|ERC|EPSRC|DFG|NSERC"
     r"|Horizon 2020|program(?:me)?|contracts?|funds?|scholarships?)\b"
     r"|\bgrant (?:no\.?|number|agreement|#)",
     re.IGNORECASE,
 )
-_EMAIL = re.compile(r"[\w.+{},-]+@[\w-]+(?:\.[\w-]+)+")
-_COPYRIGHT = re.compile(
+_EMAIL = lazy_regex(r"[\w.+{},-]+@[\w-]+(?:\.[\w-]+)+")
+_COPYRIGHT = lazy_regex(
     r"©|c⃝|\(c\) ?(?:19|20)\d\d|\bcopyright\b|all rights reserved|\blicen[cs]ed under\b|creative commons"
     r"|\bCC[- ]BY\b|permission to make digital or hard copies|^\s*proceedings of\b.*\bpages? \d"
     r"|^\s*proceedings of the\b.*\b(?:conference|meeting|symposium|workshop)\b"
@@ -60,22 +62,22 @@ _COPYRIGHT = re.compile(
     re.IGNORECASE,
 )
 # A DOI inside a longer line is a citation of data or code, not a stamp, unless the line is short.
-_DOI = re.compile(r"\bdoi(?:\.org/|:)\s*10\.\d{4,}", re.IGNORECASE)
+_DOI = lazy_regex(r"\bdoi(?:\.org/|:)\s*10\.\d{4,}", re.IGNORECASE)
 _DOI_LINE_CHARS = 60
 # A copyright sign this far into a line follows the page's last words: the span starts at the sign.
-_SIGN = re.compile(r"©|c⃝")
+_SIGN = lazy_regex(r"©|c⃝")
 _SIGN_INSIDE_CHARS = 40
-_CONTRIBUTIONS_HEADING = re.compile(
+_CONTRIBUTIONS_HEADING = lazy_regex(
     r"^[ \t]*(?:\d[\d.]*\s+)?(?:authors?['’]?s?\s+contributions?|contributions of the authors"
     r"|credit authorship contribution statement)\b[ \t]*[:.]?",
     re.IGNORECASE | re.MULTILINE,
 )
-_ABSTRACT_HEADING = re.compile(r"^\s*abstract\b[\s.:—-]*", re.IGNORECASE | re.MULTILINE)
-_YEAR = re.compile(r"\b(?:19[5-9]\d|20[0-4]\d)[a-z]?\b")
-_VENUE = re.compile(
+_ABSTRACT_HEADING = lazy_regex(r"^\s*abstract\b[\s.:—-]*", re.IGNORECASE | re.MULTILINE)
+_YEAR = lazy_regex(r"\b(?:19[5-9]\d|20[0-4]\d)[a-z]?\b")
+_VENUE = lazy_regex(
     r"\b(?:In Proceedings|Proceedings of|arXiv|Journal|Conference|Transactions|pp\.|vol\.|Press|Workshop)\b"
 )
-_ENTRY_START = re.compile(
+_ENTRY_START = lazy_regex(
     r"^\s*(?:\[\d{1,3}\]|\d{1,3}\.)\s+\S|^[A-Z][\w'’-]+,\s(?:[A-Z]\.\s?){1,3}(?:,|and\b|&)"
 )
 _ENTRY_GAP_LINES = 3

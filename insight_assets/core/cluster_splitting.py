@@ -9,8 +9,7 @@ import math
 import warnings
 from collections.abc import Callable
 
-import numpy as np
-
+from insight_assets.core.lazy import np
 from insight_assets.core.vectors import normalize_rows
 
 # A cluster smaller than this is never split by X-Means or G-Means: G-Means tests half the

@@ -27,13 +27,11 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
 from insight_assets.core.cluster_splitting import bic_prefers_split, non_gaussian, split_while
 from insight_assets.core.keyphrases import cluster_labels
+from insight_assets.core.lazy import np, pa, pc
 from insight_assets.core.stage_settings import Settings
 from insight_assets.core.vectors import normalize_rows
 

@@ -10,9 +10,12 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from insight_assets.core.boilerplate import BoilerplateSpan, content_spans
-from insight_assets.core.text_quality import TextVerdict
+
+if TYPE_CHECKING:
+    from insight_assets.core.text_quality import TextVerdict
 
 PAGE_SEPARATOR = "\n\n"
 

@@ -13,7 +13,7 @@ import random
 import time
 from pathlib import Path
 
-import duckdb
+from insight_assets.core.lazy import duckdb
 
 LOCK_WAIT_S = 120.0
 # DuckDB writes a new file's three 4 KiB headers as it creates it: a shorter file is one another

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
 from insight_assets.core.chunking import ChunkProfile, chunk_text
+from insight_assets.core.lazy import np
 from insight_assets.core.text import count_tokens
 from insight_assets.core.vectors import normalize_rows
 

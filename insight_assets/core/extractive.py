@@ -9,16 +9,14 @@ greedily, skipping near-duplicates of sentences already picked.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
+from insight_assets.core.lazy import lazy_regex, np
 from insight_assets.core.text import sentence_texts
 from insight_assets.core.vectors import normalize_rows
 
-_WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_WORD = lazy_regex(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 _STOPWORDS_TEXT = """
 a about above after again against all also am an and any are as at be because been before being

@@ -5,11 +5,13 @@ drawn with the Agg canvas directly (no pyplot, so no global figure state across 
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from insight_assets.core.clustering import ThemeGraph
+from insight_assets.core.lazy import np
 from insight_assets.core.vectors import normalize_rows
+
+if TYPE_CHECKING:
+    from insight_assets.core.clustering import ThemeGraph
 
 # At most this many chunks are drawn (a seeded sample): 5,000 dots already fill the picture, and
 # the PCA, the drawing and the PNG stay well under a second for any collection size.

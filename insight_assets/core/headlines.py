@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
-from .stores import Warehouse
+if TYPE_CHECKING:
+    from .stores import Warehouse
 
 # How an offline stand-in names itself as a writer or judge: "offline (extractive)".
 OFFLINE_PREFIX = "offline"

@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow.compute as pc
+from insight_assets.core.lazy import np, pc
 
-from .stores import VectorStore, Warehouse
 from .vectors import nearest_rows
+
+if TYPE_CHECKING:
+    from .stores import VectorStore, Warehouse
 
 
 class IndexMissing(RuntimeError):

@@ -8,22 +8,25 @@ asks the stores what already exists and only computes the rest; its counters say
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from insight_assets.core.boilerplate import BoilerplateSpan
 from insight_assets.core.chunking import ChunkProfile, chunk_document
-from insight_assets.core.collection_sources import Paper
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
-from insight_assets.core.library import LibraryItem
-from insight_assets.core.stores import Warehouse
+from insight_assets.core.lazy import pa
 from insight_assets.core.text_quality import TextVerdict
+
+if TYPE_CHECKING:
+    from insight_assets.core.collection_sources import Paper
+    from insight_assets.core.library import LibraryItem
+    from insight_assets.core.stores import Warehouse
 
 
 @dataclass(frozen=True)
@@ -183,10 +186,10 @@ def parse_tables(collection: str, results: Sequence[ParseResult], parser_version
             for number, text in enumerate(document.page_texts, start=1)
         )
     return {
-        "parsed_documents": _table(documents, _PARSED_SCHEMA),
-        "parsed_pages": _table(pages, _PAGES_SCHEMA),
-        "parse_problems": _table(problems, _PROBLEMS_SCHEMA),
-        "text_quality": _table(quality, _QUALITY_SCHEMA),
+        "parsed_documents": _table(documents, _parsed_schema()),
+        "parsed_pages": _table(pages, _pages_schema()),
+        "parse_problems": _table(problems, _problems_schema()),
+        "text_quality": _table(quality, _quality_schema()),
     }
 
 
@@ -365,7 +368,7 @@ def chunks_table(collection: str, chunks: Sequence[Chunk]) -> pa.Table:
             }
             for c in chunks
         ],
-        _CHUNKS_SCHEMA,
+        _chunks_schema(),
     )
 
 
@@ -373,70 +376,88 @@ def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-_PARSED_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("doc_id", pa.string()),
-        ("file", pa.string()),
-        ("title", pa.string()),
-        ("abstract", pa.string()),
-        ("sections", pa.list_(pa.string())),
-        ("references_text", pa.string()),
-        ("page_count", pa.int32()),
-        ("char_count", pa.int64()),
-        ("body_end", pa.int64()),
-        ("parser_version", pa.string()),
-        ("boilerplate", pa.string()),
-        ("pdf_title", pa.string()),
-    ]
-)
-_PAGES_SCHEMA = pa.schema(
-    [("collection", pa.string()), ("doc_id", pa.string()), ("page", pa.int32()), ("text", pa.string())]
-)
-_PROBLEMS_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("file", pa.string()),
-        ("doc_id", pa.string()),
-        ("kind", pa.string()),
-        ("severity", pa.string()),
-        ("message", pa.string()),
-        ("parser_version", pa.string()),
-    ]
-)
-_QUALITY_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("file", pa.string()),
-        ("doc_id", pa.string()),
-        ("verdict", pa.string()),
-        ("language", pa.string()),
-        ("pages", pa.int32()),
-        ("chars", pa.int64()),
-        ("junk_share", pa.float64()),
-        ("word_share", pa.float64()),
-        ("words_per_1000_chars", pa.float64()),
-        ("mean_token_chars", pa.float64()),
-        ("kind", pa.string()),
-        ("reason", pa.string()),
-        ("garbled_pages", pa.list_(pa.int32())),
-        ("poor_pages", pa.list_(pa.int32())),
-        ("parser_version", pa.string()),
-    ]
-)
-_CHUNKS_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("profile", pa.string()),
-        ("chunk_id", pa.string()),
-        ("doc_id", pa.string()),
-        ("chunk_index", pa.int32()),
-        ("text", pa.string()),
-        ("char_start", pa.int64()),
-        ("char_end", pa.int64()),
-        ("page_start", pa.int32()),
-        ("page_end", pa.int32()),
-        ("token_count", pa.int32()),
-        ("text_sha", pa.string()),
-    ]
-)
+@functools.cache
+def _parsed_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("doc_id", pa.string()),
+            ("file", pa.string()),
+            ("title", pa.string()),
+            ("abstract", pa.string()),
+            ("sections", pa.list_(pa.string())),
+            ("references_text", pa.string()),
+            ("page_count", pa.int32()),
+            ("char_count", pa.int64()),
+            ("body_end", pa.int64()),
+            ("parser_version", pa.string()),
+            ("boilerplate", pa.string()),
+            ("pdf_title", pa.string()),
+        ]
+    )
+
+
+@functools.cache
+def _pages_schema() -> pa.Schema:
+    return pa.schema(
+        [("collection", pa.string()), ("doc_id", pa.string()), ("page", pa.int32()), ("text", pa.string())]
+    )
+
+
+@functools.cache
+def _problems_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("file", pa.string()),
+            ("doc_id", pa.string()),
+            ("kind", pa.string()),
+            ("severity", pa.string()),
+            ("message", pa.string()),
+            ("parser_version", pa.string()),
+        ]
+    )
+
+
+@functools.cache
+def _quality_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("file", pa.string()),
+            ("doc_id", pa.string()),
+            ("verdict", pa.string()),
+            ("language", pa.string()),
+            ("pages", pa.int32()),
+            ("chars", pa.int64()),
+            ("junk_share", pa.float64()),
+            ("word_share", pa.float64()),
+            ("words_per_1000_chars", pa.float64()),
+            ("mean_token_chars", pa.float64()),
+            ("kind", pa.string()),
+            ("reason", pa.string()),
+            ("garbled_pages", pa.list_(pa.int32())),
+            ("poor_pages", pa.list_(pa.int32())),
+            ("parser_version", pa.string()),
+        ]
+    )
+
+
+@functools.cache
+def _chunks_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("profile", pa.string()),
+            ("chunk_id", pa.string()),
+            ("doc_id", pa.string()),
+            ("chunk_index", pa.int32()),
+            ("text", pa.string()),
+            ("char_start", pa.int64()),
+            ("char_end", pa.int64()),
+            ("page_start", pa.int32()),
+            ("page_end", pa.int32()),
+            ("token_count", pa.int32()),
+            ("text_sha", pa.string()),
+        ]
+    )

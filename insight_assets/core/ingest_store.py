@@ -8,10 +8,12 @@ state of the file). The tables are declared in ``stores.SCHEMA``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from insight_assets.core.stores import Warehouse, WarehouseSession
+
+if TYPE_CHECKING:
+    from insight_assets.core.lazy import pa
 
 Reader = Warehouse | WarehouseSession
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-import numpy as np
+from insight_assets.core.lazy import lazy_regex, np
 
 from .extractive import STOPWORDS, terms
 from .text import split_sentences, without_citations
@@ -49,8 +48,8 @@ large small high low full single key main better best accurate efficient effecti
 """
 _VAGUE_ALONE = frozenset(_VAGUE_ALONE_TEXT.split())
 
-_PUNCTUATION = re.compile(r"[^\w\s-]+|_")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+_PUNCTUATION = lazy_regex(r"[^\w\s-]+|_")
+_WORD = lazy_regex(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 _MAX_PHRASE_WORDS = 3
 # The opening share of the text, where the abstract and introduction state the topics.
 _OPENING_SHARE = 0.15
@@ -159,7 +158,7 @@ def document_keyphrases(title: str, text: str, limit: int) -> list[str]:
 
 # -- a short text's phrases (RAKE) --------------------------------------------------------------
 
-_RAKE_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[^\sA-Za-z]+")
+_RAKE_TOKEN = lazy_regex(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[^\sA-Za-z]+")
 _RAKE_MAX_WORDS = 3
 # Frequent verbs of research prose: without a tagger, breaking phrases at them keeps most
 # phrases nominal ("four-bit quantization", not "quantization degrades accuracy").

@@ -24,9 +24,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
-
 from insight_assets.core.deployment import DeploymentError, check_writable, is_local_path, redacted
+from insight_assets.core.lazy import duckdb
 from insight_assets.core.stores import StoreError, Warehouse
 
 # The catalog's tables live in this schema of the Postgres database, apart from Dagster's own.

@@ -9,15 +9,18 @@ the PDF, and a disagreement (a title the PDF spells otherwise) is recorded in ``
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
-from insight_assets.core.collection_sources import CollectionSource, SourceContents
 from insight_assets.core.documents import sha256_text
+from insight_assets.core.lazy import pa
 from insight_assets.core.stores import SCHEMA, Warehouse
+
+if TYPE_CHECKING:
+    from insight_assets.core.collection_sources import CollectionSource, SourceContents
 
 YOUR_NOTES = "your notes"
 
@@ -156,12 +159,14 @@ def citation_label(paper: dict | None) -> str:
     return f"doi:{paper['doi']}" if paper.get("doi") else ""
 
 
-_TYPES = {
-    "VARCHAR": pa.string(),
-    "VARCHAR[]": pa.list_(pa.string()),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-}
+@functools.cache
+def _arrow_types() -> dict[str, pa.DataType]:
+    return {
+        "VARCHAR": pa.string(),
+        "VARCHAR[]": pa.list_(pa.string()),
+        "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(),
+    }
 
 
 def _table(rows: list[dict], name: str) -> pa.Table:
@@ -169,5 +174,5 @@ def _table(rows: list[dict], name: str) -> pa.Table:
     fields = []
     for column in SCHEMA[name].split(","):
         column_name, column_type = column.split()
-        fields.append((column_name, _TYPES[column_type]))
+        fields.append((column_name, _arrow_types()[column_type]))
     return pa.Table.from_pylist(rows, schema=pa.schema(fields))

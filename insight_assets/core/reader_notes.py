@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pyarrow as pa
-
 from insight_assets.core.documents import sha256_text
+from insight_assets.core.lazy import np, pa
 from insight_assets.core.papers import YOUR_NOTES
 from insight_assets.core.retrieval.search import Hit
 from insight_assets.core.stores import VectorStore, Warehouse

@@ -12,8 +12,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from insight_assets.core.lazy import lazy_regex
+
 # "2", "2.1", "IV", "A.2" before a heading's name.
-_NUMBER = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5}|[A-Z](?:\.\d{1,2})*)\.?\s+(?=\S)")
+_NUMBER = lazy_regex(r"^(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5}|[A-Z](?:\.\d{1,2})*)\.?\s+(?=\S)")
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    from insight_assets.core.lazy import duckdb
 
 IDLE_S = 0.25
 HOLD_S = 2.0

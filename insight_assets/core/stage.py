@@ -19,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from insight_assets.core.embedding import Embedder
-from insight_assets.core.llm import LLMClient, Task
 from insight_assets.core.retrieval import Retriever
 from insight_assets.core.stage_settings import JudgedSettings, JudgeModel, Settings, StageSettings
-from insight_assets.core.stores import VectorStore, Warehouse
+
+if TYPE_CHECKING:
+    from insight_assets.core.embedding import Embedder
+    from insight_assets.core.llm import LLMClient, Task
+    from insight_assets.core.stores import VectorStore, Warehouse
 
 __all__ = [
     "Check",

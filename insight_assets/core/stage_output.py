@@ -13,15 +13,16 @@ import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from insight_assets.core.headlines import OFFLINE_PREFIX, Headline, played_offline, store_headline
+from insight_assets.core.lazy import pa
 from insight_assets.core.llm import BudgetExceeded
 from insight_assets.core.markdown import markdown_table
-from insight_assets.core.stage import CollectionScope
-from insight_assets.core.stores import Warehouse
+
+if TYPE_CHECKING:
+    from insight_assets.core.stage import CollectionScope
+    from insight_assets.core.stores import Warehouse
 
 MAX_PREVIEW_ROWS = 50
 

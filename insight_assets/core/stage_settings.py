@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from insight_assets.core.lazy import LazyModel
 from insight_assets.core.llm import Task, TaskParams
 
 __all__ = ["JudgeModel", "JudgedSettings", "Settings", "StageSettings", "settings_problems"]
 
 
-class Settings(BaseModel):
+class Settings(LazyModel):
     """Settings as people write them: a name that is not a field is an error, not silently dropped."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -12,17 +12,14 @@ import functools
 import hashlib
 import json
 import random
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import pyarrow as pa
-
 from insight_assets.core import migrations
 from insight_assets.core.duckdb_file import LOCK_WAIT_S, StoreError, open_duckdb
+from insight_assets.core.lazy import duckdb, lazy_regex, pa
 from insight_assets.core.shared_file import shared_file
 
 SCHEMA = {
@@ -398,7 +395,7 @@ class WarehouseSession:
         return self.query(sql, params).to_pylist()
 
 
-_TABLE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+_TABLE_NAME = lazy_regex(r"[^A-Za-z0-9_.-]")
 # Vector tables this process has brought up to date (see ``migrations``), by (uri, table name).
 _VECTORS_CURRENT: set[tuple[str, str]] = set()
 

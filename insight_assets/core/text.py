@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-import numpy as np
+from insight_assets.core.lazy import lazy_regex, np
 
 TOKEN_ENCODING = "cl100k_base"
 
@@ -118,7 +118,7 @@ ABBREVIATIONS = frozenset(
 
 # A candidate end of sentence: a blank line, or ., ? or ! (possibly repeated, possibly followed
 # by closing quotes or brackets) then whitespace and something that can start a sentence.
-_BREAK = re.compile(
+_BREAK = lazy_regex(
     r"""
       (?P<blank>\n[^\S\n]*\n\s*)
     | (?P<stop>[.?!]+)(?P<close>["')\]\u2019\u201d]*)\s+
@@ -126,10 +126,10 @@ _BREAK = re.compile(
     """,
     re.VERBOSE,
 )
-_INITIALS = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")
+_INITIALS = lazy_regex(r"(?:[A-Za-z]\.)*[A-Za-z]")
 # Arabic numbers up to 99 ("2", "2.1") and Roman ones up to 39, so that a year or a word such
 # as "did" wrapped to the start of a line still ends its sentence.
-_LIST_MARKER = re.compile(r"\d{1,2}(?:\.\d+)*|(?i:x{0,3}(?:ix|iv|v?i{0,3}))")
+_LIST_MARKER = lazy_regex(r"\d{1,2}(?:\.\d+)*|(?i:x{0,3}(?:ix|iv|v?i{0,3}))")
 _OPENERS = "\"'([{\u2018\u201c"
 
 
@@ -185,8 +185,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 # A heading line glued to the sentence that follows it ("8\nConclusions and Future Work\nWe present
 # ..."): a section number alone, a numbered title, or a short Title Case line, each with no
 # closing punctuation and followed by a line that opens with a capital.
-_SECTION_NUMBER = re.compile(r"(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\.?")
-_NUMBERED_TITLE = re.compile(r"(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\.?\s+\S.*")
+_SECTION_NUMBER = lazy_regex(r"(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\.?")
+_NUMBERED_TITLE = lazy_regex(r"(?:\d{1,2}(?:\.\d{1,2})*|[IVX]{1,5})\.?\s+\S.*")
 _HEADING_MAX_WORDS = 10
 
 
@@ -226,11 +226,11 @@ def sentence_texts(text: str) -> list[str]:
 
 
 # "(Kiros et al., 2015)", "(Le and Mikolov, 2014; Lee, 2019)", "[12]", "[3, 5-7]".
-_CITATION_MARKERS = re.compile(
+_CITATION_MARKERS = lazy_regex(
     r"\((?:[^()]*?(?:19|20)\d\d[a-z]?)+[^()]*\)|\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\]"
 )
 # Authors named in the running text: "Wang et al.", "Lee and Kim et al." (the year in parentheses is a marker).
-_AUTHORS_ET_AL = re.compile(r"\b[A-Z][\w'’-]+(?:\s+(?:and|&)\s+[A-Z][\w'’-]+)?\s+et\s+al\.?")
+_AUTHORS_ET_AL = lazy_regex(r"\b[A-Z][\w'’-]+(?:\s+(?:and|&)\s+[A-Z][\w'’-]+)?\s+et\s+al\.?")
 
 
 def without_citation_markers(text: str) -> str:

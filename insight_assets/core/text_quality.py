@@ -38,12 +38,13 @@ import functools
 import gzip
 import hashlib
 import importlib.util
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import msgpack
+
+from insight_assets.core.lazy import lazy_regex
 
 USABLE, DEGRADED, UNUSABLE = "usable", "degraded", "unusable"
 
@@ -52,19 +53,19 @@ USABLE, DEGRADED, UNUSABLE = "usable", "degraded", "unusable"
 # general punctuation through geometric shapes (dashes, quotes, sub/superscripts, currency,
 # letterlike symbols, arrows, maths operators, technical symbols, bullets), the maths blocks after
 # the dingbats, and CJK and full-width punctuation.
-_JUNK = re.compile(
+_JUNK = lazy_regex(
     r"[^\w\s!-/:-@\[-`{-~\u00a0-\u00bf\u00d7\u00f7\u02b0-\u03ff\u2000-\u25ff\u27c0-\u2bff\u3000-\u303f\uff00-\uffef]"
 )
 # Words, matched on casefolded text. In alphabetic scripts written with spaces (Latin, Greek,
 # Cyrillic, Armenian, Hebrew, Arabic, and Latin and Greek extended) a word is three letters or more,
 # and these are the words judged against a word list: two-letter words are left out because random
 # letter pairs are too often words by chance. Explicit ranges rather than [^\W\d_]: twice as fast.
-_ALPHABETIC_WORD = re.compile(
+_ALPHABETIC_WORD = lazy_regex(
     r"[a-z\u00df-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u052f\u0531-\u0587\u05d0-\u05ea\u0620-\u064a\u1e00-\u1fff]{3,}"
 )
 # Runs of scripts written without spaces between words (Indic, Thai, Lao, Hangul, kana, CJK): text,
 # counted as words, but not judged against word lists.
-_UNSPACED_RUN = re.compile(
+_UNSPACED_RUN = lazy_regex(
     r"[\u0900-\u0dff\u0e00-\u0eff\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+"
 )
 

@@ -16,13 +16,14 @@ import bisect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from insight_assets.core.chunking import PASSAGE
-from insight_assets.core.embedding import Embedder
+from insight_assets.core.lazy import np, pa
 from insight_assets.core.vectors import normalize_rows
+
+if TYPE_CHECKING:
+    from insight_assets.core.embedding import Embedder
 
 DEFAULT_POOL_SOURCE = PASSAGE
 # A coarse chunk is pooled only when fine chunks cover at least this share of its characters.

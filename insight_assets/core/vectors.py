@@ -9,11 +9,15 @@ index (LanceDB's IVF-PQ) would pay off.
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
+from typing import TYPE_CHECKING
+
+from insight_assets.core.lazy import np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
 
 
-def normalize_rows(vectors: ArrayLike, dtype: DTypeLike | None = np.float32) -> np.ndarray:
+def normalize_rows(vectors: ArrayLike, dtype: DTypeLike | None = "float32") -> np.ndarray:
     """``vectors`` with each row (each vector along the last axis) scaled to unit length; a row of
     zeros stays zeros. Converted to ``dtype`` first; ``None`` keeps the input's (float64 TF-IDF
     matrices stay float64)."""

@@ -5,14 +5,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import dagster as dg
 
 from insight_assets.core import stage_output
 from insight_assets.core.markdown import markdown_table as core_markdown_table
 from insight_assets.defs import reuse
-from insight_assets.defs.resources import StorageResource
+
+if TYPE_CHECKING:
+    from insight_assets.defs.resources import StorageResource
 
 MAX_PREVIEW_ROWS = 50
 T = TypeVar("T")

@@ -8,6 +8,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 from pydantic import PrivateAttr
@@ -27,7 +28,9 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.llm.settings import OFFLINE
 from insight_assets.core.storage import Storage
-from insight_assets.core.stores import VectorStore, Warehouse
+
+if TYPE_CHECKING:
+    from insight_assets.core.stores import VectorStore, Warehouse
 
 
 class StorageResource(dg.ConfigurableResource):

@@ -38,6 +38,11 @@ from insight_assets.defs.resources import ModelChoice
 S = TypeVar("S", bound=BaseModel)
 
 
+class _GeneratedConfig(dg.Config):
+    # Built when a run's config is first checked against it, not when the definitions load.
+    model_config = pydantic.ConfigDict(defer_build=True)
+
+
 def dagster_config(settings: type[BaseModel]) -> type[dg.Config]:
     """A Dagster config class with ``settings``' fields (nested settings models become nested
     config classes): what the UI's launchpad shows and a run's config is checked against."""
@@ -46,7 +51,7 @@ def dagster_config(settings: type[BaseModel]) -> type[dg.Config]:
         annotation = _config_type(info.annotation)
         fields[name] = (annotation, FieldInfo.merge_field_infos(info, annotation=annotation))
     return pydantic.create_model(
-        f"{settings.__name__}Config", __base__=dg.Config, __doc__=settings.__doc__, **fields
+        f"{settings.__name__}Config", __base__=_GeneratedConfig, __doc__=settings.__doc__, **fields
     )
 
 

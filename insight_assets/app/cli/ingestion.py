@@ -8,12 +8,12 @@ import sys
 from insight_assets.app.commands import (
     Command,
     add_collection_argument,
-    embedder_resource,
+    embedder_choice,
     environment_llm,
     known_collection,
     missing_key,
     not_built,
-    storage_resource,
+    stores,
 )
 from insight_assets.app.passages import (
     DEFAULT_CANDIDATES,
@@ -32,16 +32,17 @@ def search(args: argparse.Namespace) -> int:
     from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
 
-    storage = storage_resource()
+    # Dagster is not needed to search, nor the model unless it reranks (``--rerank llm``).
+    storage = stores()
     problem = known_collection(storage, collection) or (missing_key() if reranker == "llm" else None)
     if problem:
         print(problem, file=sys.stderr)
         return 2
     try:
-        opened = OpenCollection.open(storage, embedder_resource(), collection)
+        opened = OpenCollection.open(storage, embedder_choice(), collection)
         hits = search_passages(
             opened,
-            environment_llm(),
+            environment_llm() if reranker == "llm" else None,
             query,
             k=k,
             mode=mode,
@@ -63,7 +64,7 @@ def search(args: argparse.Namespace) -> int:
         print(f"\n{number}. {hit.title}, {cite}{hit.pages}  [score {hit.score:.3f}; {found}]")
         print(f"   {text[:300]}{'…' if len(text) > 300 else ''}")
     if args.notes:
-        _print_notes(search_notes(storage, embedder_resource(), collection, query), collection)
+        _print_notes(search_notes(storage, embedder_choice(), collection, query), collection)
     return 0
 
 

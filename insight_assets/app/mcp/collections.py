@@ -17,10 +17,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from insight_assets.app.mcp.progress import CallProgress
 from insight_assets.defs import asking
+
+if TYPE_CHECKING:
+    from insight_assets.app.mcp.progress import CallProgress
 
 # ``ask``'s method that puts the question to every method.
 EVERY_METHOD = "all"

@@ -3,6 +3,7 @@ co-citation counts, and a picture."""
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections import Counter
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
 from .matching import DEFAULT_MATCH, Match, MatchSettings, Paper, TitleIndex
 from .references import split_references
@@ -92,18 +93,20 @@ def co_citations(edges: Sequence[dict]) -> list[tuple[str, str, int]]:
     return [(a, b, count) for (a, b), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
-REFERENCE_COLUMNS = {
-    "citing_doc_id": pa.string(),
-    "ref_index": pa.int32(),
-    "text": pa.string(),
-    "year": pa.int32(),
-    "first_author": pa.string(),
-    "cited_doc_id": pa.string(),
-    "candidate_doc_id": pa.string(),
-    "title_similarity": pa.float64(),
-    "reason": pa.string(),
-    "label": pa.string(),
-}
+@functools.cache
+def reference_columns() -> dict[str, pa.DataType]:
+    return {
+        "citing_doc_id": pa.string(),
+        "ref_index": pa.int32(),
+        "text": pa.string(),
+        "year": pa.int32(),
+        "first_author": pa.string(),
+        "cited_doc_id": pa.string(),
+        "candidate_doc_id": pa.string(),
+        "title_similarity": pa.float64(),
+        "reason": pa.string(),
+        "label": pa.string(),
+    }
 
 
 def reference_table(collection: str, graph: CitationGraph) -> pa.Table:
@@ -125,7 +128,7 @@ def reference_table(collection: str, graph: CitationGraph) -> pa.Table:
         for citing, matches in graph.matches.items()
         for match in matches
     ]
-    schema = pa.schema([("collection", pa.string()), *REFERENCE_COLUMNS.items()])
+    schema = pa.schema([("collection", pa.string()), *reference_columns().items()])
     return pa.Table.from_pylist(rows, schema=schema)
 
 

@@ -13,7 +13,9 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_NUMERIC_GROUP = re.compile(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
+from insight_assets.core.lazy import lazy_regex
+
+_NUMERIC_GROUP = lazy_regex(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
 # Between the surname and the year: "et al., ", " and Mikolov (", " & Lapata, 2008; ".
 _AUTHOR_TO_YEAR = r"[^()\[\]]{0,45}?[(,\s;]"
 

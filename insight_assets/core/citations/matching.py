@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
+from insight_assets.core.lazy import lazy_regex
 from insight_assets.core.library.model import normalized_doi
 
 from ..stage_settings import Settings
@@ -62,11 +63,11 @@ _TITLE_STOPWORDS = frozenset(
         "its",
     ]
 )
-_ARXIV_ID = re.compile(r"\b(\d{2})(0[1-9]|1[0-2])\.\d{4,5}(?:v\d+)?\b")
+_ARXIV_ID = lazy_regex(r"\b(\d{2})(0[1-9]|1[0-2])\.\d{4,5}(?:v\d+)?\b")
 # An arXiv stamp's revision date ("arXiv:1412.6980v9 [cs.LG] 30 Jan 2017") says when it was revised.
-_ARXIV_STAMP_DATE = re.compile(r"(arXiv:\S+\s*\[[^\]]*\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+)(?:19|20)\d\d")
+_ARXIV_STAMP_DATE = lazy_regex(r"(arXiv:\S+\s*\[[^\]]*\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+)(?:19|20)\d\d")
 # A year in a line that says where and when the paper itself was published.
-_PUBLICATION_LINE = re.compile(
+_PUBLICATION_LINE = lazy_regex(
     r"(?:©|\(c\)|copyright|published|journal|proceedings|transactions|conference)[^\n]{0,80}?"
     r"(?<!\d)((?:19|20)\d\d)(?!\d)",
     re.IGNORECASE,

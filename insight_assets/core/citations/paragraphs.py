@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ingest import load_documents
 from ..sections import find_section, section_spans
-from ..stores import Warehouse
 from .intext import CitedReference, cited_documents
+
+if TYPE_CHECKING:
+    from ..stores import Warehouse
 
 RELATED_WORK_NAMES = (
     "related work",

@@ -19,22 +19,24 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from insight_assets.core.lazy import lazy_regex
+
 # "[12]", "[Mik13]", "[Chen and Manning2014]", "[Afonso et al.2002]".
-_BRACKETED = re.compile(r"^\s*\[(\d{1,3}|[^\[\],]{2,60}?\d{2,4}[a-z]?)\]\s*")
-_NUMBERED = re.compile(r"^\s*(\d{1,3})\.\s+(?=[A-Z\u00C0-\u024F])")
+_BRACKETED = lazy_regex(r"^\s*\[(\d{1,3}|[^\[\],]{2,60}?\d{2,4}[a-z]?)\]\s*")
+_NUMBERED = lazy_regex(r"^\s*(\d{1,3})\.\s+(?=[A-Z\u00C0-\u024F])")
 # A line that opens an author-year entry: "Bengio, Y.", "Le, Quoc V.", "Quoc V. Le and", "Yoon Kim.",
 # "Mikolov, T., Chen, K.", "Tomas Mikolov, Kai Chen".
 _NAME = r"[A-Z\u00C0-\u024F][\w'’´`¨\-\u00C0-\u024F]+"
-_AUTHOR_START = re.compile(
+_AUTHOR_START = lazy_regex(
     rf"^(?:{_NAME},\s+(?:[A-Z]\.|{_NAME})"  # Surname, X.  /  Surname, First
     rf"|(?:{_NAME}\s+)(?:[A-Z]\.?\s+)*{_NAME}(?:,|\s+and\s|\.\s|\s+et\s+al)"  # First [X.] Surname, / and
     rf"|(?:[A-Z](?:[.-]\s?[A-Z])*\.\s*)+{_NAME}(?:,|\s+and\s|\.\s|\s+et\s+al))"  # D. Baker and / J.R. Bellegarda.
 )
 # An author list anywhere in a stretch of text (not only at its start).
-_AUTHOR_SEARCH = re.compile(r"(?<![\w'’\-])" + _AUTHOR_START.pattern.removeprefix("^"))
-_SENTENCE_END = re.compile(r"[.?!)\]]\s*$|(?:19|20)\d\d[a-z]?\s*$")
-_PAGE_NUMBER = re.compile(r"^\s*\d{1,4}\s*$")
-YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?:[a-z])?(?![\d])")
+_AUTHOR_SEARCH = lazy_regex(r"(?<![\w'’\-])" + _AUTHOR_START.pattern.removeprefix("^"))
+_SENTENCE_END = lazy_regex(r"[.?!)\]]\s*$|(?:19|20)\d\d[a-z]?\s*$")
+_PAGE_NUMBER = lazy_regex(r"^\s*\d{1,4}\s*$")
+YEAR = lazy_regex(r"(?<![\d.])((?:19|20)\d\d)(?:[a-z])?(?![\d])")
 _MIN_ENTRY_CHARS = 25
 
 

@@ -26,19 +26,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import Field, StringConstraints
+
+from insight_assets.core.lazy import LazyModel, np
 
 from ..extractive import rank_sentences
-from ..llm.client import LLMClient
 from ..llm.tasks import Task, narrowed, register_task
 from ..stage_settings import StageSettings
 from ..text import split_sentences
 from .question_tasks import format_papers, names_paper, papers_of
 from .records import USER, CompressedDocument, Embed, ItemFailure, QAPair, Question, rendered_statements
 from .similarity import embed_unit, greedy_duplicates
+
+if TYPE_CHECKING:
+    from ..llm.client import LLMClient
 
 KEPT, DUPLICATE, FAILED, SKIPPED = "kept", "duplicate", "failed", "skipped"
 
@@ -95,7 +98,7 @@ def citations_valid(answer: Answer) -> bool:
 # -- the task -----------------------------------------------------------------------------------
 
 
-class GroundedAnswer(BaseModel):
+class GroundedAnswer(LazyModel):
     answer: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
         description="The answer, from the papers only, citing papers by exact title."
     )

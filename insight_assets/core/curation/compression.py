@@ -15,24 +15,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
-from ..documents import ParsedDocument
+from insight_assets.core.lazy import LazyModel, lazy_regex
+
 from ..extractive import rank_sentences
 from ..keyphrases import document_keyphrases
-from ..llm.client import LLMClient
 from ..llm.tasks import Task, register_task
 from ..stage_settings import StageSettings
 from ..text import count_tokens, cut_to_tokens, drop_leading_heading, split_sentences
 from .open_problems import SHORT_QUOTE_WORDS, is_open_problem, quotable
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
 
+if TYPE_CHECKING:
+    from ..documents import ParsedDocument
+    from ..llm.client import LLMClient
+
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-class DocumentDigest(BaseModel):
+class DocumentDigest(LazyModel):
     main_topics: list[Item] = Field(min_length=1, description="The paper's main topics, short noun phrases.")
     contributions: list[Item] = Field(min_length=1, description="What the paper proposes or contributes.")
     key_findings: list[Item] = Field(description="Its essential results and findings.")
@@ -64,17 +68,17 @@ class CompressionOutcome:
 
 # -- the task -----------------------------------------------------------------------------------
 
-_CONTRIBUTION_CUES = re.compile(
+_CONTRIBUTION_CUES = lazy_regex(
     r"\b(we (propose|introduce|present|develop|design)|our (contribution|approach|method|framework)|"
     r"this (paper|work|study))\b",
     re.IGNORECASE,
 )
-_FINDING_CUES = re.compile(
+_FINDING_CUES = lazy_regex(
     r"\b(outperform\w*|improv\w*|achiev\w*|results? (show|indicate|demonstrate|suggest)\w*|"
     r"reduc\w*|increas\w*|we (find|found|observe))\b|%",
     re.IGNORECASE,
 )
-_CONCLUSION_CUES = re.compile(
+_CONCLUSION_CUES = lazy_regex(
     r"\b(in conclusion|we conclude|to conclude|we (showed|have shown|demonstrated)|"
     r"future work|limitation\w*|in summary|overall)\b",
     re.IGNORECASE,

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+from insight_assets.core.lazy import lazy_regex
+
 from ..text import without_citation_markers
 
-_OPEN_PROBLEM = re.compile(
+_OPEN_PROBLEM = lazy_regex(
     r"\bfuture (work|research|directions?|studies)\b"
     r"|\bremains? (an? |largely |still )?(open|unclear|unknown|unexplored|under-?explored|unsolved|challenging)\b"
     r"|\bopen (research )?(questions?|problems?|challenges?)\b(?! answering)"
@@ -27,7 +29,7 @@ _OPEN_PROBLEM = re.compile(
     re.IGNORECASE,
 )
 # Wordings that carry a cue without stating an open problem of the work.
-_NOT_AN_OPEN_PROBLEM = re.compile(
+_NOT_AN_OPEN_PROBLEM = lazy_regex(
     r"\b(due to|because of) (space|page|practical|time)\b|\bspace limitations?\b|\bin this section\b"
     r"|^(limitations?|future work)\s*[:.]|^unlike\b"
     # Releases "for future research", and sentences that announce rather than state ("as follows").
@@ -36,7 +38,7 @@ _NOT_AN_OPEN_PROBLEM = re.compile(
     re.IGNORECASE,
 )
 # Discourse openers a quoted statement does without ("However, it remains unclear ...").
-_OPENER = re.compile(
+_OPENER = lazy_regex(
     r"^(however|finally|moreover|furthermore|additionally|also|thus|therefore|still|yet|nevertheless|"
     r"in addition|as future work|for future work|in future work|in (the )?future|in summary|overall)\s*,?\s+",
     re.IGNORECASE,
@@ -46,11 +48,11 @@ _OPENER = re.compile(
 # A quoted statement this short fits a question of InsightGen's 35 words beside two short titles.
 SHORT_QUOTE_WORDS = 20
 # A main clause after a leading subordinate one: ", it is unclear", ", we leave".
-_MAIN_CLAUSE = re.compile(r"(?<=, )(?:it|we|this|there|these|such|our)\b", re.IGNORECASE)
+_MAIN_CLAUSE = lazy_regex(r"(?<=, )(?:it|we|this|there|these|such|our)\b", re.IGNORECASE)
 
 
 # Words of a main clause that point back into the clause before it ("..., it is unclear why they fail").
-_BACK_REFERENCE = re.compile(r"\b(they|them|their|these|those)\b", re.IGNORECASE)
+_BACK_REFERENCE = lazy_regex(r"\b(they|them|their|these|those)\b", re.IGNORECASE)
 
 
 def is_open_problem(sentence: str) -> bool:

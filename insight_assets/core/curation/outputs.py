@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
-from ..stage import CollectionScope
 from ..stage_output import CheckOutcome, Json, StageOutput, preview, stop_if_over_budget
 from .answers import AnswerOutcome, AnswerSettings, citations_valid
-from .combinations import QuestionSettings
 from .compression import COMPRESS_DOCUMENT, CompressionOutcome, CompressionSettings
 from .tables import answers_table, compressed_table, question_tables, stored_answers
 from .user_questions import USER_QUESTIONS_FILE
 
 if TYPE_CHECKING:
+    from ..stage import CollectionScope
+    from .combinations import QuestionSettings
     from .stages import Asked
 
 EVERY_DOCUMENT_COMPRESSED = "every_document_compressed"

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import Field, StringConstraints
+
+from insight_assets.core.lazy import LazyModel
 
 from ..extractive import terms
 from ..llm.tasks import Task, narrowed, register_task
@@ -24,12 +26,12 @@ from .records import rendered_statements, word_count
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-class Paper(BaseModel):
+class Paper(LazyModel):
     """A compressed paper as the question and answer tasks receive it."""
 
     title: str
     text: str = ""
-    main_topics: list[str] = []
+    main_topics: list[str] = Field(default_factory=list)
 
 
 def papers_of(papers: Sequence[Any]) -> list[Paper]:
@@ -44,7 +46,7 @@ def format_papers(papers: Sequence[Paper]) -> str:
 # -- generate_questions -------------------------------------------------------------------------
 
 
-class GeneratedQuestions(BaseModel):
+class GeneratedQuestions(LazyModel):
     # May be empty: offline, no question may fit tight word limits.
     questions: list[Text] = Field(description="The candidate questions.")
 
@@ -193,12 +195,12 @@ GENERATE_QUESTIONS: Task[GeneratedQuestions] = register_task(
 # -- refine_questions ---------------------------------------------------------------------------
 
 
-class RefinedQuestion(BaseModel):
+class RefinedQuestion(LazyModel):
     number: int = Field(description="The candidate's number, as shown in square brackets.")
     question: Text = Field(description="The selected question, possibly rewritten for clarity.")
 
 
-class RefinedQuestions(BaseModel):
+class RefinedQuestions(LazyModel):
     selected: list[RefinedQuestion] = Field(description="The selected questions, best first.")
 
 

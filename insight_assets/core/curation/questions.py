@@ -28,13 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..llm.client import LLMClient
 from .combinations import Combination, QuestionSettings, questions_per_combination, sample_combinations
 from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS, RefinedQuestion
 from .records import GENERATED, CompressedDocument, Embed, ItemFailure, Question, question_id, word_count
 from .similarity import embed_unit, greedy_duplicates
+
+if TYPE_CHECKING:
+    from ..llm.client import LLMClient
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    from insight_assets.core.lazy import np
 
 # Question.source / Answer.source: generated from the collection, or from the user's file.
 GENERATED = "generated"
 USER = "user"
 
-Embed = Callable[[list[str]], np.ndarray]
+Embed = Callable[[list[str]], "np.ndarray"]
 """Texts to vectors: one row per text, in order; rows need not be normalised."""
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ..vectors import normalize_rows
-from .records import Embed
+
+if TYPE_CHECKING:
+    from .records import Embed
 
 
 def embed_unit(embed: Embed, texts: Sequence[str]) -> np.ndarray:

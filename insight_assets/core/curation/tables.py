@@ -5,88 +5,110 @@ Column names follow the warehouse (``doc_id``, ``doc_ids``); see ``stores.SCHEMA
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
-from ..stores import Warehouse
 from .answers import Answer, kept_pairs
-from .compression import CompressionOutcome
-from .questions import QuestionOutcome
 from .records import CompressedDocument, QAPair, Question
-from .user_questions import LineProblem
 
-_COMPRESSED_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("doc_id", pa.string()),
-        ("title", pa.string()),
-        ("main_topics", pa.list_(pa.string())),
-        ("contributions", pa.list_(pa.string())),
-        ("conclusions", pa.list_(pa.string())),
-        ("key_findings", pa.list_(pa.string())),
-        ("text", pa.string()),
-        ("tokens", pa.int32()),
-        ("source_tokens", pa.int32()),
-        ("writer", pa.string()),
-        ("status", pa.string()),
-        ("error", pa.string()),
-    ]
-)
+if TYPE_CHECKING:
+    from ..stores import Warehouse
+    from .compression import CompressionOutcome
+    from .questions import QuestionOutcome
+    from .user_questions import LineProblem
 
-_COMBINATIONS_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("combination_index", pa.int32()),
-        ("doc_ids", pa.list_(pa.string())),
-        ("status", pa.string()),
-        ("error", pa.string()),
-    ]
-)
 
-_CANDIDATES_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("combination_index", pa.int32()),
-        ("candidate_index", pa.int32()),
-        ("question", pa.string()),
-        ("word_count", pa.int32()),
-        ("kept", pa.bool_()),
-        ("reason", pa.string()),
-    ]
-)
+@functools.cache
+def _compressed_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("doc_id", pa.string()),
+            ("title", pa.string()),
+            ("main_topics", pa.list_(pa.string())),
+            ("contributions", pa.list_(pa.string())),
+            ("conclusions", pa.list_(pa.string())),
+            ("key_findings", pa.list_(pa.string())),
+            ("text", pa.string()),
+            ("tokens", pa.int32()),
+            ("source_tokens", pa.int32()),
+            ("writer", pa.string()),
+            ("status", pa.string()),
+            ("error", pa.string()),
+        ]
+    )
 
-_QUESTIONS_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("question_id", pa.string()),
-        ("position", pa.int32()),
-        ("question", pa.string()),
-        ("doc_ids", pa.list_(pa.string())),
-        ("combination_index", pa.int32()),
-        ("source", pa.string()),
-        ("user_answer", pa.string()),
-    ]
-)
 
-_PROBLEMS_SCHEMA = pa.schema([("collection", pa.string()), ("line", pa.int32()), ("message", pa.string())])
+@functools.cache
+def _combinations_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("combination_index", pa.int32()),
+            ("doc_ids", pa.list_(pa.string())),
+            ("status", pa.string()),
+            ("error", pa.string()),
+        ]
+    )
 
-_ANSWERS_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("question_id", pa.string()),
-        ("position", pa.int32()),
-        ("question", pa.string()),
-        ("answer", pa.string()),
-        ("doc_ids", pa.list_(pa.string())),
-        ("cited_doc_ids", pa.list_(pa.string())),
-        ("source", pa.string()),
-        ("answer_source", pa.string()),
-        ("status", pa.string()),
-        ("duplicate_of", pa.string()),
-        ("error", pa.string()),
-    ]
-)
+
+@functools.cache
+def _candidates_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("combination_index", pa.int32()),
+            ("candidate_index", pa.int32()),
+            ("question", pa.string()),
+            ("word_count", pa.int32()),
+            ("kept", pa.bool_()),
+            ("reason", pa.string()),
+        ]
+    )
+
+
+@functools.cache
+def _questions_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("question_id", pa.string()),
+            ("position", pa.int32()),
+            ("question", pa.string()),
+            ("doc_ids", pa.list_(pa.string())),
+            ("combination_index", pa.int32()),
+            ("source", pa.string()),
+            ("user_answer", pa.string()),
+        ]
+    )
+
+
+@functools.cache
+def _problems_schema() -> pa.Schema:
+    return pa.schema([("collection", pa.string()), ("line", pa.int32()), ("message", pa.string())])
+
+
+@functools.cache
+def _answers_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("question_id", pa.string()),
+            ("position", pa.int32()),
+            ("question", pa.string()),
+            ("answer", pa.string()),
+            ("doc_ids", pa.list_(pa.string())),
+            ("cited_doc_ids", pa.list_(pa.string())),
+            ("source", pa.string()),
+            ("answer_source", pa.string()),
+            ("status", pa.string()),
+            ("duplicate_of", pa.string()),
+            ("error", pa.string()),
+        ]
+    )
 
 
 def compressed_table(collection: str, outcome: CompressionOutcome, writer: str) -> pa.Table:
@@ -119,7 +141,7 @@ def compressed_table(collection: str, outcome: CompressionOutcome, writer: str) 
         }
         for failure in outcome.failures
     ]
-    return pa.Table.from_pylist(rows, schema=_COMPRESSED_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=_compressed_schema())
 
 
 def load_compressed(warehouse: Warehouse, collection: str) -> list[CompressedDocument]:
@@ -181,8 +203,8 @@ def question_tables(
         for candidate in outcome.candidates
     ]
     return {
-        "question_combinations": pa.Table.from_pylist(combinations, schema=_COMBINATIONS_SCHEMA),
-        "question_candidates": pa.Table.from_pylist(candidates, schema=_CANDIDATES_SCHEMA),
+        "question_combinations": pa.Table.from_pylist(combinations, schema=_combinations_schema()),
+        "question_candidates": pa.Table.from_pylist(candidates, schema=_candidates_schema()),
         "generated_questions": pa.Table.from_pylist(
             [
                 {
@@ -197,14 +219,14 @@ def question_tables(
                 }
                 for position, question in enumerate(questions)
             ],
-            schema=_QUESTIONS_SCHEMA,
+            schema=_questions_schema(),
         ),
         "user_question_problems": pa.Table.from_pylist(
             [
                 {"collection": collection, "line": problem.line, "message": problem.message}
                 for problem in problems
             ],
-            schema=_PROBLEMS_SCHEMA,
+            schema=_problems_schema(),
         ),
     }
 
@@ -245,7 +267,7 @@ def answers_table(collection: str, answers: Sequence[Answer]) -> pa.Table:
             }
             for position, answer in enumerate(answers)
         ],
-        schema=_ANSWERS_SCHEMA,
+        schema=_answers_schema(),
     )
 
 

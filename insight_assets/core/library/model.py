@@ -7,6 +7,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from insight_assets.core.lazy import lazy_regex
+
 
 class LibraryError(Exception):
     """A library that cannot be read at all (missing, not a library, an unknown format): one
@@ -87,7 +89,7 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "untitled"
 
 
-_DOI = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
+_DOI = lazy_regex(r"10\.\d{4,9}/\S+", re.IGNORECASE)
 
 
 def normalized_doi(text: str | None) -> str:

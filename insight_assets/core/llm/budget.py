@@ -18,9 +18,12 @@ import itertools
 import logging
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .errors import BudgetExceeded
-from .ledger import CallLedger
+
+if TYPE_CHECKING:
+    from .ledger import CallLedger
 
 log = logging.getLogger(__name__)
 

@@ -20,14 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from pydantic import BaseModel
 
 from . import ledger as ledger_rows
-from .budget import Budget
 from .cache import ResponseCache, offline_cache_key
-from .dry_run import EstimateTally
 from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
 from .estimating import EstimatingClient
 from .jsonout import OutputProblem, parse_output, parse_text_output
@@ -49,6 +47,10 @@ from .retry import Retrier, RetryPolicy, RetryStats
 from .settings import OFFLINE, TOKEN_PROBABILITY_PROVIDERS, LLMSettings, ModelParams
 from .tasks import Task, load_prompt
 from .window import TOKENS_PER_MESSAGE, Fitted, fit_to_window, too_long
+
+if TYPE_CHECKING:
+    from .budget import Budget
+    from .dry_run import EstimateTally
 
 T = TypeVar("T", bound=BaseModel)
 

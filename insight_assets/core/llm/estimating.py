@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from .dry_run import DryRunEstimate, EstimateTally
 from .pricing import estimate_cost, unpriced_note
 from .providers import Message
-from .tasks import Task
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -16,9 +16,11 @@ from typing import Any, TypeVar, get_origin
 
 from pydantic import BaseModel, RootModel, ValidationError
 
+from insight_assets.core.lazy import lazy_regex
+
 T = TypeVar("T", bound=BaseModel)
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[^\S\n]*\n(.*?)```", re.DOTALL)
+_FENCE = lazy_regex(r"```[A-Za-z0-9_-]*[^\S\n]*\n(.*?)```", re.DOTALL)
 
 # Scanning a long reply from every brace costs quadratic time; a real answer starts early.
 _MAX_START_POSITIONS = 200

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from insight_assets.core.lazy import LazyModel
 
 from ..extractive import rank_sentences
 from ..text import sentence_texts
@@ -19,12 +21,12 @@ from .tasks import Task, narrowed, register_task
 NO_TEXT_SUMMARY = "The passages contain no text to summarize."
 
 
-class Passage(BaseModel):
+class Passage(LazyModel):
     id: str
     text: str
 
 
-class PassageSummary(BaseModel):
+class PassageSummary(LazyModel):
     summary: str = Field(min_length=1, description="The answer, from the passages only.")
     cited_ids: list[str] = Field(description="Ids of the passages the summary relies on.")
 

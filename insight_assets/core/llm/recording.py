@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -13,8 +13,10 @@ from . import ledger as ledger_rows
 from .cache import cache_key
 from .jsonout import OutputProblem, validate_value
 from .ledger import LedgerRow, RunSummary
-from .settings import ModelParams
-from .tasks import Task
+
+if TYPE_CHECKING:
+    from .settings import ModelParams
+    from .tasks import Task
 
 T = TypeVar("T", bound=BaseModel)
 

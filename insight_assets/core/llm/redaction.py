@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from insight_assets.core.lazy import lazy_regex
+
 REDACTED = "[redacted]"
 
 # Shapes of provider keys, whole or masked by the provider in its own error text.
-_KEY_SHAPES = re.compile(
+_KEY_SHAPES = lazy_regex(
     r"""
       \bsk-[A-Za-z0-9_\-*.]{6,}        # OpenAI and Anthropic (sk-ant-...)
     | \bAIza[0-9A-Za-z_\-*]{10,}       # Google API keys

@@ -6,14 +6,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from ..text import count_tokens
-from .errors import BudgetExceeded
-from .providers import Message
 from .window import TOKENS_PER_MESSAGE
+
+if TYPE_CHECKING:
+    from .errors import BudgetExceeded
+    from .providers import Message
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text import split_sentences
 from .errors import ContextTooLongError
-from .tasks import Task
+
+if TYPE_CHECKING:
+    from .tasks import Task
 
 CONTEXT_TOO_LONG = "context_too_long"
 # The chat format wraps each message in a few tokens (role markers, separators).

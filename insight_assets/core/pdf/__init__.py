@@ -25,6 +25,7 @@ import pymupdf
 
 from insight_assets.core.boilerplate import find_boilerplate
 from insight_assets.core.documents import ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.lazy import lazy_regex
 from insight_assets.core.parser_version import DEFAULT_QUALITY, PARSER_VERSION, parser_version
 from insight_assets.core.pdf.footnotes import has_glued_footnote, split_footnotes
 from insight_assets.core.pdf.layout import reading_order
@@ -58,7 +59,7 @@ __all__ = ["DEFAULT_QUALITY", "PARSER_VERSION", "count_pages", "parse_pdf", "par
 
 # MuPDF warnings that mean content was lost or guessed at. Others are harmless here ("bogus font
 # ascent/descent", "repaired broken tree structure in outline", "broken xref subsection").
-_DAMAGE_WARNING = re.compile(
+_DAMAGE_WARNING = lazy_regex(
     r"zlib|flate|lzw|data.loss|premature end|corrupt|syntax error|treating as end of file|read error"
     r"|missing 'endobj'|repairing PDF|repair broken xref|cannot find startxref|cannot (?:load|read)"
     r"|unknown (?:compression|filter)",
@@ -67,7 +68,7 @@ _DAMAGE_WARNING = re.compile(
 # A blank page: a short text with no letters (a lone page number is not text), or only a "left
 # blank" notice. A long letterless text is not a blank page: that is for the text-quality gate.
 _BLANK_MAX_CHARS = 80
-_BLANK_PAGE = re.compile(
+_BLANK_PAGE = lazy_regex(
     r"[\W\d_]*(?:this page (?:is )?(?:intentionally )?left blank)?[\W\d_]*", re.IGNORECASE
 )
 _OCR_ADVICE = "Run OCR over the pages (e.g. ocrmypdf --force-ocr), then re-add the file."

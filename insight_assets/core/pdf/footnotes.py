@@ -17,17 +17,18 @@ lines leave their block and come back as the page's footnotes, one string each, 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 import pymupdf
 
+from insight_assets.core.lazy import lazy_regex
+
 # What triggers the second read: a line that opens with a marker glued to a word ("7pronounced",
 # "14we", "∗Equal"); not to a unit or a size ("13B", "16GB", "3x3"), nor "3 Method" (a heading).
-GLUED_FOOTNOTE_START = re.compile(r"(?m)^(?:\d{1,3}|[*†‡§¶∗]+)(?:[a-z]{2}|[A-Z][a-z])")
-_MARKER = re.compile(r"\d{1,3}|[*†‡§¶∗]{1,3}")
+GLUED_FOOTNOTE_START = lazy_regex(r"(?m)^(?:\d{1,3}|[*†‡§¶∗]+)(?:[a-z]{2}|[A-Z][a-z])")
+_MARKER = lazy_regex(r"\d{1,3}|[*†‡§¶∗]{1,3}")
 _MAX_MARKER_CHARS = 4  # a marker span's text, with a space beside it
-_MARKER_BEFORE_WORD = re.compile(r"(?:\d|[*†‡§¶∗])[^\W\d_]")
+_MARKER_BEFORE_WORD = lazy_regex(r"(?:\d|[*†‡§¶∗])[^\W\d_]")
 # A marker is set at most this share of the size of the text beside it.
 _MARKER_SIZE_RATIO = 0.85
 # Footnote text is set at most this share of the page's body text size, or sits in the page's
@@ -39,7 +40,7 @@ _SUPERSCRIPT = pymupdf.TEXT_FONT_SUPERSCRIPT
 
 # A token that opens with 1-3 digits glued to a word ("7pronounced", "13unpaywall"): a footnote's
 # number left on its text. A few real tokens look alike ("20Newsgroups", "2D"); the count is a measure.
-_DIGIT_GLUED = re.compile(r"(?<![\w.])\d{1,3}[A-Za-z][a-z]{2,}")
+_DIGIT_GLUED = lazy_regex(r"(?<![\w.])\d{1,3}[A-Za-z][a-z]{2,}")
 
 
 def digit_glued_tokens(text: str) -> list[str]:

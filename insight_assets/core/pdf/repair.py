@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from insight_assets.core.lazy import lazy_regex
+
 _LIGATURES = (
     ("\ufb00", "ff"),
     ("\ufb01", "fi"),
@@ -16,7 +18,7 @@ _LIGATURES = (
 )
 
 # A hyphen (ASCII, U+2010 or soft hyphen) that ends a line; the letters around it are checked in code.
-_LINE_END_HYPHEN = re.compile(r"[-\u2010\u00ad][ \t]*\n[ \t]*(?=[^\W\d_])")
+_LINE_END_HYPHEN = lazy_regex(r"[-\u2010\u00ad][ \t]*\n[ \t]*(?=[^\W\d_])")
 HYPHEN_CONTEXT = 64  # characters either side of a line-end hyphen that decide how to join
 # Whole words that form hyphenated compounds in papers ("self-attention", "few-shot"): a line-end
 # hyphen after one of them is a real hyphen. Syllable-like prefixes (re-, pre-, sub-) are left out

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pymupdf
+from insight_assets.core.lazy import lazy_regex
 
-from ..documents import ParsedDocument
 from .repair import join_hyphenated_lines, repair_ligatures
 
-_NUMBERED = re.compile(r"(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.? (?P<title>.+)")
-_ROMAN = re.compile(r"(?P<num>[IVX]{1,5})\. (?P<title>.+)")
+if TYPE_CHECKING:
+    import pymupdf
+
+    from ..documents import ParsedDocument
+
+_NUMBERED = lazy_regex(r"(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})\.? (?P<title>.+)")
+_ROMAN = lazy_regex(r"(?P<num>[IVX]{1,5})\. (?P<title>.+)")
 # Appendix headings ("A Details", "B.2 Prompts"); accepted only after the references.
-_LETTERED = re.compile(r"(?P<num>[A-H](?:\.\d{1,2}){0,2}) (?P<title>.+)")
-_NUMBER_ONLY = re.compile(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.|[A-H](?:\.\d{1,2}){0,2}")
+_LETTERED = lazy_regex(r"(?P<num>[A-H](?:\.\d{1,2}){0,2}) (?P<title>.+)")
+_NUMBER_ONLY = lazy_regex(r"\d{1,2}(?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.|[A-H](?:\.\d{1,2}){0,2}")
 _REFERENCES_NAMES = ("references", "bibliography", "reference list", "literature cited", "works cited")
 # Unnumbered headings that numbered papers use too.
 _FRONT_AND_BACK_NAMES = (
@@ -54,7 +59,7 @@ _BODY_NAMES = (
     "conclusion and future work",
     "conclusions and future work",
 )
-_NAMED = re.compile(
+_NAMED = lazy_regex(
     "(?P<name>"
     + "|".join(sorted(_FRONT_AND_BACK_NAMES + _BODY_NAMES, key=len, reverse=True))
     + r"|appendix [A-Z])\s*:?",
@@ -62,7 +67,7 @@ _NAMED = re.compile(
 )
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _TITLE_FORBIDDEN = set("=<>{}|#@\\$^~_")
-_RUN_IN_SENTENCE = re.compile(r"[a-z]{3,}\. [A-Z]")
+_RUN_IN_SENTENCE = lazy_regex(r"[a-z]{3,}\. [A-Z]")
 _MAX_HEADING_CHARS = 110
 _MAX_HEADING_WORDS = 16
 # The same numbered title on this many blocks is a running header ("2 A. AUTHOR ET AL", "4 ...").
@@ -238,14 +243,14 @@ def _select_headings(candidates: list[Heading]) -> list[Heading]:
     return selected
 
 
-_ABSTRACT_INLINE = re.compile(
+_ABSTRACT_INLINE = lazy_regex(
     r"^[ \t]*abstract(?:[ \t]*[.:\u2014\u2013-][ \t]*|[ \t]*\n)", re.IGNORECASE | re.MULTILINE
 )
 _MAX_ABSTRACT_CHARS = 3000
 _TITLE_MARKS = " *\u2217\u2020\u2021\u00a7\u00b6"  # footnote marks after a title
 _TITLE_MIN_SPAN_SIZE = 0.75
-_CAPITALS_HYPHENATION = re.compile(r"(?<=[A-Z])-\n(?=[A-Z]{2})")
-_FILE_NAME = re.compile(r"\.(?:dvi|pdf|docx?|tex|txt|ps|indd|ai)\s*$", re.IGNORECASE)
+_CAPITALS_HYPHENATION = lazy_regex(r"(?<=[A-Z])-\n(?=[A-Z]{2})")
+_FILE_NAME = lazy_regex(r"\.(?:dvi|pdf|docx?|tex|txt|ps|indd|ai)\s*$", re.IGNORECASE)
 
 
 def _squash(text: str) -> str:

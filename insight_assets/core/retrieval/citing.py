@@ -12,15 +12,20 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..stores import Warehouse
+from insight_assets.core.lazy import lazy_regex
+
 from ..text import sentence_texts
-from .search import Hit
+
+if TYPE_CHECKING:
+    from ..stores import Warehouse
+    from .search import Hit
 
 # A citation as the models write it: "[S3]" or "[S2, S7]".
-ALIAS_CITATION = re.compile(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
+ALIAS_CITATION = lazy_regex(r"\[(S\d+(?:\s*,\s*S\d+)*)\]")
 # A citation as it is stored: "[<chunk id>]" or "[<chunk id>; <chunk id>]".
-CHUNK_CITATION = re.compile(r"\[([0-9a-f]{16,}(?:; [0-9a-f]{16,})*)\]")
+CHUNK_CITATION = lazy_regex(r"\[([0-9a-f]{16,}(?:; [0-9a-f]{16,})*)\]")
 
 
 @dataclass(frozen=True)

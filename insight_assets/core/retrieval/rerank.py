@@ -22,16 +22,19 @@ import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from insight_assets.core.lazy import LazyModel, np
 
 from ..extractive import STOPWORDS, terms
 from ..llm import LLMClient, Task, register_task
 from ..vectors import normalize_rows
-from .search import Hit
 from .token_store import StoredTokens
+
+if TYPE_CHECKING:
+    from .search import Hit
 
 RERANKERS = ("late-interaction", "llm", "none")
 DEFAULT_RERANKER = "late-interaction"
@@ -176,12 +179,12 @@ def _is_content(piece: str) -> bool:
     return word.isalnum() and word.lower() not in STOPWORDS
 
 
-class PassageRating(BaseModel):
+class PassageRating(LazyModel):
     id: str
     relevance: int = Field(ge=0, le=5, description="0 unrelated ... 5 answers the query directly")
 
 
-class PassageRatings(BaseModel):
+class PassageRatings(LazyModel):
     ratings: list[PassageRating]
 
 

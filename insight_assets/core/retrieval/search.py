@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pyarrow as pa
+from insight_assets.core.lazy import np, pa
 
 from ..chunking import PASSAGE
 from ..embedding import one_torch_thread

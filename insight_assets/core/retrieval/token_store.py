@@ -14,25 +14,28 @@ text: ``key`` (the text's SHA-256, 32 hex digits), ``count`` (tokens), ``tokens`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+from insight_assets.core.lazy import np, pa, pc
 
 from ..stores import VectorStore
 
 TOKEN_KIND = "token_vectors"
 DIMENSION = 384
-SCHEMA = pa.schema(
-    [
-        ("key", pa.string()),
-        ("count", pa.int32()),
-        ("tokens", pa.binary()),
-        ("scales", pa.binary()),
-    ]
-)
+
+
+@functools.cache
+def token_vector_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("key", pa.string()),
+            ("count", pa.int32()),
+            ("tokens", pa.binary()),
+            ("scales", pa.binary()),
+        ]
+    )
 
 
 def text_key(text: str) -> str:
@@ -105,9 +108,9 @@ def keep_token_vectors(
                 "tokens": [tokens for tokens, _ in packed],
                 "scales": [scales for _, scales in packed],
             },
-            schema=SCHEMA,
+            schema=token_vector_schema(),
         )
-        kept = pa.concat_tables([kept.cast(SCHEMA), new_rows]) if kept else new_rows
+        kept = pa.concat_tables([kept.cast(token_vector_schema()), new_rows]) if kept else new_rows
         store.replace(collection, kept)
     return {
         "token_vector_texts": len(wanted),

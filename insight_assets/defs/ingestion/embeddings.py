@@ -1,13 +1,14 @@
 """The chunk_embeddings asset: every chunk's vector in LanceDB, under a full-text index."""
 
+import functools
 import time
 from collections import Counter
 
 import dagster as dg
-import pyarrow as pa
 
 from insight_assets.core import ingest, ingest_store
 from insight_assets.core.embedding import EmbeddingError
+from insight_assets.core.lazy import pa
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.ingestion.assets import PARTITIONED, chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
@@ -18,12 +19,16 @@ from insight_assets.defs.resources import EmbedderResource, StorageResource
 _VECTOR_KEY = ["profile", "chunk_id", "text_sha", "variant", "pooled_from"]
 # Columns a stored vector table must have to be reused as it is (``text`` feeds the full-text index).
 _VECTOR_COLUMNS = {*_VECTOR_KEY, "text", "vector"}
-_EMBEDDING_ERRORS = pa.schema(
-    [
-        (name, pa.string())
-        for name in ("collection", "variant", "profile", "chunk_id", "doc_id", "text_sha", "error")
-    ]
-)
+
+
+@functools.cache
+def _embedding_errors_schema() -> "pa.Schema":
+    return pa.schema(
+        [
+            (name, pa.string())
+            for name in ("collection", "variant", "profile", "chunk_id", "doc_id", "text_sha", "error")
+        ]
+    )
 
 
 def _same_rows(existing, table) -> bool:
@@ -147,12 +152,12 @@ def _record_failures(
     if failures or stored_errors:
         rows = [{"collection": collection, "variant": variant, **row} for row in failures]
         storage.warehouse.replace_partition(
-            collection, {"embedding_errors": pa.Table.from_pylist(rows, schema=_EMBEDDING_ERRORS)}
+            collection, {"embedding_errors": pa.Table.from_pylist(rows, schema=_embedding_errors_schema())}
         )
     return time.perf_counter() - started
 
 
-def _store_vectors(vectors, collection: str, existing, table: pa.Table, embedded: int):
+def _store_vectors(vectors, collection: str, existing, table: "pa.Table", embedded: int):
     """Write ``table`` unless it holds what is stored already, and index its text where needed:
     what LanceDB holds then, and the seconds writing and indexing took."""
     # Pooled vectors are recomputed from the same stored vectors, so same keys mean the same table.

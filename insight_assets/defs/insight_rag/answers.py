@@ -4,11 +4,11 @@ stage), and the report."""
 from pathlib import Path
 
 import dagster as dg
-import pyarrow as pa
 
 from insight_assets.core.embedding import one_torch_thread
 from insight_assets.core.headlines import Headline, headline_table, played_offline
 from insight_assets.core.ingest import paper_count
+from insight_assets.core.lazy import pa
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import accuracy, report, scores, stages, store
 from insight_assets.core.methods.insight_rag.cpt import read_training

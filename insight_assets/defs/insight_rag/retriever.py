@@ -7,9 +7,9 @@ import importlib.util
 from pathlib import Path
 
 import dagster as dg
-import pyarrow as pa
 from pydantic import Field
 
+from insight_assets.core.lazy import pa
 from insight_assets.core.llm.errors import ConfigurationError
 from insight_assets.core.llm.gguf import BUNDLED_PACKAGE
 from insight_assets.core.methods.insight_rag import cpt, stages, store

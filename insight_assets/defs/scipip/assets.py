@@ -7,8 +7,8 @@ import base64
 from pathlib import Path
 
 import dagster as dg
-import pyarrow as pa
 
+from insight_assets.core.lazy import pa
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, stages
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do

@@ -6,10 +6,14 @@ does not load them.
 
 from __future__ import annotations
 
-from ..redaction import Redactor
+from typing import TYPE_CHECKING
+
 from ..settings import ANTHROPIC, GEMINI, LOCAL, OPENAI, OPENAI_COMPATIBLE, LLMSettings
 from .base import ChatProvider, Completion, ErrorContext, Message
 from .offline import OFFLINE_LABEL, OfflineProvider
+
+if TYPE_CHECKING:
+    from ..redaction import Redactor
 
 __all__ = [
     "OFFLINE_LABEL",

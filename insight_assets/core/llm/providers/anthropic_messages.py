@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..settings import ModelParams
 from .base import Completion, ErrorContext, Message, call_stainless_sdk
+
+if TYPE_CHECKING:
+    from ..settings import ModelParams
 
 
 class AnthropicProvider:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import (
     AuthenticationError,
@@ -19,9 +19,11 @@ from ..errors import (
     TransientProviderError,
     UnknownModelError,
 )
-from ..redaction import Redactor
 from ..retry import parse_retry_after
-from ..settings import ModelParams
+
+if TYPE_CHECKING:
+    from ..redaction import Redactor
+    from ..settings import ModelParams
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 

@@ -7,10 +7,8 @@ the 2.5 models are billed as output, so they are counted as output here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ProviderError
-from ..settings import ModelParams
 from .base import (
     Completion,
     ErrorContext,
@@ -21,6 +19,10 @@ from .base import (
     server_message,
     timeout_error,
 )
+
+if TYPE_CHECKING:
+    from ..errors import ProviderError
+    from ..settings import ModelParams
 
 _ROLES = {"user": "user", "assistant": "model"}
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from insight_assets.core.lazy import lazy_regex
+
 from ...cores import available_cores
 from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
 from ..gguf import INSTALL_LOCAL
@@ -41,7 +43,7 @@ SEED = 42
 log = logging.getLogger(__name__)
 
 # How llama-cpp-python says that a prompt and max_tokens do not fit the context.
-_WINDOW_EXCEEDED = re.compile(r"exceed context window", re.IGNORECASE)
+_WINDOW_EXCEEDED = lazy_regex(r"exceed context window", re.IGNORECASE)
 
 
 # A dry run's wall-time estimate reads the model's speed on this machine, measured once per process

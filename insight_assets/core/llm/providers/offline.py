@@ -9,12 +9,14 @@ mistakes its output for a language model's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from ..jsonout import validate_value
-from ..tasks import Task
+
+if TYPE_CHECKING:
+    from ..tasks import Task
 
 OFFLINE_LABEL = "offline (extractive)"
 

@@ -28,11 +28,9 @@ import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...chunking import PASSAGE
-from ...llm import LLMClient
-from ...retrieval import Retriever
-from ...retrieval.citing import Source
 from ...retrieval.search import RETRIEVAL_MODES
 from . import multihop, references, store  # store declares the method's warehouse tables
 from .baselines import iterative, one_retrieval, tree_answer
@@ -58,6 +56,11 @@ from .schemas import (
 from .scores import score_answers
 from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 from .tree import explore, synthesize
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...retrieval import Retriever
+    from ...retrieval.citing import Source
 
 PROFILE = PASSAGE
 TASKS = TREE_TASKS + WRITE_TASKS + JUDGE_TASKS

@@ -17,12 +17,10 @@ they retrieve and how, not in the writing prompt.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...llm import LLMClient
 from ...llm.results import FINISHED
 from ...llm.results import TRUNCATED as CUT_OFF
-from ...retrieval import Hit, Retriever
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, strip_citations
 from .schemas import (
     CONTREGEN,
@@ -38,6 +36,10 @@ from .schemas import (
 )
 from .tasks import CONTREGEN_ANSWER
 from .tree import search_each, spend, synthesis_inputs
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...retrieval import Hit, Retriever
 
 # How IterRetGen shows a round the answer it refines (as a finding of the answer prompt).
 PREVIOUS_ANSWER = "The previous answer, to refine with the passages above"

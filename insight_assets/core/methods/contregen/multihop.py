@@ -25,11 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...llm import LLMClient
 from ...llm.results import TRUNCATED as CUT_OFF
-from ...retrieval import Retriever
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, passage, strip_citations
 from .schemas import (
     CONTRE_NO_SYNTHESIS,
@@ -56,6 +54,10 @@ from .tasks import (
     CONTREGEN_SUMMARIZE,
 )
 from .tree import search_each, spend, synthesis_inputs
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...retrieval import Retriever
 
 
 @dataclass

@@ -21,9 +21,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from insight_assets.core.lazy import lazy_regex
 
 from ...extractive import STOPWORDS, rank_sentences, terms, tfidf, whole_sentences
 from ...keyphrases import rake_keyphrases
@@ -50,10 +51,10 @@ SUB_QUESTION = "What do the papers report about {facet} in relation to {topic}?"
 _FRAMING = frozenset({"papers", "report", "relation"})
 _FRAMING_TERMS = frozenset({"paper", "report", "relation"})
 # A citation's "Hermann et al" names a paper, not a facet.
-_CITATION_PHRASE = re.compile(r"\bet al\b")
+_CITATION_PHRASE = lazy_regex(r"\bet al\b")
 # A cosine of 0.3 between a sentence and a question counts as fully relevant (core/judge does too).
 RELEVANT_COSINE = 0.3
-_WORD = re.compile(r"[A-Za-z][\w-]*")
+_WORD = lazy_regex(r"[A-Za-z][\w-]*")
 
 
 def _topic(question: str) -> str:

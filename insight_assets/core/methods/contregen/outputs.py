@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
 from ...headlines import Headline, headline_table, played_offline
 from ...ingest import paper_count
 from ...retrieval.citing import citation_problems, render_citations
-from ...stage import CollectionScope
 from ...stage_output import (
     CheckOutcome,
     Json,
@@ -25,6 +24,7 @@ from . import records, report, scores, tasks
 from .schemas import CONTREGEN, FAILED, KEPT, METHODS, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT, TRUNCATED
 
 if TYPE_CHECKING:
+    from ...stage import CollectionScope
     from .schemas import Tree
     from .stages import AnswersSettings, Scored, ScoresSettings, TreesSettings, Written
 

@@ -2,42 +2,46 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
 from ...retrieval.citing import Source, render_citations
 from .schemas import Answer, Tree, TreeNode, TreePassage, TreeQuestion, Usage
 
-TREE_SCHEMA = pa.schema(
-    [
-        ("collection", pa.string()),
-        ("question_id", pa.string()),
-        ("query", pa.string()),
-        ("question_source", pa.string()),
-        ("gold_doc_ids", pa.list_(pa.string())),
-        ("node_id", pa.string()),
-        ("parent_id", pa.string()),
-        ("depth", pa.int32()),
-        ("sub_question", pa.string()),
-        ("search_query", pa.string()),
-        ("status", pa.string()),
-        ("reason", pa.string()),
-        ("expansion", pa.string()),
-        ("expansion_reason", pa.string()),
-        ("passage_chunk_ids", pa.list_(pa.string())),
-        ("passage_doc_ids", pa.list_(pa.string())),
-        ("passage_scores", pa.list_(pa.float64())),
-        ("passage_relevant", pa.list_(pa.bool_())),
-        ("passage_reasons", pa.list_(pa.string())),
-        ("error", pa.string()),
-        ("calls", pa.int32()),
-        ("input_tokens", pa.int64()),
-        ("output_tokens", pa.int64()),
-        ("writer", pa.string()),
-    ]
-)
+
+@functools.cache
+def tree_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            ("collection", pa.string()),
+            ("question_id", pa.string()),
+            ("query", pa.string()),
+            ("question_source", pa.string()),
+            ("gold_doc_ids", pa.list_(pa.string())),
+            ("node_id", pa.string()),
+            ("parent_id", pa.string()),
+            ("depth", pa.int32()),
+            ("sub_question", pa.string()),
+            ("search_query", pa.string()),
+            ("status", pa.string()),
+            ("reason", pa.string()),
+            ("expansion", pa.string()),
+            ("expansion_reason", pa.string()),
+            ("passage_chunk_ids", pa.list_(pa.string())),
+            ("passage_doc_ids", pa.list_(pa.string())),
+            ("passage_scores", pa.list_(pa.float64())),
+            ("passage_relevant", pa.list_(pa.bool_())),
+            ("passage_reasons", pa.list_(pa.string())),
+            ("error", pa.string()),
+            ("calls", pa.int32()),
+            ("input_tokens", pa.int64()),
+            ("output_tokens", pa.int64()),
+            ("writer", pa.string()),
+        ]
+    )
 
 
 def tree_rows(collection: str, trees: Iterable[Tree], writer: str) -> pa.Table:
@@ -74,7 +78,7 @@ def tree_rows(collection: str, trees: Iterable[Tree], writer: str) -> pa.Table:
                     "writer": writer,
                 }
             )
-    return pa.Table.from_pylist(rows, schema=TREE_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=tree_schema())
 
 
 def _node(row: Mapping[str, Any]) -> TreeNode:

@@ -20,19 +20,23 @@ theme of its paper's section that holds its first page).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from ...citations.paragraphs import ReferenceParagraph
+from insight_assets.core.lazy import lazy_regex
+
 from ...retrieval.citing import strip_citations
-from ...stores import Warehouse
 from ...text import sentence_texts, without_citation_markers
 from .schemas import TreeQuestion
+
+if TYPE_CHECKING:
+    from ...citations.paragraphs import ReferenceParagraph
+    from ...stores import Warehouse
 
 REFERENCE = "reference"
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 # A citation removed before a full stop leaves "sentences ." behind.
-_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:])")
+_SPACE_BEFORE_PUNCTUATION = lazy_regex(r"\s+([.,;:])")
 
 
 def reference_question_id(paragraph: ReferenceParagraph) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ...headlines import measured_note
 from ...markdown import markdown_table
-from ...retrieval.citing import Source
 from .schemas import KEPT, ROOT, Tree, TreeNode
 from .scores import CHANCE, JUDGED_COLUMNS, SCORE_COLUMNS
+
+if TYPE_CHECKING:
+    from ...retrieval.citing import Source
 
 CHART_FILE = "contregen_recall.png"
 TABLE_COLUMNS = ["method", "questions", "with_gold", *SCORE_COLUMNS]

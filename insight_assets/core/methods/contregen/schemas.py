@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from insight_assets.core.lazy import LazyModel
 
 # §4.3: top-k = 5 passages per retrieval (3 for ODSUM-Story), tree depth at most 2;
 # Appendix A.1: 5 sub-questions per plan.
@@ -72,14 +74,14 @@ WRITTEN, TRUNCATED, NO_INPUT = "written", "truncated", "no_input"
 # -- what the tasks answer with ----------------------------------------------------------------
 
 
-class Plan(BaseModel):
+class Plan(LazyModel):
     further_plan_needed: bool = Field(
         description="false when the passages already cover the question and no sub-question would add to them"
     )
     sub_questions: list[str] = Field(default_factory=list, max_length=10)
 
 
-class SubQuestionVerdict(BaseModel):
+class SubQuestionVerdict(LazyModel):
     index: int = Field(description="the sub-question's number in the list, from 1")
     needed: bool
     reason: str = Field(description="one short sentence")
@@ -88,45 +90,45 @@ class SubQuestionVerdict(BaseModel):
     )
 
 
-class SubQuestionVerdicts(BaseModel):
+class SubQuestionVerdicts(LazyModel):
     verdicts: list[SubQuestionVerdict]
 
 
-class PassageVerdict(BaseModel):
+class PassageVerdict(LazyModel):
     id: str = Field(description="the passage's id, e.g. S2")
     relevant: bool
     reason: str = Field(default="", description="one short sentence")
 
 
-class PassageVerdicts(BaseModel):
+class PassageVerdicts(LazyModel):
     verdicts: list[PassageVerdict]
 
 
-class WrittenText(BaseModel):
+class WrittenText(LazyModel):
     text: str = Field(min_length=1)
 
 
-class FollowUp(BaseModel):
+class FollowUp(LazyModel):
     """Self-Ask's step: another follow-up question, or none when the answers so far suffice."""
 
     follow_up_needed: bool
     follow_up: str = Field(default="", description="when needed: the next follow-up question")
 
 
-class QueryChain(BaseModel):
+class QueryChain(LazyModel):
     """SearChain's chain of queries still to answer (refined each round), and DSP's hops."""
 
     queries: list[str] = Field(default_factory=list, max_length=10)
 
 
-class ReasonedAnswer(BaseModel):
+class ReasonedAnswer(LazyModel):
     """DSP's chain-of-thought answer: the reasoning first, then the cited answer."""
 
     reasoning: str = Field(description="the step-by-step reasoning from the passages to the answer")
     text: str = Field(min_length=1, description="the answer, citing its passages")
 
 
-class SentenceVerdicts(BaseModel):
+class SentenceVerdicts(LazyModel):
     """NLI by the judge model: each answer sentence against the reference."""
 
     verdicts: list[Literal["entailment", "neutral", "contradiction"]] = Field(
@@ -134,7 +136,7 @@ class SentenceVerdicts(BaseModel):
     )
 
 
-class AnswerJudgement(BaseModel):
+class AnswerJudgement(LazyModel):
     reasoning: str
     coverage: float = Field(ge=1, le=5, description="how many facets of the question the answer covers")
     relevance: float = Field(ge=1, le=5, description="how much of the answer bears on the question")

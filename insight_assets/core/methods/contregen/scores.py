@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
 from ...retrieval.citing import strip_citations
 from .references import answer_sentences, facet_coverage, nli_shares, rouge_l
 from .schemas import METHODS, Answer, TreeQuestion
 from .tasks import CONTREGEN_JUDGE_ANSWER, CONTREGEN_NLI
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
 
 CHANCE = "chance"
 # The scores a judge model gives: coverage and relevance (1-5), and entailment and contradiction

@@ -4,6 +4,7 @@ the dry run and ``ask`` share, and their declarations (``STAGES``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import Field, model_validator
 
@@ -27,9 +28,11 @@ from . import (
     store,
     write_answers,
 )
-from .schemas import Answer, Tree
 from .scores import ScoredAnswer, score_answers
 from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
+
+if TYPE_CHECKING:
+    from .schemas import Answer, Tree
 
 TREES, ANSWERS, SCORES = "contregen_trees", "contregen_answers", "contregen_scores"
 # The passages the trees retrieved (the reader's notes too, when a retriever offers them).

@@ -7,9 +7,13 @@ imported (``stores.declare_tables``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...stores import Warehouse, declare_tables
 from . import records
-from .schemas import Answer, Tree
+
+if TYPE_CHECKING:
+    from .schemas import Answer, Tree
 
 TABLES = {
     "contregen_trees": """

@@ -11,13 +11,11 @@ leaves its node's summary out of its parent's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from insight_assets.core.lazy import np
 
-from ...llm import LLMClient, Task
 from ...llm.results import TRUNCATED as CUT_OFF
-from ...retrieval import Hit, Retriever
 from ...retrieval.citing import Source, aliased, chunk_citations, passage, without_unknown_chunks
 from ...text import count_tokens, cut_to_tokens, sentence_texts
 from ...vectors import normalize_rows
@@ -47,6 +45,10 @@ from .tasks import (
     CONTREGEN_SUMMARIZE,
     CONTREGEN_VERIFY_SUB_QUESTIONS,
 )
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient, Task
+    from ...retrieval import Hit, Retriever
 
 # What a synthesis prompt's template and source list take beside its passages and findings.
 TEMPLATE_TOKENS = 700

@@ -17,9 +17,10 @@ response generator, with the paper's triple-based benchmark built from each coll
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...citations import citation_links
 from ...ingest import load_documents
-from ...stores import Warehouse
 from . import store  # declares the method's warehouse tables
 from .benchmark import Benchmark, BenchmarkItem, build_questions, matching_pairs
 from .collection import phrase_questions, read_triples
@@ -28,6 +29,9 @@ from .retriever import InsightRetriever, RetrievedInsight, Sentence
 from .settings import PROFILE, AnswerSettings, BenchmarkSettings
 from .tasks import ANSWER_TASKS, BENCHMARK_TASKS, TRIPLE_TASKS
 from .triples import EXTRACTOR, Triple, extract
+
+if TYPE_CHECKING:
+    from ...stores import Warehouse
 
 TASKS = TRIPLE_TASKS + BENCHMARK_TASKS + ANSWER_TASKS
 

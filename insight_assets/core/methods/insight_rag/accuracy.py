@@ -10,12 +10,9 @@ the question is what the collection holds, not which paper.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
-from .benchmark import BenchmarkItem
-from .causal_lm import CausalLM
 from .pipeline import unit_profile
-from .retriever import InsightRetriever
 from .schemas import (
     BASE_MODEL,
     BURIED,
@@ -28,6 +25,12 @@ from .schemas import (
     insight_method,
 )
 from .scores import CIRCULAR, exact_match
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from .benchmark import BenchmarkItem
+    from .causal_lm import CausalLM
+    from .retriever import InsightRetriever
 
 MEASURES = {BURIED: "exact match", MULTI: "recall@10"}
 TABLE_COLUMNS = ["kind", "mode", "measure", "items", "accuracy", "caveat"]

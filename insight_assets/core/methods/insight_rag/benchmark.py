@@ -23,12 +23,17 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from insight_assets.core.lazy import lazy_regex
 
 from ...citations import missing_links
 from .schemas import BURIED, MATCHING, MULTI
-from .triples import Triple
 
-_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+if TYPE_CHECKING:
+    from .triples import Triple
+
+_WORD = lazy_regex(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...extractive import is_whole_sentence
-from ...llm import ItemResult, LLMClient
 from ...text import sentence_texts
 from .benchmark import Benchmark, BenchmarkItem, contains
 from .retriever import Sentence
 from .schemas import MATCHING, MULTI
 from .tasks import INSIGHT_RAG_QUESTION, INSIGHT_RAG_TRIPLES
 from .triples import Triple, deduplicate, from_extracted
+
+if TYPE_CHECKING:
+    from ...llm import ItemResult, LLMClient
 
 
 @dataclass(frozen=True)

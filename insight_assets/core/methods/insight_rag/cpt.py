@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -31,7 +32,9 @@ from ...cores import available_cores
 from ...stage_settings import Settings
 from .causal_lm import BaseModelSource, CausalLM, device_name, load_base, no_library_notices, quiet
 from .scores import exact_match
-from .triples import Triple
+
+if TYPE_CHECKING:
+    from .triples import Triple
 
 # Appendix B's grid, searched by training loss in the paper; one point of it is the default here.
 PAPER_GRID = {

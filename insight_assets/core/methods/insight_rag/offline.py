@@ -17,8 +17,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
+
+from insight_assets.core.lazy import lazy_regex
 
 from ...extractive import terms
 from ...text import sentence_texts
@@ -41,7 +42,7 @@ MAX_ANSWERS = 10
 _BE = {"is", "are", "was", "were", "be", "been"}
 _DO = {"do", "does", "did"}
 _WH = {"what", "which", "where", "who", "whom", "when", "how", "whose", "why"}
-_SPACE = re.compile(r"\s+")
+_SPACE = lazy_regex(r"\s+")
 
 
 # -- triples -------------------------------------------------------------------------------------

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
+from insight_assets.core.lazy import np, pa
 
 from ...citations import citation_links
 from ...embedding import one_torch_thread
 from ...retrieval.citing import citation_problems
-from ...stage import CollectionScope
 from ...stage_output import CheckOutcome, Json, StageOutput, items_check, preview, skipped, table
 from . import accuracy, retriever, store
 from .benchmark import why_no_matching
-from .collection import ChunkTriples
 from .schemas import FAILED, KINDS, MATCHING
-from .settings import BenchmarkSettings
 from .tasks import INSIGHT_RAG_ANSWER, INSIGHT_RAG_IDENTIFY, INSIGHT_RAG_QUESTION, INSIGHT_RAG_TRIPLES
 from .triples import EXTRACTOR
 
 if TYPE_CHECKING:
+    from ...stage import CollectionScope
+    from .collection import ChunkTriples
+    from .settings import BenchmarkSettings
     from .stages import AccuracySettings, Answered, AnswersSettings, Benchmarked, Measured, TriplesSettings
 
 TRIPLES_FOUND = "triples_found"

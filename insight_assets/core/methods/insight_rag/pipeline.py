@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
-from ...retrieval import Hit, Retriever
 from ...retrieval.citing import Source, alias, chunk_citations, cited_chunks, format_passages
 from ...text import count_tokens, cut_to_tokens
-from .benchmark import BenchmarkItem
 from .retriever import SENTENCES, TRIPLES, InsightRetriever, RetrievedInsight
 from .schemas import (
     FAILED,
@@ -36,6 +34,11 @@ from .schemas import (
     rag_method,
 )
 from .tasks import INSIGHT_RAG_ANSWER, INSIGHT_RAG_IDENTIFY, INSIGHT_RAG_MATCH
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...retrieval import Hit, Retriever
+    from .benchmark import BenchmarkItem
 
 # A matching paper is shown as its title and abstract, within this many tokens.
 PAPER_TOKENS = 300

@@ -19,21 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
+from insight_assets.core.lazy import np, pa
 
 from ...index import CollectionIndex, index_from_rows, read_vectors
-from ...llm import LLMClient
 from ...retrieval import Hit, Retriever
-from ...stores import VectorStore, Warehouse
 from ...text import count_tokens, cut_to_tokens
 from ...vectors import normalize_rows
-from .causal_lm import CausalLM
 from .offline import ABSTAIN, completion
 from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, RANK_DEPTH, SENTENCES
 from .tasks import INSIGHT_RAG_COMPLETE
-from .triples import Triple
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...stores import VectorStore, Warehouse
+    from .causal_lm import CausalLM
+    from .triples import Triple
 
 TRIPLES = "triples"
 UNIT_PROFILES = (TRIPLES, SENTENCES)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
+from pydantic import AliasChoices, ConfigDict, Field, RootModel
+
+from insight_assets.core.lazy import LazyModel
 
 # Question kinds (§3): deeply buried, multi-document, and the non-QA matching task.
 BURIED = "buried"
@@ -60,7 +62,7 @@ def insight_method(mode: str) -> str:
     return f"insight-rag:{mode}"
 
 
-class IdentifiedInsight(BaseModel):
+class IdentifiedInsight(LazyModel):
     """One insight: a sentence fragment for the retriever to complete. The public code's keys
     ("Insight", "Multi-answer") are read as well as ours."""
 
@@ -82,30 +84,30 @@ class InsightList(RootModel[list[IdentifiedInsight]]):
     """The identifier's reply: a JSON list of insights; ``[{}]`` means none."""
 
 
-class ExtractedTriple(BaseModel):
+class ExtractedTriple(LazyModel):
     subject: str
     relation: str = Field(description="The verb phrase as written, e.g. 'is based on'.")
     object: str
     sentence: int = Field(description="The number of the sentence the triple comes from.")
 
 
-class TripleList(BaseModel):
+class TripleList(LazyModel):
     triples: list[ExtractedTriple] = Field(default_factory=list)
 
 
-class PhrasedQuestion(BaseModel):
+class PhrasedQuestion(LazyModel):
     question: str = Field(description="The question, asking about the object; ends with '?'.")
 
 
-class Completion(BaseModel):
+class Completion(LazyModel):
     text: str = Field(description="The text that completes the fragment, from the context.")
 
 
-class ShortAnswer(BaseModel):
+class ShortAnswer(LazyModel):
     answer: str = Field(description="The answer, with no extra explanation.")
 
 
-class MatchDecision(BaseModel):
+class MatchDecision(LazyModel):
     explanation: str = Field(default="", description="The reasoning.")
     answer: Literal["Yes", "No"] = Field(
         description="Whether one paper is relevant enough to cite the other."

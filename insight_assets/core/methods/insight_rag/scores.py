@@ -8,18 +8,22 @@ makes document Hits@50 trivially 1.
 
 from __future__ import annotations
 
-import re
 import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from insight_assets.core.lazy import lazy_regex
 
 from ...retrieval.citing import strip_citations
 from ...vectors import normalize_rows
 from .benchmark import BenchmarkItem, normalised_text
-from .pipeline import MethodAnswer
 from .schemas import FAILED, INDEX, LLM, MATCHING, RANK_DEPTH, insight_method
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+if TYPE_CHECKING:
+    from .pipeline import MethodAnswer
+
+_ARTICLES = lazy_regex(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans({char: " " for char in string.punctuation})
 
 

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
 from ...index import IndexMissing
 from ...ingest import load_documents

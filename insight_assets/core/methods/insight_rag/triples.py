@@ -23,6 +23,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from insight_assets.core.lazy import lazy_regex
+
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "CD", "FW", "VBG"}) | NOUN_TAGS
 VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"})
@@ -112,10 +114,10 @@ PRONOUNS = frozenset(
 MAX_PHRASE_WORDS = 8
 EXTRACTOR = "offline: rule-based (TextBlob pattern tagger; noun phrase - verb group - noun phrase)"
 
-_SPACE = re.compile(r"\s+")
-_LETTER = re.compile(r"[a-z]", re.IGNORECASE)
-_NAME = re.compile(r"^.+[A-Z]|[A-Za-z].*\d|\d.*[A-Za-z]")
-_WORD3 = re.compile(r"[a-z]{3}", re.IGNORECASE)
+_SPACE = lazy_regex(r"\s+")
+_LETTER = lazy_regex(r"[a-z]", re.IGNORECASE)
+_NAME = lazy_regex(r"^.+[A-Z]|[A-Za-z].*\d|\d.*[A-Za-z]")
+_WORD3 = lazy_regex(r"[a-z]{3}", re.IGNORECASE)
 _TRIM = " \t\n,;:.()[]{}\"'"
 
 

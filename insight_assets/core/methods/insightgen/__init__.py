@@ -29,15 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...chunking import SECTION
-from ...curation import QAPair
-from ...index import CollectionIndex
-from ...llm import LLMClient
 from ...llm.spending import Spent, spending
-from ...stores import VectorStore, Warehouse
 from . import store  # declares the method's warehouse tables
 from .contexts import MethodContext, build_contexts
 from .rag_baselines import RAG_METHODS, RAG_TASKS, rag_contexts, with_budgets
@@ -64,6 +59,14 @@ from .tasks import (
     generate_insights_inputs,
     infer_intent_inputs,
 )
+
+if TYPE_CHECKING:
+    from insight_assets.core.lazy import np
+
+    from ...curation import QAPair
+    from ...index import CollectionIndex
+    from ...llm import LLMClient
+    from ...stores import VectorStore, Warehouse
 
 # The chunk profile InsightGen clusters and reads: about 2,000 tokens a chunk (§4.1).
 PROFILE = SECTION

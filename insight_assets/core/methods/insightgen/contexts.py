@@ -17,14 +17,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
-from ...curation import QAPair
 from ...index import ChunkRecord
 from ...text import count_tokens, cut_to_tokens
 from ...vectors import nearest_rows
 from .selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
+
+if TYPE_CHECKING:
+    from ...curation import QAPair
 
 
 @dataclass(frozen=True)

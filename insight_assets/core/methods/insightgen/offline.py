@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from insight_assets.core.lazy import lazy_regex, np
 
 from ...extractive import terms, tfidf
 from ...keyphrases import rake_keyphrases
@@ -88,7 +88,7 @@ _TYPE_PATTERNS = tuple(
     (
         kind,
         lead,
-        re.compile(cues if isinstance(cues, str) else r"\b(?:" + "|".join(map(re.escape, cues)) + ")"),
+        lazy_regex(cues if isinstance(cues, str) else r"\b(?:" + "|".join(map(re.escape, cues)) + ")"),
     )
     for kind, lead, cues in _TYPE_CUES
 )

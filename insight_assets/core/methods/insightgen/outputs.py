@@ -5,10 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
+from insight_assets.core.lazy import np, pa
 
-from ...stage import CollectionScope
 from ...stage_output import (
     CheckOutcome,
     Json,
@@ -25,6 +23,7 @@ from .repetition import REPEATS_ANSWER_COSINE, repeating_insights
 from .schemas import insight_text
 
 if TYPE_CHECKING:
+    from ...stage import CollectionScope
     from .stages import Found, InsightsSettings, Judged, JudgeSettings
 
 CITE_CONTEXT = "insights_cite_their_context"

@@ -22,20 +22,23 @@ passage), so the baselines run, labelled, without a model.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from ...curation import QAPair
+from insight_assets.core.lazy import LazyModel, np
+
 from ...extractive import terms
-from ...index import ChunkRecord
 from ...keyphrases import rake_keyphrases
 from ...llm import LLMClient, Task, list_problems, register_task
 from ...retrieval import Hit
 from ...retrieval.rerank import rerank
 from ...vectors import nearest_rows
 from .contexts import MethodContext
+
+if TYPE_CHECKING:
+    from ...curation import QAPair
+    from ...index import ChunkRecord
 
 ITERATIVE_RAG, MULTI_QUERY_RAG, AGENTIC_RAG = "iterative_rag", "multi_query_rag", "agentic_rag"
 RAG_METHODS = (ITERATIVE_RAG, MULTI_QUERY_RAG, AGENTIC_RAG)
@@ -45,11 +48,11 @@ REFINE_PASSES = 2  # iterative_rag: decomposition's pass, then one refinement pa
 PASSAGE_PREVIEW_WORDS = 60  # of each found passage, shown to the refinement prompt
 
 
-class Queries(BaseModel):
+class Queries(LazyModel):
     queries: list[str] = Field(default_factory=list, max_length=MAX_QUERIES * 2)
 
 
-class HypotheticalPassage(BaseModel):
+class HypotheticalPassage(LazyModel):
     text: str = Field(min_length=1)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ...text import sentence_texts
 from ...vectors import normalize_rows

@@ -15,11 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...curation import QAPair
-from ...llm import LLMClient
 from ...retrieval.citing import alias
-from .contexts import MethodContext
 from .schemas import ContextPassage, Insight, UserIntent, uses_chain_of_thought
 from .tasks import (
     DIRECT_INSIGHTS,
@@ -29,6 +27,11 @@ from .tasks import (
     generate_insights_inputs,
     infer_intent_inputs,
 )
+
+if TYPE_CHECKING:
+    from ...curation import QAPair
+    from ...llm import LLMClient
+    from .contexts import MethodContext
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 

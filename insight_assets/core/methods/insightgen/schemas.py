@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from insight_assets.core.lazy import LazyModel
 
 InsightType = Literal[
     "missing information",
@@ -56,7 +58,7 @@ class ContextPassage:
     text: str
 
 
-class UserIntent(BaseModel):
+class UserIntent(LazyModel):
     intent: str = Field(min_length=1, description="What the asker wants to understand, decide or do.")
     persona: str = Field(min_length=1, description="Who is most likely asking, in a few words.")
     goals: list[str] = Field(min_length=1, description="Short phrases naming what would help them next.")
@@ -65,7 +67,7 @@ class UserIntent(BaseModel):
 _SCORE = {"ge": 0, "le": 5}
 
 
-class Insight(BaseModel):
+class Insight(LazyModel):
     type: InsightType
     hook: str = Field(min_length=1, description="A short descriptive lead.")
     body: str = Field(min_length=1, description="The explanation, grounded in the passages.")
@@ -78,7 +80,7 @@ class Insight(BaseModel):
     intent_alignment: int = Field(**_SCORE, description="0-5: fit with the asker's intent and goals.")
 
 
-class InsightSet(BaseModel):
+class InsightSet(LazyModel):
     insights: list[Insight] = Field(min_length=1)
 
 

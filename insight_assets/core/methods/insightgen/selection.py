@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from insight_assets.core.chunking import MIN_TARGET_TOKENS, ChunkProfile, chunk_text
-from insight_assets.core.clustering import ThemeGraph
+from insight_assets.core.lazy import np
 from insight_assets.core.vectors import normalize_rows
+
+if TYPE_CHECKING:
+    from insight_assets.core.clustering import ThemeGraph
 
 ANSWER = "answer"
 RELATED = "related"

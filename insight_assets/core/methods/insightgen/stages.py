@@ -5,14 +5,13 @@ on ``questions_to_judge`` once per judge of its panel, each with its own client.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import Field, model_validator
 
-from ...curation.records import QAPair
 from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import kept_pairs_of
 from ...curation.tables import load_pairs
-from ...index import CollectionIndex
 from ...stage import Check, CollectionScope, JudgeModel, Stage, StageSettings
 from ...stage_output import stop_if_over_budget
 from . import (
@@ -37,6 +36,10 @@ from .repetition import REPEATS_ANSWER_COSINE
 from .report import OFFLINE_JUDGE
 from .schemas import insight_text
 from .selection import SelectionSettings
+
+if TYPE_CHECKING:
+    from ...curation.records import QAPair
+    from ...index import CollectionIndex
 
 INSIGHTS, JUDGE_SCORES = "insights", "judge_scores"
 JUDGED = "judged_questions"

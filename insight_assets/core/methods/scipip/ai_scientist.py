@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
 from .schemas import Idea, ScientistIdea
 from .tasks import SCIPIP_AI_SCIENTIST_IDEA, SCIPIP_AI_SCIENTIST_NOVELTY, SCIPIP_AI_SCIENTIST_REFLECT
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
 
 # The related papers' methods are cut to this many characters in the novelty prompt.
 RELATED_CHARACTERS = 600

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ...vectors import normalize_rows
 

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ...citations import missing_links
-from ...llm import LLMClient
 from ...vectors import normalize_rows
-from .backgrounds import Background
 from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, keyword_ranking, retrieve
 from .schemas import KEYWORD_ONLY, SEMANTIC_ONLY, SKC, SKC_FILTERED, VARIANTS
 from .tasks import SCIPIP_ENTITIES
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from .backgrounds import Background
 
 RECALL_AT = 10
 # The cut-offs reported; with 12-20 papers @10 ranks most of the collection, @5 separates more.

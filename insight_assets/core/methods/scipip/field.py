@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ...vectors import normalize_rows
 

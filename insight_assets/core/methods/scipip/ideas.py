@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
 from .ai_scientist import ScientistRecord, related_texts, scientist_ideas
-from .evaluation import Query
 from .field import DEFAULT_FIELD
 from .judging import IdeaSet
 from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, retrieve
@@ -56,6 +55,10 @@ from .tasks import (
     SCIPIP_INTEGRATE,
     SCIPIP_TRANSFORM,
 )
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from .evaluation import Query
 
 
 @dataclass(frozen=True)

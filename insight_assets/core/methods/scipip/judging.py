@@ -10,10 +10,13 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
 from .schemas import GOOD_RATING, IDEA_METHODS, RATINGS, SHORT, Idea
 from .tasks import SCIPIP_JUDGE_IDEAS
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
 
 
 @dataclass(frozen=True)

@@ -18,21 +18,21 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-from lemminflect import getLemma
+from insight_assets.core.lazy import lazy_regex, np
 
 from ...vectors import normalize_rows
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = lazy_regex(r"[a-z0-9]+")
 
 
 @functools.lru_cache(maxsize=65536)
 def _noun_lemma(word: str) -> str:
+    from lemminflect import getLemma  # its word tables load on import: only keyword work needs them
+
     lemmas = getLemma(word, upos="NOUN") if word.isalpha() else ()
     return lemmas[0] if lemmas else word
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from insight_assets.core.lazy import lazy_regex
+
 from ...extractive import rank_sentences, terms, tfidf
 from ...keyphrases import document_keyphrases, rake_keyphrases
 from ...text import sentence_texts
@@ -46,12 +48,12 @@ from .schemas import (
     TransformedBackground,
 )
 
-_PROBLEM = re.compile(
+_PROBLEM = lazy_regex(
     r"\b(challeng\w*|problem\w*|limitation\w*|difficult\w*|lack\w*|need\w*|however|costly|expensive|"
     r"bottleneck\w*|fail\w*|suffer\w*|struggle\w*|remain\w*)\b",
     re.IGNORECASE,
 )
-_CONTRIBUTION = re.compile(
+_CONTRIBUTION = lazy_regex(
     r"\b(we (propose|present|introduce|develop|design|show|find|release|build)|this (paper|work)|"
     r"our (method|model|approach|framework|results?))\b",
     re.IGNORECASE,

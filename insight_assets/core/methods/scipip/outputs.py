@@ -7,7 +7,7 @@ import dataclasses
 import statistics
 from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ...embedding import one_torch_thread
 from ...headlines import Headline, headline_table

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
-from .judging import IdeaSet
 from .schemas import BASELINES, DUAL, PAIR_CRITERIA, Idea
 from .tasks import SCIPIP_JUDGE_PAIR
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from .judging import IdeaSet
 
 WIN, LOSS, TIE = "win", "loss", "tie"
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...documents import ParsedDocument
-from ...llm import LLMClient
 from ...sections import SectionSpan, find_section, section_spans
 from ...text import cut_to_tokens
 from .tasks import SCIPIP_DIGEST, SCIPIP_ENTITIES, SCIPIP_METHOD
+
+if TYPE_CHECKING:
+    from ...documents import ParsedDocument
+    from ...llm import LLMClient
 
 INTRODUCTION_NAMES = ("introduction", "motivation")
 # A method section's name, tried in order; without one, the first section after the introduction

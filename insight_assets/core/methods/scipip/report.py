@@ -6,14 +6,16 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...markdown import markdown_table
 from ...placeholder_mark import mark_placeholder
-from .evaluation import Query
 from .keywords import KeywordGraph, filter_values
-from .retrieval import Library, Retrieval, SciPIPSettings
 from .schemas import TAU
+
+if TYPE_CHECKING:
+    from .evaluation import Query
+    from .retrieval import Library, Retrieval, SciPIPSettings
 
 # The picture shows the most shared keywords; a graph of hundreds of labels is unreadable.
 PICTURE_KEYWORDS = 30

@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ...citations import co_citations
-from .calibration import Calibration
 from .keywords import KeywordGraph, filter_values, normal_keywords, normalise_keyword
 from .schemas import (
     COCITE,
@@ -35,6 +35,9 @@ from .schemas import (
     TAU,
     TOP_K,
 )
+
+if TYPE_CHECKING:
+    from .calibration import Calibration
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
+
+from insight_assets.core.lazy import LazyModel
 
 # §3.1 / Table 6: a paper's keywords are at most 5 noun phrases of 2 to 5 words.
 MAX_KEYWORDS = 5
@@ -48,7 +50,7 @@ TEMPERATURE = 0.0
 IDEA_TEMPERATURE = 0.7
 
 
-class PaperDigest(BaseModel):
+class PaperDigest(LazyModel):
     """Table 5: the one-sentence summary, the two motivations (the background) and the three
     details (the ideas) of a paper, from its title, abstract and introduction."""
 
@@ -61,7 +63,7 @@ class PaperDigest(BaseModel):
     )
 
 
-class Entities(BaseModel):
+class Entities(LazyModel):
     """Table 6: up to 5 key entities, nouns or noun phrases of 2 to 5 words."""
 
     entities: list[str]
@@ -72,7 +74,7 @@ class Entities(BaseModel):
         return [entity.strip() for entity in value if entity.strip()]
 
 
-class ConciseMethod(BaseModel):
+class ConciseMethod(LazyModel):
     """Table 7: the method section rewritten in the style of a summarized method."""
 
     method: str
@@ -107,36 +109,36 @@ GOOD_RATING = 4
 OFFLINE_TEMPLATE = "[offline template]"
 
 
-class TransformedBackground(BaseModel):
+class TransformedBackground(LazyModel):
     """Table 8: the background explained in detail, its technical terms defined."""
 
     background: str
 
 
-class Idea(BaseModel):
+class Idea(LazyModel):
     title: str
     idea: str
     inspired_by: list[str] = Field(default_factory=list, description="Titles of the papers that inspired it.")
 
 
-class IdeaList(BaseModel):
+class IdeaList(LazyModel):
     ideas: list[Idea]
 
 
-class Inspiration(BaseModel):
+class Inspiration(LazyModel):
     """What one retrieved paper's method offers the background, or that it offers nothing."""
 
     useful: bool
     inspiration: str = ""
 
 
-class Selection(BaseModel):
+class Selection(LazyModel):
     """Table 11: the numbers of the ideas kept, unmodified."""
 
     selected: list[int]
 
 
-class DetailedIdea(BaseModel):
+class DetailedIdea(LazyModel):
     """Table 12: an idea expanded into a concrete method."""
 
     problem: str
@@ -144,7 +146,7 @@ class DetailedIdea(BaseModel):
     expected_outcome: str
 
 
-class IdeaRating(BaseModel):
+class IdeaRating(LazyModel):
     idea: int
     novelty: int = Field(ge=0, le=5)
     clarity: int = Field(ge=0, le=5)
@@ -154,11 +156,11 @@ class IdeaRating(BaseModel):
     rationale: str = ""
 
 
-class IdeaRatings(BaseModel):
+class IdeaRatings(LazyModel):
     ratings: list[IdeaRating]
 
 
-class ScientistIdea(BaseModel):
+class ScientistIdea(LazyModel):
     """The AI Scientist's idea JSON (its Name, Title, Experiment and self-ratings 1-10)."""
 
     name: str
@@ -169,7 +171,7 @@ class ScientistIdea(BaseModel):
     novelty: int = Field(ge=1, le=10)
 
 
-class ScientistDraft(BaseModel):
+class ScientistDraft(LazyModel):
     """One round of the AI Scientist's idea generation or reflection: its thought and the idea;
     ``done`` when reflection found nothing to improve (its "I am done")."""
 
@@ -178,7 +180,7 @@ class ScientistDraft(BaseModel):
     done: bool = False
 
 
-class NoveltyDecision(BaseModel):
+class NoveltyDecision(LazyModel):
     """The AI Scientist's novelty check: novel or not, given the most related papers."""
 
     novel: bool
@@ -188,7 +190,7 @@ class NoveltyDecision(BaseModel):
 Preference = Literal["A", "B", "tie"]
 
 
-class PairVerdict(BaseModel):
+class PairVerdict(LazyModel):
     """Fig. 4: which of two ideas is better on each criterion, or a tie."""
 
     novelty: Preference

@@ -7,13 +7,12 @@ settings the collection was built with."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from ...citations import citation_links
 from ...ingest import load_documents
-from ...jsonl import LineProblem
-from ...llm import LLMClient
 from ...stage import Check, CollectionScope, JudgedSettings, JudgeModel, NothingToDo, Stage, StageSettings
 from . import outputs, store
 from .backgrounds import BACKGROUNDS_FILE, Background, research_backgrounds
@@ -36,6 +35,10 @@ from .schemas import (
     Idea,
 )
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SCIPIP_JUDGE_IDEAS, SUMMARY_TASKS
+
+if TYPE_CHECKING:
+    from ...jsonl import LineProblem
+    from ...llm import LLMClient
 
 PAPERS, PAPER_TEXTS, QUERIES, IDEA_SETS = (
     "scipip_papers",

@@ -8,20 +8,22 @@ imported (``stores.declare_tables``). A reader that finds nothing to read raises
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
+from insight_assets.core.lazy import np, pa
 
 from ...citations import citation_links
 from ...index import IndexMissing, read_vectors
 from ...stores import VectorStore, Warehouse, declare_tables
 from .calibration import Calibration, calibrate
 from .evaluation import Query, RecallRow
-from .field import ResearchField
-from .ideas import IdeaRun
 from .keywords import KeywordGraph, KeywordSpace
 from .retrieval import Library
 from .schemas import BACKGROUND, IDEA_METHODS, SUMMARY
+
+if TYPE_CHECKING:
+    from .field import ResearchField
+    from .ideas import IdeaRun
 
 # The LanceDB tables of the papers' background and summary vectors, one per collection.
 VECTOR_KIND = "scipip_index"

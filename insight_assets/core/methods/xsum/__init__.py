@@ -30,10 +30,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...chunking import PASSAGE
-from ...llm import LLMClient
-from ...retrieval import Retriever
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, render_citations
 from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
 from ...retrieval.search import RETRIEVAL_MODES
@@ -78,6 +77,10 @@ from .schemas import (
 from .scores import score_summaries
 from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
 from .tasks import GENERATION_TASKS, JUDGE_TASKS
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...retrieval import Retriever
 
 PROFILE = PASSAGE
 TASKS = GENERATION_TASKS + JUDGE_TASKS

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...citations import missing_links
 from ...citations.paragraphs import citing_papers
 from ...ingest import load_documents, paper_titles
-from ...retrieval.citing import Source
-from ...stores import Warehouse
 from .runs import paper_input
 from .schemas import ABSTRACT_FALLBACK_TOKENS, PaperInput, SummaryTarget
 from .targets import (
@@ -21,6 +20,10 @@ from .targets import (
     evaluation_targets,
     user_targets,
 )
+
+if TYPE_CHECKING:
+    from ...retrieval.citing import Source
+    from ...stores import Warehouse
 
 
 def first_chunks(sources: dict[str, Source]) -> dict[str, str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
+from insight_assets.core.lazy import pa
 
 from ...citations import citation_links
 from ...headlines import Headline, headline_table, measured_note, played_offline
-from ...stage import CollectionScope
 from ...stage_output import (
     CheckOutcome,
     Json,
@@ -42,6 +41,7 @@ from .schemas import (
 from .store import summary_costs
 
 if TYPE_CHECKING:
+    from ...stage import CollectionScope
     from .stages import (
         Answered,
         AnswersSettings,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
 from ...llm.results import TRUNCATED as CUT_OFF
 from ...retrieval import Hit, Retriever, rerank
 from ...retrieval.citing import (
@@ -51,6 +51,9 @@ from .tasks import (
     XSUM_REFINE,
     XSUM_TOPIC_SUMMARY,
 )
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
 
 
 def paper_input(doc_id: str, title: str, abstract: str, body: str, fallback_tokens: int) -> PaperInput:

@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from insight_assets.core.lazy import LazyModel
 
 # §3.2: k = 5 broad questions per paper, from its title and abstract.
 QUESTIONS_PER_PAPER = 5
@@ -40,31 +42,31 @@ WRITTEN, TRUNCATED, NO_INPUT = "written", "truncated", "no_input"
 # -- task outputs -----------------------------------------------------------------------------
 
 
-class PaperQuestions(BaseModel):
+class PaperQuestions(LazyModel):
     questions: list[str] = Field(
         min_length=1, description="Broad questions about the paper's main themes and contributions."
     )
 
 
-class XSumAnswer(BaseModel):
+class XSumAnswer(LazyModel):
     abstain: bool = Field(
         description="true when the passages do not answer the question; then answer is empty."
     )
     answer: str = Field(default="", description="The answer, citing passages as [S1], [S2]...")
 
 
-class WrittenText(BaseModel):
+class WrittenText(LazyModel):
     """A summary: plain prose whose citations are ``[S1]``-style aliases."""
 
     text: str
 
 
-class CoverageRating(BaseModel):
+class CoverageRating(LazyModel):
     reasoning: str = Field(description="The evaluation steps applied, briefly.")
     score: float = Field(ge=1, le=5, description="1-5: how well the summary covers the reference.")
 
 
-class ScoreProbabilities(BaseModel):
+class ScoreProbabilities(LazyModel):
     """G-Eval's score as the model's probabilities of each score token (§4.2, G-Eval's
     probability-weighted score)."""
 
@@ -76,13 +78,13 @@ class ScoreProbabilities(BaseModel):
         return sum(int(score) * p for score, p in self.probabilities.items())
 
 
-class Checklist(BaseModel):
+class Checklist(LazyModel):
     questions: list[str] = Field(
         min_length=1, description="Yes/no questions, one per key point of the reference."
     )
 
 
-class ChecklistAnswers(BaseModel):
+class ChecklistAnswers(LazyModel):
     answers: list[Literal["yes", "no"]] = Field(description="One answer per question, in order.")
 
 

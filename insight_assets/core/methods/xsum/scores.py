@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from insight_assets.core.lazy import np
 
-from ...llm import LLMClient
 from ...retrieval.citing import cited_aliases, strip_citations
 from ...text import sentence_texts, without_citation_markers
 from ...vectors import normalize_rows
@@ -38,6 +38,9 @@ from .tasks import (
     GEVAL_COVERAGE,
     GEVAL_COVERAGE_PROBABILITIES,
 )
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
 
 # The scores a judge model gives (G-Eval, CheckEval); the others are measured against the reference.
 JUDGED_COLUMNS = ("geval_coverage", "checkeval")

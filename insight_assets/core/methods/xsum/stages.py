@@ -8,11 +8,10 @@ model calls and returns what ``outputs.py`` keeps of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import Field, model_validator
 
-from ...jsonl import LineProblem
-from ...retrieval import Retriever
 from ...retrieval.citing import Source, load_sources
 from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
 from ...retrieval.search import RETRIEVAL_MODES
@@ -34,6 +33,10 @@ from .schemas import (
     XSumAnswerRecord,
 )
 from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
+
+if TYPE_CHECKING:
+    from ...jsonl import LineProblem
+    from ...retrieval import Retriever
 
 QUESTIONS, TARGETS, ANSWERS, SUMMARIES = "xsum_questions", "xsum_targets", "xsum_answers", "xsum_summaries"
 SCORES = "xsum_scores"

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ...llm import LLMClient
 from ...llm.spending import Spent, spending
-from ...retrieval import Retriever
-from ...retrieval.citing import Source
 from ...retrieval.rerank import LateInteraction
 from .load import first_chunks
 from .runs import (
@@ -33,6 +31,11 @@ from .schemas import (
     SummaryTarget,
     XSumAnswerRecord,
 )
+
+if TYPE_CHECKING:
+    from ...llm import LLMClient
+    from ...retrieval import Retriever
+    from ...retrieval.citing import Source
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from insight_assets.core.lazy import np
 
 from ....extractive import terms, tfidf
 from ....text import split_sentences

@@ -7,10 +7,8 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ....curation import QAPair
-from ....llm import LLMClient, Task
 from .schemas import (
     DEFAULT_REPETITIONS,
     JudgeRow,
@@ -20,6 +18,10 @@ from .schemas import (
     judge_panels,
 )
 from .tasks import JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS, check_sets, method_label, shuffled_methods
+
+if TYPE_CHECKING:
+    from ....curation import QAPair
+    from ....llm import LLMClient, Task
 
 
 @dataclass(frozen=True)

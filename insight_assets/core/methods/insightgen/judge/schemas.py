@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from insight_assets.core.lazy import LazyModel
 
 CRITERIA_SET = ("novelty", "diversity", "relevance", "depth")
 CRITERIA_SINGLE = ("novelty", "relevance", "depth")
@@ -53,7 +55,7 @@ class MethodInsights:
     insights: tuple[str, ...]
 
 
-class MethodScore(BaseModel):
+class MethodScore(LazyModel):
     label: str = Field(description="The label of the method, exactly as shown.")
     novelty: float = Field(ge=0, le=5)
     diversity: float | None = Field(default=None, ge=0, le=5)
@@ -67,7 +69,7 @@ class MethodScore(BaseModel):
     rationale: str = Field(description="Relative strengths and distinguishing features, briefly.")
 
 
-class SetJudgement(BaseModel):
+class SetJudgement(LazyModel):
     scores: list[MethodScore]
 
 
