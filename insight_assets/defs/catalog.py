@@ -23,7 +23,6 @@ from insight_assets.core.collection_sources import CollectionSource
 from insight_assets.core.ingest import fingerprint
 from insight_assets.defs import ingestion
 from insight_assets.defs.folders import domain_modules, domains
-from insight_assets.defs.sources import COLLECTION_FILES
 
 __all__ = [
     "ALL_ASSETS",
@@ -46,11 +45,7 @@ def domain_assets(*names: str) -> list:
     imports another folder's asset, to depend on it, finds it too."""
     folders = [importlib.import_module(f"insight_assets.defs.{name}") for name in names or domains()]
     found = (asset for folder in folders for asset in dg.load_assets_from_package_module(folder))
-    unique = {_identity(asset): asset for asset in found}.values()
-    # Every asset of a collection is made from its folder, and Dagster judges an asset stale by its
-    # direct inputs only: each depends on the folder's source asset, so that a folder observed with
-    # new content shows all of them stale, not only the first.
-    return dg.map_asset_specs(lambda spec: spec.merge_attributes(deps=[COLLECTION_FILES]), list(unique))
+    return list({_identity(asset): asset for asset in found}.values())
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ a registered library (``core/collection_sources.py``)."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -17,13 +18,20 @@ from insight_assets.core.collection_sources import (
 from insight_assets.core.library import LibraryError
 
 collection_partitions = dg.DynamicPartitionsDefinition(name="collection")
+# The collections' source asset (``defs/sources.py``): what every asset of a collection is made from.
+COLLECTION_FILES = dg.AssetKey("collection_files")
 
 
-def asset_settings(group: str) -> dict:
-    """What every asset of a collection shares: its partitions, its group, and a single-run
-    backfill policy, so one run may build several collections (`dagster asset materialize
-    --partition-range a...c` from a shell; sensors and schedules still request one per collection)."""
+def asset_settings(group: str, deps: Sequence = ()) -> dict:
+    """What every asset of a collection shares: its partitions, its group, a single-run backfill
+    policy, so one run may build several collections (`dagster asset materialize --partition-range
+    a...c` from a shell; sensors and schedules still request one per collection), and its ``deps``
+    after the collection's source asset.
+
+    Dagster judges an asset stale by its direct inputs only: each depends on the folder's source
+    asset, so that a folder observed with new content shows all of them stale, not only the first."""
     return {
+        "deps": [COLLECTION_FILES, *deps],
         "partitions_def": collection_partitions,
         "group_name": group,
         "backfill_policy": dg.BackfillPolicy.single_run(),

@@ -10,13 +10,12 @@ from __future__ import annotations
 import dagster as dg
 
 from insight_assets.core.collection_sources import find_sources
-from insight_assets.defs.partitions import collection_partitions
+from insight_assets.defs.partitions import COLLECTION_FILES, collection_partitions
 
 # On each build run: what it was built from (``build_signature``).
 BUILD_SIGNATURE_TAG = "insight_assets/build_signature"
-# The source asset's key: what `source_documents` depends on. The asset itself goes into the
-# definitions beside the catalog's (defs/catalog.py lists only what the steps build).
-COLLECTION_FILES = dg.AssetKey("collection_files")
+# The source asset goes into the definitions beside the catalog's (defs/catalog.py lists only what
+# the steps build); its key, COLLECTION_FILES, is what every asset's settings depend on.
 
 
 @dg.observable_source_asset(

@@ -110,12 +110,11 @@ def stage_asset(stage: Stage) -> dg.AssetsDefinition:
         name=stage.name,
         description=stage.description,
         kinds=set(stage.kinds),
-        deps=list(stage.reads),
         code_version=stage.code_version,
         required_resource_keys={"storage", "llm", *(["embedder"] if stage.embedder else [])},
         check_specs=checks,
         **pooled(LLM_POOL),
-        **asset_settings(stage.method),
+        **asset_settings(stage.method, deps=stage.reads),
     )
     def build(context: dg.AssetExecutionContext, config: config_class) -> dg.MaterializeResult:  # type: ignore[valid-type]
         settings = stage_settings(stage, config)

@@ -106,7 +106,7 @@ def test_a_new_stage_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, 
     toy = assets["toy_method_rows"]
     assert {"toy_method_rows", "generated_answers"} <= set(assets)
     assert toy.group_names_by_key[dg.AssetKey("toy_method_rows")] == "toy_method"
-    assert dg.AssetKey("generated_answers") in toy.dependency_keys
+    assert {dg.AssetKey("generated_answers"), dg.AssetKey("collection_files")} <= toy.dependency_keys
     # The asset's config is the settings model: its own field, with its default and bound, and the model's.
     fields = toy.op.config_schema.config_type.fields
     assert {"max_pairs", "model", "temperature", "max_tokens"} <= set(fields)
@@ -116,6 +116,20 @@ def test_a_new_stage_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, 
     assert "toy_method_rows" in warehouse_tables()
     warehouse = Warehouse(tmp_path / "w.duckdb")
     assert warehouse.rows("SELECT count(*) AS n FROM toy_method_rows") == [{"n": 0}]
+
+
+def test_every_asset_of_a_collection_is_made_from_its_source():
+    # Dagster judges staleness by direct inputs: a folder observed with new papers must show every
+    # asset stale, so each depends on the source asset itself, not only through the first.
+    from insight_assets.defs.catalog import ALL_ASSETS
+
+    without = [
+        key.to_user_string()
+        for asset in ALL_ASSETS
+        for key in asset.keys
+        if dg.AssetKey("collection_files") not in asset.asset_deps[key]
+    ]
+    assert len(ALL_ASSETS) > 30 and without == []
 
 
 def test_a_new_defs_folder_adds_its_command_and_its_ask_flow(toy_method, tmp_path, monkeypatch, capsys):

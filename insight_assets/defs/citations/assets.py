@@ -37,10 +37,9 @@ CitationsConfig = dagster_config(MatchSettings)
 
 @dg.asset(
     kinds={"duckdb"},
-    deps=[parsed_documents],
     code_version="3",
     check_specs=[collection_check("citation_links", "citations")],
-    **asset_settings("ingestion"),
+    **asset_settings("ingestion", deps=[parsed_documents]),
 )
 def citations(
     context: dg.AssetExecutionContext, config: CitationsConfig, storage: StorageResource

@@ -19,14 +19,14 @@ from insight_assets.core.collection_sources import CollectionSource
 from insight_assets.core.documents import ParseResult
 from insight_assets.core.parser_version import PARSER_VERSION, parser_version
 from insight_assets.core.text_quality import QualitySettings
-from insight_assets.defs.ingestion.source_files import PARTITIONED, source_documents
+from insight_assets.defs.ingestion.source_files import source_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
     invalid_config,
     markdown_table,
     materialize_each,
 )
-from insight_assets.defs.partitions import collection_check, existing_collection_source
+from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
 
@@ -87,10 +87,9 @@ class IngestionParsingConfig(dg.Config):
 
 @dg.asset(
     kinds={"pdf", "duckdb"},
-    deps=[source_documents],
     code_version=f"parser-{PARSER_VERSION}",
     check_specs=[collection_check("every_file_parsed", "parsed_documents")],
-    **PARTITIONED,
+    **asset_settings("ingestion", deps=[source_documents]),
 )
 def parsed_documents(
     context: dg.AssetExecutionContext, config: IngestionParsingConfig, storage: StorageResource
@@ -318,10 +317,9 @@ class IngestionChunkingConfig(dg.Config):
 
 @dg.asset(
     kinds={"duckdb"},
-    deps=[parsed_documents],
     code_version=f"chunking-{ingest.CHUNKING_VERSION}",
     check_specs=[collection_check("no_empty_chunks", "chunks")],
-    **PARTITIONED,
+    **asset_settings("ingestion", deps=[parsed_documents]),
 )
 def chunks(
     context: dg.AssetExecutionContext, config: IngestionChunkingConfig, storage: StorageResource

@@ -10,9 +10,9 @@ from insight_assets.core import ingest, ingest_store
 from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.lazy import pa
 from insight_assets.core.vectorize import vectorize_chunks
-from insight_assets.defs.ingestion.assets import PARTITIONED, chunks
+from insight_assets.defs.ingestion.assets import chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
-from insight_assets.defs.partitions import collection_check
+from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -49,11 +49,10 @@ def _vector_keys(table) -> Counter:
 
 @dg.asset(
     kinds={"lancedb"},
-    deps=[chunks],
     code_version="4",
     **pooled(EMBEDDING_POOL),
     check_specs=[collection_check("embedding_per_chunk", "chunk_embeddings")],
-    **PARTITIONED,
+    **asset_settings("ingestion", deps=[chunks]),
 )
 def chunk_embeddings(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource

@@ -8,7 +8,7 @@ from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.reader_notes import VECTOR_KIND, note_vectors, stored_notes
 from insight_assets.core.stores import VectorStore
 from insight_assets.defs.ingestion.assets import parsed_documents
-from insight_assets.defs.ingestion.source_files import PARTITIONED, source_documents
+from insight_assets.defs.ingestion.source_files import source_documents
 from insight_assets.defs.metadata import (
     CollectionReport,
     items_check,
@@ -16,7 +16,7 @@ from insight_assets.defs.metadata import (
     materialize_each,
     nothing_to_do,
 )
-from insight_assets.defs.partitions import collection_check
+from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 
@@ -28,11 +28,10 @@ _NO_NOTES = (
 
 @dg.asset(
     kinds={"lancedb"},
-    deps=[source_documents, parsed_documents],
     code_version="1",
     **pooled(EMBEDDING_POOL),
     check_specs=[collection_check("reader_notes_found", "reader_note_embeddings")],
-    **PARTITIONED,
+    **asset_settings("ingestion", deps=[source_documents, parsed_documents]),
 )
 def reader_note_embeddings(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource

@@ -14,14 +14,12 @@ from insight_assets.defs.metadata import CollectionReport, markdown_table, mater
 from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.resources import StorageResource
 
-PARTITIONED = asset_settings("ingestion")
-
 
 @dg.asset(
     kinds={"pdf", "duckdb"},
     code_version="3",
     check_specs=[collection_check("every_item_has_a_pdf", "source_documents")],
-    **PARTITIONED,
+    **asset_settings("ingestion"),
 )
 def source_documents(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """The PDFs of a collection: one row per file with its sha256, size and page count; for a

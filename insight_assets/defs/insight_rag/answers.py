@@ -30,10 +30,9 @@ from insight_assets.defs.resources import EmbedderResource, StorageResource
 
 @dg.asset(
     kinds={"duckdb"},
-    deps=[stages.ANSWERS, stages.ACCURACY],
     code_version="1",
     **pooled(EMBEDDING_POOL),
-    **asset_settings("insight_rag"),
+    **asset_settings("insight_rag", deps=[stages.ANSWERS, stages.ACCURACY]),
 )
 def insight_rag_scores(
     context: dg.AssetExecutionContext, storage: StorageResource, embedder: EmbedderResource

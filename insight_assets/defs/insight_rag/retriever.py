@@ -51,7 +51,6 @@ class InsightRetrieverConfig(dagster_config(cpt.CPTSettings)):
 
 @dg.asset(
     kinds={"pytorch"},
-    deps=[stages.TRIPLES],
     code_version="2",
     **pooled(LLM_POOL),
     check_specs=[
@@ -66,7 +65,7 @@ class InsightRetrieverConfig(dagster_config(cpt.CPTSettings)):
             description="The adapter recalls more of the probed facts than its base model did before training.",
         ),
     ],
-    **asset_settings("insight_rag"),
+    **asset_settings("insight_rag", deps=[stages.TRIPLES]),
 )
 def insight_retriever(
     context: dg.AssetExecutionContext, config: InsightRetrieverConfig, storage: StorageResource

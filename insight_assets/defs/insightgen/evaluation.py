@@ -28,7 +28,7 @@ from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
 
 
-@dg.asset(kinds={"duckdb"}, deps=[JUDGE_SCORES], code_version="1", **asset_settings("insightgen"))
+@dg.asset(kinds={"duckdb"}, code_version="1", **asset_settings("insightgen", deps=[JUDGE_SCORES]))
 def method_report(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Mean scores per method (and judge) as a table and a bar chart, with example insights side
     by side; also written to data/reports/<collection>/method_report.md."""

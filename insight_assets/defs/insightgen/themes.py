@@ -25,19 +25,15 @@ from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets.defs.stage_assets import dagster_config, settings_of
 
-INSIGHTGEN = asset_settings("insightgen")
-
-
 # The theme graph's settings (``core/clustering.py``): the paper's system and its ablations.
 InsightGenThemeGraphConfig = dagster_config(ThemeGraphSettings)
 
 
 @dg.asset(
     kinds={"duckdb", "sklearn"},
-    deps=[chunk_embeddings],
     code_version="1",
     **pooled(EMBEDDING_POOL),
-    **INSIGHTGEN,
+    **asset_settings("insightgen", deps=[chunk_embeddings]),
 )
 def theme_graph(
     context: dg.AssetExecutionContext,

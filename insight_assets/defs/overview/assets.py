@@ -37,10 +37,9 @@ PAGES = method_pages()
 
 @dg.asset(
     kinds={"html"},
-    deps=[page.report for page in PAGES],
     code_version="1",
     **pooled(LLM_POOL),
-    **asset_settings("overview"),
+    **asset_settings("overview", deps=[page.report for page in PAGES]),
 )
 def collection_report(
     context: dg.AssetExecutionContext,

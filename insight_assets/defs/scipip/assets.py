@@ -16,14 +16,13 @@ from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
 from insight_assets.defs.stage_assets import stage_assets
 
-SCIPIP_GROUP = asset_settings("scipip")
 ASSETS = stage_assets(stages.STAGES)
 
 
 # -- keyword graph ---------------------------------------------------------------------------------
 
 
-@dg.asset(kinds={"duckdb"}, deps=[stages.SUMMARIES], code_version="1", **SCIPIP_GROUP)
+@dg.asset(kinds={"duckdb"}, code_version="1", **asset_settings("scipip", deps=[stages.SUMMARIES]))
 def keyword_graph(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """The paper-keyword graph (§3.1, Figure 1): an edge from each paper to each of its keywords,
     and keyword co-occurrence (papers holding both), with a picture."""
