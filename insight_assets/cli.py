@@ -16,6 +16,7 @@ from insight_assets.app import commands, library
 from insight_assets.app.cli import cli_modules
 from insight_assets.app.commands import Command
 from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
+from insight_assets.core.heap import settle_before_exit
 from insight_assets.core.signals import restore_default_interrupts
 from insight_assets.defs.asking import ask_flows
 
@@ -101,5 +102,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def entry() -> None:
+    """The ``insight-assets`` command: ``main``, then an exit that does not walk the heap first
+    (``core/heap.py``); tests call ``main`` itself."""
+    code = main()
+    settle_before_exit()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

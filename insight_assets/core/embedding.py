@@ -67,11 +67,14 @@ def _load_local_model(device: str, precision: str):
     ``bf16`` holds bfloat16 weights: on a CPU with native bf16 that runs 1.25x faster than fp32 weights
     under bf16 autocast, which casts every weight on every call (bench/README.md), and its vectors stay
     within 0.9999 cosine of fp32."""
-    import torch
+    from insight_assets.core.heap import loading_for_good
 
-    from insight_assets.core.minilm import MiniLM
+    with loading_for_good():  # torch's modules and the weights live as long as the process
+        import torch
 
-    return MiniLM(device=device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
+        from insight_assets.core.minilm import MiniLM
+
+        return MiniLM(device=device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
 
 
 def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
@@ -174,22 +177,38 @@ class LocalEmbedder(_AlwaysWhole):
         return result
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, keep_tokens=False)[0]
+
+    def embed_with_token_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """``embed(texts)``, and from the same forward passes each text's token vectors as the
+        late-interaction reranker reads them (``token_rows``), where the model read the text whole
+        in one window; ``None`` for a text it read in windows. A build keeps both: running the model
+        a second time for the token vectors cost as much again as the embedding."""
+        return self._embed(texts, keep_tokens=True)
+
+    def _embed(
+        self, texts: Sequence[str], *, keep_tokens: bool
+    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+            return np.zeros((0, self.dimension), dtype=np.float32), []
         window_texts, weights, owners = [], [], []
+        whole: list[int | None] = []  # each text's window when it is one window of the whole text
         for owner, pieces in enumerate(self._windows_many(texts)):
+            whole.append(len(window_texts) if len(pieces) == 1 and pieces[0][0] == texts[owner] else None)
             for window_text, weight in pieces:
                 window_texts.append(window_text)
                 weights.append(weight)
                 owners.append(owner)
-        window_vectors = self._encode(window_texts)
+        window_vectors, window_tokens = self._encode(window_texts, keep_tokens=keep_tokens)
         pooled = np.zeros((len(texts), self.dimension), dtype=np.float32)
         np.add.at(pooled, np.asarray(owners), window_vectors * np.asarray(weights, dtype=np.float32)[:, None])
-        return normalize_rows(pooled)
+        tokens = [window_tokens[index] if keep_tokens and index is not None else None for index in whole]
+        return normalize_rows(pooled), tokens
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], *, keep_tokens: bool = False) -> tuple[np.ndarray, list]:
         """Unit vectors of texts that fit the model whole: the mean of the last hidden states over
-        the text's word pieces, as sentence-transformers computes it.
+        the text's word pieces, as sentence-transformers computes it; with ``keep_tokens``, also each
+        text's token vectors (``token_rows``), else an empty list.
 
         Texts are tokenized once and batched by word-piece count, longest first, so a batch is
         padded to nearly its own length (sentence-transformers sorts by characters: 22% of the
@@ -203,6 +222,7 @@ class LocalEmbedder(_AlwaysWhole):
         lengths = encoded.attention_mask.sum(dim=1).tolist()
         order = sorted(range(len(texts)), key=lambda index: -lengths[index])
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        tokens: list = [None] * len(texts) if keep_tokens else []
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
@@ -212,7 +232,16 @@ class LocalEmbedder(_AlwaysWhole):
                 weights = mask.unsqueeze(-1).float()
                 means = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
                 vectors[batch] = torch.nn.functional.normalize(means, dim=1).cpu().numpy()
-        return vectors
+                for position, index in enumerate(batch if keep_tokens else ()):
+                    tokens[index] = token_rows(hidden[position], lengths[index])
+        return vectors, tokens
+
+
+def token_rows(hidden, length: int) -> np.ndarray:
+    """A text's token vectors from the model's last layer (``hidden``: one text's rows, [CLS] first,
+    ``length`` of them real): unit rows in float16, without [CLS] and [SEP], as late interaction
+    (``core.retrieval.rerank.LateInteraction``) scores them."""
+    return normalize_rows(hidden[1 : length - 1].cpu().numpy()).astype(np.float16)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import re
+import threading
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,18 @@ def _forget_attributes() -> None:
     for stand_in in _STAND_INS:
         for attribute in [name for name in vars(stand_in) if not name.startswith("__")]:
             delattr(stand_in, attribute)
+
+
+def prefetch(*names: str) -> threading.Thread:
+    """Import the modules ``names`` in a background thread, for work that will need them after work
+    that leaves the interpreter free meanwhile (the model's forward passes run in torch's threads,
+    without Python's lock). Safe to race: a module is imported once, and an import of it elsewhere
+    waits for this one to finish."""
+    thread = threading.Thread(
+        target=lambda: [importlib.import_module(name) for name in names], name="prefetch", daemon=True
+    )
+    thread.start()
+    return thread
 
 
 class LazyModel(BaseModel):
@@ -95,4 +108,4 @@ else:
     pc = LazyModule("pyarrow.compute")
     duckdb = LazyModule("duckdb")
 
-__all__ = ["LazyModel", "LazyModule", "LazyPattern", "duckdb", "lazy_regex", "np", "pa", "pc"]
+__all__ = ["LazyModel", "LazyModule", "LazyPattern", "duckdb", "lazy_regex", "np", "pa", "pc", "prefetch"]

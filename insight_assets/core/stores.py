@@ -426,6 +426,8 @@ class VectorStore:
 
     def _open(self, collection: str):
         name = self.table_name(collection)
+        if "://" not in self.uri and not (Path(self.uri) / f"{name}.lance").exists():
+            return None  # a local table not made yet: known without loading LanceDB (most of a second)
         try:
             table = self.db.open_table(name)
         except ValueError:  # LanceDB's answer for a table that does not exist yet

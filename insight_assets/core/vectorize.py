@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from insight_assets.core.chunking import PASSAGE
+from insight_assets.core.embedding import PartialEmbedding
 from insight_assets.core.lazy import np, pa
 from insight_assets.core.vectors import normalize_rows
 
@@ -42,6 +43,8 @@ class VectorOutcome:
     # Chunks left without a vector because their batch failed (profile, chunk_id, doc_id, text_sha,
     # error): not in ``table``, so the next run embeds exactly these again.
     failures: list[dict] = field(default_factory=list)
+    # With ``with_token_vectors``: the token vectors of the texts embedded whole, by text.
+    token_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def words_per_second(self) -> float:
@@ -87,9 +90,12 @@ def vectorize_chunks(
     existing: pa.Table | None,
     *,
     pool_from: str | None = DEFAULT_POOL_SOURCE,
+    with_token_vectors: bool = False,
 ) -> VectorOutcome:
     """A vector table for ``chunk_rows`` (dicts with profile, chunk_id, doc_id, text, text_sha,
-    char_start, char_end, token_count), reusing ``existing`` model vectors of this variant."""
+    char_start, char_end, token_count), reusing ``existing`` model vectors of this variant.
+    ``with_token_vectors``: the local model's token vectors of what it embeds come back too (see
+    ``LocalEmbedder.embed_with_token_vectors``)."""
     known = _reusable_vectors(existing, embedder.variant)
     fine_by_doc: dict[str, list[dict]] = {}
     for position, row in enumerate(chunk_rows):
@@ -112,8 +118,9 @@ def vectorize_chunks(
             pending.setdefault(row["text_sha"], row["text"])
     started = time.perf_counter()
     errors: dict[str, str] = {}  # text sha -> why its batch failed
+    token_vectors: dict[str, np.ndarray] = {}
     if pending:
-        outcome = embedder.embed_partial(list(pending.values()))
+        outcome, token_vectors = _embed(embedder, list(pending.values()), with_token_vectors)
         for index, (sha, vector) in enumerate(zip(pending, outcome.vectors, strict=True)):
             if vector is None:
                 errors[sha] = outcome.errors[index]
@@ -167,6 +174,7 @@ def vectorize_chunks(
         words_embedded=sum(len(text.split()) for sha, text in pending.items() if sha not in errors),
         seconds=seconds,
         per_profile=per_profile,
+        token_vectors=token_vectors,
         failures=[
             {
                 "profile": chunk_rows[position]["profile"],
@@ -178,6 +186,19 @@ def vectorize_chunks(
             for position, reason in sorted(failed.items())
         ],
     )
+
+
+def _embed(
+    embedder: Embedder, texts: list[str], with_token_vectors: bool
+) -> tuple[PartialEmbedding, dict[str, np.ndarray]]:
+    """``embedder.embed_partial(texts)``, and with ``with_token_vectors`` the token vectors of those
+    the local model read whole, by text (only the local model has them)."""
+    embed_with_token_vectors = getattr(embedder, "embed_with_token_vectors", None)
+    if not with_token_vectors or embed_with_token_vectors is None:
+        return embedder.embed_partial(texts), {}
+    vectors, tokens = embed_with_token_vectors(texts)
+    kept = {text: rows for text, rows in zip(texts, tokens, strict=True) if rows is not None}
+    return PartialEmbedding(list(vectors), {}), kept
 
 
 def _reusable_vectors(existing: pa.Table | None, variant: str) -> dict[str, np.ndarray]:

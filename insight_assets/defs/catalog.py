@@ -11,15 +11,13 @@ Its face on the command line (its ``ask`` flow and its own commands) is ``app/cl
 A new method adds its folder and nothing here changes.
 """
 
-import contextlib
 import functools
-import gc
 import importlib
-from collections.abc import Iterator
 
 import dagster as dg
 
 from insight_assets.core.collection_sources import CollectionSource
+from insight_assets.core.heap import loading_for_good
 from insight_assets.core.ingest import fingerprint
 from insight_assets.defs import ingestion
 from insight_assets.defs.folders import domain_modules, domains
@@ -48,25 +46,10 @@ def domain_assets(*names: str) -> list:
     return list({_identity(asset): asset for asset in found}.values())
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off meanwhile: loading the folders makes some hundred
-    thousand objects that all live as long as the process, and the full collections they would set
-    off (each walking every object Dagster made too) found nothing to free but cost a fifth of the
-    load."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
-with _collector_paused():
+# Every asset and what it imports lives as long as the process (see core/heap.py).
+with loading_for_good():
     ALL_ASSETS = domain_assets()
-# The same definitions as in ALL_ASSETS (mapping the folder's again would cost a tenth of the import).
+# The ingestion folder's among ALL_ASSETS, by keys: the same definitions, not another load's.
 _INGESTION_KEYS = {_identity(asset) for asset in dg.load_assets_from_package_module(ingestion)}
 INGESTION_ASSETS = [asset for asset in ALL_ASSETS if _identity(asset) in _INGESTION_KEYS]
 

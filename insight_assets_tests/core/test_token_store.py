@@ -51,3 +51,21 @@ def test_a_rebuild_encodes_only_new_texts_and_drops_gone_ones(tmp_path, model):
     stored = StoredTokens.load(str(tmp_path), "papers")
     assert stored.get(PASSAGES[0]) is None and stored.get(PASSAGES[3]) is not None
     assert StoredTokens.load(str(tmp_path), "another collection") is None
+
+
+def test_the_embedding_pass_gives_the_rerankers_token_vectors(model):
+    from insight_assets.core.embedding import LocalEmbedder
+
+    embedder = LocalEmbedder(precision=model._embedder.precision)
+    assert model.shares_model_with(embedder)
+    assert not model.shares_model_with(
+        LocalEmbedder(precision="bf16" if embedder.precision == "fp32" else "fp32")
+    )
+    long_text = " ".join(PASSAGES * 12)  # read in windows: no one pass holds its tokens
+    vectors, tokens = embedder.embed_with_token_vectors([*PASSAGES, long_text])
+    assert np.allclose(vectors, embedder.embed([*PASSAGES, long_text]), atol=1e-5)
+    assert tokens[-1] is None
+    for mine, reranker_own in zip(tokens[:-1], model.token_vectors(PASSAGES), strict=True):
+        assert mine.dtype == np.float16 and mine.shape == reranker_own.shape
+        cosines = np.sum(mine.astype(np.float32) * reranker_own.astype(np.float32), axis=1)
+        assert cosines.min() > 0.99  # the same rows; batches padded otherwise round otherwise

@@ -87,6 +87,19 @@ def test_a_rerun_reuses_model_vectors_and_recomputes_pooled_ones():
     assert np.allclose(vectors_by_profile(again)["section"], vectors_by_profile(first)["section"])
 
 
+def test_the_local_model_gives_the_token_vectors_of_what_it_embedded_and_a_rerun_none():
+    rows = rows_for([document(repeats=8)])
+    passages = {r["text"] for r in rows if r["profile"] == "passage"}
+    outcome = vectorize_chunks("c", rows, LocalEmbedder(), None, with_token_vectors=True)
+    assert set(outcome.token_vectors) == passages  # a section is pooled, never read by the model
+    assert all(tokens.ndim == 2 and tokens.shape[1] == 384 for tokens in outcome.token_vectors.values())
+    assert (
+        vectorize_chunks("c", rows, LocalEmbedder(), outcome.table, with_token_vectors=True).token_vectors
+        == {}
+    )
+    assert vectorize_chunks("c", rows, HashingEmbedder(), None, with_token_vectors=True).token_vectors == {}
+
+
 def test_without_the_fine_profile_coarse_chunks_are_embedded_directly():
     rows = rows_for([document()], profiles=("section",))
     outcome = vectorize_chunks("c", rows, HashingEmbedder(), None)

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from insight_assets.core.lazy import LazyModel, np
 
+from ..embedding import token_rows
 from ..extractive import STOPWORDS, terms
 from ..llm import LLMClient, Task, register_task
 from ..vectors import normalize_rows
@@ -160,10 +161,24 @@ class LateInteraction:
             for position, i in enumerate(batch):
                 pieces = encoded.pieces[position]
                 rows = list(range(1, len(pieces) - 1))
-                if content_only:
-                    rows = [row for row in rows if _is_content(pieces[row])] or rows
-                result[i] = normalize_rows(tokens[position, rows].numpy()).astype(np.float16)
+                content = [row for row in rows if _is_content(pieces[row])] if content_only else []
+                result[i] = (
+                    normalize_rows(tokens[position, content].numpy()).astype(np.float16)
+                    if content
+                    else token_rows(tokens[position], len(pieces))
+                )
         return result
+
+    def shares_model_with(self, embedder: Any) -> bool:
+        """Whether ``embedder`` runs this reranker's model at its precision, so that its forward
+        passes give these token vectors too (``LocalEmbedder.embed_with_token_vectors``)."""
+        from ..embedding import LocalEmbedder
+
+        mine = self._embedder
+        return isinstance(embedder, LocalEmbedder) and (embedder.device, embedder.precision) == (
+            mine.device,
+            mine.precision,
+        )
 
     def _remember(self, text: str, tokens: np.ndarray) -> None:
         with self._cache_lock:

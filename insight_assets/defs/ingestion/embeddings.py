@@ -8,7 +8,8 @@ import dagster as dg
 
 from insight_assets.core import ingest, ingest_store
 from insight_assets.core.embedding import EmbeddingError
-from insight_assets.core.lazy import pa
+from insight_assets.core.lazy import np, pa, prefetch
+from insight_assets.core.retrieval import LateInteraction
 from insight_assets.core.vectorize import vectorize_chunks
 from insight_assets.defs.ingestion.assets import chunks
 from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
@@ -82,8 +83,14 @@ def _chunk_embeddings(
     model = embedder.get_embedder()
     vectors = storage.vectors
     existing = vectors.read(collection)
+    # LanceDB takes most of a second to import: let it load while the model computes (a first build
+    # has no table to read before, and reads none without it).
+    prefetch("lancedb")
+    reranker = LateInteraction()
     try:
-        outcome = vectorize_chunks(collection, chunk_rows, model, existing)
+        outcome = vectorize_chunks(
+            collection, chunk_rows, model, existing, with_token_vectors=reranker.shares_model_with(model)
+        )
     except EmbeddingError as error:  # a refused key, an unknown model: every batch would fail
         raise nothing_to_do(collection, f"no chunk could be embedded: {error}") from error
     write_seconds = _record_failures(storage, collection, model.variant, outcome.failures, stored_errors)
@@ -96,7 +103,7 @@ def _chunk_embeddings(
     stored, vector_write_seconds, text_index_seconds = _store_vectors(
         vectors, collection, existing, outcome.table, outcome.embedded
     )
-    token_vectors = _keep_token_vectors(storage, collection, chunk_rows)
+    token_vectors = _keep_token_vectors(storage, collection, chunk_rows, reranker, outcome.token_vectors)
     context.log.info(
         f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
         + (f", {len(outcome.failures)} failed" if outcome.failures else "")
@@ -129,16 +136,28 @@ def _chunk_embeddings(
     )
 
 
-def _keep_token_vectors(storage: StorageResource, collection: str, chunk_rows: list[dict]) -> dict:
+def _keep_token_vectors(
+    storage: StorageResource,
+    collection: str,
+    chunk_rows: list[dict],
+    reranker: LateInteraction,
+    computed: "dict[str, np.ndarray]",
+) -> dict:
     """The reranker's token vectors of the passages, kept with the build (``core.retrieval.token_store``):
-    the build's reranks, the MCP server and searches read them instead of running the model."""
+    the build's reranks, the MCP server and searches read them instead of running the model. Those
+    the embedding's forward passes gave (``computed``, by text) are not computed again."""
     from insight_assets.core.chunking import PASSAGE
-    from insight_assets.core.retrieval import LateInteraction
     from insight_assets.core.retrieval.token_store import keep_token_vectors
+
+    def encode(texts: list[str]) -> list[np.ndarray]:
+        fresh = dict(
+            zip(rest := [text for text in texts if text not in computed], reranker.token_vectors(rest))
+        )
+        return [computed[text] if text in computed else fresh[text] for text in texts]
 
     started = time.perf_counter()
     texts = [row["text"] for row in chunk_rows if row["profile"] == PASSAGE]
-    kept = keep_token_vectors(storage.vectors_uri, collection, texts, LateInteraction().token_vectors)
+    kept = keep_token_vectors(storage.vectors_uri, collection, texts, encode)
     return {**kept, "token_vector_seconds": round(time.perf_counter() - started, 3)}
 
 

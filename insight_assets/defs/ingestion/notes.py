@@ -45,8 +45,14 @@ def reader_note_embeddings(
         context,
         storage,
         lambda collection: _reader_note_embeddings(storage, embedder, collection),
-        outputs_present=VectorStore(storage.vectors_uri, kind=VECTOR_KIND).exists,
+        outputs_present=lambda collection: _notes_in_place(storage, collection),
     )
+
+
+def _notes_in_place(storage: StorageResource, collection: str) -> bool:
+    """The step's output as a rerun finds it: the notes' table, or no notes and so nothing to keep."""
+    vectors = VectorStore(storage.vectors_uri, kind=VECTOR_KIND)
+    return vectors.exists(collection) or not stored_notes(storage.warehouse, collection)
 
 
 def _reader_note_embeddings(
@@ -59,7 +65,10 @@ def _reader_note_embeddings(
         table, embedded = note_vectors(collection, notes, model, vectors.read(collection))
     except EmbeddingError as error:
         raise nothing_to_do(collection, f"no reader note could be embedded: {error}") from error
-    vectors.replace(collection, table)
+    # No notes and no table of earlier ones: nothing to write, and LanceDB (most of a second to load)
+    # stays unloaded until the chunks' vectors need it.
+    if notes or vectors.exists(collection):
+        vectors.replace(collection, table)
     return CollectionReport(
         metadata={
             "dagster/row_count": table.num_rows,
