@@ -386,9 +386,12 @@ class HashingEmbedder(_AlwaysWhole):
     """Bag-of-words feature hashing: deterministic, instant, and lexical rather than semantic.
 
     For tests and smoke runs where loading a neural model is not worth the seconds; texts sharing
-    words get similar vectors, nothing more.
+    words get similar vectors, nothing more. A build with it keeps no token vectors for the reranker
+    either (``smoke_test``): that would run the neural model over every passage (32 of the 38 s of
+    ingesting the corpus's broken files), and a rerank computes what it reads.
     """
 
+    smoke_test = True
     _WORD = re.compile(r"\w+")
 
     def __init__(self, dimension: int = 384):

@@ -100,6 +100,8 @@ def test_broken_pdfs_become_problem_rows_and_the_rest_goes_on(instance, storage,
     assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.WARN
     assert metadata(result, "parsed_documents")["files_with_errors"] == len(errors)
     assert vector_keys(storage, "mixed") == chunk_keys(storage, "mixed")
+    # The smoke-test embedder runs no model, and so keeps no token vectors for the reranker either.
+    assert metadata(result, "chunk_embeddings")["token_vectors"].startswith("not kept")
 
 
 def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder):

@@ -17,6 +17,8 @@ from pathlib import Path
 import dagster as dg
 import numpy as np
 
+from insight_assets.core.retrieval import LateInteraction
+from insight_assets.core.retrieval.token_store import StoredTokens
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets_tests.conftest import DEMO_COLLECTION, add_collection
 from insight_assets_tests.defs.helpers import materialize_collection
@@ -67,6 +69,19 @@ def test_demo_chunks_and_vectors_equal_the_reference(storage):
     assert cosines.min() >= MIN_COSINE, (
         f"{int((cosines < MIN_COSINE).sum())} vectors moved: min cosine {cosines.min():.4f}"
     )
+    # The same forward passes kept the reranker's token vectors of every passage, as it computes them.
+    passages = [
+        row["text"]
+        for row in storage.warehouse.rows(
+            "SELECT DISTINCT text FROM chunks WHERE collection = 'demo' AND profile = 'passage'"
+        )
+    ]
+    kept = StoredTokens.load(storage.vectors_uri, "demo")
+    assert len(kept) == len(passages)
+    reranker = LateInteraction(cache_size=0)
+    for text, own in zip(passages[:5], reranker.token_vectors(passages[:5]), strict=True):
+        rows = kept.get(text).astype(np.float32)
+        assert rows.shape == own.shape and np.sum(rows * own.astype(np.float32), axis=1).min() > 0.98
 
 
 def write_reference(root: Path) -> None:

@@ -103,7 +103,11 @@ def _chunk_embeddings(
     stored, vector_write_seconds, text_index_seconds = _store_vectors(
         vectors, collection, existing, outcome.table, outcome.embedded
     )
-    token_vectors = _keep_token_vectors(storage, collection, chunk_rows, reranker, outcome.token_vectors)
+    token_vectors = (
+        {"token_vectors": "not kept: a smoke-test embedder runs no model"}
+        if getattr(model, "smoke_test", False)
+        else _keep_token_vectors(storage, collection, chunk_rows, reranker, outcome.token_vectors)
+    )
     context.log.info(
         f"{collection}: embedded {outcome.embedded} chunk texts, reused {outcome.reused}, pooled {outcome.pooled}"
         + (f", {len(outcome.failures)} failed" if outcome.failures else "")
