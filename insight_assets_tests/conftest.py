@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,6 +134,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # A suite started in the background from a script (CI) would otherwise ignore SIGTERM after its
     # first in-process Dagster run, and so would every subprocess a later test starts (core/signals.py).
     restore_default_interrupts()
+    # rouge-score (XSum's scores) imports absl, whose log handler keeps the stderr of that moment: in
+    # a test, pytest's capture file. Dagster's logging setup later closes every handler, and absl's
+    # closes that stream, so the worker's next test failed in pytest's own capture ("I/O operation on
+    # closed file"), depending on which tests a worker ran before. Keep it on the real stderr.
+    import absl.logging
+
+    absl.logging.get_absl_handler().python_handler.setStream(sys.__stderr__)
     worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if not worker or not count or not hasattr(os, "sched_setaffinity"):
         return
