@@ -79,8 +79,10 @@ def _load_local_model(device: str, precision: str):
 
 def cpu_has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether this CPU computes bfloat16 natively (AVX-512 BF16 or AMX), read without importing torch."""
+    from insight_assets.core.cores import cpu_flags
+
     try:
-        flags = cpuinfo.read_text(errors="replace").split()
+        flags = cpu_flags(cpuinfo.read_text(errors="replace"))
     except OSError:  # not Linux: play safe with fp32
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
