@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from insight_assets.core.boilerplate import BoilerplateSpan
 from insight_assets.core.chunking import ChunkProfile, chunk_document
 from insight_assets.core.documents import Chunk, ParsedDocument, ParseProblem, ParseResult, sha256_file
+from insight_assets.core.forked import forked_map
 from insight_assets.core.lazy import pa
 from insight_assets.core.text_quality import TextVerdict
 
@@ -107,34 +108,59 @@ def _count_pages(path: Path) -> int:
     return count_pages(path)
 
 
+def parse_file(path: Path, **options) -> ParseResult:
+    """``core.pdf.parse_pdf``, the parser loaded when a file is first parsed."""
+    from insight_assets.core.pdf import parse_pdf
+
+    return parse_pdf(path, **options)
+
+
+def _crashed_parse(source: SourceFile, how: str) -> ParseResult:
+    from insight_assets.core.pdf import crashed_parse
+
+    return crashed_parse(source.path, source.doc_id, how)
+
+
 def parse_sources(
     sources: Sequence[SourceFile],
     reusable: dict[str, ParseResult],
     parse: Callable[..., ParseResult] | None = None,
     on_parsed: Callable[[int, int], None] = lambda done, total: None,
+    workers: int = 1,
 ) -> ParseOutcome:
     """Parse each source whose ``doc_id`` is not in ``reusable`` (with ``parse``, by default
-    ``core.pdf.parse_pdf``); reuse the others as they are. ``on_parsed(done, total)`` hears of each
-    file parsed (of those to parse)."""
-    if parse is None:
-        from insight_assets.core.pdf import parse_pdf as parse  # the parser loads when a file is parsed
+    ``parse_file``); reuse the others as they are. ``on_parsed(done, total)`` hears of each
+    file parsed (of those to parse).
+
+    Files are parsed in ``workers`` forked processes at once (``core/forked.py``); a file that
+    crashes the parser becomes an unreadable-file problem."""
+    parse = parse or parse_file
     started = time.perf_counter()
     outcome = ParseOutcome(results=[])
-    to_parse = sum(1 for source in sources if source.doc_id not in reusable)
+    to_parse = [source for source in sources if source.doc_id not in reusable]
+    if to_parse:
+        from insight_assets.core import pdf  # noqa: F401  (loaded once here, inherited by every worker)
+
+    def count_one() -> None:
+        outcome.parsed += 1
+        on_parsed(outcome.parsed, len(to_parse))
+
+    fresh = forked_map(
+        lambda source: parse(source.path, doc_id=source.doc_id),
+        to_parse,
+        workers=workers,
+        crashed=_crashed_parse,
+        on_done=count_one,
+    )
+    fresh_results = iter(fresh)
     for source in sources:
-        previous = reusable.get(source.doc_id)
-        if previous is not None:
-            # Same bytes, same parser: the earlier result stands, renamed if the file moved.
-            previous.file = source.file
-            if previous.document is not None:
-                previous.document.file = source.file
-            outcome.results.append(previous)
-            outcome.reused += 1
-        else:
-            outcome.results.append(parse(source.path, doc_id=source.doc_id))
-            outcome.results[-1].file = source.file
-            outcome.parsed += 1
-            on_parsed(outcome.parsed, to_parse)
+        # Same bytes, same parser: an earlier result stands, renamed if the file moved.
+        result = reusable[source.doc_id] if source.doc_id in reusable else next(fresh_results)
+        result.file = source.file
+        if result.document is not None:
+            result.document.file = source.file
+        outcome.results.append(result)
+    outcome.reused = len(sources) - len(to_parse)
     outcome.seconds = time.perf_counter() - started
     return outcome
 

@@ -119,6 +119,18 @@ def parse_pdf(
     return ParseResult(str(path), doc_id, size_bytes, document, problems, verdict)
 
 
+def crashed_parse(path: Path, doc_id: str, how: str) -> ParseResult:
+    """The result for a file whose parse ended the process parsing it (``how``: "killed by SIGSEGV"):
+    MuPDF crashed on it, or the machine ran out of memory."""
+    what = f"the PDF parser crashed on this file (its process was {how})"
+    advice = "Try re-saving it with another PDF tool (e.g. print to PDF), then re-add the file."
+    try:
+        size_bytes = path.stat().st_size
+    except OSError:
+        size_bytes = 0
+    return ParseResult(str(path), doc_id, size_bytes, None, [_problem("unreadable", path, what, advice)])
+
+
 def count_pages(path: Path) -> int:
     """The page count of a PDF without reading any page; 0 when it cannot be opened (or needs a password)."""
     try:

@@ -8,7 +8,6 @@ reports what it did (counts, reuse, timings) as metadata.
 import functools
 import time
 from collections import Counter
-from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
@@ -16,7 +15,7 @@ from pydantic import Field
 from insight_assets.core import ingest, ingest_store, papers
 from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
 from insight_assets.core.collection_sources import CollectionSource
-from insight_assets.core.documents import ParseResult
+from insight_assets.core.cores import available_cores
 from insight_assets.core.parser_version import PARSER_VERSION, parser_version
 from insight_assets.core.text_quality import QualitySettings
 from insight_assets.defs.ingestion.source_files import source_documents
@@ -80,9 +79,16 @@ class IngestionParsingConfig(dg.Config):
         description="This share of pages such scans: the file is unusable (run OCR).",
     )
 
+    workers: int = Field(
+        default=0,
+        ge=0,
+        description="Processes parsing files at once (0: one per core this step may use). "
+        "Parsing runs one file per process at a time: a file that crashes the parser is reported, the rest go on.",
+    )
+
     def quality(self) -> QualitySettings:
         with invalid_config("parsing"):
-            return QualitySettings(**self.model_dump())
+            return QualitySettings(**self.model_dump(exclude={"workers"}))
 
 
 @dg.asset(
@@ -102,12 +108,18 @@ def parsed_documents(
     """
     quality = config.quality()
     return materialize_each(
-        context, storage, lambda collection: _parsed_documents(context, storage, collection, quality)
+        context,
+        storage,
+        lambda collection: _parsed_documents(context, storage, collection, quality, config.workers),
     )
 
 
 def _parsed_documents(
-    context: dg.AssetExecutionContext, storage: StorageResource, collection: str, quality: QualitySettings
+    context: dg.AssetExecutionContext,
+    storage: StorageResource,
+    collection: str,
+    quality: QualitySettings,
+    workers: int,
 ) -> CollectionReport:
     source = existing_collection_source(storage.collections_root, collection)
     warehouse = storage.warehouse
@@ -120,7 +132,9 @@ def _parsed_documents(
     # Nothing to write when the stored rows already describe these very files: a no-change rerun
     # reads two small tables and stops.
     if not _parse_is_current(sources, documents, problems, version):
-        parsed, seconds, write_seconds = _parse(context, storage, collection, sources, quality, version)
+        parsed, seconds, write_seconds = _parse(
+            context, storage, collection, sources, quality, version, workers
+        )
     paper_rows = _write_papers(warehouse, collection)
     with warehouse.session() as db:
         documents, problems = ingest_store.stored_parse(db, collection)
@@ -199,13 +213,6 @@ def _problem_kinds(problems: list[dict]) -> dict[str, list[str]]:
     return kinds
 
 
-def _parse_pdf(path: Path, **options) -> ParseResult:
-    """``core.pdf.parse_pdf``, its parser loaded when a step first parses a file."""
-    from insight_assets.core.pdf import parse_pdf
-
-    return parse_pdf(path, **options)
-
-
 def _parse(
     context: dg.AssetExecutionContext,
     storage: StorageResource,
@@ -213,14 +220,16 @@ def _parse(
     sources: list[ingest.SourceFile],
     quality: QualitySettings,
     version: str,
+    workers: int,
 ) -> tuple[int, float, float]:
     """Parse the files no stored parse describes and replace the collection's parse tables: the
     files parsed, and the seconds parsing and writing took."""
     outcome = ingest.parse_sources(
         sources,
         _reusable_parses(storage, collection, sources, version),
-        functools.partial(_parse_pdf, quality=quality),
+        functools.partial(ingest.parse_file, quality=quality),
         on_parsed=functools.partial(StepProgress.of(context).count, what="papers parsed"),
+        workers=workers or available_cores(),
     )
     started = time.perf_counter()
     storage.warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))
