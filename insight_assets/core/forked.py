@@ -19,10 +19,13 @@ import os
 import pickle
 import signal
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, Pipe, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 
 def can_fork() -> bool:
@@ -70,6 +73,8 @@ def forked_map(
     if not can_fork():
         return [_done(function(item), on_done) for item in items]
     workers = max(1, min(workers, len(items)))
+    from multiprocessing.connection import wait  # loaded when a collection is parsed
+
     results: list[Any] = [None] * len(items)
     waiting = collections.deque(range(len(items)))
     busy: dict[Connection, _Worker] = {}
@@ -113,10 +118,15 @@ def _done(result: Any, on_done: Callable[[], None]) -> Any:
 
 def _start_with_next(function, items, waiting: collections.deque, busy: dict) -> None:
     """Fork a worker for the next waiting item, if there is one."""
+    from multiprocessing.connection import Pipe
+
     if not waiting:
         return
     ours, theirs = Pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # LanceDB, when loaded, warns that its runtime is reset in the child: the worker never uses it.
+        warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
+        pid = os.fork()
     if pid == 0:  # the worker: it never returns into the caller's code
         code = 1
         try:
