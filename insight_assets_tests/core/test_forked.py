@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,18 @@ def test_one_worker_takes_the_items_one_after_another_outside_this_process():
     assert len({pid for _, pid in results}) == 1
     assert results[0][1] != os.getpid()
     assert forked_map(square_with_pid, [], workers=4, crashed=crashed) == []
+
+
+@needs_fork
+def test_workers_forked_beside_lancedb_print_no_warning():
+    script = (
+        "import lancedb\n"
+        "from insight_assets.core.forked import forked_map\n"
+        "print(forked_map(abs, [-1, -2], workers=2, crashed=None))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 2]"
+    assert done.stderr == ""
