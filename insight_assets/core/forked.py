@@ -81,7 +81,11 @@ def forked_map(
     try:
         for _ in range(workers):
             _start_with_next(function, items, waiting, busy)
-        while busy:
+        while busy or waiting:
+            if not busy:  # no worker could be forked (a process limit): the rest are processed here
+                index = waiting.popleft()
+                results[index] = _done(function(items[index]), on_done)
+                continue
             for connection in wait(list(busy)):
                 worker = busy.pop(connection)
                 try:
@@ -117,16 +121,21 @@ def _done(result: Any, on_done: Callable[[], None]) -> Any:
 
 
 def _start_with_next(function, items, waiting: collections.deque, busy: dict) -> None:
-    """Fork a worker for the next waiting item, if there is one."""
+    """Fork a worker for the next waiting item, if there is one and the system lets us."""
     from multiprocessing.connection import Pipe
 
     if not waiting:
         return
     ours, theirs = Pipe()
-    with warnings.catch_warnings():
-        # LanceDB, when loaded, warns that its runtime is reset in the child: the worker never uses it.
-        warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
-        pid = os.fork()
+    try:
+        with warnings.catch_warnings():
+            # LanceDB, when loaded, warns that its runtime is reset in the child, which never uses it.
+            warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
+            pid = os.fork()
+    except OSError:  # out of processes or memory: the workers already running go on
+        ours.close()
+        theirs.close()
+        return
     if pid == 0:  # the worker: it never returns into the caller's code
         code = 1
         try:
