@@ -157,6 +157,14 @@ def _serve(function, items, connection: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A crash is the parent's to report, once, in the item's result: no dump of this process's stack.
     faulthandler.disable()
+    # Another of the parent's threads may have held the lock of its stdout or stderr at the fork, for
+    # good in this copy: what the worker prints (a library's warning) goes through objects of its own.
+    for name, descriptor in (("stdout", 1), ("stderr", 2)):
+        with contextlib.suppress(OSError):  # no such descriptor: the parent's object stays
+            stream = open(  # noqa: SIM115 - open for the rest of the worker's life
+                os.dup(descriptor), "w", buffering=1, encoding="utf-8", errors="replace"
+            )
+            setattr(sys, name, stream)
     # The heap inherited from the parent stays out of this process's collections, so that they do
     # not touch (and copy) every page of it.
     gc.freeze()

@@ -8,44 +8,76 @@ and list markers, which is enough for the body text of scientific papers.
 
 from __future__ import annotations
 
+import binascii
 import functools
+import gzip
+import importlib.machinery
+import importlib.util
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from insight_assets.core.lazy import lazy_regex, np
 
 TOKEN_ENCODING = "cl100k_base"
 
-# bpe_openai refuses inputs of 1,000,000 characters or more and results over 200,000 tokens, so
-# long texts are encoded in pieces. A code point is at most 4 byte tokens, so 40,000 characters
-# stay under both limits whatever the text.
+# Long texts are encoded in pieces, as bpe_openai's Python API needs them (it refuses inputs of
+# 1,000,000 characters or more and results over 200,000 tokens), so that counts stay the same as
+# through that API. A code point is at most 4 byte tokens: 40,000 characters stay under both limits.
 _PIECE_CHARS = 40_000
 
 
-@functools.cache
-def get_encoding() -> Any:
-    """The ``bpe_openai`` encoding, imported on first use: loading it costs 0.36 s, which a process
-    that counts no token (the MCP server's start) need not pay."""
-    import bpe_openai
+def _bpe_folder() -> Path:
+    """Where the ``bpe_openai`` package's files are, found without importing it."""
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("bpe-openai is not installed: pip install bpe-openai")
+    return Path(next(iter(spec.submodule_search_locations)))
 
-    return bpe_openai.get_encoding(TOKEN_ENCODING)
+
+@functools.cache
+def _tokenizer() -> Any:
+    """``bpe_openai``'s Rust tokenizer for ``cl100k_base``, without the package's Python layer.
+
+    ``import bpe_openai`` parses the merge tables of all three encodings it ships, line by line in
+    Python (0.33 s), for a tiktoken-like API that we do not use: its extension module alone loads in
+    15 ms. ``test_text.py`` holds what this gives to what that API gives."""
+    name = "bpe_openai._bindings"
+    bindings = sys.modules.get(name)
+    if bindings is None:
+        folder = _bpe_folder()
+        path = next(
+            folder / f"_bindings{suffix}"
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES
+            if (folder / f"_bindings{suffix}").is_file()
+        )
+        loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+        bindings = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+        loader.exec_module(bindings)
+        # A later ``import bpe_openai`` finds it here: a Rust extension loads once per process.
+        sys.modules[name] = bindings
+    return bindings.tokenizer_for_encoding(TOKEN_ENCODING)
 
 
 @functools.cache
 def _token_char_tables() -> tuple[np.ndarray, np.ndarray]:
     """Per token id: how many characters start in its bytes (its UTF-8 bytes that are not
     continuation bytes), and whether it begins with a continuation byte, i.e. inside a character
-    that an earlier token started."""
-    encoding = get_encoding()
-    chars_started = np.zeros(encoding.n_vocab, dtype=np.int64)
-    begins_mid_char = np.zeros(encoding.n_vocab, dtype=np.int64)
-    for token_id in range(encoding.n_vocab):
-        try:
-            token_bytes = encoding.decode_single_token_bytes(token_id)
-        except KeyError:  # unused ids between the ordinary and the special tokens
-            continue
-        chars_started[token_id] = sum(1 for byte in token_bytes if not 0x80 <= byte < 0xC0)
-        begins_mid_char[token_id] = 0x80 <= token_bytes[0] < 0xC0
+    that an earlier token started. Read from the encoding's own table of token bytes (one
+    ``<base64 bytes> <id>`` line per token) that ``bpe_openai`` ships."""
+    table = _bpe_folder() / "data" / f"{TOKEN_ENCODING}.tiktoken.gz"
+    fields = gzip.decompress(table.read_bytes()).split()
+    ids = np.array(fields[1::2]).astype(np.int64)
+    tokens = [binascii.a2b_base64(encoded) for encoded in fields[0::2]]
+    # Every token's bytes end to end, and where each token starts among them (no token is empty).
+    joined = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    starts = np.cumsum([0, *map(len, tokens[:-1])])
+    continuation = (joined >= 0x80) & (joined < 0xC0)
+    chars_started = np.zeros(int(ids.max()) + 1, dtype=np.int64)
+    begins_mid_char = np.zeros(int(ids.max()) + 1, dtype=np.int64)
+    chars_started[ids] = np.add.reduceat(~continuation, starts)
+    begins_mid_char[ids] = continuation[starts]
     return chars_started, begins_mid_char
 
 
@@ -68,11 +100,20 @@ def _pieces(text: str) -> list[str]:
 def encode(text: str) -> list[int]:
     """Token ids of ``text``; special-token strings such as ``<|endoftext|>`` count as plain text."""
     if len(text) <= _PIECE_CHARS:
-        return get_encoding().encode_ordinary(text)
+        return _encode_piece(text)
     tokens: list[int] = []
     for piece in _pieces(text):
-        tokens.extend(get_encoding().encode_ordinary(piece))
+        tokens.extend(_encode_piece(piece))
     return tokens
+
+
+def _encode_piece(text: str) -> list[int]:
+    if not text:
+        return []
+    try:
+        return _tokenizer().encode(text)
+    except UnicodeEncodeError:  # a lone surrogate: replaced, as bpe_openai's own API does
+        return _tokenizer().encode(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
 
 
 def count_tokens(text: str) -> int:

@@ -1,3 +1,7 @@
+import subprocess
+import sys
+
+import bpe_openai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -5,10 +9,12 @@ from insight_assets.core.text import (
     TOKEN_ENCODING,
     count_tokens,
     encode,
-    get_encoding,
     split_sentences,
     token_starts,
 )
+
+# bpe_openai's own tiktoken-like API: what our direct use of its tokenizer must agree with.
+REFERENCE = bpe_openai.get_encoding(TOKEN_ENCODING)
 
 
 def sentences_of(text: str) -> list[str]:
@@ -18,16 +24,33 @@ def sentences_of(text: str) -> list[str]:
 # --- tokens -------------------------------------------------------------------------------------
 
 
-def test_encoding_is_cl100k_and_cached():
-    assert TOKEN_ENCODING == "cl100k_base"
-    assert get_encoding() is get_encoding()
-
-
 def test_count_tokens_known_values():
+    assert TOKEN_ENCODING == "cl100k_base"
     assert count_tokens("") == 0
     assert count_tokens("hello world") == 2
     text = "Hello world.\n\nThe end."
-    assert count_tokens(text) == len(get_encoding().encode_ordinary(text))
+    assert count_tokens(text) == len(REFERENCE.encode_ordinary(text))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=300))
+def test_tokens_are_those_of_bpe_openais_own_api(text):
+    # Lone surrogates included: both replace them.
+    assert encode(text) == REFERENCE.encode_ordinary(text)
+
+
+def test_counting_loads_the_tokenizer_alone_and_the_package_still_imports_after():
+    script = (
+        "import sys\n"
+        "from insight_assets.core.text import count_tokens, token_starts\n"
+        "print(count_tokens('Tokens, counted.'), len(token_starts('Tokens, counted.')) - 1)\n"
+        "print('bpe_openai' in sys.modules)\n"
+        "import bpe_openai\n"
+        "print(len(bpe_openai.get_encoding('cl100k_base').encode_ordinary('Tokens, counted.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4", "4", "False", "4"]
 
 
 def test_special_token_text_counts_as_plain_text():
@@ -38,16 +61,16 @@ def test_special_token_text_counts_as_plain_text():
 def test_long_text_is_encoded_in_pieces_without_loss():
     text = "The quick brown fox jumps over the lazy dog. " * 5000  # 225k characters
     tokens = encode(text)
-    assert get_encoding().decode(tokens) == text
+    assert REFERENCE.decode(tokens) == text
     assert abs(len(tokens) - 10 * 5000) <= 10
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(max_size=200))
 def test_token_starts_match_decode_with_offsets(text):
-    tokens = get_encoding().encode_ordinary(text)
+    tokens = REFERENCE.encode_ordinary(text)
     starts = token_starts(text).tolist()
-    expected = get_encoding().decode_with_offsets(tokens)[1] if tokens else []
+    expected = REFERENCE.decode_with_offsets(tokens)[1] if tokens else []
     assert starts == [*expected, len(text)]
     assert starts == sorted(starts)
 
