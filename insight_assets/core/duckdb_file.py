@@ -32,11 +32,14 @@ def open_duckdb(path: Path) -> duckdb.DuckDBPyConnection:
     path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     while True:
+        before = _file_state(path)
         try:
             return duckdb.connect(str(path))
         except duckdb.IOException as error:
             message = str(error).lower()
             if "not a valid duckdb database file" in message:
+                if _file_state(path) != before:  # written or replaced while DuckDB read it: read it again
+                    continue
                 if not _being_created(path, started):
                     raise StoreError(
                         f"The warehouse {path} is not a DuckDB file. Move it aside (mv {path} {path}.broken) "
@@ -55,6 +58,15 @@ def open_duckdb(path: Path) -> duckdb.DuckDBPyConnection:
                     "Another program (a notebook, a second `dagster dev`) may hold it open; close it and retry."
                 ) from error
         time.sleep(0.05 + random.random() * 0.2)
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """What tells one version of the file from another: its inode, size and modification time."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _being_created(path: Path, started: float) -> bool:
