@@ -70,21 +70,19 @@ def forked_map(
     result. An exception ``function`` raises is raised here, and the other workers are stopped.
     ``on_done()`` is called here as each item finishes (for progress).
     """
-    if not can_fork():
-        return [_done(function(item), on_done) for item in items]
-    workers = max(1, min(workers, len(items)))
     from multiprocessing.connection import wait  # loaded when a collection is parsed
 
     results: list[Any] = [None] * len(items)
     waiting = collections.deque(range(len(items)))
     busy: dict[Connection, _Worker] = {}
     try:
-        for _ in range(workers):
+        for _ in range(max(1, min(workers, len(items))) if can_fork() else 0):
             _start_with_next(function, items, waiting, busy)
         while busy or waiting:
-            if not busy:  # no worker could be forked (a process limit): the rest are processed here
+            if not busy:  # no worker (not Linux, or the system refused a fork): the rest are done here
                 index = waiting.popleft()
-                results[index] = _done(function(items[index]), on_done)
+                results[index] = function(items[index])
+                on_done()
                 continue
             for connection in wait(list(busy)):
                 worker = busy.pop(connection)
@@ -113,11 +111,6 @@ def forked_map(
                 os.kill(worker.pid, signal.SIGKILL)
             worker.reap()
     return results
-
-
-def _done(result: Any, on_done: Callable[[], None]) -> Any:
-    on_done()
-    return result
 
 
 def _start_with_next(function, items, waiting: collections.deque, busy: dict) -> None:

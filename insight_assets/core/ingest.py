@@ -115,12 +115,6 @@ def parse_file(path: Path, **options) -> ParseResult:
     return parse_pdf(path, **options)
 
 
-def _crashed_parse(source: SourceFile, how: str) -> ParseResult:
-    from insight_assets.core.pdf import crashed_parse
-
-    return crashed_parse(source.path, source.doc_id, how)
-
-
 def parse_sources(
     sources: Sequence[SourceFile],
     reusable: dict[str, ParseResult],
@@ -129,29 +123,30 @@ def parse_sources(
     workers: int = 1,
 ) -> ParseOutcome:
     """Parse each source whose ``doc_id`` is not in ``reusable`` (with ``parse``, by default
-    ``parse_file``); reuse the others as they are. ``on_parsed(done, total)`` hears of each
+    ``core.pdf.parse_pdf``); reuse the others as they are. ``on_parsed(done, total)`` hears of each
     file parsed (of those to parse).
 
     Files are parsed in ``workers`` forked processes at once (``core/forked.py``); a file that
     crashes the parser becomes an unreadable-file problem."""
-    parse = parse or parse_file
     started = time.perf_counter()
     outcome = ParseOutcome(results=[])
     to_parse = [source for source in sources if source.doc_id not in reusable]
-    if to_parse:
-        from insight_assets.core import pdf  # noqa: F401  (loaded once here, inherited by every worker)
 
     def count_one() -> None:
         outcome.parsed += 1
         on_parsed(outcome.parsed, len(to_parse))
 
-    fresh = forked_map(
-        lambda source: parse(source.path, doc_id=source.doc_id),
-        to_parse,
-        workers=workers,
-        crashed=_crashed_parse,
-        on_done=count_one,
-    )
+    fresh: list[ParseResult] = []
+    if to_parse:
+        from insight_assets.core import pdf  # the parser, loaded once here and inherited by every worker
+
+        fresh = forked_map(
+            lambda source: (parse or pdf.parse_pdf)(source.path, doc_id=source.doc_id),
+            to_parse,
+            workers=workers,
+            crashed=lambda source, how: pdf.crashed_parse(source.path, source.doc_id, how),
+            on_done=count_one,
+        )
     fresh_results = iter(fresh)
     for source in sources:
         # Same bytes, same parser: an earlier result stands, renamed if the file moved.

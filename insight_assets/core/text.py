@@ -48,10 +48,15 @@ def _tokenizer() -> Any:
     if bindings is None:
         folder = _bpe_folder()
         path = next(
-            folder / f"_bindings{suffix}"
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES
-            if (folder / f"_bindings{suffix}").is_file()
+            (
+                folder / f"_bindings{suffix}"
+                for suffix in importlib.machinery.EXTENSION_SUFFIXES
+                if (folder / f"_bindings{suffix}").is_file()
+            ),
+            None,
         )
+        if path is None:
+            raise ImportError(f"bpe-openai at {folder} has no _bindings extension: reinstall bpe-openai<0.2")
         loader = importlib.machinery.ExtensionFileLoader(name, str(path))
         bindings = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
         loader.exec_module(bindings)
