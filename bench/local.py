@@ -3,7 +3,9 @@
 Part 1, the model: SmolLM2-135M (Q4_1 GGUF) through llama.cpp on this machine's cores. Prompt
 tokens read per second and tokens written per second, through our ``LocalProvider`` (chat template,
 schema grammar for JSON) next to a bare ``llama_cpp.Llama.create_completion`` on the same loaded model,
-and the ratio between them (our overhead).
+and the ratio between them (our overhead). Then a JSON answer under a schema's grammar, the same
+chat on both paths: ours checks the grammar on the token picked (``grammar_last.py``), llama-cpp-python's
+own sampler on the whole vocabulary at every token; greedy, so both write the same tokens.
 
 Part 2, the methods: the demo collection (``data/collections/scholarly-docs``; ``--quick``: two of
 its papers with ``SMOKE_SETTINGS``) in two temporary stores, ingestion built once in each, then
@@ -23,7 +25,7 @@ from bench.common import REPO_ROOT, print_table, ratio, summary, timed
 from bench.pipeline import QUIET, link_collection, temp_storage
 from insight_assets.core.llm import gguf
 from insight_assets.core.llm.providers import Message
-from insight_assets.core.llm.providers.local_gguf import LocalProvider
+from insight_assets.core.llm.providers.local_gguf import FREQUENCY_PENALTY, LocalProvider, json_schema_grammar
 from insight_assets.core.llm.settings import ModelParams
 from insight_assets.defs.catalog import ALL_ASSETS
 from insight_assets.defs.resources import EmbedderResource, LLMResource
@@ -36,6 +38,18 @@ COLLECTION = "demo"
 GROUPS = ["ingestion", "curation", "insightgen", "xsum", "contregen", "insight_rag", "scipip"]
 PROMPT = "Citation graphs connect research papers that cite one another. " * 40
 ANSWER_TOKENS = 64
+JSON_PROMPT = "List every claim of this text as JSON, each claim a full sentence:\n" + (
+    "Citation graphs connect research papers that cite one another. Clustering such a graph groups "
+    "papers by theme. Embeddings of abstracts place similar papers close together. A summary that cites "
+    "its sources lets a reader check each claim. Retrieval finds the passages that answer a question, "
+    "and a reranker orders them. Small language models run on a laptop without a network."
+)
+JSON_SCHEMA = {
+    "type": "object",
+    "properties": {"claims": {"type": "array", "items": {"type": "string"}, "minItems": 5, "maxItems": 12}},
+    "required": ["claims"],
+}
+JSON_ANSWER_TOKENS = 160
 
 
 def run(corpus: Path, quick: bool) -> dict:
@@ -77,13 +91,14 @@ def run(corpus: Path, quick: bool) -> dict:
         title=f"The demo collection, {len(papers)} papers"
         + (" with SMOKE_SETTINGS" if quick else ", defaults"),
     )
-    ours, bare = model_rows
+    ours, bare, ours_json, bare_json = model_rows
     return {
         "model": model_rows,
         "groups": rows,
         "summary": summary(
             f"local {total['local_s'] / 60:.1f} min vs offline {total['offline_s'] / 60:.1f} min; "
-            f"{ours['output_tok_s']:.0f} tokens/s written",
+            f"{ours['output_tok_s']:.0f} tokens/s written; under a JSON grammar "
+            f"{ratio(ours_json['output_tok_s'], bare_json['output_tok_s']):.2f}x llama-cpp-python's sampler",
             ratio(ours["output_tok_s"], bare["output_tok_s"]),
             "ours / bare tokens/s written, no target",
         ),
@@ -119,17 +134,70 @@ def _model_speed() -> list[dict]:
         call("Warm up.", 4)  # the first call pays for page faults and thread start-up
         prompt_s, (prompt_tokens, _) = timed(call, text, 1)
         answer_s, (_, answer_tokens) = timed(call, text, ANSWER_TOKENS)
-        rows.append(
-            {
-                "path": name,
-                "prompt_tokens": prompt_tokens,
-                "prompt_tok_s": prompt_tokens / prompt_s,
-                "output_tokens": answer_tokens,
-                "output_tok_s": answer_tokens / answer_s,
-                "seconds": prompt_s + answer_s,
-            }
-        )
+        rows.append(_speed_row(name, prompt_tokens, prompt_s, answer_tokens, answer_s))
+    return rows + _json_speed(provider, path)
+
+
+def _json_speed(provider: LocalProvider, path: Path) -> list[dict]:
+    """A JSON answer under ``JSON_SCHEMA``'s grammar through our provider, then the same chat through
+    a second, stock ``llama_cpp.Llama`` with the same grammar and sampling; timed as the prose rows."""
+    import json
+
+    import llama_cpp
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    loaded = provider.model
+    stock = llama_cpp.Llama(
+        model_path=str(path), n_ctx=loaded.context_tokens, n_threads=loaded.threads,
+        n_threads_batch=loaded.threads, verbose=False,
+    )  # fmt: skip
+    grammar = LlamaGrammar.from_string(json_schema_grammar(JSON_SCHEMA), verbose=False)
+
+    def ours(tokens: int) -> tuple[int, int, str]:
+        params = ModelParams(
+            provider="local", model=path.stem, temperature=0.0, max_tokens=tokens, timeout_s=600.0,
+            json_output=True, json_schema=JSON_SCHEMA, model_path=str(path),
+        )  # fmt: skip
+        reply = provider.complete([Message("user", JSON_PROMPT)], params)
+        return reply.input_tokens or 0, reply.output_tokens or 0, reply.text
+
+    def bare(tokens: int) -> tuple[int, int, str]:
+        reply = stock.create_chat_completion(
+            messages=[{"role": "user", "content": JSON_PROMPT}], grammar=grammar, temperature=0.0,
+            frequency_penalty=FREQUENCY_PENALTY, max_tokens=tokens,
+        )  # fmt: skip
+        usage = reply["usage"]
+        return usage["prompt_tokens"], usage["completion_tokens"], reply["choices"][0]["message"]["content"]
+
+    rows, answers = [], []
+    for name, call, model in (
+        ("ours, JSON (grammar checked on the pick)", ours, loaded.llama),
+        ("bare, JSON (llama-cpp-python's sampler)", bare, stock),
+    ):
+        model.reset()  # each path reads the prompt itself
+        prompt_s, (prompt_tokens, _, _) = timed(call, 1)
+        answer_s, (_, answer_tokens, text) = timed(call, JSON_ANSWER_TOKENS)
+        answers.append(json.loads(text))
+        rows.append(_speed_row(name, prompt_tokens, prompt_s, answer_tokens, answer_s))
+    stock.close()
+    if answers[0] != answers[1]:
+        raise AssertionError(f"greedy JSON answers differ between the two samplers: {answers}")
     return rows
+
+
+def _speed_row(
+    name: str, prompt_tokens: int, prompt_s: float | None, answer_tokens: int, answer_s: float
+) -> dict:
+    """``answer_s`` alone when ``prompt_s`` is known; else it includes the prompt, and so do its
+    tokens/s written."""
+    return {
+        "path": name,
+        "prompt_tokens": prompt_tokens,
+        "prompt_tok_s": prompt_tokens / prompt_s if prompt_s else None,
+        "output_tokens": answer_tokens,
+        "output_tok_s": answer_tokens / answer_s,
+        "seconds": (prompt_s or 0.0) + answer_s,
+    }
 
 
 def _build(papers: list[Path], provider: str, smoke: bool) -> tuple[dict[str, float], dict[str, dict]]:

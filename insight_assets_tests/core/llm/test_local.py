@@ -23,7 +23,7 @@ from insight_assets.core.llm import (
 from insight_assets.core.llm.cache import DEFAULT_CACHE_FILE
 from insight_assets.core.llm.grammars import cited_prose
 from insight_assets.core.llm.providers import Message
-from insight_assets.core.llm.providers.local_gguf import LocalProvider
+from insight_assets.core.llm.providers.local_gguf import FREQUENCY_PENALTY, LocalProvider
 from insight_assets.core.llm.providers.schema_bounds import DECODING_MAX_ITEMS, decoding_schema
 from insight_assets.core.llm.settings import LOCAL
 from insight_assets_tests.core.llm import model_tasks
@@ -150,6 +150,39 @@ def test_a_schema_whose_grammar_llama_cpp_rejects_falls_back_to_any_json_instead
     assert isinstance(json.loads(reply.text), dict | list)
 
 
+def test_json_strings_are_decoded_without_the_raw_newlines_json_forbids(tmp_path):
+    """llama-cpp-python's schema converter lets raw control characters into a JSON string. Asked to
+    rate a poem, the model copies its lines into the reason, newlines and all, under that grammar;
+    under ours the reply parses."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "integer"}, "reason": {"type": "string"}},
+        "required": ["score", "reason"],
+    }
+    prompt = "Rate this poem in JSON:\nRoses are red,\nviolets are blue,\npapers cite papers,\nand so do you."
+    provider = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None)
+    params = dataclasses.replace(
+        LLMSettings(provider=LOCAL).params_for(model_tasks.keywords_task(tmp_path)), json_schema=schema
+    )
+    with provider.model.lock:  # the converter's grammar as it is, under the provider's sampling
+        provider.model.llama.reset()
+        converted = provider.model.llama.create_chat_completion(
+            messages=[{"role": "user", "content": prompt}],
+            grammar=LlamaGrammar.from_json_schema(json.dumps(decoding_schema(schema)), verbose=False),
+            max_tokens=params.max_tokens,
+            temperature=0.0,
+            frequency_penalty=FREQUENCY_PENALTY,
+        )["choices"][0]["message"]["content"]
+    with pytest.raises(json.JSONDecodeError, match="control character"):
+        json.loads(converted)
+
+    reply = provider.complete([Message("user", prompt)], params)
+
+    assert set(json.loads(reply.text)) == {"score", "reason"}
+
+
 def test_cited_prose_is_a_grammar_llama_cpp_accepts_and_the_model_cites_only_given_aliases(tmp_path):
     provider = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None)
     grammar = cited_prose(["S1", "S2"])
@@ -182,3 +215,37 @@ def test_a_choice_task_reads_the_options_probabilities_from_the_models_logits(tm
     again = _client(tmp_path)
     assert again.run(GEVAL_COVERAGE_PROBABILITIES, reference=reference, summary="Cats sleep a lot.") == value
     assert again.run(keywords_task, sentence="Graphs link papers through citations.").keywords
+
+
+def test_score_probabilities_after_a_shared_prompt_prefix_are_those_of_a_fresh_evaluation(tmp_path):
+    """G-Eval's prompts for two summaries of one reference share everything up to the summary: the
+    second reuses the model's cache of that prefix, and reads the same probabilities as when the
+    model starts from nothing. The same prompt twice, and prompts sharing nothing, too."""
+    from insight_assets.core.methods.xsum.tasks import GEVAL_COVERAGE_PROBABILITIES as task
+
+    provider = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None)
+    params = LLMSettings(provider=LOCAL).params_for(task)
+    reference = "Transformers rely on self-attention. They replaced recurrent networks in translation."
+    first, second = (
+        [Message("user", task.render({"reference": reference, "summary": summary}))]
+        for summary in ("Cats sleep a lot.", "Self-attention replaced recurrence in translation.")
+    )
+    other = [Message("user", "Rate from 1 to 5 how formal this is: hello there.")]
+
+    def fresh(messages):
+        provider.model.llama.reset()
+        return provider.complete(messages, params).text
+
+    expected = {
+        name: json.loads(fresh(messages)) for name, messages in (("second", second), ("other", other))
+    }
+    fresh(first)
+    after_shared_prefix = json.loads(provider.complete(second, params).text)
+    after_same_prompt = json.loads(provider.complete(second, params).text)
+    after_other_prompt = json.loads(provider.complete(other, params).text)
+
+    assert (after_shared_prefix, after_same_prompt, after_other_prompt) == (
+        expected["second"],
+        expected["second"],
+        expected["other"],
+    )

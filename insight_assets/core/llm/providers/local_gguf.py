@@ -7,9 +7,12 @@ it runs on as many threads as the process has cores, with the model's trained co
 ``context_tokens``.
 
 A task that answers in JSON is decoded under its output schema (llama.cpp turns the schema into a
-grammar), so the reply always parses unless it is cut off at ``max_tokens``; the task's own checks
-and the repair request still apply. Prose decodes freely. A task with ``choice_options`` (G-Eval's
-scores) is not decoded: its prompt's last logits give the options' probabilities. ``timeout_s`` does not apply: nothing
+grammar, its strings without the raw control characters JSON forbids), so the reply always parses
+unless it is cut off at ``max_tokens``; the task's own checks and the repair request still apply. The
+grammar is checked on the token the sampler picks rather than on the whole vocabulary
+(``grammar_last.py``: greedy answers unchanged, a token under a grammar in 10.5 ms instead of 17 on
+one core). Prose decodes freely. A task with ``choice_options`` (G-Eval's scores) is not decoded: its
+prompt's last logits give the options' probabilities. ``timeout_s`` does not apply: nothing
 waits on a network, and ``max_tokens`` bounds the work.
 """
 
@@ -105,7 +108,7 @@ class LoadedModel:
             grammar = (
                 LlamaGrammar.from_string(gbnf, verbose=False)
                 if gbnf is not None
-                else LlamaGrammar.from_json_schema(json.dumps(decoding_schema(schema)), verbose=False)
+                else LlamaGrammar.from_string(json_schema_grammar(decoding_schema(schema)), verbose=False)
             )
         except (AssertionError, ValueError, KeyError, TypeError, NotImplementedError) as error:
             log.warning("no grammar could be made (%s); decoding without it", error)
@@ -178,14 +181,14 @@ def load_model(path: Path, *, context_cap: int | None, threads: int | None) -> L
 
 def _open(path: Path, context_tokens: int, threads: int) -> Any:
     try:
-        from llama_cpp import Llama
+        from .grammar_last import GrammarLastLlama
     except ImportError:
         raise ConfigurationError(
             f"provider 'local' needs llama.cpp, which is not installed: {INSTALL_LOCAL}"
         ) from None
     failure: str | None = None
     try:
-        return Llama(
+        return GrammarLastLlama(
             model_path=str(path),
             n_ctx=context_tokens,
             n_threads=threads,
@@ -198,6 +201,25 @@ def _open(path: Path, context_tokens: int, threads: int) -> Any:
     raise ConfigurationError(
         f"local model {str(path)!r} could not be loaded by llama.cpp ({failure}): the file may be "
         "truncated or of an architecture this llama.cpp does not know"
+    )
+
+
+# llama-cpp-python's schema converter lets a string's characters be anything but a quote or a
+# backslash, so raw newlines and tabs get through, which JSON forbids inside a string (the reply then
+# fails to parse and costs a repair call). Its own grammar of any JSON excludes them, as does
+# llama.cpp's converter.
+_STRING_CHAR = r'char ::= [^"\\] '
+_JSON_STRING_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] '
+
+
+def json_schema_grammar(schema: Any) -> str:
+    """The GBNF of ``schema`` by llama-cpp-python's converter, its strings without control characters."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    lines = json_schema_to_gbnf(json.dumps(schema)).splitlines()
+    return "\n".join(
+        _JSON_STRING_CHAR + line.removeprefix(_STRING_CHAR) if line.startswith(_STRING_CHAR) else line
+        for line in lines
     )
 
 
@@ -268,8 +290,7 @@ class LocalProvider:
             )
             if len(tokens) >= self.model.context_tokens:
                 raise ContextTooLongError(f"context_too_long: {len(tokens)} prompt tokens")
-            llama.reset()
-            llama.eval(tokens)
+            _evaluate_after_cached_prefix(llama, tokens)
             logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(
                 np.float64
             )
@@ -283,6 +304,25 @@ class LocalProvider:
 
     def close(self) -> None:
         """The model stays loaded for the next client of this process."""
+
+
+def _evaluate_after_cached_prefix(llama: Any, tokens: Sequence[int]) -> None:
+    """Evaluate ``tokens``, reusing the cache of the longest prefix they share with what the model
+    evaluated last, as llama-cpp-python's completions do: G-Eval's prompts for the summaries of one
+    reference differ only after the reference. At least the last two tokens are evaluated: llama.cpp
+    computes a batch of one token with other kernels, whose logits differed from a fresh evaluation's
+    by up to 0.4 (a batch of two or more gives them exactly)."""
+    import numpy as np
+
+    both = min(llama.n_tokens, len(tokens))
+    differ = np.flatnonzero(llama._input_ids[:both] != np.asarray(tokens[:both]))
+    keep = min(len(tokens) - 2, int(differ[0]) if differ.size else both)
+    if keep > 0 and llama._ctx.kv_cache_seq_rm(-1, keep, -1):
+        llama.n_tokens = keep
+        llama.eval(tokens[keep:])
+    else:
+        llama.reset()
+        llama.eval(tokens)
 
 
 @dataclass(frozen=True)
