@@ -2,13 +2,15 @@
 
 llama-cpp-python (0.3.x) puts a task's grammar inside its sampler chain, before the pick: at every
 step the grammar is matched against all of the vocabulary (49,152 tokens for SmolLM2), which took
-6.5 ms a token on 2 cores beside the model's own 10.5. llama.cpp's own sampler (``common/sampling``,
+6.5 ms a token on one core beside the model's own 10.5. llama.cpp's own sampler (``common/sampling``,
 used by its server and CLI) picks first with the rest of the chain and checks the grammar on that
 one token; only a rejected pick is redone with the grammar applied to every token first.
 
 For greedy decoding the answer is the same token by token: the best token overall, when the
-grammar allows it, is also the best allowed one. For sampled decoding it is the same distribution
-(a rejected draw is redrawn from the allowed tokens alone), though not the same draws for a seed.
+grammar allows it, is also the best allowed one. Sampled decoding follows llama.cpp's rule, not
+llama-cpp-python's: a draw the grammar refuses is drawn again among the allowed tokens. Without
+truncation (top-k, top-p, min-p) that is the same distribution; with it, the first draw was truncated
+among all tokens rather than among the allowed ones, and a seed gives other draws either way.
 
 Imported only where llama.cpp is installed and a model is loaded.
 """
