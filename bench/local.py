@@ -115,11 +115,7 @@ def _model_speed() -> list[dict]:
     llama = provider.model.llama
 
     def ours(text: str, tokens: int) -> tuple[int, int]:
-        params = ModelParams(
-            provider="local", model=path.stem, temperature=0.0, max_tokens=tokens, timeout_s=600.0,
-            json_output=False, model_path=str(path),
-        )  # fmt: skip
-        reply = provider.complete([Message("user", text)], params)
+        reply = provider.complete([Message("user", text)], _greedy(path, tokens))
         return reply.input_tokens or 0, reply.output_tokens or 0
 
     def bare(text: str, tokens: int) -> tuple[int, int]:
@@ -154,11 +150,7 @@ def _json_speed(provider: LocalProvider, path: Path) -> list[dict]:
     grammar = LlamaGrammar.from_string(json_schema_grammar(JSON_SCHEMA), verbose=False)
 
     def ours(tokens: int) -> tuple[int, int, str]:
-        params = ModelParams(
-            provider="local", model=path.stem, temperature=0.0, max_tokens=tokens, timeout_s=600.0,
-            json_output=True, json_schema=JSON_SCHEMA, model_path=str(path),
-        )  # fmt: skip
-        reply = provider.complete([Message("user", JSON_PROMPT)], params)
+        reply = provider.complete([Message("user", JSON_PROMPT)], _greedy(path, tokens, JSON_SCHEMA))
         return reply.input_tokens or 0, reply.output_tokens or 0, reply.text
 
     def bare(tokens: int) -> tuple[int, int, str]:
@@ -185,18 +177,22 @@ def _json_speed(provider: LocalProvider, path: Path) -> list[dict]:
     return rows
 
 
-def _speed_row(
-    name: str, prompt_tokens: int, prompt_s: float | None, answer_tokens: int, answer_s: float
-) -> dict:
-    """``answer_s`` alone when ``prompt_s`` is known; else it includes the prompt, and so do its
-    tokens/s written."""
+def _greedy(path: Path, max_tokens: int, schema: dict | None = None) -> ModelParams:
+    """Our provider's parameters for a greedy answer, in JSON under ``schema`` when one is given."""
+    return ModelParams(
+        provider="local", model=path.stem, temperature=0.0, max_tokens=max_tokens, timeout_s=600.0,
+        json_output=schema is not None, json_schema=schema, model_path=str(path),
+    )  # fmt: skip
+
+
+def _speed_row(name: str, prompt_tokens: int, prompt_s: float, answer_tokens: int, answer_s: float) -> dict:
     return {
         "path": name,
         "prompt_tokens": prompt_tokens,
-        "prompt_tok_s": prompt_tokens / prompt_s if prompt_s else None,
+        "prompt_tok_s": prompt_tokens / prompt_s,
         "output_tokens": answer_tokens,
         "output_tok_s": answer_tokens / answer_s,
-        "seconds": (prompt_s or 0.0) + answer_s,
+        "seconds": prompt_s + answer_s,
     }
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from insight_assets.core.collection_sources import Paper
     from insight_assets.core.library import LibraryItem
     from insight_assets.core.stores import Warehouse
+    from insight_assets.core.text_quality import QualitySettings
 
 
 @dataclass(frozen=True)
@@ -108,23 +109,17 @@ def _count_pages(path: Path) -> int:
     return count_pages(path)
 
 
-def parse_file(path: Path, **options) -> ParseResult:
-    """``core.pdf.parse_pdf``, the parser loaded when a file is first parsed."""
-    from insight_assets.core.pdf import parse_pdf
-
-    return parse_pdf(path, **options)
-
-
 def parse_sources(
     sources: Sequence[SourceFile],
     reusable: dict[str, ParseResult],
     parse: Callable[..., ParseResult] | None = None,
     on_parsed: Callable[[int, int], None] = lambda done, total: None,
     workers: int = 1,
+    quality: QualitySettings | None = None,
 ) -> ParseOutcome:
     """Parse each source whose ``doc_id`` is not in ``reusable`` (with ``parse``, by default
-    ``core.pdf.parse_pdf``); reuse the others as they are. ``on_parsed(done, total)`` hears of each
-    file parsed (of those to parse).
+    ``core.pdf.parse_pdf`` with the text-quality gate's ``quality``, else its defaults); reuse the
+    others as they are. ``on_parsed(done, total)`` hears of each file parsed (of those to parse).
 
     Files are parsed in ``workers`` forked processes at once (``core/forked.py``); a file that
     crashes the parser becomes an unreadable-file problem."""
@@ -140,8 +135,9 @@ def parse_sources(
     if to_parse:
         from insight_assets.core import pdf  # the parser, loaded once here and inherited by every worker
 
+        parse_one = parse or functools.partial(pdf.parse_pdf, quality=quality or pdf.DEFAULT_QUALITY)
         fresh = forked_map(
-            lambda source: (parse or pdf.parse_pdf)(source.path, doc_id=source.doc_id),
+            lambda source: parse_one(source.path, doc_id=source.doc_id),
             to_parse,
             workers=workers,
             crashed=lambda source, how: pdf.crashed_parse(source.path, source.doc_id, how),

@@ -12,7 +12,8 @@ import pytest
 
 from insight_assets.core.documents import sha256_file
 from insight_assets.core.forked import can_fork
-from insight_assets.core.ingest import SourceFile, parse_file, parse_sources
+from insight_assets.core.ingest import SourceFile, parse_sources
+from insight_assets.core.pdf import parse_pdf
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="forked workers run on Linux only")
@@ -78,7 +79,7 @@ def test_a_file_whose_parse_kills_the_worker_is_unreadable_and_the_rest_are_pars
     def parse_or_crash(path: Path, **options):
         if path == poison:  # what a MuPDF crash does to the process parsing the file
             os.kill(os.getpid(), signal.SIGSEGV)
-        return parse_file(path, **options)
+        return parse_pdf(path, **options)
 
     sources = sources_of([poison, *DEMO_PDFS_BY_SIZE[1:3]])
     outcome = parse_sources(sources, {}, parse_or_crash, workers=2)

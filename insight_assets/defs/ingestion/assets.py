@@ -227,9 +227,9 @@ def _parse(
     outcome = ingest.parse_sources(
         sources,
         _reusable_parses(storage, collection, sources, version),
-        functools.partial(ingest.parse_file, quality=quality),
         on_parsed=functools.partial(StepProgress.of(context).count, what="papers parsed"),
         workers=workers or available_cores(),
+        quality=quality,
     )
     started = time.perf_counter()
     storage.warehouse.replace_partition(collection, ingest.parse_tables(collection, outcome.results, version))
