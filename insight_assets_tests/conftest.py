@@ -75,6 +75,18 @@ def storage(tmp_path: Path) -> StorageResource:
 
 @pytest.fixture
 def instance() -> dg.DagsterInstance:
+    """An in-memory Dagster instance, for runs in this process. A SQLite instance on disk (what
+    ``instance_for_test`` makes) opens its event log file again for every event: a quarter of an
+    offline demo build's time. The tests of what persists across processes (the command line,
+    ``dagster dev``, the scale deployment) use the instance those make."""
+    with dg.DagsterInstance.ephemeral() as test_instance:
+        yield test_instance
+
+
+@pytest.fixture
+def persistent_instance() -> dg.DagsterInstance:
+    """A SQLite instance in a temporary folder, as the daemon has: what a schedule's evaluation
+    needs (it reaches its instance through a reference, which an in-memory one has not)."""
     with dg.instance_for_test() as test_instance:
         yield test_instance
 

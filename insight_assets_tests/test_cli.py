@@ -382,7 +382,7 @@ def test_a_zotero_library_is_added_listed_shown_stale_when_changed_and_removed(t
     # The collection's source as a build reads it (its first step), in the project's own stores.
     monkeypatch.chdir(tmp_path)
     storage = StorageResource()
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions("collection", ["mylib-embeddings"])
         dg.materialize(
             [source_documents],

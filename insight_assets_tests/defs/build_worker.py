@@ -20,7 +20,7 @@ def main(arguments: dict) -> int:
     names = arguments.get("assets")
     assets = [asset for asset in ALL_ASSETS if asset.key.to_user_string() in names] if names else None
     llm = LLMResource(**arguments["llm"]) if arguments.get("llm") else None
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         result = materialize_collection(
             instance,
             StorageResource(**arguments["storage"]),

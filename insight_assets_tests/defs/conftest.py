@@ -28,7 +28,7 @@ class DemoBuild:
         self.result: dg.ExecuteInProcessResult | None = None
 
     def materialize(self, assets=None) -> dg.ExecuteInProcessResult:
-        with dg.instance_for_test() as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             return materialize_collection(
                 instance,
                 self.storage,

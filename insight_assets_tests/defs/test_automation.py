@@ -92,8 +92,9 @@ def test_sensor_waits_for_a_new_folder_to_hold_a_pdf(instance, storage):
 
 
 def test_nightly_schedule_requests_only_collections_changed_since_their_last_successful_build(
-    instance, storage
+    persistent_instance, storage
 ):
+    instance = persistent_instance
     at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.UTC)
 
     def evaluate():

@@ -155,7 +155,7 @@ def test_a_build_killed_while_embedding_resumes_to_the_same_tables(tmp_path):
     }
     storage = make_storage(tmp_path / "resumed")
     try:
-        with dg.instance_for_test() as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             add_collection(storage, COLLECTION, PDFS[:1])
             first = materialize_collection(instance, storage, EmbedderResource(**embedder), COLLECTION)
             vectors_before, embedded_by = vector_snapshot(storage), built(storage)["chunk_embeddings"]
@@ -188,7 +188,7 @@ def test_a_build_killed_while_embedding_resumes_to_the_same_tables(tmp_path):
         assert_no_duplicates(storage)
 
         reference = make_storage(tmp_path / "reference")
-        with dg.instance_for_test() as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             add_collection(reference, COLLECTION, PDFS[:2])
             materialize_collection(instance, reference, EmbedderResource(**embedder), COLLECTION)
     finally:
@@ -227,7 +227,7 @@ def test_a_build_killed_while_calling_a_model_pays_only_for_the_rest(tmp_path, h
     storage, data_dir = make_storage(tmp_path / "resumed"), tmp_path / "resumed" / "data"
     papers = PDFS[:3]
     try:
-        with dg.instance_for_test() as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             add_collection(storage, COLLECTION, papers)
             materialize_collection(instance, storage, hashing_embedder, COLLECTION)  # ingestion
             cache = ResponseCache.in_data_dir(data_dir)
@@ -268,7 +268,7 @@ def test_a_build_killed_while_calling_a_model_pays_only_for_the_rest(tmp_path, h
         assert not asked_again & set(asked_before_kill[:cached])
 
         reference = make_storage(tmp_path / "reference")
-        with dg.instance_for_test() as instance:
+        with dg.DagsterInstance.ephemeral() as instance:
             add_collection(reference, COLLECTION, papers)
             materialize_collection(
                 instance,
@@ -291,7 +291,7 @@ def test_an_offline_build_killed_while_finding_insights_resumes_to_the_same_tabl
     upstream = [name for name in chain if name != "insights"]
     storage, data_dir = make_storage(tmp_path / "resumed"), tmp_path / "resumed" / "data"
     ledger = CallLedger.in_data_dir(data_dir)
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         add_collection(storage, COLLECTION, PDFS[:2])
         llm = LLMResource(data_dir=str(data_dir))
         materialize_collection(

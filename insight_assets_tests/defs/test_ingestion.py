@@ -200,7 +200,7 @@ def test_reruns_recompute_only_what_changed(instance, storage, hashing_embedder)
 
 
 def _materialize_in_subprocess(storage_fields: dict, collection: str) -> int:
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         storage = StorageResource(**storage_fields)
         result = materialize_collection(instance, storage, EmbedderResource(provider="hashing"), collection)
         return count(storage, "chunks", collection) if result.success else -1

@@ -131,7 +131,7 @@ def embedded(tmp_path_factory) -> StorageResource:
     a local folder, an ephemeral SQLite instance."""
     root = tmp_path_factory.mktemp("embedded")
     storage = _storage(root, lancedb_uri=str(root / "lancedb"))
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         for name, pdfs in COLLECTIONS.items():
             add_collection(storage, name, pdfs)
             llm = LLMResource(data_dir=str(root / "data"))

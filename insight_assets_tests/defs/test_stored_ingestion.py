@@ -30,7 +30,7 @@ MIN_COSINE = 0.99
 def stored_ingestion(storage: StorageResource, embedder: EmbedderResource) -> dict[tuple[str, str], tuple]:
     """``(profile, chunk_id) -> (text_sha, unit vector)`` of the demo, ingested into ``storage``."""
     add_collection(storage, "demo", sorted(DEMO_COLLECTION.glob("*.pdf")))
-    with dg.instance_for_test() as instance:
+    with dg.DagsterInstance.ephemeral() as instance:
         materialize_collection(instance, storage, embedder, "demo")
     texts = {
         (row["profile"], row["chunk_id"]): row["text_sha"]
