@@ -227,7 +227,8 @@ class FaultyModel:
             if kind is None:
                 self.answered.add(prompt)
         if kind == "rate_limited":
-            return Failure(429, "Rate limit reached", headers={"Retry-After": "1"})
+            # As OpenAI says it: milliseconds, and whole seconds for clients that read only those.
+            return Failure(429, "Rate limit reached", headers={"retry-after-ms": "100", "Retry-After": "1"})
         if kind == "server_error":
             return Failure(500, "The server had an error while processing your request")
         if kind == "timeout":

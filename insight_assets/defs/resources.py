@@ -178,6 +178,10 @@ class LLMResource(dg.ConfigurableResource):
     timeout_s: float = 60.0
     max_retries: int = 4
     max_total_retry_s: float = 120.0
+    # The first retry waits about this long (half of it fixed, half random), each next one twice as
+    # long up to max_backoff_s, and never less than the server's Retry-After.
+    initial_backoff_s: float = 1.0
+    max_backoff_s: float = 30.0
     max_concurrency: int = 4
     budget_usd: float | None = None
     budget_tokens: int | None = None
@@ -228,6 +232,8 @@ class LLMResource(dg.ConfigurableResource):
             api_key_env=key_env,
             max_retries=self.max_retries,
             max_total_retry_s=self.max_total_retry_s,
+            initial_backoff_s=self.initial_backoff_s,
+            max_backoff_s=self.max_backoff_s,
             max_concurrency=self.max_concurrency,
             task_overrides=dict(task_overrides or {}),
             context_tokens=self.context_tokens or _context_tokens_from_environment(),
