@@ -238,3 +238,13 @@ def test_the_llm_resource_reads_the_environment_when_a_run_starts_not_at_import(
     )
     # Configured values win over the environment.
     assert LLMResource(provider="offline").settings().provider == "offline"
+
+
+def test_the_llm_resource_passes_its_retry_backoff_on_and_refuses_a_wait_of_zero():
+    from insight_assets.core.llm import ConfigurationError
+    from insight_assets.defs.resources import LLMResource
+
+    settings = LLMResource(initial_backoff_s=0.25, max_backoff_s=2.0).settings()
+    assert (settings.initial_backoff_s, settings.max_backoff_s) == (0.25, 2.0)
+    with pytest.raises(ConfigurationError, match="initial_backoff_s must be positive"):
+        LLMResource(initial_backoff_s=0).settings()
