@@ -27,6 +27,7 @@ from insight_assets.core.llm.providers.local_gguf import LocalProvider
 from insight_assets.core.llm.providers.schema_bounds import DECODING_MAX_ITEMS, decoding_schema
 from insight_assets.core.llm.settings import LOCAL
 from insight_assets_tests.core.llm import model_tasks
+from insight_assets_tests.core.llm.grammar_checks import allows_after
 from insight_assets_tests.core.llm.model_tasks import Keywords
 
 pytestmark = pytest.mark.local_model
@@ -133,6 +134,19 @@ def test_open_lists_are_bounded_for_decoding_only():
     assert json.dumps(decoding_schema({"type": "string"})) == '{"type": "string"}'
 
 
+def test_small_integer_ranges_are_decoded_as_their_values(tmp_path):
+    """The converter ignores minimum and maximum; their values, enumerated, it follows."""
+    schema = {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 5}}}
+    assert decoding_schema(schema)["properties"]["score"]["enum"] == [0, 1, 2, 3, 4, 5]
+    assert "enum" not in decoding_schema({"type": "integer", "minimum": 0, "maximum": 10**6})
+    assert "enum" not in decoding_schema({"type": "integer", "minimum": 1})
+    assert "enum" not in decoding_schema({"type": "number", "minimum": 0, "maximum": 5})
+    model = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None).model
+    grammar = model.grammar(schema)
+    assert allows_after(model, grammar, '{"score": ', "5")
+    assert not allows_after(model, grammar, '{"score": ', "6")
+
+
 def test_a_schema_whose_grammar_llama_cpp_rejects_falls_back_to_any_json_instead_of_crashing(tmp_path):
     # llama-cpp-python's converter writes this pattern's "\." into a GBNF string llama.cpp cannot
     # parse; used as it is, the process dies with a segmentation fault when sampling starts.
@@ -150,25 +164,6 @@ def test_a_schema_whose_grammar_llama_cpp_rejects_falls_back_to_any_json_instead
     assert isinstance(json.loads(reply.text), dict | list)
 
 
-def _allows_after(model, grammar, prefix: str, token: int) -> bool:
-    """Whether ``grammar``, having read ``prefix``, lets ``token`` come next (llama.cpp's own check)."""
-    import ctypes
-
-    import llama_cpp
-    from llama_cpp import _internals
-
-    sampler = _internals.LlamaSampler()
-    sampler.add_grammar(model.llama._model, grammar)
-    for accepted in model.llama.tokenize(prefix.encode(), add_bos=False, special=False):
-        llama_cpp.llama_sampler_accept(sampler.sampler, accepted)
-    candidate = llama_cpp.llama_token_data(id=token, logit=1.0, p=0.0)
-    candidates = llama_cpp.llama_token_data_array(
-        data=ctypes.pointer(candidate), size=1, selected=-1, sorted=False
-    )
-    llama_cpp.llama_sampler_apply(sampler.sampler, ctypes.byref(candidates))
-    return candidate.logit != float("-inf")
-
-
 def test_json_strings_are_decoded_without_the_raw_newlines_json_forbids(tmp_path):
     """llama-cpp-python's schema converter lets raw control characters into a JSON string: asked to
     rate a poem, SmolLM2 copied its lines into the reason, newlines and all, and the reply failed to
@@ -182,15 +177,12 @@ def test_json_strings_are_decoded_without_the_raw_newlines_json_forbids(tmp_path
         "required": ["score", "reason"],
     }
     provider = LocalProvider(gguf.bundled_model(), context_cap=None, threads=None)
-    [newline, blue] = (
-        provider.model.llama.tokenize(t, add_bos=False, special=False)[0] for t in (b"\n", b" blue")
-    )
     inside_a_string = '{"score": 3, "reason": "Roses are red,'
     converted = LlamaGrammar.from_json_schema(json.dumps(decoding_schema(schema)), verbose=False)
     ours = provider.model.grammar(schema)
-    assert _allows_after(provider.model, converted, inside_a_string, newline)
-    assert _allows_after(provider.model, ours, inside_a_string, blue)
-    assert not _allows_after(provider.model, ours, inside_a_string, newline)
+    assert allows_after(provider.model, converted, inside_a_string, "\n")
+    assert allows_after(provider.model, ours, inside_a_string, " blue")
+    assert not allows_after(provider.model, ours, inside_a_string, "\n")
 
     prompt = "Rate this poem in JSON:\nRoses are red,\nviolets are blue,\npapers cite papers,\nand so do you."
     params = dataclasses.replace(
