@@ -65,7 +65,16 @@ from .pricing import PRICES, Price, estimate_cost, price_for
 from .providers import OFFLINE_LABEL
 from .results import BatchResult, CallContext, ItemResult
 from .settings import DEFAULT_API_KEY_ENV, DEFAULT_MODELS, PROVIDERS, LLMSettings, TaskParams
-from .tasks import Task, exactly, get_task, list_problems, narrowed, register_task, registered_tasks
+from .tasks import (
+    Task,
+    exactly,
+    get_task,
+    list_problems,
+    narrowed,
+    one_item_each,
+    register_task,
+    registered_tasks,
+)
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -108,6 +117,7 @@ __all__ = [
     "get_task",
     "list_problems",
     "narrowed",
+    "one_item_each",
     "price_for",
     "register_task",
     "registered_tasks",

@@ -1,4 +1,5 @@
-"""Grammars for prose answers, for providers that decode under one (``local``).
+"""Grammars for prose answers, for providers that decode under one (``local``), and patterns for
+the strings of a JSON task's decoding schema.
 
 A JSON task narrows its schema (``Task.decoding_schema``); a prose task that cites its sources by
 alias ("... as shown [S2].") can give ``Task.decoding_grammar`` instead: the text may cite only the
@@ -8,7 +9,13 @@ aliases it was given, and cites at least one. The task's checks still judge the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+
+# What a string's pattern must leave out to stay inside a JSON string: a quote, a backslash, a
+# control character. (A pattern's character classes bypass the converter's rule for strings, and a
+# raw newline would not parse.)
+NOT_IN_JSON_STRING = r'"\\\x00-\x1F\x7F'
 
 # The most characters between two citations: a model must cite as it goes, rather than write on
 # until max_tokens and never reach its first citation (llama.cpp reads {m,n} natively).
@@ -31,3 +38,11 @@ def cited_prose(aliases: Sequence[str]) -> str:
             "",
         ]
     )
+
+
+def cited_text_pattern(aliases: Sequence[str]) -> str:
+    """The pattern of a JSON string that, like ``cited_prose``, cites only ``aliases``, at least once
+    (no bound on the text between citations: the converter would spell it out character by character)."""
+    text = rf"[^{NOT_IN_JSON_STRING}\[\]]*"
+    name = "(" + "|".join(re.escape(alias) for alias in dict.fromkeys(aliases)) + ")"
+    return rf"^{text}(\[{name}(, {name})*\]{text})+$"

@@ -217,6 +217,34 @@ def exactly(count: int) -> dict[str, int]:
     return {"minItems": count, "maxItems": count}
 
 
+def one_item_each(
+    schema: Mapping[str, Any],
+    field: str,
+    key: str,
+    values: Sequence[Any],
+    /,
+    *,
+    required: Sequence[str] = (),
+    **properties: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A copy of ``schema`` whose list ``field`` holds one item per value of ``values``, in their
+    order, its ``key`` set to that value (``prefixItems``): for a ``decoding_schema`` that rates
+    every idea once, or scores every label once. ``properties`` replace some of the items' other
+    properties' schemas and ``required`` adds to those an item must have."""
+    result = copy.deepcopy(dict(schema))
+    listing = result["properties"][field]
+    item = listing.pop("items")  # the converter would read it before prefixItems
+    if "$ref" in item:
+        item = result["$defs"][item["$ref"].rsplit("/", 1)[1]]
+    must = sorted({*item.get("required", ()), *required, key})
+    listing["prefixItems"] = [
+        {**item, "properties": {**item["properties"], **properties, key: {"const": value}}, "required": must}
+        for value in values
+    ]
+    listing.update(exactly(len(values)))
+    return result
+
+
 def list_problems(items: Sequence[str], limit: int, noun: str) -> list[str]:
     """A ``check_output``'s problems with a list of texts: more than ``limit``, or an empty one."""
     problems = []

@@ -30,7 +30,7 @@ from insight_assets.core.lazy import LazyModel, np
 
 from ...extractive import terms
 from ...keyphrases import rake_keyphrases
-from ...llm import LLMClient, Task, list_problems, register_task
+from ...llm import LLMClient, Task, list_problems, narrowed, register_task
 from ...retrieval import Hit
 from ...retrieval.rerank import rerank
 from ...vectors import nearest_rows
@@ -104,6 +104,9 @@ def _query_task(name: str, template: str, offline: Callable[..., Queries], descr
                 "passages": "\n\n".join(f"- {p}" for p in inputs.get("passages", ())) or "(none)",
             },
             check_output=_check_queries,
+            decoding_schema=lambda inputs: narrowed(
+                Queries.model_json_schema(), queries={"maxItems": int(inputs["max_queries"])}
+            ),
             temperature=0.0,
             max_tokens=300,
             expected_output_tokens=80,

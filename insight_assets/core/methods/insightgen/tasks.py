@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...llm import LLMClient, Task, register_task
+from ...llm import LLMClient, Task, narrowed, register_task
 from ...llm.errors import TaskInputError
 from .offline import direct_insights_offline, generate_insights_offline, infer_intent_offline
 from .schemas import (
@@ -113,6 +113,16 @@ def check_insights(output: InsightSet, inputs: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _insights_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``check_insights`` accepts, for a model decoding under the schema: no more insights than
+    asked for, each citing only the passages' chunk ids."""
+    schema = narrowed(InsightSet.model_json_schema(), insights={"maxItems": int(inputs["max_insights"])})
+    known = sorted({p["chunk_id"] for p in inputs["passages"]})
+    if not known:  # an empty enumeration makes no grammar; the check refuses any id
+        return schema
+    return narrowed(schema, "Insight", chunk_ids={"items": {"type": "string", "enum": known}})
+
+
 # -- tasks ------------------------------------------------------------------------------------
 
 INFER_INTENT: Task[UserIntent] = register_task(
@@ -141,6 +151,7 @@ GENERATE_INSIGHTS: Task[InsightSet] = register_task(
         input_defaults={"max_insights": DEFAULT_MAX_INSIGHTS},
         format_inputs=_format_insight_inputs,
         check_output=check_insights,
+        decoding_schema=_insights_schema,
         temperature=GENERATION_TEMPERATURE,
         max_tokens=GENERATION_MAX_TOKENS,
         expected_output_tokens=1500,
@@ -160,6 +171,7 @@ DIRECT_INSIGHTS: Task[InsightSet] = register_task(
         input_defaults={"max_insights": DEFAULT_MAX_INSIGHTS},
         format_inputs=_format_insight_inputs,
         check_output=check_insights,
+        decoding_schema=_insights_schema,
         temperature=GENERATION_TEMPERATURE,
         max_tokens=GENERATION_MAX_TOKENS,
         expected_output_tokens=1500,

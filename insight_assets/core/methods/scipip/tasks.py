@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...llm import Task, exactly, narrowed, register_task
+from ...llm import Task, exactly, narrowed, one_item_each, register_task
+from ...llm.grammars import NOT_IN_JSON_STRING
 from . import offline
 from .schemas import (
     DETAILS,
@@ -48,7 +49,7 @@ def _digest_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
     return narrowed(
         PaperDigest.model_json_schema(),
         # The opening the check asks for, in one sentence (no period before its end).
-        summary={"pattern": r'^The problem of [^"\\.]+[.]$'},
+        summary={"pattern": rf"^The problem of [^{NOT_IN_JSON_STRING}.]+[.]$"},
         motivations=exactly(MOTIVATIONS),
         details=exactly(DETAILS),
     )
@@ -83,6 +84,14 @@ def _check_entities(output: Entities, inputs: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+# An entity of 2 to 5 words, single-spaced: a small model otherwise writes whole sentences.
+_WORD = rf"[^{NOT_IN_JSON_STRING} ]+"
+ENTITY_SCHEMA = {
+    "type": "string",
+    "pattern": rf"^{_WORD}( {_WORD}){{{KEYWORD_MIN_WORDS - 1},{KEYWORD_MAX_WORDS - 1}}}$",
+}
+
+
 SCIPIP_ENTITIES: Task[Entities] = register_task(
     Task(
         name="scipip_entities",
@@ -94,7 +103,7 @@ SCIPIP_ENTITIES: Task[Entities] = register_task(
         trim_input="content",
         check_output=_check_entities,
         decoding_schema=lambda inputs: narrowed(
-            Entities.model_json_schema(), entities={"maxItems": MAX_KEYWORDS}
+            Entities.model_json_schema(), entities={"maxItems": MAX_KEYWORDS, "items": ENTITY_SCHEMA}
         ),
         temperature=TEMPERATURE,
         max_tokens=200,
@@ -179,6 +188,14 @@ def _check_ratings(output: IdeaRatings, inputs: Mapping[str, Any]) -> list[str]:
     return [] if given == wanted else [f"rate each of the ideas {wanted} exactly once (got {given})"]
 
 
+def _selection_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    numbers = [item["number"] for item in inputs["ideas"]]
+    return narrowed(
+        Selection.model_json_schema(),
+        selected={"items": {"type": "integer", "enum": numbers}, "maxItems": len(numbers)},
+    )
+
+
 # Table 12's demonstration when no retrieved paper has a concise method to show.
 EXPANSION_EXAMPLE = {
     "example_title": "a paper on key-value cache eviction (built-in example)",
@@ -258,6 +275,7 @@ SCIPIP_INTEGRATE = _task(
     ("background", "ideas", "count", "field"),
     format_inputs=_numbered_ideas,
     check_output=_check_selection,
+    decoding_schema=_selection_schema,
     max_tokens=200,
     expected=30,
     temperature=TEMPERATURE,
@@ -292,6 +310,10 @@ SCIPIP_JUDGE_IDEAS = _task(
         "ideas": "\n".join(f"Idea {item['number']}: {item['text']}" for item in i["ideas"]),
     },
     check_output=_check_ratings,
+    # One rating per idea, in order: SmolLM2 otherwise answered an empty list.
+    decoding_schema=lambda i: one_item_each(
+        IdeaRatings.model_json_schema(), "ratings", "idea", [item["number"] for item in i["ideas"]]
+    ),
     max_tokens=2000,
     expected=60,
     temperature=TEMPERATURE,

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...llm import Task, exactly, narrowed, register_task
-from ...llm.grammars import cited_prose
+from ...llm.grammars import cited_prose, cited_text_pattern
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from ...text import count_tokens
 from . import offline
@@ -79,6 +79,25 @@ def _check_answer(output: XSumAnswer, inputs: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _answer_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``_check_answer`` accepts, for a model decoding under the schema: an abstention, or an
+    answer citing only the passages shown, at least once."""
+    aliases = [p["id"] for p in inputs["passages"]]
+    if not aliases:  # an empty alternation makes no grammar; the check refuses the answer
+        return XSumAnswer.model_json_schema()
+    answer = {"type": "string", "pattern": cited_text_pattern(aliases)}
+    return {
+        "anyOf": [
+            {"type": "object", "properties": {"abstain": {"const": True}}, "required": ["abstain"]},
+            {
+                "type": "object",
+                "properties": {"abstain": {"const": False}, "answer": answer},
+                "required": ["abstain", "answer"],
+            },
+        ]
+    }
+
+
 def _format_answer_inputs(inputs: Mapping[str, Any]) -> dict[str, str]:
     values = {"question": str(inputs["question"]), "passages": format_passages(inputs["passages"])}
     if "draft" in inputs:
@@ -97,6 +116,7 @@ XSUM_ANSWER: Task[XSumAnswer] = register_task(
         trim_input="passages",
         format_inputs=_format_answer_inputs,
         check_output=_check_answer,
+        decoding_schema=_answer_schema,
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=1000,
@@ -122,6 +142,7 @@ XSUM_REFINE: Task[XSumAnswer] = register_task(
         trim_input="passages",
         format_inputs=_format_answer_inputs,
         check_output=_check_answer,
+        decoding_schema=_answer_schema,
         temperature=TEMPERATURE,
         top_p=TOP_P,
         max_tokens=1000,

@@ -8,7 +8,7 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ....llm import Task, register_task
+from ....llm import Task, one_item_each, register_task
 from .offline import judge_sets_offline, judge_single_offline
 from .schemas import MethodInsights, SetJudgement
 
@@ -79,6 +79,26 @@ def check_single_judgement(judgement: SetJudgement, inputs: Mapping[str, Any]) -
     return _label_problems(judgement, [shown["label"] for shown in inputs["insights"]])
 
 
+# For a model decoding under the schema (a local one): one score per label shown, in the order shown,
+# a set's diversity included; SmolLM2 otherwise answered scores for no label at all.
+def _set_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    labels = [shown["label"] for shown in inputs["sets"]]
+    diversity = {"type": "number", "minimum": 0, "maximum": 5}
+    return one_item_each(
+        SetJudgement.model_json_schema(),
+        "scores",
+        "label",
+        labels,
+        required=("diversity",),
+        diversity=diversity,
+    )
+
+
+def _single_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    labels = [shown["label"] for shown in inputs["insights"]]
+    return one_item_each(SetJudgement.model_json_schema(), "scores", "label", labels)
+
+
 JUDGE_INSIGHT_SET: Task[SetJudgement] = register_task(
     Task(
         name="judge_insight_set",
@@ -89,6 +109,7 @@ JUDGE_INSIGHT_SET: Task[SetJudgement] = register_task(
         inputs=("question", "answer", "sets"),
         format_inputs=_format_set_inputs,
         check_output=check_set_judgement,
+        decoding_schema=_set_schema,
         max_tokens=2000,
         expected_output_tokens=600,
         description="Set-level judge: score each anonymised method's whole insight set.",
@@ -105,6 +126,7 @@ JUDGE_SINGLE_INSIGHTS: Task[SetJudgement] = register_task(
         inputs=("question", "answer", "insights"),
         format_inputs=_format_single_inputs,
         check_output=check_single_judgement,
+        decoding_schema=_single_schema,
         max_tokens=2000,
         expected_output_tokens=500,
         description="Insight-level judge: score one sampled insight per anonymised method.",
