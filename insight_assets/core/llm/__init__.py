@@ -32,8 +32,10 @@ Adding a task (a method adds tasks, not plumbing):
    input (passages, most relevant first) that may lose its tail to fit a model's context window.
    For models that decode under a schema (``local``, llama.cpp servers), ``decoding_schema(inputs)``
    narrows the schema to the inputs (``narrowed(schema, ids={"items": {"enum": ids}})``,
-   ``exactly(n)``), and a prose task's ``decoding_grammar(inputs)`` gives its text a grammar
-   (``grammars.cited_prose(aliases)``): the checks then pass by construction for a small model.
+   ``exactly(n)``, ``one_item_each(schema, "ratings", "idea", numbers)``, a string's pattern from
+   ``grammars.cited_text_pattern(aliases)``), and a prose task's ``decoding_grammar(inputs)`` gives
+   its text a grammar (``grammars.cited_prose(aliases)``): the checks then pass by construction for
+   a small model.
 5. ``MY_TASK = register_task(Task(name=..., version=1, template=..., output_model=...,
    offline=..., max_tokens=..., expected_output_tokens=...))``.
 
