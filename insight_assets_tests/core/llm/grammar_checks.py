@@ -3,7 +3,6 @@ on the grammar, independent of which token the model would pick (which depends o
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 
@@ -12,23 +11,17 @@ def allows_after(model: Any, grammar: Any, prefix: str, text: str) -> bool:
     import llama_cpp
     from llama_cpp import _internals
 
+    from insight_assets.core.llm.providers.grammar_last import grammar_allows
+
     def tokens(text: str) -> list[int]:
         return model.llama.tokenize(text.encode(), add_bos=False, special=False)
-
-    def allowed(token: int) -> bool:
-        candidate = llama_cpp.llama_token_data(id=token, logit=1.0, p=0.0)
-        candidates = llama_cpp.llama_token_data_array(
-            data=ctypes.pointer(candidate), size=1, selected=-1, sorted=False
-        )
-        llama_cpp.llama_sampler_apply(sampler.sampler, ctypes.byref(candidates))
-        return candidate.logit != float("-inf")
 
     sampler = _internals.LlamaSampler()
     sampler.add_grammar(model.llama._model, grammar)
     for token in tokens(prefix):
         # llama.cpp aborts the process when a grammar is made to accept a token it refuses.
-        if not allowed(token):
+        if not grammar_allows(sampler, token):
             raise ValueError(f"the grammar refuses the prefix {prefix!r} itself")
         llama_cpp.llama_sampler_accept(sampler.sampler, token)
     [next_token] = tokens(text)
-    return allowed(next_token)
+    return grammar_allows(sampler, next_token)

@@ -28,6 +28,17 @@ from llama_cpp import _internals
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 
 
+def grammar_allows(grammar: Any, token: int) -> bool:
+    """Whether the grammar sampler ``grammar`` (a ``LlamaSampler`` holding one grammar), in the state
+    the tokens it accepted so far left it, lets ``token`` come next."""
+    candidate = llama_cpp.llama_token_data(id=token, logit=1.0, p=0.0)
+    candidates = llama_cpp.llama_token_data_array(
+        data=ctypes.pointer(candidate), size=1, selected=-1, sorted=False
+    )
+    llama_cpp.llama_sampler_apply(grammar.sampler, ctypes.byref(candidates))
+    return candidate.logit != float("-inf")
+
+
 class GrammarLastSampler:
     """Samples with ``chain`` (penalties, then the pick), then checks the grammar on the pick.
 
@@ -42,15 +53,11 @@ class GrammarLastSampler:
         self._candidates = np.frombuffer(self._buffer, dtype=_TOKEN_DATA)
         self._ids = np.arange(n_vocab, dtype=np.int32)
         self._array = llama_cpp.llama_token_data_array()
-        self._single = llama_cpp.llama_token_data()
-        self._single_array = llama_cpp.llama_token_data_array(
-            data=ctypes.pointer(self._single), size=1, selected=-1, sorted=False
-        )
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
         self._load(ctx, idx)
         token = self._pick()
-        if not self._allowed(token):
+        if not grammar_allows(self._grammar, token):
             self._load(ctx, idx)
             llama_cpp.llama_sampler_apply(self._grammar.sampler, ctypes.byref(self._array))
             token = self._pick()
@@ -74,12 +81,6 @@ class GrammarLastSampler:
         if self._array.selected < 0:
             raise RuntimeError("llama.cpp's sampler chain selected no token")
         return int(self._array.data[self._array.selected].id)
-
-    def _allowed(self, token: int) -> bool:
-        self._single.id, self._single.logit, self._single.p = token, 1.0, 0.0
-        self._single_array.size, self._single_array.selected = 1, -1
-        llama_cpp.llama_sampler_apply(self._grammar.sampler, ctypes.byref(self._single_array))
-        return self._single.logit != float("-inf")
 
 
 class GrammarLastLlama(llama_cpp.Llama):
