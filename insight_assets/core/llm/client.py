@@ -207,8 +207,10 @@ class LLMClient(EstimatingClient, RecordingClient):
         messages = [Message("user", prompt)]
         completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.ANSWER)
         room = self._answer_room(params, fitted)
-        if completion.truncated and task.max_tokens_for is not None and room > params.max_tokens:
+        sized = task.max_tokens_for is not None and not self.settings.sets_max_tokens(task)
+        if completion.truncated and sized and room > params.max_tokens:
             # Sized to the input and still cut off: once more with twice the room (as the window allows).
+            # A max_tokens the configuration sets is a cap the user chose (cost, time): never exceeded.
             params = dataclasses.replace(params, max_tokens=min(2 * params.max_tokens, room))
             completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.LONGER)
         if isinstance(outcome, OutputProblem):

@@ -10,6 +10,8 @@ A task whose answer is prose (a summary) names ``text_field``: the model replies
 not JSON, and the text becomes that field of the output model. Such a task may size its
 ``max_tokens`` to its inputs (``max_tokens_for``); a reply cut off at that size is asked again once
 with twice the room, and a reply cut off again comes back marked as truncated (``finish_reason``).
+A max_tokens set in the configuration replaces the sizing and is never exceeded: a reply cut off at
+it comes back marked as truncated at once.
 
 The template's text and the version both enter the cache key, so editing either one makes the
 next run ask the model again.

@@ -90,6 +90,20 @@ def test_a_cut_off_reply_is_asked_again_once_with_twice_the_room(harness: Harnes
     assert [row.purpose for row in client.rows] == ["answer", "longer"]
 
 
+def test_a_reply_cut_off_at_the_configured_max_tokens_is_kept_without_asking_again(harness: Harness):
+    harness.server.queue(Reply("Attention [S1] links", truncated=True), Reply("Attention [S1] links to"))
+    client = harness.client(
+        "openai-compatible", cache=False, task_overrides={WRITE_PROSE.name: TaskParams(max_tokens=64)}
+    )
+
+    item = client.run_many(WRITE_PROSE, [INPUTS]).items[0]
+
+    assert item.ok and item.finish_reason == TRUNCATED
+    assert item.value.text == "Attention [S1] links"
+    assert [request.body["max_tokens"] for request in harness.server.requests] == [64]
+    assert [row.purpose for row in client.rows] == ["answer"]
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
 def test_cut_off_twice_is_kept_marked_truncated_and_not_cached(harness: Harness, provider: str):
     harness.server.queue(
