@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
+import importlib.util
 import re
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 
 from insight_assets.core.lazy import lazy_regex
 
@@ -160,20 +164,37 @@ _LOADING = threading.Lock()
 
 @functools.cache
 def _tagger():
-    """TextBlob's pattern tagger, its lexicon and rules loaded. They are lazy: the first lookup fills
-    the lexicon one entry at a time, and another thread tagging meanwhile sees a partial lexicon and
-    tags the same sentence differently. So they are filled here, once, under a lock, before any
-    tagging (lemminflect's tables too), and the extraction is the same whatever the thread schedule."""
+    """TextBlob's pattern tagger (``textblob.en.tag``), its lexicon and rules loaded. They are lazy:
+    the first lookup fills the lexicon one entry at a time, and another thread tagging meanwhile sees
+    a partial lexicon and tags the same sentence differently. So they are filled here, once, under a
+    lock, before any tagging (lemminflect's tables too), and the extraction is the same whatever the
+    thread schedule."""
     with _LOADING:
         from lemminflect import getInflection, getLemma
-        from textblob.en import lexicon
-        from textblob.en.taggers import PatternTagger
 
+        english = _textblob_english()
+        lexicon = english.lexicon
         for table in (lexicon, lexicon.morphology, lexicon.context, lexicon.entities):
             len(table)
         getLemma("trained", upos="VERB")
         getInflection("train", tag="VBZ")
-        return PatternTagger()
+        return english.tag
+
+
+def _textblob_english() -> ModuleType:
+    """``textblob.en`` (the pattern tagger; it needs only ``textblob._text``) without running the
+    package's ``__init__``, which imports NLTK and with it scipy.stats for TextBlob's own classes:
+    3 of the 4 seconds a process took to tag its first sentence."""
+    if "textblob.en" in sys.modules:
+        return sys.modules["textblob.en"]
+    package = "textblob" not in sys.modules
+    if package:  # an empty package whose submodules still import from its folder
+        sys.modules["textblob"] = importlib.util.module_from_spec(importlib.util.find_spec("textblob"))
+    try:
+        return importlib.import_module("textblob.en")
+    finally:
+        if package:  # a later `import textblob` runs the real package
+            del sys.modules["textblob"]
 
 
 def tag(sentence: str) -> list[tuple[str, str]]:
@@ -182,7 +203,7 @@ def tag(sentence: str) -> list[tuple[str, str]]:
     letters and digits, is tagged a proper noun."""
     return [
         (word, "NNP" if pos in ("JJ", "VB", "VBP", "NN") and _NAME.search(word) else pos)
-        for word, pos in _tagger().tag(sentence)
+        for word, pos in _tagger()(sentence)
     ]
 
 
