@@ -55,6 +55,15 @@ def test_the_probe_sees_a_heavy_library_loaded():
     assert "numpy" in loaded_by("from insight_assets.core.lazy import np\nnp.zeros(1)")
 
 
+def test_tagging_a_sentence_loads_the_tagger_without_nltk():
+    # textblob's package __init__ imports NLTK and scipy.stats (3 s) for classes the tagger never uses.
+    statement = (
+        "from insight_assets.core.methods.insight_rag.triples import tag\n"
+        "assert tag('The model uses graphs.')[2] == ('uses', 'VBZ')"
+    )
+    assert loaded_by(statement, ("nltk", "scipy", "textblob.blob")) == []
+
+
 # `collections` reads the warehouse: DuckDB, and the pyarrow and numpy its rows come through.
 WAREHOUSE = {"duckdb", "pyarrow", "numpy"}
 
