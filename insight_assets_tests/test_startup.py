@@ -64,6 +64,21 @@ def test_tagging_a_sentence_loads_the_tagger_without_nltk():
     assert loaded_by(statement, ("nltk", "scipy", "textblob.blob")) == []
 
 
+def test_opening_the_vectors_loads_no_rest_client_and_the_client_still_imports_whole(tmp_path):
+    # lance_namespace_urllib3_client's __init__ builds a REST API's clients (1.5 s) that LanceDB
+    # only needs for a remote namespace; a later import of the package runs its __init__ after all.
+    statement = (
+        "from insight_assets.core.stores import VectorStore\n"
+        f"VectorStore({str(tmp_path)!r}).db\n"
+        "assert 'lance_namespace_urllib3_client.api' not in sys.modules\n"
+        "from lance_namespace_urllib3_client import ApiClient, TableApi"
+    )
+    assert loaded_by(statement, ("lancedb", "lance_namespace_urllib3_client.api")) == [
+        "lance_namespace_urllib3_client.api",
+        "lancedb",
+    ]
+
+
 # `collections` reads the warehouse: DuckDB, and the pyarrow and numpy its rows come through.
 WAREHOUSE = {"duckdb", "pyarrow", "numpy"}
 

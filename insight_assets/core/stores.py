@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from insight_assets.core import migrations
+from insight_assets.core import imports, migrations
 from insight_assets.core.duckdb_file import LOCK_WAIT_S, StoreError, open_duckdb
 from insight_assets.core.lazy import duckdb, lazy_regex, pa
 from insight_assets.core.shared_file import shared_file
@@ -415,8 +415,7 @@ class VectorStore:
 
     @functools.cached_property
     def db(self):
-        import lancedb
-
+        lancedb = imports.lancedb()
         if "://" not in self.uri:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
         return lancedb.connect(self.uri)

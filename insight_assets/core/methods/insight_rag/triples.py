@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
-import importlib.util
 import re
-import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 
+from insight_assets.core import imports
 from insight_assets.core.lazy import lazy_regex
 
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
@@ -172,29 +169,13 @@ def _tagger():
     with _LOADING:
         from lemminflect import getInflection, getLemma
 
-        english = _textblob_english()
+        english = imports.textblob_english()
         lexicon = english.lexicon
         for table in (lexicon, lexicon.morphology, lexicon.context, lexicon.entities):
             len(table)
         getLemma("trained", upos="VERB")
         getInflection("train", tag="VBZ")
         return english.tag
-
-
-def _textblob_english() -> ModuleType:
-    """``textblob.en`` (the pattern tagger; it needs only ``textblob._text``) without running the
-    package's ``__init__``, which imports NLTK and with it scipy.stats for TextBlob's own classes:
-    3 of the 4 seconds a process took to tag its first sentence."""
-    if "textblob.en" in sys.modules:
-        return sys.modules["textblob.en"]
-    package = "textblob" not in sys.modules
-    if package:  # an empty package whose submodules still import from its folder
-        sys.modules["textblob"] = importlib.util.module_from_spec(importlib.util.find_spec("textblob"))
-    try:
-        return importlib.import_module("textblob.en")
-    finally:
-        if package:  # a later `import textblob` runs the real package
-            del sys.modules["textblob"]
 
 
 def tag(sentence: str) -> list[tuple[str, str]]:
