@@ -6,8 +6,7 @@ comprehensively, synthesizing across papers, addressing every aspect, citing evi
 title, adding nothing from outside. Its check rejects (and so sends back for one repair) a cited
 title that is not exactly one of the given titles, and a cited title the answer text does not
 mention. An answer may cite nothing: the papers may not bear on a user's question, and the prompt
-asks the model to say so. ``cited_document_ids`` are the ids of the cited titles. A model that decodes
-under a schema lists the titles first and then writes a text that names each one (``_answer_schema``).
+asks the model to say so. ``cited_document_ids`` are the ids of the cited titles.
 
 User questions (``source == "user"``) with an answer are not sent to the model; their answer is
 the user's (``answer_source == "user"``) and they cite the documents the user named, if any. User
@@ -25,7 +24,6 @@ question, each followed by the title of its paper in square brackets.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
@@ -35,7 +33,6 @@ from pydantic import Field, StringConstraints
 from insight_assets.core.lazy import LazyModel, np
 
 from ..extractive import rank_sentences
-from ..llm.grammars import is_plain, naming_pattern
 from ..llm.tasks import Task, narrowed, register_task
 from ..stage_settings import StageSettings
 from ..text import split_sentences
@@ -169,34 +166,12 @@ def _format_inputs(inputs: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-# The most titles whose every subset the decoding schema spells out (2**n alternatives).
-MAX_TITLES_ENUMERATED = 5
-
-
 def _answer_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Only the given papers' titles may be cited, each once. With at most ``MAX_TITLES_ENUMERATED``
-    titles, the model lists the titles it cites first, then writes an answer that names each of them
-    in that order, as ``check_answer`` demands (SmolLM2 listed titles its answer never named)."""
+    """Only the given papers' titles may be cited, each once."""
     titles = [paper.title for paper in papers_of(inputs["papers"])]
-    if len(titles) > MAX_TITLES_ENUMERATED or not all(is_plain(title) for title in titles):
-        return narrowed(
-            GroundedAnswer.model_json_schema(),
-            cited_titles={"items": {"enum": titles}, "maxItems": len(titles)},
-        )
-    return {
-        "anyOf": [
-            {
-                "type": "object",
-                "properties": {
-                    "cited_titles": {"const": list(cited)},
-                    "answer": {"type": "string", "pattern": naming_pattern(cited)},
-                },
-                "required": ["cited_titles", "answer"],
-            }
-            for size in range(len(titles) + 1)
-            for cited in itertools.combinations(titles, size)
-        ]
-    }
+    return narrowed(
+        GroundedAnswer.model_json_schema(), cited_titles={"items": {"enum": titles}, "maxItems": len(titles)}
+    )
 
 
 ANSWER_QUESTION: Task[GroundedAnswer] = register_task(

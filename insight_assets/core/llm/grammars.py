@@ -46,29 +46,3 @@ def cited_text_pattern(aliases: Sequence[str]) -> str:
     text = rf"[^{NOT_IN_JSON_STRING}\[\]]*"
     name = "(" + "|".join(re.escape(alias) for alias in dict.fromkeys(aliases)) + ")"
     return rf"^{text}(\[{name}(, {name})*\]{text})+$"
-
-
-def naming_pattern(names: Sequence[str]) -> str:
-    """The pattern of a JSON string that names each of ``names`` word for word, in that order, around
-    any other text (which may quote with \\"); without names, any text that is not blank. Each name
-    must itself be plain text (``is_plain``)."""
-    text = rf'([^{NOT_IN_JSON_STRING}]|\\")*'
-    if not names:
-        return rf"^{text}[^{NOT_IN_JSON_STRING} ]{text}$"
-    return "^" + text + text.join(_literal(name) for name in names) + text + "$"
-
-
-def _literal(text: str) -> str:
-    """``text`` as a pattern that matches it exactly: ASCII punctuation as a one-character class
-    (``[\\x2E]``), since the converter copies a backslash escape such as ``\\.`` into the grammar,
-    whose strings know no such escape."""
-    return "".join(
-        char if char.isalnum() or char == " " or not char.isascii() else f"[\\x{ord(char):02X}]"
-        for char in text
-    )
-
-
-def is_plain(name: str) -> bool:
-    """Whether ``name`` is written in a JSON string as it is (no quote, backslash or control character),
-    so that ``naming_pattern`` may spell it out."""
-    return not re.search(f"[{NOT_IN_JSON_STRING}]", name)

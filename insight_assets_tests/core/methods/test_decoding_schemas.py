@@ -2,14 +2,12 @@
 only write what the tasks' checks accept (SciPIP: one rating per idea, existing ideas, entities of 2 to
 5 words, no raw control character in a pattern's string; InsightGen: the passages' chunk ids, no more
 insights or queries than asked for, a judge's score for every label once;
-XSum: an abstention or an answer citing only the passages shown; curation: an answer that names each
-title it cites), asked of the grammar itself."""
+XSum: an abstention or an answer citing only the passages shown), asked of the grammar itself."""
 
 from __future__ import annotations
 
 import pytest
 
-from insight_assets.core.curation.answers import ANSWER_QUESTION, MAX_TITLES_ENUMERATED
 from insight_assets.core.llm import gguf
 from insight_assets.core.llm.providers.local_gguf import LocalProvider
 from insight_assets.core.methods.insightgen.judge.tasks import JUDGE_INSIGHT_SET, JUDGE_SINGLE_INSIGHTS
@@ -113,25 +111,3 @@ def test_an_xsum_answer_abstains_or_cites_only_the_passages_shown(model):
     assert allows_after(model, grammar, answering + "[S1]", '"')
     assert not allows_after(model, grammar, answering + "[S1]", "\n")
     assert allows_after(model, grammar, '{"abstain": true', "}")
-
-
-def test_a_curated_answer_names_every_title_it_cites(model):
-    titles = ["Graphs of Papers (v2.0): a Survey", "SPECTER"]
-    grammar = model.grammar(ANSWER_QUESTION.decoding_schema({"papers": [{"title": t} for t in titles]}))
-    assert allows_after(model, grammar, '{"cited_titles": ["', "Graph")
-    assert not allows_after(model, grammar, '{"cited_titles": ["', "Trans")
-    citing_both = '{"cited_titles": ["Graphs of Papers (v2.0): a Survey", "SPECTER"], "answer": "'
-    assert not allows_after(model, grammar, citing_both + "Citation graphs help", '"')
-    named_one = citing_both + 'As \\"Graphs of Papers (v2.0): a Survey\\" shows, citation graphs help'
-    assert not allows_after(model, grammar, named_one, '"')  # SPECTER is cited, never named
-    assert allows_after(model, grammar, named_one + " SPECT", "ER")
-    assert allows_after(model, grammar, named_one + " SPECTER", '"')
-    assert allows_after(model, grammar, '{"cited_titles": [], "answer": "The papers do not say', '"')
-    assert not allows_after(model, grammar, '{"cited_titles": [], "answer": "', '"')  # nothing said
-
-
-def test_an_answer_among_more_titles_than_are_enumerated_still_cites_only_those_given(model):
-    titles = [f"Paper {n}" for n in range(MAX_TITLES_ENUMERATED + 1)]
-    grammar = model.grammar(ANSWER_QUESTION.decoding_schema({"papers": [{"title": t} for t in titles]}))
-    assert allows_after(model, grammar, '{"answer": "Graphs help.", "cited_titles": ["Paper ', "5")
-    assert not allows_after(model, grammar, '{"answer": "Graphs help.", "cited_titles": ["Paper ', "9")
