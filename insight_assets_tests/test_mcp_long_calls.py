@@ -42,7 +42,7 @@ def test_an_ask_of_every_method_reports_progress_lets_searches_through_and_stops
     logs: list[str] = []
     calling = anyio.Event()  # a model call has been reported done
     # When each ask's InsightGen started, by its log line. (A progress notification carries only the
-    # latest message: the second ask's first calls are cached, and its "started" is overtaken.)
+    # latest message: when the second ask's first calls are cached, its "started" is overtaken.)
     insightgen_started: list[float] = []
     next_started = anyio.Event()
 
