@@ -17,6 +17,7 @@ import importlib
 import re
 import threading
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -53,14 +54,12 @@ def _forget_attributes() -> None:
             delattr(stand_in, attribute)
 
 
-def prefetch(*names: str) -> threading.Thread:
-    """Import the modules ``names`` in a background thread, for work that will need them after work
-    that leaves the interpreter free meanwhile (the model's forward passes run in torch's threads,
-    without Python's lock). Safe to race: a module is imported once, and an import of it elsewhere
-    waits for this one to finish."""
-    thread = threading.Thread(
-        target=lambda: [importlib.import_module(name) for name in names], name="prefetch", daemon=True
-    )
+def prefetch(*imports: Callable[[], Any]) -> threading.Thread:
+    """Run ``imports`` (functions that import a module, e.g. ``core.imports.lancedb``) in a background
+    thread, for work that will need them after work that leaves the interpreter free meanwhile (the
+    model's forward passes run in torch's threads, without Python's lock). Safe to race: a module is
+    imported once, and an import of it elsewhere waits for this one to finish."""
+    thread = threading.Thread(target=lambda: [load() for load in imports], name="prefetch", daemon=True)
     thread.start()
     return thread
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import dagster as dg
 
-from insight_assets.core import ingest, ingest_store
+from insight_assets.core import imports, ingest, ingest_store
 from insight_assets.core.embedding import EmbeddingError
 from insight_assets.core.lazy import np, pa, prefetch
 from insight_assets.core.retrieval import LateInteraction
@@ -85,7 +85,7 @@ def _chunk_embeddings(
     existing = vectors.read(collection)
     # LanceDB takes most of a second to import: let it load while the model computes (a first build
     # has no table to read before, and reads none without it).
-    prefetch("lancedb")
+    prefetch(imports.lancedb)
     reranker = LateInteraction()
     try:
         outcome = vectorize_chunks(
