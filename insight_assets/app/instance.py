@@ -10,10 +10,11 @@ loading its own embedding model. The settings written here:
   pools are the model-loading steps: ``embedding`` (the embedder) and ``llm`` (model calls, which
   load the local model when it is the provider).
 
-With ``INSIGHT_ASSETS_POSTGRES_URL`` set, a second block keeps the instance (runs, event logs,
-schedules) in that PostgreSQL database (``storage: postgres``, the URL read from the variable when
-the instance loads, so no password is written here); without it, the block is taken out and the
-instance is SQLite under ``DAGSTER_HOME`` again.
+A second block says where the instance keeps runs, event logs and schedules: with
+``INSIGHT_ASSETS_POSTGRES_URL`` set, in that PostgreSQL database (``storage: postgres``, the URL read
+from the variable when the instance loads, so no password is written here); without it, in SQLite
+under ``DAGSTER_HOME`` as Dagster keeps them, with the event log's files kept open between uses
+(``instance_class``, see ``app/instance_storage.py``).
 
 The settings live between marker comments, rewritten on every start (so the environment variables
 take effect), and the rest of the file is the user's. A file that already configures concurrency
@@ -44,7 +45,9 @@ STORAGE_END_MARKER = "# <<< insight_assets storage"
 _TELEMETRY_OFF = "# Runs stay on this machine: no usage statistics are sent (set true to opt in).\ntelemetry:\n  enabled: false\n"
 # Top-level keys through which a user configures run concurrency, or the storage, themselves.
 _CONCURRENCY_KEYS = ("concurrency", "run_queue", "run_coordinator")
-_STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage")
+# The instance class of the SQLite storage block (named, not imported: it imports Dagster's storage).
+INSTANCE_CLASS = ("insight_assets.app.instance_storage", "KeptOpenInstance")
+_STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage", "instance_class")
 
 
 @dataclass(frozen=True)
@@ -93,11 +96,22 @@ concurrency:
 """
 
 
-def storage_block() -> str:
-    """The managed storage part of ``dagster.yaml``: the instance on the deployment's PostgreSQL."""
+def storage_block(postgres: bool = True) -> str:
+    """The managed storage part of ``dagster.yaml``: the instance on the deployment's PostgreSQL, or
+    (``postgres=False``) in SQLite under ``DAGSTER_HOME``, its event log kept open."""
+    if not postgres:
+        return f"""{STORAGE_BEGIN_MARKER}
+# Runs, event logs and schedules in SQLite under DAGSTER_HOME, in Dagster's own files, with the event
+# log's files kept open between writes instead of reopened for each event. With {POSTGRES_URL_ENV}
+# set, this block holds the PostgreSQL storage instead.
+instance_class:
+  module: {INSTANCE_CLASS[0]}
+  class: {INSTANCE_CLASS[1]}
+{STORAGE_END_MARKER}
+"""
     return f"""{STORAGE_BEGIN_MARKER}
 # Runs, event logs and schedules in PostgreSQL, shared by every machine of the deployment. The URL is
-# read from the variable when the instance loads; unset it and this block goes at the next start.
+# read from the variable when the instance loads; unset it and the instance is SQLite here again.
 storage:
   postgres:
     postgres_url:
@@ -107,43 +121,42 @@ storage:
 
 
 def ensure_instance_config(home: Path, environ: Mapping[str, str] = os.environ) -> InstanceConfigOutcome:
-    """Make ``home/dagster.yaml`` hold the run queue and pool settings and, with a PostgreSQL URL in
-    the environment, the storage settings, keeping what the user wrote."""
+    """Make ``home/dagster.yaml`` hold the run queue and pool settings and the storage settings
+    (PostgreSQL with its URL in the environment, else SQLite), keeping what the user wrote."""
     outcome = _ensure_run_queue(Path(home) / "dagster.yaml", environ)
-    changed, said = _ensure_storage(
-        outcome.path, Deployment.from_environment(environ).postgres_url is not None
-    )
+    postgres = Deployment.from_environment(environ).postgres_url is not None
+    if not postgres and BEGIN_MARKER not in outcome.path.read_text(encoding="utf-8"):
+        return outcome  # the user runs this file's concurrency: only a deployment's PostgreSQL is added
+    changed, said = _ensure_storage(outcome.path, postgres)
     action = "refreshed" if changed and outcome.action == "unchanged" else outcome.action
     message = "\n".join(text for text in (outcome.message, said) if text) or None
     return InstanceConfigOutcome(outcome.path, action, message)
 
 
-def _ensure_storage(path: Path, wanted: bool) -> tuple[bool, str | None]:
-    """Put the storage block in ``path`` when ``wanted``, take it out when not; whether the file
+def _ensure_storage(path: Path, postgres: bool) -> tuple[bool, str | None]:
+    """Put the storage block for PostgreSQL (``postgres``) or SQLite in ``path``; whether the file
     changed, and what the user should know."""
     text = path.read_text(encoding="utf-8")
-    updated = _replaced_block(
-        text, STORAGE_BEGIN_MARKER, STORAGE_END_MARKER, storage_block() if wanted else ""
-    )
+    block = storage_block(postgres)
+    updated = _replaced_block(text, STORAGE_BEGIN_MARKER, STORAGE_END_MARKER, block)
     if updated is not None:
-        updated = updated if wanted else updated.rstrip("\n") + "\n"
         if updated == text:
             return False, None
         path.write_text(updated, encoding="utf-8")
         return True, None
-    if not wanted:
-        return False, None
     try:
         settings = yaml.safe_load(text) or {}
     except yaml.YAMLError:
         return False, None  # left as it is; the run queue's message says so
     own = [key for key in _STORAGE_KEYS if isinstance(settings, dict) and key in settings]
+    if own and not postgres:
+        return False, None  # the user's own storage
     if own:
         return False, (
             f"{path} configures the instance's storage itself ({', '.join(own)}), so {POSTGRES_URL_ENV} was "
             f"not applied to it; the warehouse still uses it. To keep the instance there too, use:\n{storage_block()}"
         )
-    path.write_text(text.rstrip("\n") + "\n\n" + storage_block(), encoding="utf-8")
+    path.write_text(text.rstrip("\n") + "\n\n" + block, encoding="utf-8")
     return True, None
 
 

@@ -24,6 +24,7 @@ from insight_assets.app.instance import (
     ensure_instance_config,
     max_concurrent_runs,
 )
+from insight_assets.app.instance_storage import KeptOpenInstance, KeptOpenSqliteEventLogStorage
 from insight_assets.core.deployment import POSTGRES_URL_ENV
 from insight_assets.definitions import defs
 from insight_assets.defs.pools import DASK_RESOURCES_TAG, LLM_POOL, POOLS
@@ -49,6 +50,12 @@ def test_a_new_instance_queues_runs_by_the_cores_one_per_collection_and_one_mode
     ]
     assert config.pool_config.default_pool_limit == 1
     assert "enabled: false" in outcome.path.read_text()  # telemetry stays off
+    # SQLite under the instance's folder, in Dagster's files, the event log's kept open.
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert isinstance(instance, KeptOpenInstance)
+        assert isinstance(instance.event_log_storage, KeptOpenSqliteEventLogStorage)
+        instance.add_dynamic_partitions("collections", ["papers"])
+    assert (tmp_path / "history" / "runs" / "index.db").is_file()
 
 
 @pytest.mark.parametrize(("cores", "runs"), [(1, 1), (2, 1), (4, 2), (16, 8)])
@@ -135,12 +142,19 @@ def test_a_postgres_url_keeps_the_instance_there_and_unsetting_it_brings_it_back
     assert settings["concurrency"]["pools"]["default_limit"] == 1  # the run queue stays
     assert ensure_instance_config(tmp_path, environ=shared).action == "unchanged"
     assert ensure_instance_config(tmp_path, environ={}).action == "refreshed"
-    assert "storage" not in yaml.safe_load(path.read_text())
-    assert path.read_text().endswith("# <<< insight_assets\n")
+    settings = yaml.safe_load(path.read_text())
+    assert "storage" not in settings
+    assert settings["instance_class"] == {"module": KeptOpenInstance.__module__, "class": "KeptOpenInstance"}
+    assert path.read_text().endswith("# <<< insight_assets storage\n")
 
 
 def test_a_file_with_storage_of_its_own_keeps_it_and_the_user_is_told(tmp_path):
     path = tmp_path / "dagster.yaml"
+    path.write_text("storage:\n  sqlite:\n    base_dir: /srv/dagster\n")
+    # Without PostgreSQL there is nothing to say: the user's SQLite storage is kept as it is.
+    outcome = ensure_instance_config(tmp_path, environ={})
+    assert outcome.action == "added" and "configures the instance's storage" not in outcome.message
+    assert "instance_class" not in yaml.safe_load(path.read_text())
     path.write_text("storage:\n  sqlite:\n    base_dir: /srv/dagster\n")
     outcome = ensure_instance_config(tmp_path, environ={POSTGRES_URL_ENV: "postgresql://db/insight"})
     assert (
