@@ -27,7 +27,6 @@ still wins.
 from __future__ import annotations
 
 import atexit
-import os
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -42,7 +41,12 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_
 from dagster._core.storage.runs import SqliteRunStorage
 from dagster._core.storage.schedules import SqliteScheduleStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
-from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+from dagster._core.storage.sqlite_storage import (
+    DagsterSqliteStorage,
+    _event_logs_directory,
+    _runs_directory,
+    _schedule_directory,
+)
 from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine
 
@@ -129,9 +133,9 @@ class KeptOpenSqliteStorage(DagsterSqliteStorage):
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         self.base_dir = base_dir
-        self._run_storage = SqliteRunStorage.from_local(os.path.join(base_dir, "history", ""))
-        self._event_log_storage = KeptOpenSqliteEventLogStorage(_event_log_folder(base_dir))
-        self._schedule_storage = SqliteScheduleStorage.from_local(os.path.join(base_dir, "schedules"))
+        self._run_storage = SqliteRunStorage.from_local(_runs_directory(base_dir))
+        self._event_log_storage = KeptOpenSqliteEventLogStorage(_event_logs_directory(base_dir))
+        self._schedule_storage = SqliteScheduleStorage.from_local(_schedule_directory(base_dir))
         self._inst_data = inst_data
         DagsterStorage.__init__(self)
 
@@ -143,7 +147,7 @@ class KeptOpenSqliteStorage(DagsterSqliteStorage):
 
     @property
     def event_storage_data(self) -> ConfigurableClassData:
-        return _class_data(KeptOpenSqliteEventLogStorage, base_dir=_event_log_folder(self.base_dir))
+        return _class_data(KeptOpenSqliteEventLogStorage, base_dir=_event_logs_directory(self.base_dir))
 
 
 class KeptOpenInstance(dg.DagsterInstance):
@@ -160,14 +164,9 @@ class KeptOpenInstance(dg.DagsterInstance):
             **InstanceRef.config_defaults(base_dir),
             "storage": _class_data(KeptOpenSqliteStorage, base_dir=base_dir),
             "event_log_storage": _class_data(
-                KeptOpenSqliteEventLogStorage, base_dir=_event_log_folder(base_dir)
+                KeptOpenSqliteEventLogStorage, base_dir=_event_logs_directory(base_dir)
             ),
         }
-
-
-def _event_log_folder(base_dir: str) -> str:
-    """Where Dagster's SQLite storage keeps the event logs (``history/runs``)."""
-    return os.path.join(base_dir, "history", "runs", "")
 
 
 def _class_data(cls: type, **config: str) -> ConfigurableClassData:
