@@ -142,13 +142,15 @@ def generate_questions(
     compressed: Sequence[CompressedDocument],
     settings: QuestionSettings,
     embed: Embed,
+    previous: Sequence[Sequence[str]] = (),
 ) -> QuestionOutcome:
+    """Questions over combinations of ``compressed``; ``previous``: the combinations of the
+    collection's last build, kept where their papers still are (``sample_combinations``)."""
     # Sampled from the papers in id order, as the warehouse gives them back: the same papers make the
     # same combinations whether they come from the warehouse or straight from compression (a dry run).
     by_id = {doc.document_id: doc for doc in sorted(compressed, key=lambda doc: doc.document_id)}
-    combinations = [
-        Combination(index, ids) for index, ids in enumerate(sample_combinations(list(by_id), settings))
-    ]
+    sampled = sample_combinations(list(by_id), settings, previous)
+    combinations = [Combination(index, ids) for index, ids in enumerate(sampled)]
     quota = questions_per_combination(settings)
     target = min(settings.target_count, quota * len(combinations))
     failures: list[ItemFailure] = []

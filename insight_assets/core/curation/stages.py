@@ -32,7 +32,7 @@ from .compression import (
 from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS
 from .questions import QuestionOutcome, generate_questions
 from .records import USER, QAPair, Question, question_id
-from .tables import load_answers, load_compressed, load_questions, merge_user_questions
+from .tables import load_answers, load_combinations, load_compressed, load_questions, merge_user_questions
 from .user_questions import USER_QUESTIONS_FILE, UserQuestionsOutcome, load_user_questions
 
 COMPRESSED, QUESTIONS, ANSWERS = "compressed_documents", "generated_questions", "generated_answers"
@@ -66,7 +66,9 @@ def ask(scope: CollectionScope, settings: QuestionSettings) -> Asked:
     user = load_user_questions(
         scope.folder / USER_QUESTIONS_FILE, known_document_ids={doc.document_id for doc in compressed}
     )
-    outcome = generate_questions(scope.client, compressed, settings, scope.embed)
+    # The last build's combinations: a changed collection keeps those whose papers are still there.
+    previous = load_combinations(scope.warehouse, scope.collection)
+    outcome = generate_questions(scope.client, compressed, settings, scope.embed, previous)
     questions = merge_user_questions(user.questions, outcome.questions)
     scope.plan(QUESTIONS, questions)
     return Asked(user, outcome, questions)

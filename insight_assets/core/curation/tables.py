@@ -231,6 +231,15 @@ def question_tables(
     }
 
 
+def load_combinations(warehouse: Warehouse, collection: str) -> list[tuple[str, ...]]:
+    """The paper combinations of the collection's last question build, in their order."""
+    rows = warehouse.rows(
+        "SELECT doc_ids FROM question_combinations WHERE collection = ? ORDER BY combination_index",
+        [collection],
+    )
+    return [tuple(row["doc_ids"]) for row in rows]
+
+
 def load_questions(warehouse: Warehouse, collection: str) -> list[Question]:
     rows = warehouse.rows(
         "SELECT * FROM generated_questions WHERE collection = ? ORDER BY position", [collection]

@@ -55,3 +55,41 @@ def test_large_collections_are_sampled_without_listing_every_combination():
 def test_repeated_ids_are_refused():
     with pytest.raises(ValueError, match="distinct"):
         sample_combinations(["a", "b", "a"], QuestionSettings())
+
+
+def test_an_added_paper_replaces_its_share_of_the_combinations_not_the_sample():
+    before = sample_combinations(ids(10), QuestionSettings())
+    papers = ids(10) + ["doc-new"]
+
+    after = sample_combinations(papers, QuestionSettings(), previous=before)
+
+    assert len(after) == 50 and len(set(after)) == 50
+    new = [combination for combination in after if combination not in before]
+    # Its share: 50 combinations times 1 paper in 11, every one of them with the new paper.
+    assert len(new) == round(50 / 11)
+    assert all("doc-new" in combination for combination in new)
+    assert all(list(c) == sorted(c, key=papers.index) for c in after)
+    # Nothing changed since: the same sample again.
+    assert sample_combinations(papers, QuestionSettings(), previous=after) == after
+
+
+def test_a_removed_paper_takes_its_combinations_and_the_rest_stay():
+    before = sample_combinations(ids(11), QuestionSettings())
+    papers = ids(11)[1:]
+
+    after = sample_combinations(papers, QuestionSettings(), previous=before)
+
+    survivors = [combination for combination in before if "doc-00" not in combination]
+    assert len(after) == 50 and len(set(after)) == 50
+    assert after[: len(survivors)] == survivors
+    assert all("doc-00" not in combination for combination in after)
+
+
+def test_a_collection_built_from_scratch_gets_the_seeded_sample_whatever_came_before():
+    assert sample_combinations(ids(12), QuestionSettings(), previous=()) == sample_combinations(
+        ids(12), QuestionSettings()
+    )
+    # A size rule that changed (a sixteenth paper: combinations of 10) makes every old one invalid.
+    before = sample_combinations(ids(15), QuestionSettings())
+    after = sample_combinations(ids(16), QuestionSettings(), previous=before)
+    assert len(after) == 50 and all(len(combination) == 10 for combination in after)

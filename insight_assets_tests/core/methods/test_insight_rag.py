@@ -173,6 +173,22 @@ def test_matching_pairs_are_balanced_and_negatives_have_no_link_either_way():
     assert pairs == matching_pairs(docs, links, max_pairs=100, seed=3)
 
 
+def test_a_paper_added_displaces_only_its_share_of_the_matching_sample():
+    docs = [f"p{n:02d}" for n in range(20)]
+    links = [(f"p{n:02d}", f"p{(n * 7 + 3) % 20:02d}") for n in range(20)]
+    before = matching_pairs(docs, links, max_pairs=20, seed=3)
+    grown = [*links, ("p20", "p04"), ("p20", "p11")]
+
+    after = matching_pairs([*docs, "p20"], grown, max_pairs=20, seed=3)
+
+    assert len(after) == len(before) == 20
+    new = [item for item in after if item not in before]
+    # A shuffled sample of the grown pool kept about as many as chance (about half); the ranked one
+    # keeps every pair that the new paper's own pairs do not displace.
+    assert all("p20" in item.gold_doc_ids for item in new)
+    assert len(new) <= 4
+
+
 # -- the identifier --------------------------------------------------------------------------------
 
 APPENDIX_A1 = [

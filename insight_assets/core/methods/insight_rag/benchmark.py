@@ -13,12 +13,15 @@ Every triple gets one fate: the item it became, or the reason it was dropped. Th
 paper's, plus two it applied by hand: a *vague* subject (each of its words is in at least half the
 collection's papers: "the model", "table 1") and an object the question would contain (an object
 inside its subject or relation) are dropped. Questions are phrased afterwards (``tasks``).
+
+Where there are more candidates than the size limits, the sample is the lowest-ranked by a seeded
+hash of each item (``sample_rank``), so a paper added to the collection adds its share of items
+and leaves the rest, with the questions and answers hanging on them, as they were.
 """
 
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -156,9 +159,8 @@ def build_questions(
                     t,
                     f"several objects from one paper: {len(objects)} objects, multi-document needs 2+ papers",
                 )
-    rng = random.Random(seed)
     for chosen, limit, name in ((buried, max_buried, BURIED), (multi, max_multi, MULTI)):
-        rng.shuffle(chosen)
+        chosen.sort(key=lambda pair: sample_rank(seed, pair[0].item_id))
         for item, group in chosen[:limit]:
             benchmark.items.append(item)
             for t in group:
@@ -203,7 +205,8 @@ def matching_pairs(
     doc_ids: Sequence[str], citations: Sequence[tuple[str, str]], *, max_pairs: int, seed: int
 ) -> list[BenchmarkItem]:
     """Balanced citation-recommendation pairs: papers that cite one another (either way) and as many
-    with no link in either direction, in a seeded random order (which paper is A is random too)."""
+    with no link in either direction, in a seeded random order (which paper is A is random too): the
+    lowest-ranked pairs (``sample_rank``), so a paper added keeps every pair it does not displace."""
     known = set(doc_ids)
     linked = {frozenset(pair) for pair in citations if pair[0] != pair[1] and set(pair) <= known}
     unlinked = [
@@ -212,16 +215,17 @@ def matching_pairs(
         for b in sorted(known)[i + 1 :]
         if frozenset((a, b)) not in linked
     ]
-    rng = random.Random(seed)
-    positives = sorted(sorted(pair) for pair in linked)
-    negatives = sorted(sorted(pair) for pair in unlinked)
-    rng.shuffle(positives)
-    rng.shuffle(negatives)
+    def rank(pair: Sequence[str]) -> str:
+        return sample_rank(seed, "\x1f".join(pair))
+
+    positives = sorted((sorted(pair) for pair in linked), key=rank)
+    negatives = sorted((sorted(pair) for pair in unlinked), key=rank)
     per_label = min(max_pairs // 2, len(positives), len(negatives))
     items = []
     for label, pairs in (("Yes", positives[:per_label]), ("No", negatives[:per_label])):
         for pair in pairs:
-            a, b = pair if rng.random() < 0.5 else pair[::-1]
+            # Which paper is A: a bit of the pair's own rank, as random as a draw and as stable.
+            a, b = pair if int(rank(pair)[-1], 16) % 2 == 0 else pair[::-1]
             items.append(
                 BenchmarkItem(
                     item_id=_item_id(MATCHING, a, b),
@@ -232,8 +236,15 @@ def matching_pairs(
                     paper_b=b,
                 )
             )
-    rng.shuffle(items)
+    items.sort(key=lambda item: sample_rank(seed, item.item_id))
     return items
+
+
+def sample_rank(seed: int, item_id: str) -> str:
+    """An item's place in the seeded sample: a hash of the seed and the item. A sample of the
+    lowest-ranked items is stable under change: a paper added to the collection brings its own
+    candidates, which displace only the kept items that rank above them, never reshuffle the rest."""
+    return hashlib.sha256(f"{seed}\x1f{item_id}".encode()).hexdigest()
 
 
 def why_no_matching(citations: Sequence[tuple[str, str]], max_pairs: int) -> str:
