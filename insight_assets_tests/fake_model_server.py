@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    # When the server read the request (time.monotonic), for tests of when calls went out.
+    received_at: float = field(default_factory=time.monotonic)
 
     def last_user_text(self) -> str:
         if self.api == "gemini":

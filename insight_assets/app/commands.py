@@ -255,6 +255,11 @@ def build(args: argparse.Namespace) -> int:
     from insight_assets.core.deployment import Deployment
     from insight_assets.defs.pools import POOLS
 
+    from insight_assets.defs.resources import RETRY_FAILED_ENV
+
+    if args.retry_failed:
+        # Read by the llm resource when each step starts (this process's runs and its subprocesses).
+        os.environ[RETRY_FAILED_ENV] = "1"
     # Every engine answers before the definitions load and anything is written.
     storage = storage_resource()
     deployment = Deployment.from_environment()
@@ -466,6 +471,11 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="every folder under the collections root")
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="show Dagster's log lines instead of the live view"
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="ask again the model calls that failed for good on an earlier build (else they are not paid for twice)",
     )
 
 

@@ -29,7 +29,11 @@ class StageSettings(Settings):
     top_p: float | None = Field(default=None, description="Nucleus sampling: the probability mass kept.")
     max_tokens: int | None = Field(default=None, description="Longest answer, in tokens.")
     timeout_s: float | None = Field(default=None, description="Seconds to wait for one answer.")
-    max_concurrency: int | None = Field(default=None, description="Calls at once inside this asset.")
+    max_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description="Calls at once inside this asset, at most the provider's limit (the llm resource's max_concurrency).",
+    )
 
     def task_overrides(self, tasks: tuple[Task[Any], ...]) -> dict[str, TaskParams]:
         """These values for each of ``tasks``."""

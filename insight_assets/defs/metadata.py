@@ -167,7 +167,13 @@ def _build_or_reuse(
     asset = context.asset_key.to_user_string()
     inputs = reuse.step_inputs(context, builds)
     decision = (
-        reuse.decide(builds.get(asset), inputs, lambda: warehouse.build_report(collection, asset), present)
+        reuse.decide(
+            builds.get(asset),
+            inputs,
+            lambda: warehouse.build_report(collection, asset),
+            present,
+            retry_failed=_retries_failed(context),
+        )
         if reuse_builds
         else reuse.Reuse(None, "it reads the collection's folder")
     )
@@ -193,6 +199,12 @@ def _build_or_reuse(
         config=context.op_execution_context.op_config,
     )
     return report
+
+
+def _retries_failed(context: dg.AssetExecutionContext) -> bool:
+    """Whether the run asks model calls that failed for good to be asked again."""
+    llm = getattr(context.resources, "llm", None)
+    return bool(llm is not None and llm.retries_failed())
 
 
 def _several_collections(reports: dict[str, CollectionReport]) -> dg.MaterializeResult:

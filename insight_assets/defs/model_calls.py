@@ -1,9 +1,10 @@
 """What every model-calling asset shares: its client, its scope, metadata, budget stops.
 
 Model-calling assets run in the pool ``llm`` (see ``pools.py``; limit it with ``dagster instance
-concurrency set llm N`` or in the UI under Deployment -> Concurrency), so a backfill over many
-collections does not open hundreds of provider connections at once; inside an asset, calls run
-concurrently up to ``max_concurrency``.
+concurrency set llm N`` or in the UI under Deployment -> Concurrency). However many steps run, the
+calls in flight to a provider are bounded by its limit, which every step of every run on the machine
+shares (the ``llm`` resource's ``max_concurrency``, see ``core/llm/concurrency.py``); an asset's own
+``max_concurrency`` setting caps its batches below that.
 """
 
 import contextlib

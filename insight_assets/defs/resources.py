@@ -26,6 +26,7 @@ from insight_assets.core.llm import (
     ResponseCache,
     TaskParams,
 )
+from insight_assets.core.llm.concurrency import shared_limiter
 from insight_assets.core.llm.settings import OFFLINE
 from insight_assets.core.storage import Storage
 
@@ -137,6 +138,19 @@ class ModelChoice:
 
 
 CONTEXT_TOKENS_ENV = "INSIGHT_ASSETS_LLM_CONTEXT_TOKENS"
+CONCURRENCY_ENV = "INSIGHT_ASSETS_LLM_CONCURRENCY"
+RETRY_FAILED_ENV = "INSIGHT_ASSETS_LLM_RETRY_FAILED"
+# Where the provider slots that every process of the machine shares live, under the data folder.
+SLOTS_DIR = Path("cache") / "provider_slots"
+
+
+def _concurrency_from_environment() -> int | None:
+    value = os.environ.get(CONCURRENCY_ENV, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigurationError(f"{CONCURRENCY_ENV} must be a number of calls (1 or more), not {value!r}")
+    return int(value)
 
 
 def _context_tokens_from_environment() -> int | None:
@@ -182,7 +196,14 @@ class LLMResource(dg.ConfigurableResource):
     # long up to max_backoff_s, and never less than the server's Retry-After.
     initial_backoff_s: float = 1.0
     max_backoff_s: float = 30.0
-    max_concurrency: int = 4
+    # Calls in flight to the provider, shared by every step of every run of this machine (unset:
+    # 16 for a hosted provider, 1 for local; see core/llm/concurrency.py). Unset here:
+    # INSIGHT_ASSETS_LLM_CONCURRENCY, read when a run starts.
+    max_concurrency: int | None = None
+    # Ask again the requests whose answers failed for good on an earlier build (invalid after a
+    # repair, refused): else they fail from their record at no cost. Unset here:
+    # INSIGHT_ASSETS_LLM_RETRY_FAILED=1 (what `insight-assets build --retry-failed` sets).
+    retry_failed: bool = False
     budget_usd: float | None = None
     budget_tokens: int | None = None
     use_cache: bool = True
@@ -234,7 +255,8 @@ class LLMResource(dg.ConfigurableResource):
             max_total_retry_s=self.max_total_retry_s,
             initial_backoff_s=self.initial_backoff_s,
             max_backoff_s=self.max_backoff_s,
-            max_concurrency=self.max_concurrency,
+            max_concurrency=self.max_concurrency or _concurrency_from_environment(),
+            retry_failed=self.retries_failed(),
             task_overrides=dict(task_overrides or {}),
             context_tokens=self.context_tokens or _context_tokens_from_environment(),
             threads=self.threads,
@@ -258,8 +280,6 @@ class LLMResource(dg.ConfigurableResource):
         settings = self.settings(task_overrides)
         if model_choice is not None:
             settings = model_choice.apply(settings)
-        if max_concurrency is not None:
-            settings = dataclasses.replace(settings, max_concurrency=max_concurrency)
         data_dir = Path(self.data_dir)
         ledger = CallLedger.in_data_dir(data_dir)
         budget = None
@@ -273,4 +293,16 @@ class LLMResource(dg.ConfigurableResource):
             context=CallContext(asset=asset, partition=partition, run_id=run_id),
             logger=logger,
             progress=progress,
+            limiter=shared_limiter(
+                settings.provider,
+                settings.base_url,
+                settings.concurrency,
+                # Slots across processes for a server; a local model's lock is its own process's.
+                slot_root=None if settings.is_local or settings.is_offline else data_dir / SLOTS_DIR,
+            ),
+            max_concurrency=max_concurrency,
         )
+
+    def retries_failed(self) -> bool:
+        """Whether failed requests are asked again (``retry_failed``, else the environment)."""
+        return self.retry_failed or os.environ.get(RETRY_FAILED_ENV, "").strip().lower() in ("1", "true", "yes")

@@ -10,8 +10,12 @@ same stops it.
 
 The warehouse keeps the inputs and the report beside each build's note (``asset_builds``), in the
 store that holds the rows they describe: a new warehouse reuses nothing. Not reused: a build that
-left work undone (a failed model call or embedding batch, a budget stop: the next run retries it),
-and one whose files (the paths in its metadata) or other outputs (``outputs_present``) are gone.
+left work undone (a model call that failed on the way, such as a server error, a failed embedding
+batch, a budget stop: the next run retries it), one whose files (the paths in its metadata) or
+other outputs (``outputs_present``) are gone, and, when the run asks to retry failures
+(``--retry-failed``), one with model calls that failed for good. Such failures (an answer invalid
+after its repair, a refused request) are recorded with the cached answers and are final otherwise:
+asked again unchanged they would fail again, at a price.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ _WORK_COUNTS = frozenset(
 # Metadata every model-calling step reports (``model_calls.llm_metadata``): work left undone that
 # the next run must try again.
 _UNDONE_COUNTS = {
-    "llm_failed_items": "model call(s) failed",
+    "llm_failures_to_retry": "model call(s) failed",
     "llm_budget_refusals": "call(s) refused by the budget",
 }
 
@@ -155,6 +159,9 @@ def undone_work(metadata: Mapping[str, Any]) -> str | None:
     The offline stand-in's failures are final: asked again, it fails the same way."""
     if str(metadata.get("llm_provider", "")).startswith("offline"):
         return None
+    if "llm_failures_to_retry" not in metadata and "llm_failed_items" in metadata:
+        # A build from before failures were recorded: every failure is still to retry.
+        metadata = {**metadata, "llm_failures_to_retry": metadata["llm_failed_items"]}
     found = [
         f"{metadata[name]} {words}"
         for name, words in _UNDONE_COUNTS.items()
@@ -240,6 +247,8 @@ def decide(
     inputs: StepInputs,
     load_report: Callable[[], str | None],
     outputs_present: Callable[[], bool] | None,
+    *,
+    retry_failed: bool = False,
 ) -> Reuse:
     """Reuse the build noted in ``note`` (a row of ``Warehouse.builds``) when it read ``inputs``,
     finished its work and its outputs are all there; else say why the step builds."""
@@ -255,7 +264,12 @@ def decide(
     report = load_report()
     if report is None:
         return Reuse(None, "the last build kept no report")
-    gone = missing_files(decode_report(report)[0])
+    metadata = decode_report(report)[0]
+    failed = metadata.get("llm_failed_items")
+    failed = failed.value if isinstance(failed, dg.IntMetadataValue) else failed
+    if retry_failed and isinstance(failed, int) and failed > 0:
+        return Reuse(None, f"asked to retry its {failed} failed model call(s)")
+    gone = missing_files(metadata)
     if gone:
         return Reuse(None, f"its files are gone ({', '.join(gone)})")
     if outputs_present is not None and not outputs_present():

@@ -5,8 +5,12 @@ parameters, task name and version, the template's hash and the rendered prompt. 
 are cached too, keyed by the task, its inputs and the engine's source (``offline_cache_key``), so a
 collection with one new paper computes only that paper's. Nothing secret is
 in it. Only answers that passed validation are stored, as the validated object's JSON, so a cache
-hit never needs a repair and never replays a bad answer. The file is shared by all runs and
-partitions; see ``sqlite_store`` for why two processes can write it at once.
+hit never needs a repair and never replays a bad answer; an answer cut off at ``max_tokens`` is
+stored with its finish reason, so it comes back marked as cut off. A request whose answer failed
+for good (invalid after its repair, refused by the server) is kept apart in ``failed_requests``
+with the reason, so an unchanged rebuild does not pay for it again (``LLMSettings.retry_failed``
+asks again). The file is shared by all runs and partitions; see ``sqlite_store`` for why two
+processes can write it at once.
 """
 
 from __future__ import annotations
@@ -39,7 +43,19 @@ CREATE TABLE IF NOT EXISTS responses (
     output_tokens INTEGER,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS failed_requests (
+    key TEXT PRIMARY KEY,
+    task TEXT NOT NULL,
+    task_version TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    error TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
+
+# Added after the first release: a file written before has no such column until it is added.
+_FINISH_REASON_COLUMN = "ALTER TABLE responses ADD COLUMN finish_reason TEXT"
 
 
 def cache_key(
@@ -116,12 +132,19 @@ class CachedAnswer:
     model: str
     input_tokens: int | None
     output_tokens: int | None
+    # The provider's reason the answer ended where it did: ``None`` for a finished answer,
+    # ``results.TRUNCATED`` for one cut off at max_tokens.
+    finish_reason: str | None = None
 
 
 class ResponseCache:
     def __init__(self, path: Path):
         self.path = Path(path)
         self._file = SQLiteFile(self.path, _SCHEMA)
+        with self._file.transaction() as connection:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(responses)")}
+            if "finish_reason" not in columns:
+                connection.execute(_FINISH_REASON_COLUMN)
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> ResponseCache:
@@ -130,7 +153,7 @@ class ResponseCache:
     def get(self, key: str) -> CachedAnswer | None:
         with self._file.transaction() as connection:
             row = connection.execute(
-                "SELECT value_json, provider, model, input_tokens, output_tokens "
+                "SELECT value_json, provider, model, input_tokens, output_tokens, finish_reason "
                 "FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
@@ -147,10 +170,13 @@ class ResponseCache:
         value_json: str,
         input_tokens: int | None,
         output_tokens: int | None,
+        finish_reason: str | None = None,
     ) -> None:
+        """Keep a validated answer (and forget a failure recorded for the same request)."""
         with self._file.transaction() as connection:
             connection.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO responses (key, task, task_version, provider, model, value_json, "
+                "input_tokens, output_tokens, created_at, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     task,
@@ -161,7 +187,25 @@ class ResponseCache:
                     input_tokens,
                     output_tokens,
                     time.time(),
+                    finish_reason,
                 ),
+            )
+            connection.execute("DELETE FROM failed_requests WHERE key = ?", (key,))
+
+    def failure(self, key: str) -> str | None:
+        """Why the request ``key`` failed for good when it was last asked; ``None`` if it did not."""
+        with self._file.transaction() as connection:
+            row = connection.execute("SELECT error FROM failed_requests WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put_failure(
+        self, key: str, *, task: str, task_version: int | str, provider: str, model: str, error: str
+    ) -> None:
+        """Record that the request ``key`` failed for good, and why."""
+        with self._file.transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO failed_requests VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (key, task, str(task_version), provider, model, error, time.time()),
             )
 
     def __len__(self) -> int:

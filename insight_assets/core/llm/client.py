@@ -6,8 +6,12 @@ tokens and cost without calling anyone; ``summary()`` is what the asset shows as
 
 For a model provider a call goes: render the prompt -> fit it to the model's context window
 (``window.py``) -> cache lookup -> budget reservation -> request with retries -> extract and validate
-JSON -> on failure one repair request that shows the model its error -> cache the valid answer. Every
-request, cache hit and offline answer is a ledger row.
+JSON -> on failure one repair request that shows the model its error -> cache the valid answer (or
+record the failure: see ``cache.py``). Every request, cache hit and offline answer is a ledger row.
+
+Each request holds a slot of the provider's ``ProviderLimiter`` (``concurrency.py``) while it is in
+flight, one limiter per provider endpoint and process, so every client's batches draw from one pool
+of ``LLMSettings.concurrency`` calls, which backs off when the provider answers 429.
 """
 
 from __future__ import annotations
@@ -26,7 +30,15 @@ from pydantic import BaseModel
 
 from . import ledger as ledger_rows
 from .cache import ResponseCache, offline_cache_key
-from .errors import BudgetExceeded, InvalidOutputError, LLMError, ProviderError
+from .concurrency import ProviderLimiter, shared_limiter
+from .errors import (
+    BudgetExceeded,
+    InvalidOutputError,
+    LLMError,
+    ProviderError,
+    RequestRejectedError,
+    TransientProviderError,
+)
 from .estimating import EstimatingClient
 from .jsonout import OutputProblem, parse_output, parse_text_output
 from .ledger import CallLedger, CallProgress, LedgerRow
@@ -35,6 +47,7 @@ from .providers import OFFLINE_LABEL, ChatProvider, Completion, Message, Offline
 from .recording import RecordingClient
 from .redaction import Redactor
 from .results import (
+    FINISHED,
     TRUNCATED,
     Answer,
     BatchResult,
@@ -74,6 +87,8 @@ class LLMClient(EstimatingClient, RecordingClient):
     no key is needed and nothing is written to the ledger; ``estimates()`` holds the tally.
 
     ``progress`` hears after each item how far the client's work has come (``CallProgress``).
+    ``limiter``: the provider's shared limiter (default: this process's for the endpoint, see
+    ``concurrency.shared_limiter``); ``max_concurrency`` caps this client's batches below it.
     """
 
     def __init__(
@@ -90,8 +105,12 @@ class LLMClient(EstimatingClient, RecordingClient):
         rng: random.Random | None = None,
         estimate_only: bool = False,
         progress: Callable[[CallProgress], None] | None = None,
+        limiter: ProviderLimiter | None = None,
+        max_concurrency: int | None = None,
     ):
         self.settings = settings
+        self._limiter = limiter
+        self.max_concurrency = max_concurrency
         self.estimate_only = estimate_only
         self.cache = cache
         self.ledger = ledger or CallLedger(None)
@@ -122,6 +141,7 @@ class LLMClient(EstimatingClient, RecordingClient):
         self._rows: list[LedgerRow] = []
         self._budget_refusals = 0
         self._failed_items = 0
+        self._recorded_failures = 0
         self._trimmed_items = 0
         self._estimates: dict[str, tuple[Task[Any], EstimateTally]] = {}
         self._progress = progress
@@ -203,8 +223,22 @@ class LLMClient(EstimatingClient, RecordingClient):
         key = self._cache_key(task, params, prompt)
         cached = self._from_cache(task, params, key, full_inputs)
         if cached is not None:
-            return Answer(cached, trimmed=fitted.trimmed)
-        messages = [Message("user", prompt)]
+            return dataclasses.replace(cached, trimmed=fitted.trimmed)
+        recorded = self._recorded_failure(task, params, key)
+        if recorded is not None:
+            raise recorded
+        try:
+            return self._ask(task, params, fitted, full_inputs, key)
+        except (InvalidOutputError, RequestRejectedError) as error:
+            # Final for this request: asked again unchanged, it would fail again (and cost again).
+            self._remember_failure(task, params, key, str(error))
+            raise
+
+    def _ask(
+        self, task: Task[T], params: ModelParams, fitted: Fitted, full_inputs: dict[str, Any], key: str
+    ) -> Answer[T]:
+        """Ask the provider (with a longer or a repair request where needed) and cache the answer."""
+        messages = [Message("user", fitted.prompt)]
         completion, outcome = self._exchange(task, params, messages, full_inputs, ledger_rows.ANSWER)
         room = self._answer_room(params, fitted)
         sized = task.max_tokens_for is not None and not self.settings.sets_max_tokens(task)
@@ -225,9 +259,8 @@ class LLMClient(EstimatingClient, RecordingClient):
                 task=task.name,
                 problems=problems,
             )
-        if completion.truncated:
-            # Kept, marked as cut off, and not cached: the next run asks again.
-            return Answer(outcome, TRUNCATED, fitted.trimmed)
+        # An answer cut off at max_tokens is cached as what it is: asked again, it would be cut again.
+        finish_reason = TRUNCATED if completion.truncated else None
         if self.cache is not None:
             self.cache.put(
                 key,
@@ -238,8 +271,9 @@ class LLMClient(EstimatingClient, RecordingClient):
                 value_json=outcome.model_dump_json(),
                 input_tokens=completion.input_tokens,
                 output_tokens=completion.output_tokens,
+                finish_reason=finish_reason,
             )
-        return Answer(outcome, trimmed=fitted.trimmed)
+        return Answer(outcome, finish_reason or FINISHED, fitted.trimmed)
 
     def _params(self, task: Task[Any], inputs: Mapping[str, Any]) -> ModelParams:
         """The task's parameters, with max_tokens sized to ``inputs`` when the task sizes it and
@@ -286,10 +320,11 @@ class LLMClient(EstimatingClient, RecordingClient):
         max_concurrency: int | None = None,
     ) -> BatchResult[T]:
         """Run ``task`` on each mapping of ``inputs`` with at most ``max_concurrency`` calls at
-        once (default: the settings'). A failed item is recorded in its ``ItemResult``. When the
+        once (default: the client's cap, else the provider's limit, which every client of the
+        provider shares; the limit wins where it is lower). A failed item is recorded in its ``ItemResult``. When the
         budget is reached, items not yet started are skipped and ``budget_error`` is set. Fatal
         errors (bad key, unknown model, wrong inputs) stop the batch and are raised."""
-        limit = max_concurrency or self.settings.max_concurrency
+        limit = min(max_concurrency or self.max_concurrency or self.settings.concurrency, self.settings.concurrency)
         if self.settings.is_local and not self.estimate_only:
             # One model in this process answers one call at a time: more threads would only queue
             # on its lock (and their waits would count as the calls' latency).
@@ -357,7 +392,7 @@ class LLMClient(EstimatingClient, RecordingClient):
         key = offline_cache_key(task.name, task.version, inputs) if self.cache is not None else None
         cached = self._from_cache(task, params, key, inputs) if key is not None else None
         if cached is not None:
-            return cached
+            return cached.value
         started = self.clock()
         try:
             value = self._offline_answer(task, inputs)
@@ -431,7 +466,7 @@ class LLMClient(EstimatingClient, RecordingClient):
         failure: ProviderError | None = None
         try:
             completion = self.retrier.call(
-                lambda: provider.complete(messages, params), label=label, stats=stats
+                lambda: self._limited_complete(provider, messages, params), label=label, stats=stats
             )
         except ProviderError as error:
             failure = error
@@ -489,6 +524,30 @@ class LLMClient(EstimatingClient, RecordingClient):
         if self.budget is not None and reservation is not None:
             self.budget.settle(reservation, usd=cost, tokens=input_tokens + output_tokens)
         return completion, outcome
+
+    @property
+    def limiter(self) -> ProviderLimiter:
+        """The limiter of this client's provider endpoint."""
+        if self._limiter is None:
+            self._limiter = shared_limiter(
+                self.settings.provider, self.settings.base_url, self.settings.concurrency
+            )
+        return self._limiter
+
+    def _limited_complete(
+        self, provider: ChatProvider, messages: Sequence[Message], params: ModelParams
+    ) -> Completion:
+        """One attempt, holding a slot of the provider's limiter, which hears how it went."""
+        limiter = self.limiter
+        with limiter.slot():
+            try:
+                completion = provider.complete(messages, params)
+            except TransientProviderError as error:
+                if error.status == 429:
+                    limiter.rate_limited(error.rate_limit)
+                raise
+        limiter.succeeded(completion.rate_limit)
+        return completion
 
     def _repair_prompt(self, task: Task[T], problem: OutputProblem) -> str:
         if task.text_field is not None:

@@ -8,6 +8,11 @@ first one instead of recording it once per item.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .concurrency import RateLimitHint
+
 
 class LLMError(RuntimeError):
     """Base class of the errors of this package."""
@@ -48,12 +53,15 @@ class ProviderError(LLMError):
         status: int | None = None,
         retry_after_s: float | None = None,
         attempts: int = 1,
+        rate_limit: RateLimitHint | None = None,
     ):
         super().__init__(message)
         self.provider = provider
         self.status = status
         self.retry_after_s = retry_after_s
         self.attempts = attempts
+        # What the answer's rate-limit headers said (a 429's), for the provider's limiter.
+        self.rate_limit = rate_limit
 
 
 class TransientProviderError(ProviderError):

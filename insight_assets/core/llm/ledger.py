@@ -172,6 +172,8 @@ class RunSummary:
     repairs, failed or not); ``repairs`` the repair requests. ``failed_items`` counts the ``run``s
     that ended without a value (a repaired answer is not a failure) and ``budget_refusals`` those
     the budget stopped before anything was sent; the client counts both, as rows cannot tell.
+    ``recorded_failures`` are the failed items whose failure is final and recorded (invalid after a
+    repair, refused): the next build answers them from the record, so only the rest are work undone.
     ``cost_usd`` sums the priced calls, and ``unpriced_calls`` says how many had no price.
     ``seconds`` sums the calls' time; ``trimmed_items`` counts the runs whose inputs were cut to fit
     the model's context window.
@@ -192,6 +194,12 @@ class RunSummary:
     budget_refusals: int
     seconds: float = 0.0
     trimmed_items: int = 0
+    recorded_failures: int = 0
+
+    @property
+    def failures_to_retry(self) -> int:
+        """Failed items that a rebuild asks again (a server error, a timeout): work left undone."""
+        return self.failed_items - self.recorded_failures
 
     @classmethod
     def from_rows(
@@ -200,6 +208,7 @@ class RunSummary:
         rows: Iterable[LedgerRow],
         *,
         failed_items: int = 0,
+        recorded_failures: int = 0,
         budget_refusals: int = 0,
         trimmed_items: int = 0,
     ) -> RunSummary:
@@ -217,6 +226,7 @@ class RunSummary:
             cache_hits=sum(row.cache_hit for row in rows),
             repairs=sum(row.purpose == REPAIR for row in rows),
             failed_items=failed_items,
+            recorded_failures=recorded_failures,
             input_tokens=sum(row.input_tokens for row in rows),
             output_tokens=sum(row.output_tokens for row in rows),
             cost_usd=sum(row.cost_usd or 0.0 for row in rows),
@@ -237,6 +247,7 @@ class RunSummary:
             "llm_cache_hits": self.cache_hits,
             "llm_repairs": self.repairs,
             "llm_failed_items": self.failed_items,
+            "llm_failures_to_retry": self.failures_to_retry,
             "llm_input_tokens": self.input_tokens,
             "llm_output_tokens": self.output_tokens,
             "llm_cost_usd": round(self.cost_usd, 6),

@@ -11,8 +11,10 @@ from pydantic import BaseModel
 
 from . import ledger as ledger_rows
 from .cache import cache_key
+from .errors import InvalidOutputError
 from .jsonout import OutputProblem, validate_value
 from .ledger import LedgerRow, RunSummary
+from .results import FINISHED, Answer
 
 if TYPE_CHECKING:
     from .settings import ModelParams
@@ -34,9 +36,14 @@ class RecordingClient:
     def summary(self) -> RunSummary:
         with self._lock:
             rows, refusals, failed = list(self._rows), self._budget_refusals, self._failed_items
-            trimmed = self._trimmed_items
+            trimmed, recorded = self._trimmed_items, self._recorded_failures
         return RunSummary.from_rows(
-            self.provider_label, rows, failed_items=failed, budget_refusals=refusals, trimmed_items=trimmed
+            self.provider_label,
+            rows,
+            failed_items=failed,
+            recorded_failures=min(recorded, failed),
+            budget_refusals=refusals,
+            trimmed_items=trimmed,
         )
 
     @staticmethod
@@ -51,7 +58,8 @@ class RecordingClient:
 
     def _from_cache(
         self, task: Task[T], params: ModelParams, key: str, inputs: Mapping[str, Any]
-    ) -> T | None:
+    ) -> Answer[T] | None:
+        """The cached answer to the request ``key``, with its finish reason; ``None`` if none."""
         if self.cache is None:
             return None
         started = self.clock()
@@ -66,7 +74,48 @@ class RecordingClient:
             # The schema changed without a version bump: ask again, and overwrite the entry.
             return None
         self._record(task, params.provider, params.model, started=started, cache_hit=True)
-        return value
+        return Answer(value, cached.finish_reason or FINISHED)
+
+    def _recorded_failure(self, task: Task[Any], params: ModelParams, key: str) -> InvalidOutputError | None:
+        """The error an earlier build's request ``key`` failed with for good, recorded as a cache hit
+        (nothing is sent); ``None`` when it did not fail, or the settings ask to retry failures."""
+        if self.cache is None or self.settings.retry_failed:
+            return None
+        started = self.clock()
+        reason = self.cache.failure(key)
+        if reason is None:
+            return None
+        message = (
+            f"task {task.key} failed the same way when last asked, and it is not asked again "
+            f"(rebuild with --retry-failed to ask): {reason}"
+        )
+        self._record(
+            task,
+            params.provider,
+            params.model,
+            started=started,
+            cache_hit=True,
+            status=ledger_rows.INVALID_OUTPUT,
+            error=message,
+        )
+        with self._lock:
+            self._recorded_failures += 1
+        return InvalidOutputError(message, task=task.name, problems=reason)
+
+    def _remember_failure(self, task: Task[Any], params: ModelParams, key: str, error: str) -> None:
+        """Record that the request ``key`` failed for good, so that the next build does not pay again."""
+        if self.cache is None:
+            return
+        self.cache.put_failure(
+            key,
+            task=task.name,
+            task_version=task.version,
+            provider=params.provider,
+            model=params.model,
+            error=error,
+        )
+        with self._lock:
+            self._recorded_failures += 1
 
     def _record(
         self,

@@ -48,6 +48,12 @@ DEFAULT_MODELS = {
     GEMINI: "gemini-2.0-flash",
 }
 
+# Calls at once to a provider unless configured (``LLMSettings.concurrency``). A hosted API answers
+# many at once (GraphRAG sends 25 by default, PaperQA2 and LightRAG 4); a model in this process
+# (``local``) answers one at a time; the offline provider computes under the GIL.
+DEFAULT_HOSTED_CONCURRENCY = 16
+DEFAULT_OFFLINE_CONCURRENCY = 4
+
 DEFAULT_API_KEY_ENV = {
     OPENAI: "OPENAI_API_KEY",
     ANTHROPIC: "ANTHROPIC_API_KEY",
@@ -124,7 +130,10 @@ class LLMSettings:
 
     ``max_retries`` counts retries after the first attempt; ``max_total_retry_s`` bounds the time
     from the first attempt to the last (waits included), whatever the count. ``max_concurrency``
-    is the default limit on simultaneous calls in ``LLMClient.run_many``.
+    is the most calls in flight to the provider, shared by every client of the process and of the
+    machine (``concurrency.py``); unset, the provider's default (``concurrency``). With
+    ``retry_failed`` an item whose answer failed for good before (invalid twice, refused) is asked
+    again instead of failing from its record.
     """
 
     provider: str = OFFLINE
@@ -140,7 +149,8 @@ class LLMSettings:
     max_total_retry_s: float = 120.0
     initial_backoff_s: float = 1.0
     max_backoff_s: float = 30.0
-    max_concurrency: int = 4
+    max_concurrency: int | None = None
+    retry_failed: bool = False
     task_overrides: Mapping[str, TaskParams] = field(default_factory=dict)
     # The model's context window in tokens. ``local``: a cap on the model's trained context
     # (default DEFAULT_LOCAL_CONTEXT_TOKENS). ``openai-compatible``: the server's window, which only
@@ -167,7 +177,7 @@ class LLMSettings:
                 raise ConfigurationError(f"LLM setting {name} must be positive")
         if self.max_retries < 0:
             raise ConfigurationError("LLM setting max_retries must be zero or more")
-        if self.max_concurrency < 1:
+        if self.max_concurrency is not None and self.max_concurrency < 1:
             raise ConfigurationError("LLM setting max_concurrency must be at least 1")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigurationError("LLM setting max_tokens must be at least 1")
@@ -181,6 +191,15 @@ class LLMSettings:
     @property
     def is_offline(self) -> bool:
         return self.provider == OFFLINE
+
+    @property
+    def concurrency(self) -> int:
+        """The most calls in flight to the provider: the configured one, else the provider's default."""
+        if self.max_concurrency is not None:
+            return self.max_concurrency
+        if self.is_local:
+            return 1
+        return DEFAULT_OFFLINE_CONCURRENCY if self.is_offline else DEFAULT_HOSTED_CONCURRENCY
 
     @property
     def key_env_name(self) -> str:

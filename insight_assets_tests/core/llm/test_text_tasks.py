@@ -105,7 +105,7 @@ def test_a_reply_cut_off_at_the_configured_max_tokens_is_kept_without_asking_aga
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
-def test_cut_off_twice_is_kept_marked_truncated_and_not_cached(harness: Harness, provider: str):
+def test_cut_off_twice_is_kept_marked_truncated_and_cached_as_what_it_is(harness: Harness, provider: str):
     harness.server.queue(
         Reply("Attention [S1] links", truncated=True), Reply("Attention [S1] links to", truncated=True)
     )
@@ -117,8 +117,23 @@ def test_cut_off_twice_is_kept_marked_truncated_and_not_cached(harness: Harness,
     assert item.value.text == "Attention [S1] links to"
     harness.server.queue(Reply("Whole answer [S2]."))
     again = harness.client(provider).run_many(WRITE_PROSE, [INPUTS]).items[0]
-    assert again.finish_reason == FINISHED and again.value.text == "Whole answer [S2]."
-    assert len(harness.server.requests) == 3
+    # Asked again, the same request would be cut off again: the cache answers, still marked.
+    assert again.finish_reason == TRUNCATED and again.value.text == "Attention [S1] links to"
+    assert len(harness.server.requests) == 2
+
+
+def test_a_reply_cut_off_at_the_users_max_tokens_is_not_bought_twice(harness: Harness):
+    harness.server.queue(Reply("Attention [S1] links", truncated=True), Reply("Other [S2]."))
+    overrides = {WRITE_PROSE.name: TaskParams(max_tokens=64)}
+
+    first = harness.client("openai", task_overrides=overrides).run_many(WRITE_PROSE, [INPUTS]).items[0]
+    client = harness.client("openai", task_overrides=overrides)
+    second = client.run_many(WRITE_PROSE, [INPUTS]).items[0]
+
+    assert first.finish_reason == second.finish_reason == TRUNCATED
+    assert second.value.text == "Attention [S1] links"
+    assert len(harness.server.requests) == 1
+    assert client.summary().cache_hits == 1 and client.summary().provider_calls == 0
 
 
 def test_a_grounding_problem_gets_a_plain_text_repair(harness: Harness):

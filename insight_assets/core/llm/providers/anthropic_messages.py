@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..concurrency import parse_rate_limit_headers
 from .base import Completion, ErrorContext, Message, call_stainless_sdk
 
 if TYPE_CHECKING:
@@ -36,9 +37,10 @@ class AnthropicProvider:
         elif params.top_p is not None:
             # Anthropic asks for one of the two, and newer models refuse both: temperature wins.
             request["extra_body"] = {"top_p": params.top_p}
-        response = call_stainless_sdk(
-            anthropic, lambda: self._client.messages.create(**request), self._context, params
+        raw = call_stainless_sdk(
+            anthropic, lambda: self._client.messages.with_raw_response.create(**request), self._context, params
         )
+        response = raw.parse()
         text = "".join(block.text for block in response.content if block.type == "text")
         return Completion(
             text=text,
@@ -46,6 +48,7 @@ class AnthropicProvider:
             output_tokens=response.usage.output_tokens,
             truncated=response.stop_reason == "max_tokens",
             finish_reason=response.stop_reason,
+            rate_limit=parse_rate_limit_headers(raw.headers),
         )
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ from ..errors import (
     TransientProviderError,
     UnknownModelError,
 )
+from ..concurrency import RateLimitHint, parse_rate_limit_headers
 from ..retry import parse_retry_after
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class Completion:
     output_tokens: int | None
     truncated: bool = False
     finish_reason: str | None = None
+    # What the answer's rate-limit headers said, where the adapter can read them.
+    rate_limit: RateLimitHint | None = None
 
 
 class ChatProvider(Protocol):
@@ -97,6 +100,7 @@ def error_for_status(
             provider=provider,
             status=status,
             retry_after_s=parse_retry_after(headers),
+            rate_limit=parse_rate_limit_headers(headers),
         )
     if status in (401, 403) or _names_a_bad_key(message):
         return AuthenticationError(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..settings import OPENAI, OPENAI_COMPATIBLE, ModelParams
+from ..concurrency import parse_rate_limit_headers
 from .base import Completion, ErrorContext, Message, call_stainless_sdk, choice_reply
 from .schema_bounds import decoding_schema
 
@@ -57,9 +58,13 @@ class OpenAIChatProvider:
             request["max_completion_tokens"] = max_tokens
         else:
             request["max_tokens"] = max_tokens
-        response = call_stainless_sdk(
-            openai, lambda: self._client.chat.completions.create(**request), self._context, params
+        raw = call_stainless_sdk(
+            openai,
+            lambda: self._client.chat.completions.with_raw_response.create(**request),
+            self._context,
+            params,
         )
+        response = raw.parse()
         choice = response.choices[0] if response.choices else None
         usage = response.usage
         text = (choice.message.content or "") if choice else ""
@@ -71,6 +76,7 @@ class OpenAIChatProvider:
             output_tokens=usage.completion_tokens if usage else None,
             truncated=bool(choice and choice.finish_reason == "length"),
             finish_reason=choice.finish_reason if choice else None,
+            rate_limit=parse_rate_limit_headers(raw.headers),
         )
 
     def close(self) -> None:
