@@ -171,7 +171,10 @@ def _failure_body(api: str, failure: Failure) -> dict[str, Any]:
 
 
 class FakeModelServer:
-    def __init__(self) -> None:
+    """``port`` 0: any free one; a fixed port keeps the URL, and so an openai-compatible model's
+    cache keys, the same from one server to the next (a benchmark's rebuilds)."""
+
+    def __init__(self, port: int = 0) -> None:
         self.script: deque[Reply | Failure] = deque()
         self.default: Reply | Failure = Failure(500, "the test script ran out of responses")
         # When set, answers every request the script does not: a "model" computed from the request.
@@ -181,14 +184,24 @@ class FakeModelServer:
         self.poisoned: dict[str, Failure] = {}
         self.max_in_flight = 0
         self._in_flight = 0
+        # Seconds with at least one request in flight, and the integral of requests in flight.
+        self.busy_s = 0.0
+        self.flight_s = 0.0
+        self._since = time.monotonic()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll interval makes stop() quick; the default half second adds up over tests.
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now (the one asking included)."""
+        with self._lock:
+            return self._in_flight
 
     @property
     def url(self) -> str:
@@ -213,6 +226,33 @@ class FakeModelServer:
         self._stopping.set()  # wakes handlers that are still "thinking"
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def _enter(self, request: Received) -> None:
+        with self._lock:
+            self._tick()
+            self.requests.append(request)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._tick()
+            self._in_flight -= 1
+
+    def _tick(self) -> None:
+        """Add the time since the last change to the in-flight integrals (under the lock)."""
+        now = time.monotonic()
+        if self._in_flight:
+            self.busy_s += now - self._since
+            self.flight_s += (now - self._since) * self._in_flight
+        self._since = now
+
+    @property
+    def effective_concurrency(self) -> float:
+        """Requests in flight on average over the time at least one was."""
+        with self._lock:
+            self._tick()
+            return self.flight_s / self.busy_s if self.busy_s else 0.0
 
     def _next(self, request: Received) -> Reply | Failure:
         with self._lock:
@@ -242,24 +282,21 @@ class FakeModelServer:
                     return
                 body = json.loads(raw or b"{}")
                 received = Received(api, self.path, dict(self.headers), body)
-                with server._lock:
-                    server.requests.append(received)
-                    server._in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                server._enter(received)
                 try:
                     item = server._next(received)
                     if item.delay_s:
                         server._stopping.wait(item.delay_s)
-                    model = body.get("model") or self.path.rsplit("/", 1)[-1].split(":")[0]
-                    if isinstance(item, Reply) and api.endswith("-embeddings"):
-                        self._send(200, _embedding_body(api, body), {})
-                    elif isinstance(item, Reply):
-                        self._send(200, _success_body(api, item, model, body), {})
-                    else:
-                        self._send(item.status, _failure_body(api, item), item.headers)
                 finally:
-                    with server._lock:
-                        server._in_flight -= 1
+                    # Answered: no longer in flight, before the client can read it and ask again.
+                    server._leave()
+                model = body.get("model") or self.path.rsplit("/", 1)[-1].split(":")[0]
+                if isinstance(item, Reply) and api.endswith("-embeddings"):
+                    self._send(200, _embedding_body(api, body), {})
+                elif isinstance(item, Reply):
+                    self._send(200, _success_body(api, item, model, body), {})
+                else:
+                    self._send(item.status, _failure_body(api, item), item.headers)
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(payload).encode()

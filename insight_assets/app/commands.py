@@ -158,6 +158,7 @@ def known_collection(storage, name: str) -> str | None:
 def instance():
     import dagster as dg
 
+    from insight_assets.app import llm_steps
     from insight_assets.app.instance import ensure_instance_config
 
     if not os.environ.get("DAGSTER_HOME"):
@@ -169,7 +170,16 @@ def instance():
         raise SystemExit(f"Cannot configure the Dagster instance: {exc}") from None
     if outcome.message:
         print(outcome.message, file=sys.stderr)
-    return dg.DagsterInstance.get()
+    dagster_instance = dg.DagsterInstance.get()
+    home = Path(os.environ["DAGSTER_HOME"])
+    if llm_steps.needs_sizing(home):
+        try:
+            note = llm_steps.size_llm_pool(dagster_instance, home)
+        except ValueError as exc:
+            raise SystemExit(f"Cannot size the pool of model-calling steps: {exc}") from None
+        if note:
+            print(note, file=sys.stderr)
+    return dagster_instance
 
 
 def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, verbose: bool = False):
@@ -186,6 +196,39 @@ def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, v
             dg.reconstructable(build_collection_job),
             dagster_instance,
             run_config=VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG,
+            tags={"dagster/partition": collection, **process_tags(), **tags},
+        ) as result,
+    ):
+        return result
+
+
+def run_in_processes(dagster_instance, collection: str, tags: dict[str, str], *, verbose: bool = False):
+    """Run the build job for one collection with its steps in processes of their own, as many at once
+    as the ``llm`` pool allows model-calling steps (``app/llm_steps.py``): with a hosted model, steps
+    that do not depend on each other wait for their answers side by side."""
+    import dagster as dg
+
+    from insight_assets.app import llm_steps
+    from insight_assets.app.in_process import process_tags
+    from insight_assets.definitions import build_collection_job
+
+    run_config = VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG
+    # One more process than the pool's steps: an embedding or a report step alongside them. Each
+    # step forks from a server that has imported the code location once (a spawned step would
+    # import it again: about 2 s of CPU a step, most of a no-change rebuild).
+    steps = {
+        "multiprocess": {
+            "max_concurrent": llm_steps.wanted_steps() + 1,
+            "start_method": {"forkserver": {"preload_modules": ["insight_assets.definitions"]}},
+        }
+    }
+    with (
+        contextlib.nullcontext() if verbose else progress.step_processes_quiet(),
+        contextlib.redirect_stderr(progress.FailuresInBrief(sys.stderr)),
+        dg.execute_job(
+            dg.reconstructable(build_collection_job),
+            dagster_instance,
+            run_config={**run_config, "execution": {"config": steps}},
             tags={"dagster/partition": collection, **process_tags(), **tags},
         ) as result,
     ):
@@ -306,7 +349,10 @@ def _why_not_build(storage, collections: list[str] | None) -> str | None:
 
 
 def _build_collection(args, dagster_instance, job, deployment, name: str, source) -> bool:
-    """One collection's run, with its progress on screen; whether it succeeded (why not, if not)."""
+    """One collection's run, with its progress on screen; whether it succeeded (why not, if not).
+    Offline or with a local model its steps run in this process, one after another (nothing to wait
+    for, and one model loaded); with a hosted model in processes of their own, side by side."""
+    from insight_assets.app import llm_steps
     from insight_assets.defs.catalog import build_signature
     from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, source_observation
 
@@ -318,6 +364,8 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
         tags |= view.tags
         if deployment.dask_scheduler:
             result = run_on_cluster(dagster_instance, name, tags, verbose=args.verbose)
+        elif llm_steps.hosted_provider():
+            result = run_in_processes(dagster_instance, name, tags, verbose=args.verbose)
         else:
             result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
     print(f"  {reuse_summary(result)}", flush=True)

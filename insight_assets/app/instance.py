@@ -31,6 +31,7 @@ from pathlib import Path
 
 import yaml
 
+from insight_assets.app import llm_steps
 from insight_assets.core.cores import available_cores
 from insight_assets.core.deployment import POSTGRES_URL_ENV, Deployment
 
@@ -244,6 +245,17 @@ def main() -> int:
         return 2
     if outcome.message:
         print(outcome.message, file=sys.stderr)
+    if llm_steps.needs_sizing(Path(home)):
+        # The UI's runs read the pool's limit from the instance: make it the provider's now.
+        import dagster as dg
+
+        try:
+            note = llm_steps.size_llm_pool(dg.DagsterInstance.get(), Path(home))
+        except ValueError as exc:
+            print(f"Cannot size the pool of model-calling steps: {exc}", file=sys.stderr)
+            return 2
+        if note:
+            print(note, file=sys.stderr)
     return 0
 
 

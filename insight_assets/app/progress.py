@@ -9,12 +9,15 @@ it prints plain lines.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import os
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -241,6 +244,45 @@ class FailuresInBrief(io.TextIOBase):
 
     def flush(self) -> None:
         self.stream.flush()
+
+
+@contextlib.contextmanager
+def step_processes_quiet() -> Iterator[None]:
+    """Drop the debug lines that step processes print on the inherited standard error.
+
+    Each of Dagster's multiprocess step workers logs "Executing step ... in subprocess" through a log
+    manager of its own, at DEBUG, whatever the run's logger config says. The workers write to file
+    descriptor 2, not to ``sys.stderr``: while a run lasts that descriptor is a pipe whose lines are
+    passed on to the real one, but for those and the records ``FailuresInBrief`` leaves out. The
+    pipe and its relay stay for the life of the process: the fork server the workers start from
+    keeps the descriptor it was started with."""
+    write_end = _stderr_relay()
+    saved = os.dup(2)
+    os.dup2(write_end, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@functools.cache
+def _stderr_relay() -> int:
+    """The write end of the pipe whose lines a daemon thread passes on to this process's standard
+    error as it was first found, leaving out Dagster's debug records."""
+    destination = os.dup(2)
+    reading, writing = os.pipe()
+
+    def relay() -> None:
+        with os.fdopen(reading, "rb") as lines:
+            for line in lines:
+                text = line.decode("utf-8", "replace")
+                if " - DEBUG - " not in text and not any(marker in text for marker in _UNSHOWN_RECORDS):
+                    os.write(destination, line)
+
+    threading.Thread(target=relay, name="step-stderr", daemon=True).start()
+    return writing
 
 
 def _clock_text(seconds: float) -> str:

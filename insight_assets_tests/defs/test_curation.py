@@ -21,6 +21,7 @@ from insight_assets_tests.defs.helpers import (
     metadata,
 )
 from insight_assets_tests.fake_model_server import Received, Reply
+from insight_assets_tests.toy_model import first_prompt
 
 DEMO_PDFS = sorted(DEMO_COLLECTION.glob("*.pdf"))
 SECRET = "fake-KEY-0c4e8d21b9"
@@ -167,6 +168,45 @@ def test_a_hosted_rerun_of_an_unchanged_partition_makes_no_provider_call(
     stored = b"".join(path.read_bytes() for path in (tmp_path / "data").rglob("*") if path.is_file())
     assert SECRET.encode() not in stored
     assert SECRET not in json.dumps({k: str(v) for k, v in reported.items()})
+
+
+def test_an_answer_that_failed_for_good_is_not_bought_again_unless_asked(
+    instance, ingested, hashing_embedder, server, tmp_path
+):
+    """A paper whose compression comes back invalid twice (answer and repair) is recorded: the
+    unchanged rebuild reuses the step without a request, and only --retry-failed asks again."""
+    refused_title = None
+
+    def reply(request: Received) -> Reply:
+        nonlocal refused_title
+        prompt = first_prompt(request)
+        title = prompt.split("Title: ", 1)[1].split("\n", 1)[0]
+        refused_title = refused_title or title
+        return Reply("no json at all") if title == refused_title else _compression_reply(request)
+
+    server.responder = reply
+
+    def compress(**changes):
+        return materialize_collection(
+            instance,
+            ingested,
+            hashing_embedder,
+            "demo",
+            llm=hosted_llm(server, tmp_path, api_key=SECRET, **changes),
+            assets=[asset_named("compressed_documents")],
+        )
+
+    built = metadata(compress(), "compressed_documents")
+    assert (built["llm_failed_items"], built["llm_failures_to_retry"]) == (1, 0)
+    assert len(server.requests) == 3  # one answer, and one answer and its repair for the refused paper
+
+    again = metadata(compress(), "compressed_documents")
+    assert again["build"].startswith("reused") and len(server.requests) == 3
+
+    retried = metadata(compress(retry_failed=True), "compressed_documents")
+    assert retried["build"] == "built: asked to retry its 1 failed model call(s)"
+    assert retried["llm_provider_calls"] == 2 and retried["llm_cache_hits"] == 1
+    assert len(server.requests) == 5
 
 
 def test_the_run_budget_stops_before_a_call_would_pass_it(

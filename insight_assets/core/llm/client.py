@@ -363,6 +363,18 @@ class LLMClient(EstimatingClient, RecordingClient):
             raise fatal_errors[0]
         return BatchResult(tuple(results), budget_errors[0] if budget_errors else None)
 
+    def run_together(
+        self, batches: Sequence[tuple[Task[Any], Sequence[Mapping[str, Any]]]]
+    ) -> list[BatchResult[Any]]:
+        """``run_many`` on each of several independent batches, all at once: their calls draw
+        from the provider's one limit, so a small batch does not leave it idle while it waits.
+        Offline, local and in a dry run one after another (nothing waits; the plan stays in order)."""
+        if len(batches) < 2 or self.estimate_only or self.settings.is_offline or self.settings.is_local:
+            return [self.run_many(task, inputs) for task, inputs in batches]
+        with ThreadPoolExecutor(max_workers=len(batches)) as pool:
+            futures = [pool.submit(self.run_many, task, inputs) for task, inputs in batches]
+            return [future.result() for future in futures]
+
     def close(self) -> None:
         with self._lock:
             providers, self._providers = list(self._providers.values()), {}

@@ -158,9 +158,18 @@ def propose_ideas(
     query; a query that is a collection paper's own background is answered without that paper."""
     runs = [IdeaRun(query) for query in queries]
     field_name = ideas.field
-    transformed = client.run_many(
-        SCIPIP_TRANSFORM,
-        [{"background": q.background, "keywords": list(q.entities), "field": field_name} for q in queries],
+    # The direct baseline reads only the background: it goes out with the first stage.
+    transformed, direct = client.run_together(
+        [
+            (
+                SCIPIP_TRANSFORM,
+                [{"background": q.background, "keywords": list(q.entities), "field": field_name} for q in queries],
+            ),
+            (
+                SCIPIP_DIRECT,
+                [{"background": q.background, "count": INTEGRATED_IDEAS, "field": field_name} for q in queries],
+            ),
+        ]
     )
     for run, item in zip(runs, transformed.items, strict=True):
         run.transformed = item.value.background if run.note("transform", item) else run.query.background
@@ -172,10 +181,6 @@ def propose_ideas(
         )
     _retrieval_path(client, runs, papers, field_name)
     _integrate(client, runs, field_name)
-    direct = client.run_many(
-        SCIPIP_DIRECT,
-        [{"background": r.query.background, "count": INTEGRATED_IDEAS, "field": field_name} for r in runs],
-    )
     for run, item in zip(runs, direct.items, strict=True):
         if run.note("direct", item):
             run.direct = list(item.value.ideas)

@@ -99,15 +99,15 @@ def summarize_papers(
 ) -> list[PaperSummary]:
     """Every paper's summary; a paper whose digest or entities call failed is a failed row with
     the reason (a failed method call leaves its method empty and says so)."""
-    digests = client.run_many(
-        SCIPIP_DIGEST,
-        [{"title": p.title, "abstract": p.abstract, "introduction": p.introduction} for p in parts],
-    )
-    entities = client.run_many(
-        SCIPIP_ENTITIES, [{"content": f"{p.title}\n{p.abstract or p.introduction}"} for p in parts]
-    )
-    methods = client.run_many(
-        SCIPIP_METHOD, [{"methodology": p.methodology or p.introduction} for p in parts]
+    digests, entities, methods = client.run_together(
+        [
+            (
+                SCIPIP_DIGEST,
+                [{"title": p.title, "abstract": p.abstract, "introduction": p.introduction} for p in parts],
+            ),
+            (SCIPIP_ENTITIES, [{"content": f"{p.title}\n{p.abstract or p.introduction}"} for p in parts]),
+            (SCIPIP_METHOD, [{"methodology": p.methodology or p.introduction} for p in parts]),
+        ]
     )
     found = []
     for paper, digest, entity, method in zip(
