@@ -53,23 +53,24 @@ def failed_items(storage) -> list[dict]:
     return [{"asset": asset, **row} for asset, query in sql.items() for row in storage.warehouse.rows(query)]
 
 
-def test_the_chain_completes_with_one_call_in_five_failing_and_a_rerun_pays_only_for_the_failures(
+def test_the_chain_completes_with_one_call_in_five_failing_and_a_retry_pays_only_for_the_failures(
     instance, storage, hashing_embedder, tmp_path
 ):
     model = FaultyModel(timeout_s=TIMEOUT_S, seed=SEED)
     server = FakeModelServer().start()
     server.responder = model
     data_dir = tmp_path / "data"
-    llm = LLMResource(
-        provider="openai",
-        model="gpt-4o-mini",
-        base_url=f"{server.url}/v1",
-        api_key="test-key",
-        timeout_s=TIMEOUT_S,
-        max_retries=4,
-        initial_backoff_s=BACKOFF_S,
-        data_dir=str(data_dir),
-    )
+    settings = {
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "base_url": f"{server.url}/v1",
+        "api_key": "test-key",
+        "timeout_s": TIMEOUT_S,
+        "max_retries": 4,
+        "initial_backoff_s": BACKOFF_S,
+        "data_dir": str(data_dir),
+    }
+    llm = LLMResource(**settings)
     try:
         add_collection(storage, "demo", DEMO_PDFS)
         first = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm, assets=CHAIN)
@@ -109,11 +110,19 @@ def test_the_chain_completes_with_one_call_in_five_failing_and_a_rerun_pays_only
         for task, value in entries:
             get_task(task).output_model.model_validate(json.loads(value))
 
-        # A rerun with a healthy server asks again only what had no valid answer.
+        # A rerun pays for nothing: what failed for good is on record, and asked again only on request.
         model.healthy = True
         answered_before = set(model.answered)
         server.requests.clear()
-        second = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm, assets=CHAIN)
+        unchanged = materialize_collection(instance, storage, hashing_embedder, "demo", llm=llm, assets=CHAIN)
+        assert unchanged.success and server.requests == []
+        assert failed_items(storage) == failures
+
+        # Told to retry failures, with a healthy server, it asks again only what had no valid answer.
+        retrying = LLMResource(**settings, retry_failed=True)
+        second = materialize_collection(
+            instance, storage, hashing_embedder, "demo", llm=retrying, assets=CHAIN
+        )
     finally:
         server.stop()
     assert second.success

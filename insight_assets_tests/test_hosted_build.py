@@ -1,0 +1,85 @@
+"""A collection built from the command line through a hosted model (the stand-in behind a fake
+OpenAI-compatible server): steps side by side, calls as many at once as the provider allows, a
+rebuild that pays for nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from insight_assets.defs.pools import LLM_POOL
+from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, run_cli
+from insight_assets_tests.fake_model_server import FakeModelServer
+from insight_assets_tests.standin_model import StandInModel
+
+
+def _pool_limit(home: Path) -> int:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return instance.event_log_storage.get_concurrency_info(LLM_POOL).slot_count
+
+
+@pytest.mark.long
+def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tmp_path):
+    folder = tmp_path / "data" / "collections" / "tiny"
+    folder.mkdir(parents=True)
+    shutil.copy(SMALLEST_DEMO_PDF, folder)
+    server = FakeModelServer().start()
+    model = server.responder = StandInModel(server, latency_s=0.3)
+    hosted = {
+        "INSIGHT_ASSETS_LLM_PROVIDER": "openai-compatible",
+        "INSIGHT_ASSETS_LLM_MODEL": "stand-in",
+        "INSIGHT_ASSETS_LLM_BASE_URL": f"{server.url}/v1",
+    }
+    try:
+        built = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
+        calls = len(server.requests)
+        most = server.max_in_flight
+        again = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
+    finally:
+        server.stop()
+
+    assert built.returncode == 0, built.stderr[-3000:]
+    # Every step ran, each in a process of its own, and their debug lines stayed off the terminal.
+    assert "32 step(s) built" in built.stdout and " - DEBUG - " not in built.stderr
+    assert calls == model.answered > 100
+    # More calls at once than the old cap of 4, never more than the provider's 16.
+    assert 4 < most <= 16
+    with sqlite3.connect(tmp_path / "data" / "cache" / "llm_ledger.sqlite") as ledger:
+        (assets,) = ledger.execute("SELECT count(DISTINCT asset) FROM calls WHERE cache_hit = 0").fetchone()
+    assert assets >= 10
+    # The pool of model-calling steps lets 4 run at once while the provider is hosted.
+    assert _pool_limit(tmp_path / "home") == 4
+
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "31 reused" in again.stdout and len(server.requests) == calls
+
+    # What ./run does before the UI starts, with the model switched to one loaded here: one step again.
+    environment = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "INSIGHT_ASSETS_LLM_PROVIDER": "local"}
+    configured = subprocess.run(
+        [sys.executable, "-m", "insight_assets.app.instance"], env=environment, capture_output=True, text=True
+    )
+    assert configured.returncode == 0, configured.stderr
+    assert _pool_limit(tmp_path / "home") == 1
+
+
+def test_a_pool_limit_the_user_set_is_left_alone(tmp_path):
+    from insight_assets.app import llm_steps
+
+    hosted = {"INSIGHT_ASSETS_LLM_PROVIDER": "openai"}
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        instance.event_log_storage.set_concurrency_slots(LLM_POOL, 2)  # dagster instance concurrency set llm 2
+
+        note = llm_steps.size_llm_pool(instance, tmp_path, hosted)
+
+        assert instance.event_log_storage.get_concurrency_info(LLM_POOL).slot_count == 2
+        assert "allows 2 step(s) at once" in note and "set llm 4" in note
+        assert llm_steps.wanted_steps({**hosted, llm_steps.STEPS_ENV: "8"}) == 8
+        with pytest.raises(ValueError, match="number of steps"):
+            llm_steps.wanted_steps({**hosted, llm_steps.STEPS_ENV: "many"})
