@@ -35,6 +35,7 @@ BENCHMARKS = [
     "local",
     "methods",
     "scale",
+    "hosted",
 ]
 CORPUS_FREE = {
     "startup",

@@ -140,9 +140,12 @@ class _Pattern:
         found = False
         code = ord(char)
         for op, value in allowed:
-            if op is sre_constants.LITERAL and value == code:
-                found = True
-            elif op is sre_constants.RANGE and value[0] <= code <= value[1]:
+            if (
+                op is sre_constants.LITERAL
+                and value == code
+                or op is sre_constants.RANGE
+                and value[0] <= code <= value[1]
+            ):
                 found = True
             elif op is sre_constants.CATEGORY:
                 found = found or _category(value, char)
@@ -332,10 +335,14 @@ class StandInModel:
         schema = (body.get("response_format") or {}).get("schema")
         if schema is None:
             text = writer.text(240) + (f" [{writer.labels[0]}]." if writer.labels else ".")
-            return Reply(text, input_tokens=len(prompt) // 4, output_tokens=len(text) // 4, delay_s=self.latency_s)
+            return Reply(
+                text, input_tokens=len(prompt) // 4, output_tokens=len(text) // 4, delay_s=self.latency_s
+            )
         value = _Instance(schema, writer).of(schema)
         text = json.dumps(value)
-        return Reply(text, input_tokens=len(prompt) // 4, output_tokens=len(text) // 4, delay_s=self.latency_s)
+        return Reply(
+            text, input_tokens=len(prompt) // 4, output_tokens=len(text) // 4, delay_s=self.latency_s
+        )
 
 
 def _first_prompt(request: Received) -> str:

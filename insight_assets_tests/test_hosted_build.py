@@ -61,9 +61,17 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
     assert "31 reused" in again.stdout and len(server.requests) == calls
 
     # What ./run does before the UI starts, with the model switched to one loaded here: one step again.
-    environment = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "INSIGHT_ASSETS_LLM_PROVIDER": "local"}
+    environment = {
+        **os.environ,
+        "DAGSTER_HOME": str(tmp_path / "home"),
+        "INSIGHT_ASSETS_LLM_PROVIDER": "local",
+    }
     configured = subprocess.run(
-        [sys.executable, "-m", "insight_assets.app.instance"], env=environment, capture_output=True, text=True
+        [sys.executable, "-m", "insight_assets.app.instance"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert configured.returncode == 0, configured.stderr
     assert _pool_limit(tmp_path / "home") == 1
@@ -74,7 +82,9 @@ def test_a_pool_limit_the_user_set_is_left_alone(tmp_path):
 
     hosted = {"INSIGHT_ASSETS_LLM_PROVIDER": "openai"}
     with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
-        instance.event_log_storage.set_concurrency_slots(LLM_POOL, 2)  # dagster instance concurrency set llm 2
+        instance.event_log_storage.set_concurrency_slots(
+            LLM_POOL, 2
+        )  # dagster instance concurrency set llm 2
 
         note = llm_steps.size_llm_pool(instance, tmp_path, hosted)
 

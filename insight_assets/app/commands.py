@@ -297,7 +297,6 @@ def build(args: argparse.Namespace) -> int:
     """Register each collection as a partition and materialize all its assets."""
     from insight_assets.core.deployment import Deployment
     from insight_assets.defs.pools import POOLS
-
     from insight_assets.defs.resources import RETRY_FAILED_ENV
 
     if args.retry_failed:

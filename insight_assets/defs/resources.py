@@ -305,4 +305,8 @@ class LLMResource(dg.ConfigurableResource):
 
     def retries_failed(self) -> bool:
         """Whether failed requests are asked again (``retry_failed``, else the environment)."""
-        return self.retry_failed or os.environ.get(RETRY_FAILED_ENV, "").strip().lower() in ("1", "true", "yes")
+        return self.retry_failed or os.environ.get(RETRY_FAILED_ENV, "").strip().lower() in (
+            "1",
+            "true",
+            "yes",
+        )

@@ -324,7 +324,9 @@ class LLMClient(EstimatingClient, RecordingClient):
         provider shares; the limit wins where it is lower). A failed item is recorded in its ``ItemResult``. When the
         budget is reached, items not yet started are skipped and ``budget_error`` is set. Fatal
         errors (bad key, unknown model, wrong inputs) stop the batch and are raised."""
-        limit = min(max_concurrency or self.max_concurrency or self.settings.concurrency, self.settings.concurrency)
+        limit = min(
+            max_concurrency or self.max_concurrency or self.settings.concurrency, self.settings.concurrency
+        )
         if self.settings.is_local and not self.estimate_only:
             # One model in this process answers one call at a time: more threads would only queue
             # on its lock (and their waits would count as the calls' latency).

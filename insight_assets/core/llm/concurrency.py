@@ -77,7 +77,7 @@ def _seconds(value: str | None, now: datetime | None = None) -> float | None:
     if parts and "".join(number + unit for number, unit in parts) == value:
         return sum(float(number) * _UNIT_S[unit] for number, unit in parts)
     try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        when = datetime.fromisoformat(value)  # Python 3.11 reads a trailing "Z"
     except ValueError:
         return None
     if when.tzinfo is None:

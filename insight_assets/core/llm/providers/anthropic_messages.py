@@ -38,7 +38,10 @@ class AnthropicProvider:
             # Anthropic asks for one of the two, and newer models refuse both: temperature wins.
             request["extra_body"] = {"top_p": params.top_p}
         raw = call_stainless_sdk(
-            anthropic, lambda: self._client.messages.with_raw_response.create(**request), self._context, params
+            anthropic,
+            lambda: self._client.messages.with_raw_response.create(**request),
+            self._context,
+            params,
         )
         response = raw.parse()
         text = "".join(block.text for block in response.content if block.type == "text")

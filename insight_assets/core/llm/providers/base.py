@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..concurrency import RateLimitHint, parse_rate_limit_headers
 from ..errors import (
     AuthenticationError,
     ProviderError,
@@ -19,7 +20,6 @@ from ..errors import (
     TransientProviderError,
     UnknownModelError,
 )
-from ..concurrency import RateLimitHint, parse_rate_limit_headers
 from ..retry import parse_retry_after
 
 if TYPE_CHECKING:

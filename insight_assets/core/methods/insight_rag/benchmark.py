@@ -215,6 +215,7 @@ def matching_pairs(
         for b in sorted(known)[i + 1 :]
         if frozenset((a, b)) not in linked
     ]
+
     def rank(pair: Sequence[str]) -> str:
         return sample_rank(seed, "\x1f".join(pair))
 

@@ -163,11 +163,17 @@ def propose_ideas(
         [
             (
                 SCIPIP_TRANSFORM,
-                [{"background": q.background, "keywords": list(q.entities), "field": field_name} for q in queries],
+                [
+                    {"background": q.background, "keywords": list(q.entities), "field": field_name}
+                    for q in queries
+                ],
             ),
             (
                 SCIPIP_DIRECT,
-                [{"background": q.background, "count": INTEGRATED_IDEAS, "field": field_name} for q in queries],
+                [
+                    {"background": q.background, "count": INTEGRATED_IDEAS, "field": field_name}
+                    for q in queries
+                ],
             ),
         ]
     )
