@@ -213,12 +213,13 @@ def run_in_processes(dagster_instance, collection: str, tags: dict[str, str], *,
     from insight_assets.definitions import build_collection_job
 
     run_config = VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG
-    # One more process than the pool's steps: an embedding or a report step alongside them. Each
+    # As many processes as the pool lets model-calling steps run: within the run a step never waits
+    # for a slot of the pool (a step waiting there, 5 processes for 1 slot, once never got it). Each
     # step forks from a server that has imported the code location once (a spawned step would
     # import it again: about 2 s of CPU a step, most of a no-change rebuild).
     steps = {
         "multiprocess": {
-            "max_concurrent": llm_steps.wanted_steps() + 1,
+            "max_concurrent": llm_steps.wanted_steps(),
             "start_method": {"forkserver": {"preload_modules": ["insight_assets.definitions"]}},
         }
     }

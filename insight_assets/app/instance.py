@@ -8,7 +8,9 @@ loading its own embedding model. The settings written here:
 - a tag limit on ``dagster/partition``: at most one run per collection at a time;
 - ``concurrency.pools.default_limit: 1``: one step at a time in each pool, across all runs. The
   pools are the model-loading steps: ``embedding`` (the embedder) and ``llm`` (model calls, which
-  load the local model when it is the provider).
+  load the local model when it is the provider). With a hosted provider in the environment the
+  ``llm`` pool's own limit is raised to the steps it may run at once (``app/llm_steps.py``), here
+  and whenever a command starts.
 
 A second block says where the instance keeps runs, event logs and schedules: with
 ``INSIGHT_ASSETS_POSTGRES_URL`` set, in that PostgreSQL database (``storage: postgres``, the URL read

@@ -185,3 +185,14 @@ def test_a_server_error_is_not_recorded_the_next_build_asks_again(harness: Harne
 
     assert again.items[0].status == "ok"
     assert client.summary().provider_calls == 1
+
+
+def test_independent_batches_go_out_together(harness: Harness):
+    """Two batches of 3 run at once: 6 calls in flight, not 3 then 3."""
+    harness.server.default = Reply(VALID_ANSWER, delay_s=0.5)
+    client = harness.client("openai", cache=False)
+
+    first, second = client.run_together([(SUMMARIZE_PASSAGES, ITEMS[:3]), (SUMMARIZE_PASSAGES, ITEMS[3:6])])
+
+    assert [item.status for item in (*first.items, *second.items)] == ["ok"] * 6
+    assert harness.server.max_in_flight == 6
