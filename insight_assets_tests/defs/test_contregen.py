@@ -274,12 +274,13 @@ def test_the_citation_check_fails_when_a_writer_invents_an_alias_or_cites_a_pass
     assert one_shot and all(a["status"] == "failed" for a in one_shot)
 
     server.responder = _writer_citing(NOT_GIVEN_CHUNK)
+    # The first build's refused answers are on record and final: only --retry-failed builds it again.
     not_given = materialize_collection(
         instance,
         storage,
         hashing_embedder,
         "demo",
-        llm=hosted_llm(server, tmp_path / "not_given"),
+        llm=hosted_llm(server, tmp_path / "not_given", retry_failed=True),
         assets=CONTREGEN[:2],
         run_config=run_config,
     )

@@ -345,12 +345,13 @@ def test_the_citation_check_fails_when_a_writer_invents_an_alias_or_cites_a_chun
 
     chunk = _rows(storage, "chunks")[0]["chunk_id"]
     server.responder = _answerer_citing(chunk)
+    # The first build's refused answers are on record and final: only --retry-failed builds it again.
     not_given = materialize_collection(
         instance,
         storage,
         hashing_embedder,
         "demo",
-        llm=hosted_llm(server, tmp_path / "not_given"),
+        llm=hosted_llm(server, tmp_path / "not_given", retry_failed=True),
         assets=[insight_rag_answers],
         run_config=answers_only,
     )
