@@ -25,10 +25,11 @@ METHODS = 5  # every method answers an ask with method "all"
 
 
 def _model_calls(project: Path, after: float, before: float) -> int:
-    """The model calls the server's asks made between two moments (``time.time()``), by its ledger."""
+    """The model calls the server's asks made between two moments (``time.time()``), by its ledger:
+    answers from the cache, or failures from their record, are rows but no call."""
     with sqlite3.connect(project / "data" / "cache" / "llm_ledger.sqlite") as connection:
         return connection.execute(
-            "SELECT count(*) FROM calls WHERE asset = 'ask' AND created_at > ? AND created_at < ?",
+            "SELECT count(*) FROM calls WHERE asset = 'ask' AND NOT cache_hit AND created_at > ? AND created_at < ?",
             [after, before],
         ).fetchone()[0]
 

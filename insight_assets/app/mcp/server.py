@@ -91,19 +91,22 @@ async def _reporting(ctx: Any, methods: int, run, *args) -> Any:
     import anyio
 
     progress = CallProgress(methods)
+    last_sent = [-HEARTBEAT_S]
+
+    async def send_due() -> None:
+        due = progress.due(anyio.current_time() - last_sent[0])
+        if due is None:
+            return
+        value, message, logs = due
+        last_sent[0] = anyio.current_time()
+        await ctx.report_progress(value, progress.total, message)
+        for line in logs:
+            await _log(ctx, line)
 
     async def report() -> None:
-        sent = -HEARTBEAT_S
         while True:
             await anyio.sleep(1)
-            due = progress.due(anyio.current_time() - sent)
-            if due is None:
-                continue
-            value, message, logs = due
-            sent = anyio.current_time()
-            await ctx.report_progress(value, progress.total, message)
-            for line in logs:
-                await _log(ctx, line)
+            await send_due()
 
     def work() -> ToolOutput | ToolProblem | None:
         # Returned, not raised: an error raised in the task group would reach the SDK wrapped in
@@ -123,6 +126,9 @@ async def _reporting(ctx: Any, methods: int, run, *args) -> Any:
     except anyio.get_cancelled_exc_class():
         progress.cancelled.set()
         raise
+    # What the work said since the last tick: a call that ends within a second (its answers cached,
+    # its failures on record) would otherwise end without its log lines ("insightgen: started").
+    await send_due()
     return _tool_result(_given, outcome)
 
 
