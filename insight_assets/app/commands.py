@@ -214,7 +214,7 @@ def run_in_processes(dagster_instance, collection: str, tags: dict[str, str], *,
 
     run_config = VERBOSE_RUN_CONFIG if verbose else QUIET_RUN_CONFIG
     # As many processes as the pool lets model-calling steps run: within the run a step never waits
-    # for a slot of the pool (a step waiting there, 5 processes for 1 slot, once never got it). Each
+    # for a slot of the pool (with 2 processes for 1 slot, 5 steps once waited with the slot free). Each
     # step forks from a server that has imported the code location once (a spawned step would
     # import it again: about 2 s of CPU a step, most of a no-change rebuild).
     steps = {
