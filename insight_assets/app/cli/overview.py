@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from insight_assets.app.build_runs import run_job
 from insight_assets.app.commands import (
     Command,
     add_collection_argument,
@@ -13,7 +14,6 @@ from insight_assets.app.commands import (
     instance,
     known_collection,
     missing_key,
-    run_job,
     storage_resource,
 )
 
