@@ -33,6 +33,14 @@ from insight_assets.core.cluster_splitting import bic_prefers_split, non_gaussia
 from insight_assets.core.keyphrases import cluster_labels
 from insight_assets.core.lazy import np, pa, pc
 from insight_assets.core.stage_settings import Settings
+from insight_assets.core.theme_updates import (
+    CarriedThemes,
+    Refit,
+    carry_over,
+    fit_key,
+    kept_labels,
+    same_labelling,
+)
 from insight_assets.core.vectors import normalize_rows
 
 CLUSTER_COUNT_RULES = ("sqrt", "n/3", "n/5", "cbrt")
@@ -53,7 +61,9 @@ class ThemeGraphSettings(Settings):
     sample are assigned like its noise points, to the nearest centroid. ``edge_neighbours`` None
     means min(5, k - 1) (see the module docstring); 0 leaves only the spanning tree.
     ``label_chunks`` caps how many chunks per cluster, nearest its centroid first, are read for the
-    label, which keeps labelling cheap on large collections of long chunks.
+    label, which keeps labelling cheap on large collections of long chunks. ``keep_themes`` and
+    ``refit_share``: a rebuild keeps the last build's themes (``theme_updates.py``); a fresh
+    collection, or one changed by more than ``refit_share``, is fitted as the paper does.
     """
 
     method: str = Field(default="kmeans", description=f"One of {', '.join(CLUSTERING_METHODS)}.")
@@ -80,6 +90,16 @@ class ThemeGraphSettings(Settings):
     )
     label_terms: int = Field(default=3, ge=1, description="Terms in a cluster's label.")
     label_chunks: int = Field(default=50, ge=1, description="Chunks per cluster read for its label, at most.")
+    keep_themes: bool = Field(
+        default=True,
+        description="Carry the last build's themes over to new chunks (theme_updates.py); off: fit afresh.",
+    )
+    refit_share: float = Field(
+        default=0.25,
+        ge=0.0,
+        le=1.0,
+        description="Fit afresh once more than this share of the chunks changed since the last fit.",
+    )
 
     @model_validator(mode="after")
     def _known(self) -> ThemeGraphSettings:
@@ -124,6 +144,9 @@ class ThemeGraph:
 
     ``distances`` holds each chunk's cosine distance to its own centroid, in ``chunk_ids`` order.
     ``cluster_rule`` is the K-means count rule, or "auto" for methods that choose the count.
+    ``fit_key`` names the clustering settings and embedder; ``fitted`` says which chunks the last
+    full fit clustered (the others joined carried-over themes) and ``fit_size`` how many it held;
+    ``account`` says how this graph's themes were made.
     """
 
     centroids: np.ndarray
@@ -135,6 +158,10 @@ class ThemeGraph:
     method: str
     cluster_rule: str
     distances: np.ndarray
+    fit_key: str = ""
+    fitted: np.ndarray | None = None
+    fit_size: int = 0
+    account: str = ""
 
     def __post_init__(self) -> None:
         k, n = len(self.centroids), len(self.chunk_ids)
@@ -144,6 +171,10 @@ class ThemeGraph:
             raise ValueError(
                 f"{n} chunk ids but {len(self.assignments)} assignments and {len(self.distances)} distances"
             )
+        if self.fitted is None:
+            object.__setattr__(self, "fitted", np.ones(n, dtype=bool))
+        if len(self.fitted) != n:
+            raise ValueError(f"{n} chunk ids but {len(self.fitted)} fitted flags")
         if any(not 0 <= a < b < k for a, b, _ in self.edges):
             raise ValueError("every edge must be (a, b, distance) with 0 <= a < b < number of clusters")
 
@@ -182,6 +213,8 @@ class ThemeGraph:
                     "centroid": centroid_lists,
                     "method": pa.array([self.method] * k, type=pa.string()),
                     "cluster_rule": pa.array([self.cluster_rule] * k, type=pa.string()),
+                    "fit_key": pa.array([self.fit_key] * k, type=pa.string()),
+                    "fit_size": pa.array([self.fit_size or n] * k, type=pa.int64()),
                 }
             ),
             "theme_edges": pa.table(
@@ -199,6 +232,7 @@ class ThemeGraph:
                     "position": pa.array(np.arange(n), type=pa.int32()),
                     "cluster": pa.array(self.assignments, type=pa.int32()),
                     "distance_to_centroid": pa.array(self.distances, type=pa.float64()),
+                    "fitted": pa.array(self.fitted, type=pa.bool_()),
                 }
             ),
         }
@@ -235,12 +269,27 @@ class ThemeGraph:
             labels=tuple(clusters["label"].to_pylist()),
             sizes=tuple(clusters["size"].to_pylist()),
             edges=tuple((a, b, d) for a, b, d in edge_rows),
-            method=clusters["method"][0].as_py() if k and "method" in clusters.column_names else "",
-            cluster_rule=(
-                clusters["cluster_rule"][0].as_py() if k and "cluster_rule" in clusters.column_names else ""
-            ),
+            method=_first(clusters, "method") or "",
+            cluster_rule=_first(clusters, "cluster_rule") or "",
             distances=assignments["distance_to_centroid"].to_numpy().astype(np.float64),
+            fit_key=_first(clusters, "fit_key") or "",
+            fitted=_fitted(assignments),
+            fit_size=_first(clusters, "fit_size") or 0,
         )
+
+
+def _first(table: pa.Table, column: str):
+    """The first row's ``column`` (the same on every row), None without rows or column."""
+    if not table.num_rows or column not in table.column_names:
+        return None
+    return table[column][0].as_py()
+
+
+def _fitted(assignments: pa.Table) -> np.ndarray:
+    """Which chunks the last full fit clustered; a graph stored before the flag existed: all."""
+    if "fitted" not in assignments.column_names:
+        return np.ones(assignments.num_rows, dtype=bool)
+    return np.array([flag is not False for flag in assignments["fitted"].to_pylist()], dtype=bool)
 
 
 def theme_labels(warehouse, collection: str) -> list[str]:
@@ -256,9 +305,14 @@ def build_theme_graph(
     vectors: np.ndarray,
     texts: Sequence[str],
     settings: ThemeGraphSettings | None = None,
+    *,
+    previous: ThemeGraph | None = None,
+    embedder: str = "",
 ) -> ThemeGraph:
     """Cluster the chunks (``vectors[i]`` and ``texts[i]`` belong to ``chunk_ids[i]``), label the
-    clusters and link their centroids; deterministic for fixed inputs and settings."""
+    clusters and link their centroids; deterministic for fixed inputs and settings. With the last
+    build's graph (``previous``, made with the embedder named ``embedder``) its themes are carried
+    over when ``settings.keep_themes`` allows (``theme_updates.py``)."""
     settings = settings or ThemeGraphSettings()
     vectors = np.asarray(vectors)
     n = len(chunk_ids)
@@ -271,23 +325,57 @@ def build_theme_graph(
     if len(set(chunk_ids)) != n:
         raise ValueError("chunk ids must be unique")
     unit = normalize_rows(vectors)
-    raw = _cluster(unit, settings)
+    key = fit_key(settings, embedder)
+    carried = _carried(previous, chunk_ids, unit, settings, key)
+    if isinstance(carried, CarriedThemes):
+        raw, fitted, fit_size, account = (
+            carried.assignments,
+            carried.fitted,
+            carried.fit_size,
+            carried.account,
+        )
+    else:
+        raw, fitted, fit_size = _cluster(unit, settings), np.ones(n, dtype=bool), n
+        account = f"fitted afresh: {carried.reason}"
     _, assignments = np.unique(raw, return_inverse=True)  # drop empty clusters, renumber the rest
     k = int(assignments.max()) + 1
     centroids = _centroids(unit, assignments, k)
     distances = np.clip(1.0 - np.einsum("ij,ij->i", unit, centroids[assignments]), 0.0, 2.0)
     neighbours = min(5, k - 1) if settings.edge_neighbours is None else min(settings.edge_neighbours, k - 1)
+    labels = cluster_labels(texts, assignments, distances, k, settings.label_terms, settings.label_chunks)
+    if isinstance(carried, CarriedThemes) and previous is not None and same_labelling(previous.fit_key, key):
+        labels = kept_labels(previous, chunk_ids, assignments, labels)
     return ThemeGraph(
         centroids=centroids,
         assignments=assignments.astype(np.int64),
         chunk_ids=tuple(chunk_ids),
-        labels=cluster_labels(texts, assignments, distances, k, settings.label_terms, settings.label_chunks),
+        labels=labels,
         sizes=tuple(int(size) for size in np.bincount(assignments, minlength=k)),
         edges=_edges(centroids, neighbours),
         method=settings.method,
         cluster_rule=settings.cluster_count if settings.method == "kmeans" else "auto",
         distances=distances.astype(np.float64),
+        fit_key=key,
+        fitted=fitted,
+        fit_size=fit_size,
+        account=account,
     )
+
+
+def _carried(
+    previous: ThemeGraph | None,
+    chunk_ids: Sequence[str],
+    unit: np.ndarray,
+    settings: ThemeGraphSettings,
+    key: str,
+) -> CarriedThemes | Refit:
+    if not settings.keep_themes:
+        return Refit("keep_themes is off")
+    wanted = None
+    if settings.method == "kmeans":
+        count = cluster_count(len(unit), settings.cluster_count)
+        wanted = min(count, settings.max_clusters or count)
+    return carry_over(previous, chunk_ids, unit, key=key, refit_share=settings.refit_share, wanted=wanted)
 
 
 def _centroids(unit: np.ndarray, assignments: np.ndarray, k: int) -> np.ndarray:

@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from insight_assets.core.clustering import (
+    ThemeGraph,
     ThemeGraphSettings,
     build_theme_graph,
 )
@@ -31,7 +32,7 @@ InsightGenThemeGraphConfig = dagster_config(ThemeGraphSettings)
 
 @dg.asset(
     kinds={"duckdb", "sklearn"},
-    code_version="1",
+    code_version="2",
     **pooled(EMBEDDING_POOL),
     **asset_settings("insightgen", deps=[chunk_embeddings]),
 )
@@ -56,14 +57,9 @@ def theme_graph(
 def _theme_graph(
     storage: StorageResource, embedder: EmbedderResource, settings: ThemeGraphSettings, collection: str
 ) -> CollectionReport:
+    variant = embedder.get_embedder().variant
     try:
-        index = load_index(
-            storage.warehouse,
-            storage.vectors,
-            collection,
-            embedder.get_embedder().variant,
-            insightgen.PROFILE,
-        )
+        index = load_index(storage.warehouse, storage.vectors, collection, variant, insightgen.PROFILE)
     except IndexMissing as error:
         raise nothing_to_do(collection, f"nothing to cluster: {error}") from error
     started = time.perf_counter()
@@ -72,6 +68,8 @@ def _theme_graph(
         index.vectors,
         [chunk.text for chunk in index.chunks],
         settings,
+        previous=_last_graph(storage, collection),
+        embedder=variant,
     )
     seconds = time.perf_counter() - started
     storage.warehouse.replace_partition(collection, graph.to_tables(collection))
@@ -98,6 +96,7 @@ def _theme_graph(
             "edges": len(graph.edges),
             "method": graph.method,
             "cluster_rule": graph.cluster_rule,
+            "themes": graph.account,
             "build_seconds": round(seconds, 3),
             "graph": dg.MetadataValue.md(
                 f"![theme graph](data:image/png;base64,{base64.b64encode(picture).decode('ascii')})"
@@ -108,3 +107,11 @@ def _theme_graph(
             ),
         }
     )
+
+
+def _last_graph(storage: StorageResource, collection: str) -> ThemeGraph | None:
+    """The graph the last build stored for ``collection``, whose themes this build may keep."""
+    try:
+        return insightgen.store.load_theme_graph(storage.warehouse, collection)
+    except IndexMissing:
+        return None
