@@ -102,12 +102,12 @@ SCHEMA = {
     # The theme graph of a collection's chunks (see clustering.ThemeGraph.to_tables).
     "theme_clusters": """
         collection VARCHAR, cluster INTEGER, label VARCHAR, size BIGINT, centroid FLOAT[],
-        method VARCHAR, cluster_rule VARCHAR""",
+        method VARCHAR, cluster_rule VARCHAR, fit_key VARCHAR, fit_size BIGINT""",
     "theme_edges": """
         collection VARCHAR, source INTEGER, target INTEGER, distance DOUBLE""",
     "theme_assignments": """
         collection VARCHAR, chunk_id VARCHAR, position INTEGER, cluster INTEGER,
-        distance_to_centroid DOUBLE""",
+        distance_to_centroid DOUBLE, fitted BOOLEAN""",
     # The citation graph (citations/): every reference with its match, and the edges between papers.
     "paper_references": """
         collection VARCHAR, citing_doc_id VARCHAR, ref_index INTEGER, text VARCHAR, year INTEGER,

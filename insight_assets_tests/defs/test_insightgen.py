@@ -195,3 +195,47 @@ def test_no_kept_answer_is_said_by_a_warning_and_the_chain_still_builds(
 
 def runs_with_costs(warehouse) -> list[dict]:
     return warehouse.rows("SELECT method, retrieval_calls FROM insight_runs WHERE collection = 'demo'")
+
+
+def _themes(storage) -> dict[frozenset[str], tuple[int, str]]:
+    """Each stored theme's chunks, with its number and label."""
+    rows = storage.warehouse.rows(
+        """SELECT a.cluster, c.label, list(a.chunk_id) AS chunks FROM theme_assignments a
+           JOIN theme_clusters c USING (collection, cluster) WHERE a.collection = 'papers' GROUP BY ALL"""
+    )
+    return {frozenset(row["chunks"]): (row["cluster"], row["label"]) for row in rows}
+
+
+def test_a_rebuild_keeps_the_themes_a_new_paper_did_not_touch_and_removing_it_restores_them(
+    storage, hashing_embedder, instance
+):
+    folder = add_collection(storage, "papers", DEMO_PDFS[:4])
+    assets = assets_up_to("theme_graph")
+    keep = {"ops": {"theme_graph": {"config": {"refit_share": 0.9}}}}
+
+    def rebuild(run_config=keep) -> dict:
+        result = materialize_collection(
+            instance, storage, hashing_embedder, "papers", assets=assets, run_config=run_config
+        )
+        return metadata(result, "theme_graph")
+
+    assert rebuild()["themes"].startswith("fitted afresh: no theme graph of an earlier build")
+    before = _themes(storage)
+    add_collection(storage, "papers", DEMO_PDFS[4:5])
+    grown = rebuild()
+    assert grown["themes"].startswith("themes of the last build carried over:")
+    after = _themes(storage)
+    untouched = set(before) & set(after)
+    assert untouched, "the new paper's chunks joined every theme"
+    for chunks in untouched:
+        assert after[chunks] == before[chunks]  # same number, same label
+    old_chunks = set().union(*before)
+    for chunks, (number, _) in after.items():
+        assert before[frozenset(chunks & old_chunks)][0] == number
+
+    (folder / DEMO_PDFS[4].name).unlink()
+    assert "carried over" in rebuild()["themes"]
+    assert _themes(storage) == before
+
+    afresh = rebuild({"ops": {"theme_graph": {"config": {"keep_themes": False}}}})
+    assert afresh["themes"] == "fitted afresh: keep_themes is off"
