@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from .dry_run import DryRunEstimate, EstimateTally
+from .errors import InvalidOutputError
+from .jsonout import OutputProblem, validate_value
 from .pricing import estimate_cost, unpriced_note
 from .providers import Message
 
 if TYPE_CHECKING:
+    from .settings import ModelParams
     from .tasks import Task
 
 T = TypeVar("T", bound=BaseModel)
@@ -37,25 +41,53 @@ class EstimatingClient:
         return [self._estimate(task, tally) for task, tally in tallies.values()]
 
     def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+        """The answer the chain goes on with: the cached one where the prompt was asked before (so a
+        rebuild's plan follows the answers it will get: as many sub-questions, insights, passages
+        as they hold), else the offline one. A request that failed for good fails here too."""
         with self._lock:
             _, tally = self._estimates.setdefault(task.name, (task, EstimateTally()))
-        self._tally(tally, task, inputs)
-        return self._offline_answer(task, inputs)
+        known = self._tally(tally, task, inputs)
+        if isinstance(known, InvalidOutputError):
+            raise known
+        return self._offline_answer(task, inputs) if known is None else known
 
-    def _tally(self, tally: EstimateTally, task: Task[Any], inputs: Mapping[str, Any]) -> None:
+    def _tally(
+        self, tally: EstimateTally, task: Task[T], inputs: Mapping[str, Any]
+    ) -> T | InvalidOutputError | None:
+        """Count one request; what a build would get without a call: the cached answer, the recorded
+        failure, or None (it would be asked)."""
         params = self._params(task, inputs)
         prompt = task.render(inputs)
-        cached = (
-            self.cache is not None
-            and not self.settings.is_offline
-            and self.cache.get(self._cache_key(task, params, prompt)) is not None
-        )
+        known = self._known_answer(task, params, prompt, inputs)
+        cached = known is not None
         tokens = 0 if cached else self._message_tokens(params, [Message("user", prompt)])
         with self._lock:
             tally.items += 1
             tally.cached_items += cached
             tally.input_tokens += tokens
             tally.max_output_tokens += 0 if cached else params.max_tokens
+        return known
+
+    def _known_answer(
+        self, task: Task[T], params: ModelParams, prompt: str, inputs: Mapping[str, Any]
+    ) -> T | InvalidOutputError | None:
+        if self.cache is None or self.settings.is_offline:
+            return None
+        key = self._cache_key(task, params, prompt)
+        entry = self.cache.get(key)
+        if entry is not None:
+            try:
+                return validate_value(
+                    json.loads(entry.value_json), task.output_model, task.check_output, inputs
+                )
+            except OutputProblem:
+                return None  # the build asks again (the schema changed without a version bump)
+        reason = None if self.settings.retry_failed else self.cache.failure(key)
+        if reason is None:
+            return None
+        return InvalidOutputError(
+            f"task {task.key} failed for good when last asked: {reason}", task=task.name, problems=reason
+        )
 
     def _estimate(self, task: Task[Any], tally: EstimateTally) -> DryRunEstimate:
         params = self.settings.params_for(task)

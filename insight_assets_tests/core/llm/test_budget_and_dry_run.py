@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, Budget, BudgetExceeded, CallContext, price_for
+from insight_assets.core.llm.errors import InvalidOutputError, LLMError
 from insight_assets.core.llm.providers import Message
 from insight_assets.core.llm.results import count_message_tokens
-from insight_assets_tests.fake_model_server import Reply
+from insight_assets_tests.fake_model_server import Failure, Reply
 
 from .conftest import MODELS, PASSAGES, VALID_ANSWER, Harness
 
@@ -148,3 +149,33 @@ def test_an_estimate_only_client_prices_a_chain_and_feeds_it_offline_answers(har
     assert estimate.items == 2 and estimate.cached_items == 0
     assert estimate.input_tokens > 0 and estimate.cost_usd > 0
     assert estimate.provider == "openai" and estimate.model == "gpt-4o-mini"
+
+
+def test_an_estimate_goes_on_with_the_answer_a_build_got_where_the_prompt_was_asked_before(harness: Harness):
+    harness.server.default = Reply(VALID_ANSWER)
+    asked = {"question": "What links tokens?", "passages": PASSAGES}
+    real = harness.client("openai").run(SUMMARIZE_PASSAGES, **asked)
+
+    client = harness.client("openai", estimate_only=True)
+    again = client.run(SUMMARIZE_PASSAGES, **asked)
+    fresh = client.run(SUMMARIZE_PASSAGES, question="Something not asked yet?", passages=PASSAGES)
+
+    assert again == real  # what the build will get, so later steps are planned on it
+    assert fresh.summary != real.summary  # the offline answer
+    (estimate,) = client.estimates()
+    assert estimate.items == 2 and estimate.cached_items == 1
+    assert len(harness.server.requests) == 1
+
+
+def test_an_estimate_fails_what_the_build_would_fail_from_the_record(harness: Harness):
+    harness.server.queue(Failure(400, "this request is refused"))
+    asked = {"question": "What links tokens?", "passages": PASSAGES}
+    with pytest.raises(LLMError):
+        harness.client("openai").run(SUMMARIZE_PASSAGES, **asked)
+
+    with pytest.raises(InvalidOutputError, match="failed for good when last asked"):
+        harness.client("openai", estimate_only=True).run(SUMMARIZE_PASSAGES, **asked)
+    retrying = harness.client("openai", estimate_only=True, retry_failed=True)
+    assert retrying.run(SUMMARIZE_PASSAGES, **asked).summary  # asked again: the offline answer
+    (estimate,) = retrying.estimates()
+    assert estimate.cached_items == 0
