@@ -5,6 +5,7 @@ rebuild that pays for nothing."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -18,6 +19,12 @@ from insight_assets.defs.pools import LLM_POOL
 from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, run_cli
 from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.standin_model import StandInModel
+
+
+def _lines_starting(text: str, *starts: str) -> list[int]:
+    """The number of the first line holding each of ``starts``."""
+    lines = text.splitlines()
+    return [next(number for number, line in enumerate(lines) if start in line) for start in starts]
 
 
 def _pool_limit(home: Path) -> int:
@@ -46,9 +53,21 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
         server.stop()
 
     assert built.returncode == 0, built.stderr[-3000:]
-    # Every step ran, each in a process of its own, and their debug lines stayed off the terminal.
-    assert "32 step(s) built" in built.stdout and " - DEBUG - " not in built.stderr
+    # What needs no model ran first, in a run of its own; then the plan was shown; then every other
+    # step ran, each in a process of its own, their debug lines off the terminal.
+    first, plan, budget, rest = _lines_starting(
+        built.stdout, "7 step(s) built", "Plan:", "Budget:", "25 step(s) built"
+    )
+    assert first < plan < budget < rest
+    planned = int(
+        re.search(r"Plan: ([\d,]+) model calls to make, 0 answered", built.stdout)[1].replace(",", "")
+    )
+    assert " - DEBUG - " not in built.stderr
     assert calls == model.answered > 100
+    assert 0.5 < planned / calls < 2.0  # the offline answers' chain, not the stand-in's
+    with sqlite3.connect(tmp_path / "data" / "cache" / "llm_ledger.sqlite") as ledger:
+        (runs,) = ledger.execute("SELECT count(DISTINCT run_id) FROM calls").fetchone()
+    assert runs == 1  # no call before the plan: the first run asked nothing
     # More calls at once than the old cap of 4, never more than the provider's 16.
     assert 4 < most <= 16
     with sqlite3.connect(tmp_path / "data" / "cache" / "llm_ledger.sqlite") as ledger:
@@ -58,6 +77,7 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
     assert _pool_limit(tmp_path / "home") == 4
 
     assert again.returncode == 0, again.stderr[-3000:]
+    assert "Nothing changed since the last build: no model call is planned." in again.stdout
     assert "31 reused" in again.stdout and len(server.requests) == calls
 
     # What ./run does before the UI starts, with the model switched to one loaded here: one step again.

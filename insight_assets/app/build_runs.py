@@ -36,10 +36,18 @@ def run_on_cluster(dagster_instance, collection: str, tags: dict[str, str], *, v
         return result
 
 
-def run_in_processes(dagster_instance, collection: str, tags: dict[str, str], *, verbose: bool = False):
-    """Run the build job for one collection with its steps in processes of their own, as many at once
-    as the ``llm`` pool allows model-calling steps (``app/llm_steps.py``): with a hosted model, steps
-    that do not depend on each other wait for their answers side by side."""
+def run_in_processes(
+    dagster_instance,
+    collection: str,
+    tags: dict[str, str],
+    asset_selection=None,
+    *,
+    verbose: bool = False,
+):
+    """Run the build job (or its ``asset_selection``) for one collection with its steps in processes
+    of their own, as many at once as the ``llm`` pool allows model-calling steps
+    (``app/llm_steps.py``): with a hosted model, steps that do not depend on each other wait for
+    their answers side by side."""
     import dagster as dg
 
     from insight_assets.app import llm_steps
@@ -65,6 +73,7 @@ def run_in_processes(dagster_instance, collection: str, tags: dict[str, str], *,
             dagster_instance,
             run_config={**run_config, "execution": {"config": steps}},
             tags={"dagster/partition": collection, **process_tags(), **tags},
+            asset_selection=asset_selection,
         ) as result,
     ):
         return result

@@ -214,11 +214,13 @@ def build(args: argparse.Namespace) -> int:
     """Register each collection as a partition and materialize all its assets."""
     from insight_assets.core.deployment import Deployment
     from insight_assets.defs.pools import POOLS
-    from insight_assets.defs.resources import RETRY_FAILED_ENV
+    from insight_assets.defs.resources import BUDGET_USD_ENV, RETRY_FAILED_ENV
 
+    # Read by the llm resource when each step starts (this process's runs and its subprocesses).
     if args.retry_failed:
-        # Read by the llm resource when each step starts (this process's runs and its subprocesses).
         os.environ[RETRY_FAILED_ENV] = "1"
+    if args.budget_usd is not None:
+        os.environ[BUDGET_USD_ENV] = str(args.budget_usd)
     # Every engine answers before the definitions load and anything is written.
     storage = storage_resource()
     deployment = Deployment.from_environment()
@@ -267,8 +269,10 @@ def _why_not_build(storage, collections: list[str] | None) -> str | None:
 def _build_collection(args, dagster_instance, job, deployment, name: str, source) -> bool:
     """One collection's run, with its progress on screen; whether it succeeded (why not, if not).
     Offline or with a local model its steps run in this process, one after another (nothing to wait
-    for, and one model loaded); with a hosted model in processes of their own, side by side."""
+    for, and one model loaded); with a hosted model in processes of their own, side by side, after
+    the plan and its price are shown (``app/build_plan.py``)."""
     from insight_assets.app import llm_steps
+    from insight_assets.app.build_plan import Planned, plan_first
     from insight_assets.defs.catalog import build_signature
     from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, source_observation
 
@@ -276,12 +280,19 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
     # The source as this build reads it: the UI compares it with what each asset was built from.
     dagster_instance.report_runless_asset_event(source_observation(name, source.signature()))
     tags = {BUILD_SIGNATURE_TAG: build_signature(source, environment_llm(), embedder_resource())}
-    with progress.build_view(dagster_instance, name, len(job.graph.node_dict), args.verbose) as view:
+    hosted = llm_steps.hosted_provider() and not deployment.dask_scheduler
+    planned = Planned(go_on=True)
+    if hosted and args.plan:
+        planned = plan_first(dagster_instance, job, name, tags, verbose=args.verbose)
+        if not planned.go_on:
+            return False
+    steps = len(job.graph.node_dict) if planned.rest is None else len(planned.rest)
+    with progress.build_view(dagster_instance, name, steps, args.verbose) as view:
         tags |= view.tags
         if deployment.dask_scheduler:
             result = run_on_cluster(dagster_instance, name, tags, verbose=args.verbose)
-        elif llm_steps.hosted_provider():
-            result = run_in_processes(dagster_instance, name, tags, verbose=args.verbose)
+        elif hosted:
+            result = run_in_processes(dagster_instance, name, tags, planned.rest, verbose=args.verbose)
         else:
             result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
     print(f"  {reuse_summary(result)}", flush=True)
@@ -440,6 +451,17 @@ def _build_arguments(parser: argparse.ArgumentParser) -> None:
         "--retry-failed",
         action="store_true",
         help="ask again the model calls that failed for good on an earlier build (else they are not paid for twice)",
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=float,
+        help="the most one collection's run may spend on the model, in US dollars (a call that could pass it is not sent)",
+    )
+    parser.add_argument(
+        "--no-plan",
+        dest="plan",
+        action="store_false",
+        help="with a hosted model, ask it without first pricing the build (the plan costs a dry run)",
     )
 
 

@@ -90,6 +90,10 @@ class EmbedderResource(dg.ConfigurableResource):
 
     _embedder: Embedder | None = PrivateAttr(default=None)
 
+    def run_budget_usd(self) -> float | None:
+        """The most a run may spend, in US dollars: the configured budget, else the environment's."""
+        return self.budget_usd if self.budget_usd is not None else _budget_from_environment()
+
     def identity(self) -> dict:
         """What decides the vectors (not the key or the batch size): part of a step's inputs, so a
         step reruns when the embedder changes (see ``reuse.py``)."""
@@ -140,6 +144,7 @@ class ModelChoice:
 CONTEXT_TOKENS_ENV = "INSIGHT_ASSETS_LLM_CONTEXT_TOKENS"
 CONCURRENCY_ENV = "INSIGHT_ASSETS_LLM_CONCURRENCY"
 RETRY_FAILED_ENV = "INSIGHT_ASSETS_LLM_RETRY_FAILED"
+BUDGET_USD_ENV = "INSIGHT_ASSETS_LLM_BUDGET_USD"
 # Where the provider slots that every process of the machine shares live, under the data folder.
 SLOTS_DIR = Path("cache") / "provider_slots"
 
@@ -151,6 +156,19 @@ def _concurrency_from_environment() -> int | None:
     if not value.isdigit() or int(value) < 1:
         raise ConfigurationError(f"{CONCURRENCY_ENV} must be a number of calls (1 or more), not {value!r}")
     return int(value)
+
+
+def _budget_from_environment() -> float | None:
+    value = os.environ.get(BUDGET_USD_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        budget = float(value)
+    except ValueError:
+        budget = -1.0
+    if budget <= 0:
+        raise ConfigurationError(f"{BUDGET_USD_ENV} must be an amount of US dollars above 0, not {value!r}")
+    return budget
 
 
 def _context_tokens_from_environment() -> int | None:
@@ -204,6 +222,7 @@ class LLMResource(dg.ConfigurableResource):
     # repair, refused): else they fail from their record at no cost. Unset here:
     # INSIGHT_ASSETS_LLM_RETRY_FAILED=1 (what `insight-assets build --retry-failed` sets).
     retry_failed: bool = False
+    # Unset here: INSIGHT_ASSETS_LLM_BUDGET_USD (what `insight-assets build --budget-usd` sets).
     budget_usd: float | None = None
     budget_tokens: int | None = None
     use_cache: bool = True
@@ -221,6 +240,10 @@ class LLMResource(dg.ConfigurableResource):
         model = self.model or os.environ.get("INSIGHT_ASSETS_LLM_MODEL") or None
         base_url = self.base_url or os.environ.get("INSIGHT_ASSETS_LLM_BASE_URL") or None
         return provider, model, base_url
+
+    def run_budget_usd(self) -> float | None:
+        """The most a run may spend, in US dollars: the configured budget, else the environment's."""
+        return self.budget_usd if self.budget_usd is not None else _budget_from_environment()
 
     def identity(self) -> dict:
         """What decides the answers (not the key, the limits or the retries): part of a step's
@@ -283,8 +306,9 @@ class LLMResource(dg.ConfigurableResource):
         data_dir = Path(self.data_dir)
         ledger = CallLedger.in_data_dir(data_dir)
         budget = None
-        if self.budget_usd is not None or self.budget_tokens is not None:
-            budget = Budget(self.budget_usd, self.budget_tokens, ledger=ledger, run_id=run_id)
+        budget_usd = self.run_budget_usd()
+        if budget_usd is not None or self.budget_tokens is not None:
+            budget = Budget(budget_usd, self.budget_tokens, ledger=ledger, run_id=run_id)
         return LLMClient(
             settings,
             cache=ResponseCache.in_data_dir(data_dir) if self.use_cache else None,

@@ -1,0 +1,103 @@
+"""What a build with a hosted model will ask and spend, shown before its first call.
+
+A model a researcher pays for is asked only after the build has said what it plans. The assets
+that need no model run first, in a run of their own (parsing, chunks, embeddings, the theme graph:
+what the later steps' prompts are made from); the dry run (``defs/estimating.py``) then prices
+every model-calling step on them, following the cached answers where a prompt was asked before, and
+the plan is printed with the run's budget; then the build's run asks the model. A collection whose
+build signature is its last successful build's has nothing to plan: nothing changed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from insight_assets.app import progress
+from insight_assets.app.build_runs import run_job
+
+
+def model_free_keys() -> list:
+    """The assets that need no model, nor any asset that does: what a plan is priced on."""
+    import dagster as dg
+
+    from insight_assets.definitions import defs
+    from insight_assets.defs.catalog import ALL_ASSETS
+
+    calling = [asset for asset in ALL_ASSETS if "llm" in asset.required_resource_keys]
+    later = dg.AssetSelection.assets(*calling).downstream().resolve(defs.resolve_asset_graph())
+    return sorted({key for asset in ALL_ASSETS for key in asset.keys} - later, key=lambda key: key.path)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """Whether the build may go on, and the assets its run is left to build (None: all of them)."""
+
+    go_on: bool
+    rest: list | None = None
+
+
+def plan_first(dagster_instance, job, collection: str, tags: dict[str, str], *, verbose: bool) -> Planned:
+    """Build what needs no model, then print the plan. The build goes on with the other assets; not
+    at all when that first run failed (its reasons printed)."""
+    from insight_assets.app.commands import environment_llm, failure_reasons, reuse_summary
+    from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, last_built_signature
+
+    if last_built_signature(dagster_instance, collection) == tags.get(BUILD_SIGNATURE_TAG):
+        print("  Nothing changed since the last build: no model call is planned.", flush=True)
+        return Planned(go_on=True)
+    keys = model_free_keys()
+    # Not tagged with the build's signature: only the whole build, once it succeeds, stands for it.
+    first_tags = {name: value for name, value in tags.items() if name != BUILD_SIGNATURE_TAG}
+    with progress.build_view(
+        dagster_instance, f"{collection}: what needs no model", len(keys), verbose
+    ) as view:
+        prepared = run_job(
+            job, dagster_instance, collection, keys, tags=first_tags | view.tags, verbose=verbose
+        )
+    print(f"  {reuse_summary(prepared)}", flush=True)
+    if not prepared.success:
+        for reason in failure_reasons(prepared):
+            print(f"  {reason}", file=sys.stderr)
+        return Planned(go_on=False)
+    for line in plan_lines(collection, environment_llm()):
+        print(f"  {line}", flush=True)
+    every = {node.key for node in job.asset_layer.asset_graph.asset_nodes if node.is_materializable}
+    return Planned(go_on=True, rest=sorted(every - set(keys), key=lambda key: key.path))
+
+
+def plan_lines(collection: str, llm) -> list[str]:
+    """The plan in words: calls to make and answers the cache has, the expected and the highest
+    cost, the run's budget."""
+    from insight_assets.app.commands import embedder_resource, storage_resource
+    from insight_assets.defs.estimating import estimate_collection
+
+    estimates = estimate_collection(storage_resource(), llm, embedder_resource(), collection)
+    return describe_plan(estimates, llm.run_budget_usd(), llm.budget_tokens)
+
+
+def describe_plan(estimates: Sequence, budget_usd: float | None, budget_tokens: int | None) -> list[str]:
+    items = sum(estimate.items for estimate in estimates)
+    cached = sum(estimate.cached_items for estimate in estimates)
+    tokens = sum(estimate.input_tokens + estimate.output_tokens for estimate in estimates)
+    priced = all(estimate.cost_usd is not None for estimate in estimates)
+    if priced:
+        cost = sum(estimate.cost_usd for estimate in estimates)
+        highest = sum(estimate.max_cost_usd for estimate in estimates)
+        price = f"about ${cost:.2f} (at most ${highest:.2f} if every answer used its max_tokens)"
+    else:
+        price = f"about {tokens:,} tokens (the model has no price: its cost is unknown)"
+    lines = [f"Plan: {items - cached:,} model calls to make, {cached:,} answered from the cache; {price}."]
+    limits = []
+    if budget_usd is not None:
+        limits.append(f"${budget_usd:.2f}")
+    if budget_tokens is not None:
+        limits.append(f"{budget_tokens:,} tokens")
+    if limits:
+        lines.append(f"Budget: {' and '.join(limits)} for the run; a call that could pass it is not sent.")
+    else:
+        lines.append(
+            "Budget: none set (build --budget-usd, or budget_usd / budget_tokens on the llm resource)."
+        )
+    return lines
