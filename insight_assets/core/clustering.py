@@ -7,7 +7,8 @@ Appendix B also tries n/3, n/5 and cbrt(n) clusters, and HDBSCAN, X-Means and G-
 K-means; all of them are here, K-means with sqrt(n) clusters stays the default.
 
 Every method works on unit-normalised vectors and every centroid is the normalised mean of its
-members, so "distance" is cosine distance (1 - cosine similarity, in [0, 2]) throughout. Clusters
+members (a theme carried over from the last build keeps the centroid it was fitted with:
+``theme_updates.py``), so "distance" is cosine distance (1 - cosine similarity, in [0, 2]) throughout. Clusters
 that end up empty are dropped and the rest renumbered, so every cluster has at least one chunk.
 
 The graph's edges: each centroid is linked to its ``edge_neighbours`` nearest centroids (default
@@ -337,9 +338,13 @@ def build_theme_graph(
     else:
         raw, fitted, fit_size = _cluster(unit, settings), np.ones(n, dtype=bool), n
         account = f"fitted afresh: {carried.reason}"
-    _, assignments = np.unique(raw, return_inverse=True)  # drop empty clusters, renumber the rest
+    numbers, assignments = np.unique(raw, return_inverse=True)  # drop empty clusters, renumber the rest
     k = int(assignments.max()) + 1
     centroids = _centroids(unit, assignments, k)
+    if isinstance(carried, CarriedThemes):
+        for theme, number in enumerate(numbers):
+            if int(number) in carried.centroids:
+                centroids[theme] = carried.centroids[int(number)]
     distances = np.clip(1.0 - np.einsum("ij,ij->i", unit, centroids[assignments]), 0.0, 2.0)
     neighbours = min(5, k - 1) if settings.edge_neighbours is None else min(settings.edge_neighbours, k - 1)
     labels = cluster_labels(texts, assignments, distances, k, settings.label_terms, settings.label_chunks)

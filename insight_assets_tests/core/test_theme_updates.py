@@ -17,6 +17,11 @@ def members(graph: ThemeGraph) -> dict[frozenset[str], int]:
     return {frozenset(chunks): theme for theme, chunks in grouped.items()}
 
 
+def _nearest_first(graph: ThemeGraph, theme: int) -> list[str]:
+    members = np.flatnonzero(graph.assignments == theme)
+    return [graph.chunk_ids[i] for i in members[np.argsort(graph.distances[members], kind="stable")]]
+
+
 def build(ids, vectors, texts, previous=None, embedder="model-a", **settings) -> ThemeGraph:
     return build_theme_graph(
         list(ids), vectors, list(texts), ThemeGraphSettings(**settings), previous=previous, embedder=embedder
@@ -47,8 +52,12 @@ def test_a_new_papers_chunks_join_the_nearest_themes_and_every_other_theme_stays
         old = chunks & kept_ids
         assert members(before)[frozenset(old)] == theme  # every kept chunk keeps its theme
     touched = {int(after.assignments[list(after.chunk_ids).index(chunk)]) for chunk in ids[new]}
+    # Every theme keeps the centroid it was fitted with, so its old chunks keep their order.
+    assert np.array_equal(after.centroids, before.centroids)
+    for theme in range(after.k):
+        old = [chunk for chunk in _nearest_first(after, theme) if chunk in kept_ids]
+        assert old == _nearest_first(before, theme)
     for theme in set(range(after.k)) - touched:
-        assert np.array_equal(after.centroids[theme], before.centroids[theme])
         assert after.labels[theme] == before.labels[theme]
     # The new chunks sit where topic 0's other chunks are.
     topic_zero = {int(after.assignments[list(after.chunk_ids).index(chunk)]) for chunk in ids[:8]}
@@ -133,6 +142,8 @@ def test_a_grown_count_splits_the_most_spread_theme():
     )
     assert "carried over" in after.account and "1 themes split" in after.account
     assert after.k == 12
+    kept = [theme for theme in range(11) if np.array_equal(after.centroids[theme], before.centroids[theme])]
+    assert len(kept) == 10  # the split theme's halves have their members' means, the rest are held
     old = members(before)
     unchanged = [chunks for chunks in members(after) if chunks in old]
     assert unchanged, "a theme the new chunks did not touch and the split did not take is unchanged"
