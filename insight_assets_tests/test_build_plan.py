@@ -50,3 +50,11 @@ def test_the_budget_of_build_budget_usd_reaches_every_step_through_the_environme
     monkeypatch.setenv(BUDGET_USD_ENV, "free")
     with pytest.raises(ConfigurationError, match="must be an amount of US dollars above 0, not 'free'"):
         LLMResource().run_budget_usd()
+
+
+def test_the_steps_a_plan_could_not_price_are_named():
+    lines = describe_plan([estimate("a", 3, 0, 0.1)], None, None, ["insight_rag_answers", "scipip_ideas"])
+    assert lines[1] == (
+        "Not in the plan: insight_rag_answers, scipip_ideas, priced only once what they read (made by "
+        "the model's earlier steps) is built."
+    )

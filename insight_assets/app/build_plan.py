@@ -73,11 +73,33 @@ def plan_lines(collection: str, llm) -> list[str]:
     from insight_assets.app.commands import embedder_resource, storage_resource
     from insight_assets.defs.estimating import estimate_collection
 
-    estimates = estimate_collection(storage_resource(), llm, embedder_resource(), collection)
-    return describe_plan(estimates, llm.run_budget_usd(), llm.budget_tokens)
+    outcomes = StepOutcomes()
+    estimates = estimate_collection(storage_resource(), llm, embedder_resource(), collection, outcomes)
+    return describe_plan(estimates, llm.run_budget_usd(), llm.budget_tokens, outcomes.skipped)
 
 
-def describe_plan(estimates: Sequence, budget_usd: float | None, budget_tokens: int | None) -> list[str]:
+class StepOutcomes:
+    """The dry run's view (``estimate_collection``'s ``view``): which steps it could not price."""
+
+    total = 0
+
+    def __init__(self) -> None:
+        self.skipped: list[str] = []
+
+    def started(self, asset: str) -> None:
+        pass
+
+    def finished(self, asset: str, outcome: str) -> None:
+        if outcome.startswith("skipped"):
+            self.skipped.append(asset)
+
+
+def describe_plan(
+    estimates: Sequence,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    skipped: Sequence[str] = (),
+) -> list[str]:
     items = sum(estimate.items for estimate in estimates)
     cached = sum(estimate.cached_items for estimate in estimates)
     tokens = sum(estimate.input_tokens + estimate.output_tokens for estimate in estimates)
@@ -89,6 +111,11 @@ def describe_plan(estimates: Sequence, budget_usd: float | None, budget_tokens: 
     else:
         price = f"about {tokens:,} tokens (the model has no price: its cost is unknown)"
     lines = [f"Plan: {items - cached:,} model calls to make, {cached:,} answered from the cache; {price}."]
+    if skipped:
+        lines.append(
+            f"Not in the plan: {', '.join(skipped)}, priced only once what they read (made by the "
+            "model's earlier steps) is built."
+        )
     limits = []
     if budget_usd is not None:
         limits.append(f"${budget_usd:.2f}")
