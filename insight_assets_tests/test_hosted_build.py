@@ -113,3 +113,31 @@ def test_a_pool_limit_the_user_set_is_left_alone(tmp_path):
         assert llm_steps.wanted_steps({**hosted, llm_steps.STEPS_ENV: "8"}) == 8
         with pytest.raises(ValueError, match="number of steps"):
             llm_steps.wanted_steps({**hosted, llm_steps.STEPS_ENV: "many"})
+
+
+@pytest.mark.long
+def test_a_plan_that_cannot_be_made_stops_the_build_before_any_call_and_says_why(tmp_path):
+    folder = tmp_path / "data" / "collections" / "tiny"
+    folder.mkdir(parents=True)
+    shutil.copy(SMALLEST_DEMO_PDF, folder)
+    server = FakeModelServer().start()
+    server.responder = StandInModel(server, latency_s=0.0)
+    hosted = {
+        "INSIGHT_ASSETS_LLM_PROVIDER": "openai-compatible",
+        "INSIGHT_ASSETS_LLM_MODEL": "stand-in",
+        "INSIGHT_ASSETS_LLM_BASE_URL": f"{server.url}/v1",
+        "INSIGHT_ASSETS_LLM_BUDGET_USD": "free",
+    }
+    try:
+        built = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
+    finally:
+        server.stop()
+
+    assert built.returncode == 1
+    assert "7 step(s) built" in built.stdout  # what needs no model was built
+    assert (
+        "The plan could not be made (ConfigurationError: INSIGHT_ASSETS_LLM_BUDGET_USD must be an amount "
+        "of US dollars above 0, not 'free'); nothing was asked of the model."
+    ) in built.stderr
+    assert "Traceback" not in built.stderr
+    assert server.requests == []

@@ -11,7 +11,7 @@ build signature is its last successful build's has nothing to plan: nothing chan
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from insight_assets.app import progress
@@ -38,10 +38,19 @@ class Planned:
     rest: list | None = None
 
 
-def plan_first(dagster_instance, job, collection: str, tags: dict[str, str], *, verbose: bool) -> Planned:
-    """Build what needs no model, then print the plan. The build goes on with the other assets; not
-    at all when that first run failed (its reasons printed)."""
-    from insight_assets.app.commands import environment_llm, failure_reasons, reuse_summary
+def plan_first(
+    dagster_instance,
+    job,
+    collection: str,
+    tags: dict[str, str],
+    *,
+    resources: dict,
+    report: Callable[[object], None],
+    verbose: bool,
+) -> Planned:
+    """Build what needs no model, ``report`` its run's result, then print the plan. The build goes
+    on with the other assets; not at all when that first run failed or the plan could not be made.
+    ``resources``: the ``llm``, ``storage`` and ``embedder`` resources the plan is made with."""
     from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, last_built_signature
 
     if last_built_signature(dagster_instance, collection) == tags.get(BUILD_SIGNATURE_TAG):
@@ -56,25 +65,34 @@ def plan_first(dagster_instance, job, collection: str, tags: dict[str, str], *, 
         prepared = run_job(
             job, dagster_instance, collection, keys, tags=first_tags | view.tags, verbose=verbose
         )
-    print(f"  {reuse_summary(prepared)}", flush=True)
+    report(prepared)
     if not prepared.success:
-        for reason in failure_reasons(prepared):
-            print(f"  {reason}", file=sys.stderr)
         return Planned(go_on=False)
-    for line in plan_lines(collection, environment_llm()):
+    from insight_assets.core.duckdb_file import StoreError
+    from insight_assets.core.llm import LLMError
+
+    try:
+        lines = plan_lines(collection, **resources)
+    except (LLMError, StoreError) as error:  # a model's settings, a store: said, not a traceback
+        print(
+            f"  The plan could not be made ({type(error).__name__}: {error}); nothing was asked of the "
+            "model. Build with --no-plan to ask it without a plan.",
+            file=sys.stderr,
+        )
+        return Planned(go_on=False)
+    for line in lines:
         print(f"  {line}", flush=True)
     every = {node.key for node in job.asset_layer.asset_graph.asset_nodes if node.is_materializable}
     return Planned(go_on=True, rest=sorted(every - set(keys), key=lambda key: key.path))
 
 
-def plan_lines(collection: str, llm) -> list[str]:
+def plan_lines(collection: str, *, llm, storage, embedder) -> list[str]:
     """The plan in words: calls to make and answers the cache has, the expected and the highest
-    cost, the run's budget."""
-    from insight_assets.app.commands import embedder_resource, storage_resource
+    cost, the steps it could not price, the run's budget."""
     from insight_assets.defs.estimating import estimate_collection
 
     outcomes = StepOutcomes()
-    estimates = estimate_collection(storage_resource(), llm, embedder_resource(), collection, outcomes)
+    estimates = estimate_collection(storage, llm, embedder, collection, outcomes)
     return describe_plan(estimates, llm.run_budget_usd(), llm.budget_tokens, outcomes.skipped)
 
 

@@ -283,7 +283,10 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
     hosted = llm_steps.hosted_provider() and not deployment.dask_scheduler
     planned = Planned(go_on=True)
     if hosted and args.plan:
-        planned = plan_first(dagster_instance, job, name, tags, verbose=args.verbose)
+        resources = {"llm": environment_llm(), "storage": storage_resource(), "embedder": embedder_resource()}
+        planned = plan_first(
+            dagster_instance, job, name, tags, resources=resources, report=_report_run, verbose=args.verbose
+        )
         if not planned.go_on:
             return False
     steps = len(job.graph.node_dict) if planned.rest is None else len(planned.rest)
@@ -295,12 +298,17 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
             result = run_in_processes(dagster_instance, name, tags, planned.rest, verbose=args.verbose)
         else:
             result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
+    _report_run(result)
+    return result.success
+
+
+def _report_run(result) -> None:
+    """What a run built and reused; why its failed steps failed and where its log is."""
     print(f"  {reuse_summary(result)}", flush=True)
     if not result.success:
         for reason in failure_reasons(result):
             print(f"  {reason}", file=sys.stderr)
         print(f"  (the run's full log: run {result.run_id} in the UI, ./run ui -> Runs)", file=sys.stderr)
-    return result.success
 
 
 def summary(storage, collections: list[str]) -> str:

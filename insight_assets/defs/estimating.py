@@ -1,12 +1,14 @@
 """A dry run of a collection's model calls: tokens and cost, per task, before spending anything.
 
 The chain runs each declared stage (``core/stage.py``, the code its asset runs) through an
-estimate-only client (see ``LLMClient``): each stage prices the prompts the
-configured provider would read (prompts already in the cache are free) and goes on with the
-offline answers, which it hands the stages after it instead of writing them, so the later stages
-are priced on inputs of a realistic size. No provider is
-called and no key is needed. From the UI: the job ``estimate_llm_cost`` (pick a collection); from
-a shell: ``insight-assets estimate --collection NAME``.
+estimate-only client (see ``LLMClient``): each stage prices the prompts the configured provider
+would read and goes on with the answers the build would get where they are known (a cached answer
+is free and is what the build will read; a request recorded as failed fails here too), else with
+the offline answers; it hands them to the stages after it instead of writing them, so the later
+stages are priced on inputs of a realistic size. No provider is called and no key is needed. From
+the UI: the job ``estimate_llm_cost`` (pick a collection); from a shell: ``insight-assets estimate
+--collection NAME``; and ``insight-assets build`` with a hosted model before its first call
+(``app/build_plan.py``).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -93,7 +95,7 @@ class Step:
 
 def estimate_steps() -> list[Step]:
     """Every declared stage and every folder's own priced step, in build order: each is priced on
-    the offline answers of those before it."""
+    the answers (cached, else offline) of those before it."""
     steps = [Step(stage.name, stage=stage) for stage in declared_stages()]
     steps += [Step(name, price=price) for domain in all_domains() for name, price in domain.price.items()]
     position = {name: index for index, name in enumerate(build_order(domain_assets()))}
