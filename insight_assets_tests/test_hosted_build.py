@@ -32,18 +32,25 @@ def _pool_limit(home: Path) -> int:
         return instance.event_log_storage.get_concurrency_info(LLM_POOL).slot_count
 
 
-@pytest.mark.long
-def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tmp_path):
+def _tiny_hosted_project(tmp_path: Path, latency_s: float) -> tuple[FakeModelServer, StandInModel, dict]:
+    """A collection of the smallest demo paper, the stand-in behind a started server, and the
+    environment that builds through it."""
     folder = tmp_path / "data" / "collections" / "tiny"
     folder.mkdir(parents=True)
     shutil.copy(SMALLEST_DEMO_PDF, folder)
     server = FakeModelServer().start()
-    model = server.responder = StandInModel(server, latency_s=0.3)
+    model = server.responder = StandInModel(server, latency_s=latency_s)
     hosted = {
         "INSIGHT_ASSETS_LLM_PROVIDER": "openai-compatible",
         "INSIGHT_ASSETS_LLM_MODEL": "stand-in",
         "INSIGHT_ASSETS_LLM_BASE_URL": f"{server.url}/v1",
     }
+    return server, model, hosted
+
+
+@pytest.mark.long
+def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tmp_path):
+    server, model, hosted = _tiny_hosted_project(tmp_path, latency_s=0.3)
     try:
         built = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
         calls = len(server.requests)
@@ -117,17 +124,8 @@ def test_a_pool_limit_the_user_set_is_left_alone(tmp_path):
 
 @pytest.mark.long
 def test_a_plan_that_cannot_be_made_stops_the_build_before_any_call_and_says_why(tmp_path):
-    folder = tmp_path / "data" / "collections" / "tiny"
-    folder.mkdir(parents=True)
-    shutil.copy(SMALLEST_DEMO_PDF, folder)
-    server = FakeModelServer().start()
-    server.responder = StandInModel(server, latency_s=0.0)
-    hosted = {
-        "INSIGHT_ASSETS_LLM_PROVIDER": "openai-compatible",
-        "INSIGHT_ASSETS_LLM_MODEL": "stand-in",
-        "INSIGHT_ASSETS_LLM_BASE_URL": f"{server.url}/v1",
-        "INSIGHT_ASSETS_LLM_BUDGET_USD": "free",
-    }
+    server, _, hosted = _tiny_hosted_project(tmp_path, latency_s=0.0)
+    hosted["INSIGHT_ASSETS_LLM_BUDGET_USD"] = "free"
     try:
         built = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
     finally:
