@@ -171,13 +171,17 @@ def kept_labels(
 ) -> tuple[str, ...]:
     """``labels`` with each theme whose chunks are exactly those of a theme of ``previous`` given
     that theme's label."""
-    members: dict[int, set[str]] = {}
-    for chunk, theme in zip(chunk_ids, assignments, strict=True):
-        members.setdefault(int(theme), set()).add(chunk)
-    earlier: dict[frozenset[str], str] = {}
+    earlier = {
+        chunks: previous.labels[theme]
+        for theme, chunks in _members(previous.chunk_ids, previous.assignments).items()
+    }
+    now = _members(chunk_ids, assignments)
+    return tuple(earlier.get(now.get(theme, frozenset()), label) for theme, label in enumerate(labels))
+
+
+def _members(chunk_ids: Sequence[str], assignments: np.ndarray) -> dict[int, frozenset[str]]:
+    """Each theme's chunks."""
     grouped: dict[int, set[str]] = {}
-    for chunk, theme in zip(previous.chunk_ids, previous.assignments, strict=True):
+    for chunk, theme in zip(chunk_ids, assignments, strict=True):
         grouped.setdefault(int(theme), set()).add(chunk)
-    for theme, chunks in grouped.items():
-        earlier[frozenset(chunks)] = previous.labels[theme]
-    return tuple(earlier.get(frozenset(members.get(theme, ())), label) for theme, label in enumerate(labels))
+    return {theme: frozenset(chunks) for theme, chunks in grouped.items()}

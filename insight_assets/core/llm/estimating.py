@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -10,7 +9,6 @@ from pydantic import BaseModel
 
 from .dry_run import DryRunEstimate, EstimateTally
 from .errors import InvalidOutputError
-from .jsonout import OutputProblem, validate_value
 from .pricing import estimate_cost, unpriced_note
 from .providers import Message
 
@@ -74,15 +72,10 @@ class EstimatingClient:
         if self.cache is None or self.settings.is_offline:
             return None
         key = self._cache_key(task, params, prompt)
-        entry = self.cache.get(key)
-        if entry is not None:
-            try:
-                return validate_value(
-                    json.loads(entry.value_json), task.output_model, task.check_output, inputs
-                )
-            except OutputProblem:
-                return None  # the build asks again (the schema changed without a version bump)
-        reason = None if self.settings.retry_failed else self.cache.failure(key)
+        cached = self._cached_answer(task, key, inputs)
+        if cached is not None:
+            return cached.value
+        reason = self._failure_on_record(key)
         if reason is None:
             return None
         return InvalidOutputError(

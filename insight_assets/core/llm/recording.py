@@ -59,10 +59,18 @@ class RecordingClient:
     def _from_cache(
         self, task: Task[T], params: ModelParams, key: str, inputs: Mapping[str, Any]
     ) -> Answer[T] | None:
-        """The cached answer to the request ``key``, with its finish reason; ``None`` if none."""
+        """The cached answer to the request ``key``, with its finish reason, recorded as a cache hit;
+        ``None`` if none."""
+        started = self.clock()
+        cached = self._cached_answer(task, key, inputs)
+        if cached is not None:
+            self._record(task, params.provider, params.model, started=started, cache_hit=True)
+        return cached
+
+    def _cached_answer(self, task: Task[T], key: str, inputs: Mapping[str, Any]) -> Answer[T] | None:
+        """The cached answer to the request ``key``, valid for ``inputs``; ``None`` if none."""
         if self.cache is None:
             return None
-        started = self.clock()
         cached = self.cache.get(key)
         if cached is None:
             return None
@@ -73,16 +81,20 @@ class RecordingClient:
         except OutputProblem:
             # The schema changed without a version bump: ask again, and overwrite the entry.
             return None
-        self._record(task, params.provider, params.model, started=started, cache_hit=True)
         return Answer(value, cached.finish_reason or FINISHED)
+
+    def _failure_on_record(self, key: str) -> str | None:
+        """Why the request ``key`` failed for good on an earlier build; ``None`` when it did not fail,
+        or the settings ask to retry failures."""
+        if self.cache is None or self.settings.retry_failed:
+            return None
+        return self.cache.failure(key)
 
     def _recorded_failure(self, task: Task[Any], params: ModelParams, key: str) -> InvalidOutputError | None:
         """The error an earlier build's request ``key`` failed with for good, recorded as a cache hit
         (nothing is sent); ``None`` when it did not fail, or the settings ask to retry failures."""
-        if self.cache is None or self.settings.retry_failed:
-            return None
         started = self.clock()
-        reason = self.cache.failure(key)
+        reason = self._failure_on_record(key)
         if reason is None:
             return None
         message = (

@@ -127,7 +127,6 @@ def _parsed_documents(
     with warehouse.session() as db:
         sources = _scanned_files(db, collection, source)
         documents, problems = ingest_store.stored_parse(db, collection)
-        quality_rows = ingest_store.quality_rows(db, collection)
     parsed, seconds, write_seconds = 0, 0.0, 0.0
     # Nothing to write when the stored rows already describe these very files: a no-change rerun
     # reads two small tables and stops.
@@ -172,11 +171,16 @@ def _parsed_documents(
             ),
         },
         checks=[_every_file_parsed(problems, len(errors), kinds_by_file)],
-        data_version=ingest.fingerprint(
-            [version]
-            + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
-            + [repr(sorted(row.items())) for row in paper_rows]
-        ),
+        data_version=_parse_version(version, sources, kinds_by_file, paper_rows),
+    )
+
+
+def _parse_version(version: str, sources, kinds_by_file: dict, paper_rows: list[dict]) -> str:
+    """The parsed documents' data version: the parser, each file with its problems, the papers' rows."""
+    return ingest.fingerprint(
+        [version]
+        + [f"{s.file}:{s.doc_id}:{sorted(kinds_by_file.get(s.file, []))}" for s in sources]
+        + [repr(sorted(row.items())) for row in paper_rows]
     )
 
 

@@ -114,30 +114,39 @@ def _chunk_embeddings(
     )
     return CollectionReport(
         metadata={
-            "dagster/row_count": outcome.table.num_rows,
-            "chunks_embedded": outcome.embedded,
-            "chunks_reused": outcome.reused,
-            "chunks_pooled": outcome.pooled,
-            "chunks_failed": len(outcome.failures),
-            "words_embedded": outcome.words_embedded,
-            "embed_seconds": round(outcome.seconds, 3),
-            "words_per_second": round(outcome.words_per_second, 1),
-            "vector_write_seconds": round(vector_write_seconds, 3),
-            "write_seconds": round(write_seconds, 3),
-            "text_index": "rebuilt" if text_index_seconds else "unchanged",
-            "text_index_seconds": round(text_index_seconds, 3),
+            **_embedding_metadata(outcome, vector_write_seconds, write_seconds, text_index_seconds),
             "variant": model.variant,
             "table": vectors.table_name(collection),
             **token_vectors,
-            **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},
-            "failures": dg.MetadataValue.md(
-                markdown_table(outcome.failures, ["profile", "chunk_id", "error"], empty="None.")
-            ),
         },
         checks=[_embedding_per_chunk(chunk_rows, stored, len(outcome.failures))],
         data_version=ingest.fingerprint([model.variant] + [row["chunk_id"] for row in chunk_rows]),
         incomplete=f"{len(outcome.failures)} chunk(s) without a vector" if outcome.failures else None,
     )
+
+
+def _embedding_metadata(
+    outcome, vector_write_seconds: float, write_seconds: float, text_index_seconds: float
+) -> dict:
+    """What the embedding did: counts, speeds and the time its writes took."""
+    return {
+        "dagster/row_count": outcome.table.num_rows,
+        "chunks_embedded": outcome.embedded,
+        "chunks_reused": outcome.reused,
+        "chunks_pooled": outcome.pooled,
+        "chunks_failed": len(outcome.failures),
+        "words_embedded": outcome.words_embedded,
+        "embed_seconds": round(outcome.seconds, 3),
+        "words_per_second": round(outcome.words_per_second, 1),
+        "vector_write_seconds": round(vector_write_seconds, 3),
+        "write_seconds": round(write_seconds, 3),
+        "text_index": "rebuilt" if text_index_seconds else "unchanged",
+        "text_index_seconds": round(text_index_seconds, 3),
+        **{f"{profile}_vectors": count for profile, count in sorted(outcome.per_profile.items())},
+        "failures": dg.MetadataValue.md(
+            markdown_table(outcome.failures, ["profile", "chunk_id", "error"], empty="None.")
+        ),
+    }
 
 
 def _keep_token_vectors(
