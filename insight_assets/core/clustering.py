@@ -146,7 +146,8 @@ class ThemeGraph:
     ``distances`` holds each chunk's cosine distance to its own centroid, in ``chunk_ids`` order.
     ``cluster_rule`` is the K-means count rule, or "auto" for methods that choose the count.
     ``fit_key`` names the clustering settings and embedder; ``fitted`` says which chunks the last
-    full fit clustered (the others joined carried-over themes) and ``fit_size`` how many it held;
+    full fit clustered (the others joined carried-over themes) and ``fit_size`` how many it held
+    (unset, both: the whole graph is one fit);
     ``account`` says how this graph's themes were made.
     """
 
@@ -172,8 +173,10 @@ class ThemeGraph:
             raise ValueError(
                 f"{n} chunk ids but {len(self.assignments)} assignments and {len(self.distances)} distances"
             )
-        if self.fitted is None:
+        if self.fitted is None:  # a graph fitted whole: every chunk in its fit
             object.__setattr__(self, "fitted", np.ones(n, dtype=bool))
+        if not self.fit_size:
+            object.__setattr__(self, "fit_size", n)
         if len(self.fitted) != n:
             raise ValueError(f"{n} chunk ids but {len(self.fitted)} fitted flags")
         if any(not 0 <= a < b < k for a, b, _ in self.edges):
@@ -215,7 +218,7 @@ class ThemeGraph:
                     "method": pa.array([self.method] * k, type=pa.string()),
                     "cluster_rule": pa.array([self.cluster_rule] * k, type=pa.string()),
                     "fit_key": pa.array([self.fit_key] * k, type=pa.string()),
-                    "fit_size": pa.array([self.fit_size or n] * k, type=pa.int64()),
+                    "fit_size": pa.array([self.fit_size] * k, type=pa.int64()),
                 }
             ),
             "theme_edges": pa.table(

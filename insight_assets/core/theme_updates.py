@@ -114,7 +114,7 @@ def carry_over(
     kept = positions >= 0
     fitted = np.zeros(len(chunk_ids), dtype=bool)
     fitted[kept] = previous.fitted[positions[kept]]
-    fit_size = previous.fit_size or len(previous.chunk_ids)
+    fit_size = previous.fit_size
     changed = int((~fitted).sum()) + (fit_size - int(fitted.sum()))
     share = changed / max(len(chunk_ids), fit_size)
     if share > refit_share:
