@@ -289,6 +289,7 @@ def generate_answers(
             for index, document_ids in to_run
         ],
     )
+    guessed = {index for (index, _), item in zip(to_run, batch.items) if item.guessed}
     for (index, document_ids), item in zip(to_run, batch.items):
         if item.value is None:
             status = FAILED if item.status == "failed" else SKIPPED
@@ -305,7 +306,7 @@ def generate_answers(
             error=None,
         )
 
-    _mark_duplicates(answers, settings.duplicate_threshold, embed)
+    _mark_duplicates(answers, settings.duplicate_threshold, embed, guessed)
     return AnswerOutcome(
         answers=answers,
         failures=[ItemFailure(a.question_id, a.error or "") for a in answers if a.status == FAILED],
@@ -313,9 +314,11 @@ def generate_answers(
     )
 
 
-def _mark_duplicates(answers: list[Answer], threshold: float, embed: Embed) -> None:
-    """Mark, in place, the generated answers too similar to one kept before them (users' first)."""
-    kept = [i for i, answer in enumerate(answers) if answer.status == KEPT]
+def _mark_duplicates(answers: list[Answer], threshold: float, embed: Embed, guessed: set[int]) -> None:
+    """Mark, in place, the generated answers too similar to one kept before them (users' first).
+    ``guessed``: the answers a dry run's offline stand-in wrote, which are not judged (the plan
+    assumes the model's answers to distinct questions are distinct)."""
+    kept = [i for i, answer in enumerate(answers) if answer.status == KEPT and i not in guessed]
     vectors = embed_unit(embed, [answers[i].answer for i in kept])
     exempt = [answers[i].source == USER for i in kept]
     for position, duplicate_of in enumerate(greedy_duplicates(vectors, threshold, exempt)):

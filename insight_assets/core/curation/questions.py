@@ -71,7 +71,7 @@ class QuestionOutcome:
 class _Draft:
     """A candidate on its way through the stages; ``reason`` stays ``None`` while it survives.
     ``selected`` is the question it became when the refiner picked it (``rank``: its place in
-    the refiner's list)."""
+    the refiner's list). ``guessed``: a dry run's offline stand-in wrote it (``ItemResult.guessed``)."""
 
     combination: Combination
     candidate_index: int
@@ -79,18 +79,21 @@ class _Draft:
     reason: str | None = None
     selected: Question | None = None
     rank: int = 0
+    guessed: bool = False
 
 
 def paper_inputs(documents: Sequence[CompressedDocument]) -> list[dict[str, Any]]:
     return [{"title": doc.title, "text": doc.text, "main_topics": list(doc.main_topics)} for doc in documents]
 
 
-def _screen(combination: Combination, questions: Sequence[str], settings: QuestionSettings) -> list[_Draft]:
+def _screen(
+    combination: Combination, questions: Sequence[str], settings: QuestionSettings, guessed: bool
+) -> list[_Draft]:
     drafts: list[_Draft] = []
     seen: set[str] = set()
     for index, raw in enumerate(questions[: settings.candidates_per_combination]):
         text = " ".join(raw.split())
-        draft = _Draft(combination, index, text)
+        draft = _Draft(combination, index, text, guessed=guessed)
         words = word_count(text)
         if not text.endswith("?"):
             draft.reason = "not a question"
@@ -105,13 +108,16 @@ def _screen(combination: Combination, questions: Sequence[str], settings: Questi
     return drafts
 
 
-def _select(combination: Combination, survivors: list[_Draft], picks: Sequence[RefinedQuestion]) -> None:
+def _select(
+    combination: Combination, survivors: list[_Draft], picks: Sequence[RefinedQuestion], guessed: bool
+) -> None:
     chosen = {pick.number - 1: (rank, " ".join(pick.question.split())) for rank, pick in enumerate(picks)}
     for number, draft in enumerate(survivors):
         if number not in chosen:
             draft.reason = "not selected"
             continue
         draft.rank, text = chosen[number]
+        draft.guessed = draft.guessed or guessed
         draft.selected = Question(
             question_id=question_id(text, combination.document_ids),
             question=text,
@@ -126,10 +132,13 @@ def _dedupe_and_trim(
 ) -> list[Question]:
     selected = [(d, d.selected) for d in drafts if d.reason is None and d.selected is not None]
     selected.sort(key=lambda pair: (pair[0].combination.index, pair[0].rank))
-    vectors = embed_unit(embed, [question.question for _, question in selected])
-    for (draft, _), duplicate_of in zip(selected, greedy_duplicates(vectors, settings.duplicate_threshold)):
+    # A dry run's guessed texts are not the model's: whether the model's would be near-duplicates is
+    # unknown, so the plan assumes the model asked for distinct questions gives distinct ones.
+    judged = [pair for pair in selected if not pair[0].guessed]
+    vectors = embed_unit(embed, [question.question for _, question in judged])
+    for (draft, _), duplicate_of in zip(judged, greedy_duplicates(vectors, settings.duplicate_threshold)):
         if duplicate_of is not None:
-            draft.reason = f"near-duplicate of {selected[duplicate_of][1].question_id}"
+            draft.reason = f"near-duplicate of {judged[duplicate_of][1].question_id}"
     survivors = [pair for pair in selected if pair[0].reason is None]
     # Over the target, every combination's lowest-ranked picks go first.
     for draft, _ in sorted(survivors, key=lambda pair: (pair[0].rank, pair[0].combination.index))[target:]:
@@ -166,7 +175,7 @@ def generate_questions(
     drafts: list[_Draft] = []
     for combination, item in zip(combinations, generation.items):
         if item.value is not None:
-            drafts.extend(_screen(combination, item.value.questions, settings))
+            drafts.extend(_screen(combination, item.value.questions, settings, item.guessed))
         elif item.status == "failed":
             failures.append(
                 ItemFailure(f"combination {combination.index}", f"generate_questions: {item.error}")
@@ -190,7 +199,7 @@ def generate_questions(
     )
     for (combination, survivors), item in zip(to_refine, refinement.items):
         if item.value is not None:
-            _select(combination, survivors, item.value.selected)
+            _select(combination, survivors, item.value.selected, item.guessed)
             continue
         for draft in survivors:
             draft.reason = "refinement failed" if item.status == "failed" else "not refined (budget reached)"

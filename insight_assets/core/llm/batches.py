@@ -61,6 +61,7 @@ class BatchingClient:
                     value=answer.value,
                     finish_reason=answer.finish_reason,
                     trimmed=answer.trimmed,
+                    guessed=answer.guessed,
                 )
             except BudgetExceeded as error:
                 stop.set()

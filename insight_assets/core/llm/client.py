@@ -202,7 +202,7 @@ class LLMClient(BatchingClient, EstimatingClient, RecordingClient):
     def _run(self, task: Task[T], inputs: Mapping[str, Any]) -> Answer[T]:
         full_inputs = task.complete_inputs(inputs)
         if self.estimate_only:
-            return Answer(self._run_estimate(task, full_inputs))
+            return self._run_estimate(task, full_inputs)
         if self.settings.is_offline:
             return Answer(self._run_offline(task, full_inputs))
         self.settings.check_ready()

@@ -11,6 +11,7 @@ from .dry_run import DryRunEstimate, EstimateTally
 from .errors import InvalidOutputError
 from .pricing import estimate_cost, unpriced_note
 from .providers import Message
+from .results import Answer
 
 if TYPE_CHECKING:
     from .settings import ModelParams
@@ -38,16 +39,19 @@ class EstimatingClient:
             tallies = dict(self._estimates)
         return [self._estimate(task, tally) for task, tally in tallies.values()]
 
-    def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> T:
+    def _run_estimate(self, task: Task[T], inputs: Mapping[str, Any]) -> Answer[T]:
         """The answer the chain goes on with: the cached one where the prompt was asked before (so a
         rebuild's plan follows the answers it will get: as many sub-questions, insights, passages
-        as they hold), else the offline one. A request that failed for good fails here too."""
+        as they hold), else the offline one, marked ``guessed``. A request that failed for good
+        fails here too."""
         with self._lock:
             _, tally = self._estimates.setdefault(task.name, (task, EstimateTally()))
         known = self._tally(tally, task, inputs)
         if isinstance(known, InvalidOutputError):
             raise known
-        return self._offline_answer(task, inputs) if known is None else known
+        if known is None:
+            return Answer(self._offline_answer(task, inputs), guessed=True)
+        return Answer(known)
 
     def _tally(
         self, tally: EstimateTally, task: Task[T], inputs: Mapping[str, Any]

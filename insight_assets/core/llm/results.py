@@ -62,6 +62,9 @@ class ItemResult(Generic[T]):
     error: str | None = None
     finish_reason: str | None = None  # FINISHED or TRUNCATED when there is a value
     trimmed: str | None = None  # what was dropped from the inputs to fit the context window
+    # A dry run's stand-in for an answer not known yet (the offline one): its text is not the
+    # model's, so a near-duplicate filter must not judge it.
+    guessed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -97,8 +100,10 @@ class BatchResult(Generic[T]):
 
 @dataclass(frozen=True)
 class Answer(Generic[T]):
-    """A task's validated value, why its answer ended, and what was cut from its inputs."""
+    """A task's validated value, why its answer ended, what was cut from its inputs, and whether
+    it is a dry run's guess (see ``ItemResult.guessed``)."""
 
     value: T
     finish_reason: str = FINISHED
     trimmed: str | None = None
+    guessed: bool = False

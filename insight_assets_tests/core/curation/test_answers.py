@@ -191,3 +191,23 @@ def test_an_answer_that_cites_nothing_or_a_paper_it_was_not_given_is_not_validly
     assert not citations_valid(answer(("a", "z")))
     assert citations_valid(answer((), writer="user"))  # the user's own answer, written from no paper
     assert not citations_valid(answer(("z",), writer="user"))
+
+
+def test_a_dry_run_does_not_judge_guessed_answers_as_duplicates(compressed):
+    ids = tuple(doc.document_id for doc in compressed[:3])
+    questions = [generated(f"What does question {n} ask of these papers?", ids, n) for n in range(4)]
+
+    def constant(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 3))
+
+    built = generate_answers(LLMClient(LLMSettings()), questions, compressed, SETTINGS, constant)
+    planned = generate_answers(
+        LLMClient(LLMSettings(provider="openai", model="gpt-4o-mini"), estimate_only=True),
+        questions,
+        compressed,
+        SETTINGS,
+        constant,
+    )
+
+    assert [a.status for a in built.answers].count("kept") == 1
+    assert [a.status for a in planned.answers] == ["kept"] * 4

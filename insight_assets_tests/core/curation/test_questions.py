@@ -111,6 +111,25 @@ def test_near_duplicate_questions_are_dropped_in_combination_order(compressed):
     }
 
 
+def test_a_dry_run_keeps_guessed_questions_the_filter_cannot_judge(compressed):
+    # The dry run's questions are the offline stand-in's guesses: whether the model's would be
+    # near-duplicates is unknown, so the plan counts as many as the refiner was asked for.
+    def constant(texts: list[str]):
+        return hashing_embed(["same" for _ in texts])
+
+    planned = generate_questions(
+        LLMClient(LLMSettings(provider="openai", model="gpt-4o-mini"), estimate_only=True),
+        compressed,
+        SETTINGS,
+        constant,
+    )
+    built = generate_questions(LLMClient(LLMSettings()), compressed, SETTINGS, constant)
+
+    assert len(built.questions) == 1
+    assert len(planned.questions) == planned.target == SETTINGS.target_count
+    assert not any(c.reason.startswith("near-duplicate") for c in planned.candidates)
+
+
 def words(count: int, stem: str) -> str:
     return " ".join([stem] + ["aspect"] * (count - 2)) + " trade-offs?"
 
