@@ -1,13 +1,18 @@
 """``insight-assets library``: the reference-manager libraries whose collections this project
-builds (``add zotero DIR``, ``add bibtex FILE``, ``add csl FILE``, ``list``, ``remove NAME``).
-They are kept in ``data/libraries.json``; a library itself is only ever read."""
+builds (``add zotero DIR``, ``add bibtex FILE``, ``add csl FILE``, ``show NAME``, ``list``,
+``remove NAME``). They are kept in ``data/libraries.json``; a library itself is only ever read."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections import Counter
 
 from insight_assets.app.commands import Command, storage_resource
+
+# Problems `library add` prints; `library show` prints them all.
+FIRST_PROBLEMS = 5
 
 
 def library(args: argparse.Namespace) -> int:
@@ -20,10 +25,15 @@ def library(args: argparse.Namespace) -> int:
         if args.action == "add":
             taken = set(find_sources(storage.collections_root).collections)
             added = registry.add(
-                args.kind, args.path, args.name, taken=taken, base_dir=getattr(args, "base_dir", None)
+                args.kind,
+                args.path,
+                args.name,
+                taken=taken,
+                base_dir=getattr(args, "base_dir", None),
+                pdf_dir=getattr(args, "pdfs", None),
             )
             print(f"Added {added.kind} library {added.name!r} ({added.path}).")
-            _print_collections(added)
+            _print_added(added)
             return 0
         if args.action == "remove":
             removed = registry.remove(args.name)
@@ -32,29 +42,145 @@ def library(args: argparse.Namespace) -> int:
                 "untouched; what was built from it stays until you delete the partitions)."
             )
             return 0
-        libraries = registry.libraries()
-        if not libraries:
-            print("No library registered: insight-assets library add zotero|bibtex|csl PATH")
-        for entry in libraries:
-            print(f"{entry.name} [{entry.kind}] {entry.path}")
-            try:
-                _print_collections(entry)
-            except LibraryError as error:
-                print(f"  cannot be read: {error}")
-        return 0
+        if args.action == "show":
+            return _show(_named(registry, args.name), args.json)
+        return _list(registry.libraries(), args.json)
     except LibraryError as error:
         print(f"insight-assets library {args.action}: {error}", file=sys.stderr)
         return 2
 
 
-def _print_collections(entry) -> None:
+def _named(registry, name: str):
+    from insight_assets.core.library import LibraryError
+
+    libraries = registry.libraries()
+    found = next((library for library in libraries if library.name == name), None)
+    if found is None:
+        known = ", ".join(library.name for library in libraries) or "none"
+        raise LibraryError(f"No library named {name!r} (libraries: {known}).")
+    return found
+
+
+def _item_json(item) -> dict:
+    return {
+        "key": item.key,
+        "citekey": item.citekey or None,
+        "title": item.title or None,
+        "authors": list(item.authors),
+        "year": item.year,
+        "venue": item.venue or None,
+        "doi": item.doi or None,
+        "pdf": str(item.pdf) if item.pdf else None,
+        "matched_by": item.matched_by or None,
+    }
+
+
+def _problem_json(problem) -> dict:
+    return {
+        "item": problem.item,
+        "kind": problem.kind,
+        "severity": problem.severity,
+        "message": problem.message,
+    }
+
+
+def _show(entry, as_json: bool) -> int:
+    """Every collection of the library with every item and every problem."""
+    collections = entry.collections()
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "library": entry.name,
+                    "kind": entry.kind,
+                    "path": entry.path,
+                    "collections": [
+                        {
+                            "name": collection.name,
+                            "items": [_item_json(item) for item in collection.items],
+                            "problems": [_problem_json(problem) for problem in collection.problems],
+                        }
+                        for collection in collections
+                    ],
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(
+        f"{entry.name} [{entry.kind}] {entry.path}"
+        + (f" (PDFs from {entry.pdf_dir})" if entry.pdf_dir else "")
+    )
+    for collection in collections:
+        print(f"\n{collection.name}  <- {collection.path}: {len(collection.items)} item(s) with a PDF")
+        for item in collection.items:
+            people = "; ".join(item.authors[:3]) + ("; et al." if len(item.authors) > 3 else "")
+            where = ", ".join(
+                str(part) for part in (item.venue, item.year, item.doi and f"doi:{item.doi}") if part
+            )
+            print(f"  {item.citekey or item.key}: {item.title or '(no title)'}")
+            print(f"      {people or '(no authors)'}" + (f" | {where}" if where else ""))
+            print(f"      PDF: {item.pdf} (found by its {item.matched_by or 'attachment'})")
+        if collection.problems:
+            print(f"  {len(collection.problems)} problem(s):")
+            for problem in collection.problems:
+                print(f"  - [{problem.kind}] {problem.message}")
+    return 0
+
+
+def _list(libraries, as_json: bool) -> int:
+    from insight_assets.core.library import LibraryError
+
+    rows = []
+    for entry in libraries:
+        row = {"name": entry.name, "kind": entry.kind, "path": entry.path, "collections": [], "error": None}
+        try:
+            for collection in entry.collections():
+                kinds = Counter(problem.kind for problem in collection.problems)
+                row["collections"].append(
+                    {
+                        "name": collection.name,
+                        "items": len(collection.items)
+                        + sum(p.severity == "error" for p in collection.problems),
+                        "with_pdf": len(collection.items),
+                        "problems": dict(sorted(kinds.items())),
+                    }
+                )
+        except LibraryError as error:
+            row["error"] = str(error)
+        rows.append(row)
+    if as_json:
+        print(json.dumps({"libraries": rows}, indent=2))
+        return 0
+    if not rows:
+        print("No library registered: insight-assets library add zotero|bibtex|csl PATH")
+    for row in rows:
+        print(f"{row['name']} [{row['kind']}] {row['path']}")
+        if row["error"]:
+            print(f"  cannot be read: {row['error']}")
+        for collection in row["collections"]:
+            problems = ", ".join(f"{count} {kind}" for kind, count in collection["problems"].items())
+            print(
+                f"  {collection['name']}: {collection['items']} item(s), {collection['with_pdf']} with a PDF"
+                + (f"; problems: {problems}" if problems else "")
+            )
+    return 0
+
+
+def _print_added(entry) -> None:
+    """Each collection's counts, then the first problems and where to see them all."""
+    problems = []
     for collection in entry.collections():
         errors = sum(problem.severity == "error" for problem in collection.problems)
         print(
-            f"  {collection.name}: {len(collection.items)} paper(s) with a PDF"
-            + (f", {errors} item(s) without one (see source_documents' problems)" if errors else "")
+            f"  {collection.name}: {len(collection.items) + errors} item(s), {len(collection.items)} with a PDF"
             + f"  <- {collection.path}"
         )
+        problems += collection.problems
+    for problem in problems[:FIRST_PROBLEMS]:
+        print(f"  - [{problem.kind}] {problem.message}")
+    if len(problems) > FIRST_PROBLEMS:
+        print(f"  ... {len(problems) - FIRST_PROBLEMS} more: insight-assets library show {entry.name}")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,20 +198,29 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--name", help="the library's name; each collection is NAME-<its path> (default: the folder's name)"
     )
     for kind, what in (
-        ("bibtex", "a BibTeX file (Better BibTeX's export, with file paths)"),
-        ("csl", "a CSL-JSON file"),
+        ("bibtex", "a BibTeX or BibLaTeX file (JabRef, Mendeley, Zotero, Better BibTeX, or by hand)"),
+        ("csl", "a CSL-JSON file (its PDFs from --pdfs DIR)"),
     ):
         export = kinds.add_parser(kind, help=what)
         export.add_argument("path", metavar="FILE")
         export.add_argument("--name", required=True, help="the collection's name")
-    actions.add_parser("list", help="the libraries and their collections")
+        export.add_argument(
+            "--pdfs",
+            metavar="DIR",
+            help="the folder of the library's PDFs, for entries that name no file: matched by citekey, DOI or title",
+        )
+    show = actions.add_parser("show", help="a library's collections: every item, its PDF, every problem")
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--json", action="store_true", help="as JSON")
+    listing = actions.add_parser("list", help="the libraries and their collections")
+    listing.add_argument("--json", action="store_true", help="as JSON")
     remove = actions.add_parser("remove", help="stop reading a library (the library is untouched)")
     remove.add_argument("name", metavar="NAME")
 
 
 COMMAND = Command(
     "library",
-    "add, list or remove the Zotero, BibTeX and CSL-JSON libraries built as collections",
+    "add, show, list or remove the Zotero, BibTeX and CSL-JSON libraries built as collections",
     library,
     _arguments,
 )

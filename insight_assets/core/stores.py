@@ -43,7 +43,7 @@ SCHEMA = {
     "library_items": """
         collection VARCHAR, file VARCHAR, doc_id VARCHAR, source VARCHAR, item_key VARCHAR,
         citekey VARCHAR, title VARCHAR, authors VARCHAR[], year INTEGER, venue VARCHAR, doi VARCHAR,
-        link VARCHAR""",
+        link VARCHAR, matched_by VARCHAR""",
     "reader_notes": """
         collection VARCHAR, note_id VARCHAR, doc_id VARCHAR, file VARCHAR, item_key VARCHAR,
         kind VARCHAR, text VARCHAR, comment VARCHAR, page_label VARCHAR, page INTEGER""",

@@ -11,7 +11,8 @@ import pytest
 
 from insight_assets.core.collection_sources import collection_source, find_sources, registry_for
 from insight_assets.core.library import LibraryError
-from insight_assets.core.library.exports import bibtex_file_paths, read_bibtex, read_csl_json
+from insight_assets.core.library.bibtex import read_bibtex
+from insight_assets.core.library.csl_json import read_csl_json
 from insight_assets.core.library.zotero import NEWEST_KNOWN_USERDATA_VERSION, read_zotero
 from insight_assets_tests.conftest import DEMO_COLLECTION
 from insight_assets_tests.zotero_library import DEMO_ITEMS, ZoteroLibrary, demo_library
@@ -49,7 +50,7 @@ def test_a_zotero_item_carries_the_librarys_metadata_its_pdf_and_the_readers_not
         if item.key == key
     ]
 
-    assert specter.authors[:2] == ("Arman Cohan", "Sergey Feldman")
+    assert specter.authors[:2] == ("Cohan, Arman", "Feldman, Sergey")
     assert (specter.year, specter.doi, specter.citekey) == (
         2020,
         "10.18653/v1/2020.acl-main.207",
@@ -189,7 +190,7 @@ def test_a_better_bibtex_file_is_one_collection_with_its_items_files_and_problem
     assert set(items) == {"cohan2020specter", "lo2020s2orc"}
     specter = items["cohan2020specter"]
     assert specter.title.startswith("SPECTER: Document-level")
-    assert specter.authors == ("Arman Cohan", "Sergey Feldman", "Iz Beltagy")
+    assert specter.authors == ("Cohan, Arman", "Feldman, Sergey", "Beltagy, Iz")
     assert (specter.year, specter.doi, specter.citekey) == (
         2020,
         "10.18653/v1/2020.acl-main.207",
@@ -202,13 +203,6 @@ def test_a_better_bibtex_file_is_one_collection_with_its_items_files_and_problem
     assert set(problems) == {"malformed-entry", "no-pdf", "attachment-missing"}
     assert "library.bib, line" in problems["malformed-entry"].message
     assert "nofile2022" in problems["no-pdf"].item and "gone.pdf" in problems["attachment-missing"].message
-
-
-def test_bibtex_file_fields_of_every_writer_give_their_paths():
-    assert bibtex_file_paths("/a/x.pdf;/b/y.pdf") == ["/a/x.pdf", "/b/y.pdf"]
-    assert bibtex_file_paths("Full Text PDF:/a/x.pdf:application/pdf") == ["/a/x.pdf"]
-    assert bibtex_file_paths(r"/a/semi\;colon.pdf") == ["/a/semi;colon.pdf"]
-    assert bibtex_file_paths("") == []
 
 
 def test_a_csl_json_export_is_read_and_one_that_is_not_json_is_refused(tmp_path):
@@ -235,7 +229,7 @@ def test_a_csl_json_export_is_read_and_one_that_is_not_json_is_refused(tmp_path)
 
     (item,) = collection.items
     assert (item.authors, item.year, item.doi, item.venue) == (
-        ("Arman Cohan", "AllenAI"),
+        ("Cohan, Arman", "AllenAI"),
         2020,
         "10.18653/v1/2020.acl-main.207",
         "ACL",

@@ -79,7 +79,7 @@ def test_a_zotero_library_builds_one_partition_per_collection_with_the_librarys_
     papers = {row["title"]: row for row in storage.warehouse.rows("SELECT * FROM papers ORDER BY title")}
     specter = papers[DEMO_ITEMS["specter"][1]]
     assert specter["collection"] == EMBEDDINGS and specter["source"] == "zotero"
-    assert specter["authors"][0] == "Arman Cohan" and specter["year"] == 2020
+    assert specter["authors"][0] == "Cohan, Arman" and specter["year"] == 2020
     assert (specter["citekey"], specter["doi"]) == ("cohan2020specter", "10.18653/v1/2020.acl-main.207")
     assert specter["link"].startswith("zotero://select/library/items/")
     # The sub-collection's paper is in its top-level collection.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ class LibraryItem:
     notes: tuple[ReaderNote, ...] = ()
     # What decides the item's metadata: a change here re-writes metadata only.
     version: str = ""
+    # How its PDF was found: "file field" (the entry names it; Zotero's attachment), or by a
+    # ``--pdfs`` folder: "citekey", "doi", "title".
+    matched_by: str = ""
 
     def metadata(self) -> dict:
         """The item's bibliographic fields, as stored in the ``papers`` table."""
@@ -58,6 +62,7 @@ class LibraryItem:
             "venue": self.venue or None,
             "doi": self.doi or None,
             "link": self.link or None,
+            "matched_by": self.matched_by or None,
         }
 
 
@@ -108,3 +113,44 @@ def year_of(date: str | None) -> int | None:
 def item_label(key: str, title: str) -> str:
     """How a problem names an item: its key and the start of its title."""
     return f"{key} ({title[:60]})" if title else key
+
+
+def collections_to_json(collections: list[LibraryCollection]) -> list[dict]:
+    """``collections`` as JSON values (the parsed-library cache, ``library show --json``)."""
+    return [
+        {
+            "name": collection.name,
+            "path": collection.path,
+            "items": [
+                dataclasses.asdict(item) | {"pdf": str(item.pdf) if item.pdf else None}
+                for item in collection.items
+            ],
+            "problems": [dataclasses.asdict(problem) for problem in collection.problems],
+        }
+        for collection in collections
+    ]
+
+
+def collections_from_json(values: list[dict]) -> list[LibraryCollection]:
+    """What ``collections_to_json`` wrote."""
+    return [
+        LibraryCollection(
+            name=value["name"],
+            path=value["path"],
+            items=[
+                LibraryItem(
+                    **(
+                        item
+                        | {
+                            "authors": tuple(item["authors"]),
+                            "pdf": Path(item["pdf"]) if item["pdf"] else None,
+                            "notes": tuple(ReaderNote(**note) for note in item["notes"]),
+                        }
+                    )
+                )
+                for item in value["items"]
+            ],
+            problems=[LibraryProblem(**problem) for problem in value["problems"]],
+        )
+        for value in values
+    ]

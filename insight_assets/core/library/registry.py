@@ -1,58 +1,120 @@
 """The libraries a project reads, kept in ``libraries.json`` beside the collections folder (under
-``data/``): each has a name, a kind (zotero, bibtex, csl) and a path. ``insight-assets library``
-adds, lists and removes them; removing one forgets it and never touches the library itself."""
+``data/``): each has a name, a kind (zotero, bibtex, csl), a path and, for an export whose entries
+name no file, the folder of its PDFs. ``insight-assets library`` adds, shows, lists and removes them;
+removing one forgets it and never touches the library itself.
+
+A library is parsed again only when what it is read from changes (its file, Zotero's ``-wal`` and
+``-journal``, the PDFs folder's listing) or the reader's code does: each parse is kept, across
+processes, in ``data/cache/libraries/`` (Zotero's snapshot too, ``zotero_snapshot.py``).
+"""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from insight_assets.core.library.exports import read_bibtex, read_csl_json
-from insight_assets.core.library.model import LibraryCollection, LibraryError, slug
+from insight_assets.core.library.bibtex import read_bibtex
+from insight_assets.core.library.csl_json import read_csl_json
+from insight_assets.core.library.model import (
+    LibraryCollection,
+    LibraryError,
+    collections_from_json,
+    collections_to_json,
+    slug,
+)
 from insight_assets.core.library.zotero import database_path, read_zotero
+from insight_assets.core.library.zotero_snapshot import file_state, watched_paths
 
 KINDS = ("zotero", "bibtex", "csl")
 
 
 @dataclass(frozen=True)
 class Library:
-    """A library the project reads: ``path`` is Zotero's data directory, or the export file."""
+    """A library the project reads: ``path`` is Zotero's data directory, or the export file;
+    ``pdf_dir`` the folder of an export's PDFs (``--pdfs``); ``cache_dir`` where its parses are
+    kept (set by the registry, not stored)."""
 
     name: str
     kind: str
     path: str
     # Zotero's linked attachment base directory, for files linked relative to it.
     base_dir: str | None = None
+    pdf_dir: str | None = None
+    cache_dir: str | None = field(default=None, compare=False)
 
     @property
     def watched_file(self) -> Path:
         """The file whose changes are the library's changes."""
         return database_path(Path(self.path)) if self.kind == "zotero" else Path(self.path)
 
-    def collections(self) -> list[LibraryCollection]:
-        """Its collections, read now (or from this process's last read of the same file state)."""
+    def state(self) -> str:
+        """What the library is read from, as it is now: sizes and times of its files (Zotero's
+        WAL and journal included) and of its PDFs folder's PDFs."""
+        watched = self.watched_file
         try:
-            stat = self.watched_file.stat()
+            watched.stat()
         except OSError as error:
+            where = "Zotero's data directory" if self.kind == "zotero" else "the export"
             raise LibraryError(
-                f"library {self.name!r}: {self.watched_file} cannot be read ({error.strerror}). Move it back, "
-                f"or forget the library: insight-assets library remove {self.name}"
+                f"library {self.name!r}: {watched} cannot be read ({error.strerror}). Put {where} back there, "
+                f"or forget the library (insight-assets library remove {self.name}) and add it again "
+                "from where it is now."
             ) from error
-        return _read(self, stat.st_size, stat.st_mtime_ns)
+        paths = watched_paths(watched) if self.kind == "zotero" else [watched]
+        parts = [repr(file_state(paths))]
+        if self.pdf_dir:
+            folder = Path(self.pdf_dir)
+            pdfs = sorted(path for path in folder.rglob("*") if path.suffix.lower() == ".pdf")
+            parts.append(repr([(str(path), file_state([path])) for path in pdfs]))
+        return hashlib.sha256("\n".join([_reader_version(), *parts]).encode()).hexdigest()[:24]
+
+    def collections(self) -> list[LibraryCollection]:
+        """Its collections, as last parsed when nothing changed since, else read now."""
+        return _read(self, self.state())
+
+    def parse(self, snapshot_dir: Path | None = None) -> list[LibraryCollection]:
+        """Its collections, read now."""
+        path = Path(self.path)
+        pdf_dir = Path(self.pdf_dir) if self.pdf_dir else None
+        if self.kind == "zotero":
+            return read_zotero(path, self.name, Path(self.base_dir) if self.base_dir else None, snapshot_dir)
+        if self.kind == "bibtex":
+            return [read_bibtex(path, self.name, pdf_dir)]
+        return [read_csl_json(path, self.name, pdf_dir)]
 
 
-@functools.lru_cache(maxsize=16)
-def _read(library: Library, size: int, mtime_ns: int) -> list[LibraryCollection]:
-    """One read per state of the library's file and process (size and mtime are part of the key)."""
-    path = Path(library.path)
-    if library.kind == "zotero":
-        return read_zotero(path, library.name, Path(library.base_dir) if library.base_dir else None)
-    if library.kind == "bibtex":
-        return [read_bibtex(path, library.name)]
-    return [read_csl_json(path, library.name)]
+@functools.lru_cache(maxsize=1)
+def _reader_version() -> str:
+    """The library readers' code: a change to it parses every library again."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=64)
+def _read(library: Library, state: str) -> list[LibraryCollection]:
+    """One parse per state of the library, in this process and, through ``cache_dir``, across them."""
+    if library.cache_dir is None:
+        return library.parse()
+    folder = Path(library.cache_dir)
+    kept = folder / f"{library.name}.json"
+    try:
+        saved = json.loads(kept.read_text(encoding="utf-8"))
+        if saved.get("state") == state:
+            return collections_from_json(saved["collections"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # not parsed yet, or a cache this version cannot read: parse again
+    collections = library.parse(folder / f"{library.name}-snapshot")
+    folder.mkdir(parents=True, exist_ok=True)
+    staged = kept.with_suffix(f".{os.getpid()}.tmp")
+    staged.write_text(json.dumps({"state": state, "collections": collections_to_json(collections)}))
+    os.replace(staged, kept)
+    return collections
 
 
 class LibraryRegistry:
@@ -60,13 +122,14 @@ class LibraryRegistry:
 
     def __init__(self, file: Path):
         self.file = Path(file)
+        self.cache_dir = self.file.parent / "cache" / "libraries"
 
     def libraries(self) -> list[Library]:
         if not self.file.is_file():
             return []
         try:
             data = json.loads(self.file.read_text(encoding="utf-8"))
-            return [Library(**entry) for entry in data.get("libraries", [])]
+            return [Library(**entry, cache_dir=str(self.cache_dir)) for entry in data.get("libraries", [])]
         except (ValueError, TypeError, AttributeError) as error:
             raise LibraryError(
                 f"{self.file} is not a list of libraries ({error}): fix it or delete it, then add the libraries again."
@@ -79,6 +142,7 @@ class LibraryRegistry:
         name: str | None,
         taken: set[str] = frozenset(),
         base_dir: str | Path | None = None,
+        pdf_dir: str | Path | None = None,
     ) -> Library:
         """Register a library; it is checked by reading it once, so a wrong path fails here."""
         if kind not in KINDS:
@@ -88,6 +152,13 @@ class LibraryRegistry:
             raise LibraryError(f"No {kind} library at {resolved}: check the path.")
         if kind == "zotero" and resolved.is_file():
             resolved = resolved.parent
+        if kind == "zotero" and not database_path(resolved).is_file():
+            raise LibraryError(
+                f"No Zotero database in {resolved}: point at Zotero's data directory, the folder holding "
+                "zotero.sqlite and storage/ (Zotero's Settings > Advanced > Files and Folders shows it)."
+            )
+        if kind != "zotero" and resolved.is_dir():
+            raise LibraryError(f"{resolved} is a folder: give the {kind} export file itself.")
         name = name or (slug(resolved.name) if kind == "zotero" else "")
         if not name:
             raise LibraryError(
@@ -109,8 +180,23 @@ class LibraryRegistry:
                 raise LibraryError(
                     f"No folder at {base_dir}: --base-dir is Zotero's linked attachment base directory."
                 )
+        if pdf_dir is not None:
+            if kind == "zotero":
+                raise LibraryError(
+                    "--pdfs is for exports whose entries name no file: Zotero's own attachments are read."
+                )
+            pdf_dir = Path(pdf_dir).expanduser().resolve()
+            if not pdf_dir.is_dir():
+                raise LibraryError(
+                    f"No folder at {pdf_dir}: --pdfs DIR is the folder holding the library's PDFs."
+                )
         library = Library(
-            name=name, kind=kind, path=str(resolved), base_dir=str(base_dir) if base_dir else None
+            name=name,
+            kind=kind,
+            path=str(resolved),
+            base_dir=str(base_dir) if base_dir else None,
+            pdf_dir=str(pdf_dir) if pdf_dir else None,
+            cache_dir=str(self.cache_dir),
         )
         library.collections()
         self._write([*existing, library])
@@ -129,7 +215,16 @@ class LibraryRegistry:
         self.file.parent.mkdir(parents=True, exist_ok=True)
         staged = self.file.with_suffix(".json.tmp")
         staged.write_text(
-            json.dumps({"libraries": [asdict(library) for library in libraries]}, indent=2) + "\n"
+            json.dumps(
+                {
+                    "libraries": [
+                        {key: value for key, value in asdict(library).items() if key != "cache_dir"}
+                        for library in libraries
+                    ]
+                },
+                indent=2,
+            )
+            + "\n"
         )
         os.replace(staged, self.file)
 

@@ -1,10 +1,10 @@
 """A local Zotero library (its data directory: ``zotero.sqlite`` and ``storage/``), read-only.
 
-Zotero keeps ``zotero.sqlite`` locked while it runs, so the file is opened as an immutable SQLite
-database (``mode=ro&immutable=1``): no lock is taken, nothing is ever written, and a running Zotero
-is neither blocked nor disturbed. Each top-level collection, with the items of all its
-sub-collections, becomes a ``LibraryCollection`` named ``<library>-<slug of its name>``; items in
-the trash, and trashed collections (a trashed sub-collection's items too), are left out.
+The database is read from a private snapshot at Zotero's last commit (``zotero_snapshot.py``): a
+write Zotero has not committed is never read, and Zotero is neither blocked nor disturbed. Each
+top-level collection, with the items of all its sub-collections, becomes a ``LibraryCollection``
+named ``<library>-<slug of its name>``; the items in no collection form ``<library>-unfiled``; items
+in the trash, and trashed collections (a trashed sub-collection's items too), are left out.
 
 What is read (Zotero's schema, ``resource/schema/userdata.sql``): the collection tree, each regular
 item's title, creators, date, venue and DOI, its first PDF attachment (a stored file under
@@ -18,7 +18,7 @@ import html
 import json
 import re
 import sqlite3
-import urllib.parse
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -33,6 +33,8 @@ from insight_assets.core.library.model import (
     slug,
     year_of,
 )
+from insight_assets.core.library.names import formatted
+from insight_assets.core.library.zotero_snapshot import open_snapshot
 
 DATABASE = "zotero.sqlite"
 # The userdata schema versions this reader was written against (Zotero 7 and 8's): older ones lack
@@ -79,24 +81,21 @@ def database_path(directory: Path) -> Path:
     return directory if directory.is_file() else directory / DATABASE
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """The database, opened immutable and read-only: no lock taken, nothing written."""
+UNFILED = "unfiled"
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def open_committed(path: Path, snapshot_dir: Path) -> sqlite3.Connection:
+    """The database at Zotero's last commit, from a snapshot in ``snapshot_dir``."""
     if not path.is_file():
         raise LibraryError(
             f"No Zotero database at {path}: point at Zotero's data directory (the folder holding "
             f"{DATABASE} and storage/; Zotero's Settings > Advanced > Files and Folders shows it)."
         )
-    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro&immutable=1"
-    connection = sqlite3.connect(uri, uri=True)
-    connection.row_factory = sqlite3.Row
-    try:
-        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as error:
-        connection.close()
-        raise LibraryError(
-            f"{path} is not an SQLite database ({error}): is it Zotero's {DATABASE}?"
-        ) from error
-    return connection
+    with path.open("rb") as file:
+        if file.read(len(_SQLITE_HEADER)) != _SQLITE_HEADER:
+            raise LibraryError(f"{path} is not an SQLite database: is it Zotero's {DATABASE}?")
+    return open_snapshot(path, snapshot_dir)
 
 
 def check_schema(connection: sqlite3.Connection, path: Path) -> list[LibraryProblem]:
@@ -145,11 +144,18 @@ def _columns(connection: sqlite3.Connection, table: str, tables: set[str]) -> se
     return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
-def read_zotero(directory: Path, library_name: str, base_dir: Path | None = None) -> list[LibraryCollection]:
+def read_zotero(
+    directory: Path, library_name: str, base_dir: Path | None = None, snapshot_dir: Path | None = None
+) -> list[LibraryCollection]:
     """Every top-level collection of the Zotero library in ``directory``, named
-    ``<library_name>-<slug of its name>``, with its items (its sub-collections' included) and problems."""
+    ``<library_name>-<slug of its name>``, with its items (its sub-collections' included) and
+    problems, then ``<library_name>-unfiled`` when some items are in no collection. The snapshot is
+    kept in ``snapshot_dir`` (a temporary folder when None)."""
     path = database_path(directory)
-    connection = open_readonly(path)
+    if snapshot_dir is None:
+        with tempfile.TemporaryDirectory(prefix="zotero-snapshot-") as scratch:
+            return read_zotero(directory, library_name, base_dir, Path(scratch))
+    connection = open_committed(path, snapshot_dir)
     try:
         warnings = check_schema(connection, path)
         return _Reader(connection, path.parent, base_dir).collections(library_name, warnings)
@@ -202,7 +208,34 @@ class _Reader:
                     problems=list(warnings) + problems,
                 )
             )
+        unfiled = self._unfiled(set().union(*members.values()) if members else set())
+        if unfiled:
+            items, problems = self.items(unfiled)
+            found.append(
+                LibraryCollection(
+                    name=f"{library_name}-{UNFILED}",
+                    path="items in no collection",
+                    items=items,
+                    problems=list(warnings) + problems,
+                )
+            )
         return found
+
+    def _unfiled(self, filed: set[int]) -> list[int]:
+        """The library's papers that no collection holds: regular items, and PDFs standing alone
+        (attachments without a parent), not in the trash."""
+        rows = self.db.execute(
+            """SELECT i.itemID, t.typeName, a.parentItemID FROM items i JOIN itemTypesCombined t USING (itemTypeID)
+               LEFT JOIN itemAttachments a USING (itemID)
+               WHERE t.typeName NOT IN ('note', 'annotation')"""
+        ).fetchall()
+        return sorted(
+            row["itemID"]
+            for row in rows
+            if row["itemID"] not in filed
+            and row["itemID"] not in self.trashed
+            and (row["typeName"] != "attachment" or row["parentItemID"] is None)
+        )
 
     @staticmethod
     def _path(collection_id: int, by_id: dict) -> list[str]:
@@ -292,11 +325,11 @@ class _Reader:
         ):
             # fieldMode 1: one-field name (an organisation), kept whole in lastName.
             name = (
-                row["lastName"]
+                (row["lastName"] or "").strip()
                 if row["fieldMode"] == 1
-                else f"{row['firstName'] or ''} {row['lastName'] or ''}"
+                else formatted(row["lastName"] or "", row["firstName"] or "")
             )
-            creators[row["itemID"]].append(name.strip())
+            creators[row["itemID"]].append(name)
         return creators
 
     def _attachments(self, item_id: int) -> list[sqlite3.Row]:
@@ -352,8 +385,8 @@ class _Reader:
                 if self.base_dir is None:
                     return None, (
                         f"its PDF is a linked file relative to Zotero's linked attachment base directory ({stored}), "
-                        "which the database does not record: add the library again with --base-dir DIR (Zotero's "
-                        "Settings > Advanced > Files and Folders shows it)."
+                        "which the database does not record: remove the library (insight-assets library remove NAME) and "
+                        "add it again with --base-dir DIR (Zotero's Settings > Advanced > Files and Folders shows it)."
                     )
                 path = self.base_dir / stored.removeprefix("attachments:")
             else:

@@ -14,6 +14,9 @@ from insight_assets.defs.metadata import CollectionReport, markdown_table, mater
 from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.resources import StorageResource
 
+# How many items' reasons the sentence of a collection without any PDF names.
+FIRST_REASONS = 3
+
 
 @dg.asset(
     kinds={"pdf", "duckdb"},
@@ -91,9 +94,13 @@ def _source_documents(storage: StorageResource, collection: str) -> CollectionRe
 def _no_pdf_reason(source: CollectionSource, problems: list[dict]) -> str:
     if source.library is None:
         return f"the folder {source.folder.resolve()} has no PDF files. Put PDFs in it (sub-folders are read too) and build again."
+    errors = [problem for problem in problems if problem.get("severity", "error") == "error"]
+    first = " ".join(str(problem["message"]) for problem in errors[:FIRST_REASONS])
+    more = f" ({len(errors) - FIRST_REASONS} more: see `problems`, or insight-assets library show {source.library.name})"
     return (
         f"no item of {source.kind} library {source.library.name!r} ({source.origin}) in this collection has a PDF "
-        f"that exists ({len(problems)} item(s) without one: see `problems`). Attach the papers' PDFs and build again."
+        f"that exists ({len(errors)} item(s) without one). {first}"
+        + (more if len(errors) > FIRST_REASONS else "")
     )
 
 
