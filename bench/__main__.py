@@ -26,6 +26,7 @@ BENCHMARKS = [
     "rerun",
     "ingest_all",
     "library",
+    "library_exports",
     "mcp",
     "compare",
     "theme",
@@ -39,6 +40,7 @@ BENCHMARKS = [
 ]
 CORPUS_FREE = {
     "startup",
+    "library_exports",
     "theme",
     "local",
     "methods",

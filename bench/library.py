@@ -125,7 +125,7 @@ def run(corpus: Path, quick: bool) -> dict:
         f"model loaded first in {load_s:.1f} s",
     )
     print(
-        f"reading zotero.sqlite (immutable, every item, attachment and note) {read_library_s * 1000:.0f} ms; "
+        f"reading zotero.sqlite (a snapshot at its last commit: every item, attachment and note) {read_library_s * 1000:.0f} ms; "
         "the library collection's "
         f"signature {signature_s * 1000:.0f} ms, the folder's {folder_signature_s * 1000:.0f} ms"
     )

@@ -193,7 +193,8 @@ def _paper_row(paper: Mapping[str, Any]) -> dict:
     authors = list(paper.get("authors") or [])
     return {
         "title": f'<a href="{escape(link)}">{title}</a>' if link else title,
-        "authors": ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else ""),
+        # Names are "Family, Given": a semicolon between people.
+        "authors": "; ".join(authors[:3]) + (" et al." if len(authors) > 3 else ""),
         "year": paper.get("year"),
         "cite as": citation_label(paper),
         "file": paper["file"],

@@ -123,7 +123,10 @@ def test_a_collection_none_of_whose_items_has_a_pdf_fails_saying_why(instance, s
 
     step, message = failure(result)
     assert step == "source_documents"
-    assert "no item of zotero library 'mylib'" in message and "Attach the papers' PDFs" in message
+    assert "no item of zotero library 'mylib'" in message and "(3 item(s) without one)" in message
+    # The first reasons, each with what to do, in the sentence itself.
+    assert "(A paper only linked on the web) has no PDF attachment in Zotero" in message
+    assert "never synced to this computer" in message and "relink it in Zotero" in message
 
 
 def test_the_page_links_each_paper_back_to_zotero_and_cites_it_by_citekey(instance, storage, zotero):
@@ -141,7 +144,7 @@ def test_the_page_links_each_paper_back_to_zotero_and_cites_it_by_citekey(instan
     key = zotero[1]["specter"][1]
     assert f'<a href="zotero://select/library/items/{key}">SPECTER: Document-level' in page
     assert "@cohan2020specter" in page and "doi:10.18653/v1/2020.acl-main.447" in page
-    assert "Arman Cohan, Sergey Feldman, Iz Beltagy et al." in page
+    assert "Cohan, Arman; Feldman, Sergey; Beltagy, Iz et al." in page
 
 
 def test_highlights_are_searchable_labelled_as_your_notes_and_never_mixed_with_the_papers(
