@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 from insight_assets.core.collection_sources import registry_for
+from insight_assets.core.library import LibraryError
 from insight_assets.core.library.zotero import read_zotero
 from insight_assets_tests.conftest import DEMO_COLLECTION
 from insight_assets_tests.zotero_library import DEMO_ITEMS, demo_library
@@ -78,3 +79,17 @@ def test_items_in_no_collection_are_a_collection_of_their_own(zotero, tmp_path):
     unfiled = found["mylib-unfiled"]
     assert [item.key for item in unfiled.items] == [key]
     assert unfiled.items[0].authors == ("Krishna, Kalpesh",)
+
+
+def test_a_damaged_database_is_told_apart_from_one_being_written(zotero, tmp_path):
+    database = tmp_path / "Zotero" / "zotero.sqlite"
+    data = database.read_bytes()
+    # The header stays (it is an SQLite file), the pages after it are gone.
+    database.write_bytes(data[:100] + b"\0" * (len(data) - 100))
+
+    with pytest.raises(LibraryError, match="is damaged: .*zotero.sqlite.bak"):
+        read_zotero(tmp_path / "Zotero", "mylib")
+
+    database.write_bytes(b"this is not a database at all")
+    with pytest.raises(LibraryError, match="is not an SQLite database"):
+        read_zotero(tmp_path / "Zotero", "mylib")

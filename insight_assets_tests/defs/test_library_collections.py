@@ -5,6 +5,7 @@ as they would from a folder: only what is stale is built, and nothing of a remov
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -401,3 +402,37 @@ def test_contregen_told_to_use_your_notes_cites_them_as_yours_and_not_otherwise(
     )
     assert "(your notes: highlight on SPECTER" in with_notes.answer.text
     assert "your notes" not in without.answer.text + " ".join(c.label for c in without.answer.citations)
+
+
+def test_jabrefs_own_library_with_its_pdfs_beside_it_is_read_whole_and_its_form_builds(
+    instance, storage, tmp_path
+):
+    exports = Path(__file__).parents[1] / "data" / "library_exports" / "jabref"
+    library = tmp_path / "jabref"
+    shutil.copytree(exports, library)
+    registry = registry_for(storage.collections_root)
+    registry.add("bibtex", library / "test-library-with-attached-files.bib", "jabref")
+
+    result = build(instance, storage, "jabref", raise_on_error=False)
+
+    # Every PDF is found beside the .bib; JabRef's test PDFs hold a line of text each, which parsing
+    # judges too little to be a paper.
+    assert check(result, "every_item_has_a_pdf").passed
+    items = storage.warehouse.rows("SELECT matched_by FROM library_items WHERE collection = 'jabref'")
+    assert [row["matched_by"] for row in items] == ["file field"] * 6
+    assert "too_little_text" in failure(result)[1]
+
+    # The same form (JabRef's `:file.pdf:PDF`, its file directory declared) over papers builds.
+    papers = tmp_path / "papers"
+    shutil.copytree(DEMO_COLLECTION, papers)
+    entries = [
+        f"@Article{{{name},\n  title = {{{title}}},\n  file = {{:{file}:PDF}},\n}}\n"
+        for name, (file, title, *_) in DEMO_ITEMS.items()
+    ]
+    bib = tmp_path / "jabref-demo.bib"
+    bib.write_text("\n".join(entries) + "\n@Comment{jabref-meta: fileDirectory:papers;}\n", encoding="utf-8")
+    registry.add("bibtex", bib, "jabref-demo")
+
+    built = build(instance, storage, "jabref-demo")
+
+    assert built.success and metadata(built, "parsed_documents")["dagster/row_count"] == len(DEMO_ITEMS)

@@ -24,6 +24,10 @@ from insight_assets.core.library.model import LibraryError
 SIDE_FILES = ("-wal", "-journal")
 _ATTEMPTS = 4
 _WAIT_S = 0.25
+_DAMAGED = (
+    "{path} is damaged: SQLite cannot read it, and no write is in progress. Close Zotero and restore "
+    "it from Zotero's own backup (zotero.sqlite.bak in the same folder), then try again."
+)
 _WRITING = (
     "Zotero is writing to its database ({path}) right now: try again in a moment (or once Zotero "
     "has finished syncing or importing)."
@@ -51,10 +55,12 @@ def open_snapshot(database: Path, folder: Path) -> sqlite3.Connection:
     """A connection to a private copy of ``database`` in ``folder``, at Zotero's last commit."""
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / database.name
+    states = set()
     for attempt in range(_ATTEMPTS):
         if attempt:
             time.sleep(_WAIT_S)
         before = file_state(watched_paths(database))
+        states.add(before)
         for stale in watched_paths(copy) + [copy.with_name(copy.name + "-shm")]:
             stale.unlink(missing_ok=True)
         # The side files first: a commit between the two copies leaves a journal that rolls the
@@ -67,6 +73,10 @@ def open_snapshot(database: Path, folder: Path) -> sqlite3.Connection:
         connection = _recovered(copy)
         if connection is not None:
             return connection
+    (state,) = states if len(states) == 1 else (None,)
+    if state is not None and all(side is None for side in state[1:]):
+        # Unchanged all along, no journal, no WAL: no write is in progress; the file itself is bad.
+        raise LibraryError(_DAMAGED.format(path=database))
     raise LibraryError(_WRITING.format(path=database))
 
 
