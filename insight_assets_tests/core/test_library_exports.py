@@ -78,6 +78,21 @@ def test_better_bibtex_home_relative_paths_find_their_pdfs(tmp_path, monkeypatch
     assert wainwright.authors == ("Wainwright, Martin J.", "Jordan, Michael I.")
 
 
+def test_a_mendeley_export_reads_every_entry_with_its_names_family_first(tmp_path):
+    collection = read_bibtex(BETTER_BIBTEX / "web_page and other mendeley idiocy.bib", "mendeley")
+
+    kinds = [problem.kind for problem in collection.problems]
+    # Mendeley gives two papers one key: both are read, the later under its line too.
+    assert not collection.items and set(kinds) == {"no-pdf", "duplicate-key"}
+    assert kinds.count("no-pdf") == 512 and kinds.count("duplicate-key") == 25
+    assert any(problem.item.startswith("Black2020 (Fiction and morality") for problem in collection.problems)
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    shutil.copyfile(DEMO_COLLECTION / DEMO_ITEMS["specter"][0], folder / "Black2020.pdf")
+    (black,) = read_bibtex(BETTER_BIBTEX / "web_page and other mendeley idiocy.bib", "mendeley", folder).items
+    assert black.authors == ("Black, Jessica E", "Barnes, Jennifer L") and black.doi == "10.1037/ppm0000281"
+
+
 def test_a_jabref_library_from_windows_names_its_paths_intact():
     collection = read_bibtex(BETTER_BIBTEX / "Jabref import - groups lost #1730-3.bib", "windows")
 

@@ -87,22 +87,20 @@ def read_bibtex(path: Path, name: str, pdf_dir: Path | None = None) -> LibraryCo
     strings: dict[str, str] = {}
     for string in library.strings:  # in order: a macro may use those defined before it
         strings[string.key.lower()] = _joined(str(string.value), strings)
-    # Keyless entries (Mendeley writes them) are all read; the parser set the later ones aside.
-    keyless = [
-        block.ignore_error_block
-        for block in library.failed_blocks
-        if type(block).__name__ == "DuplicateBlockKeyBlock" and not str(block.key).strip()
-    ]
-    read = sorted([*library.entries, *keyless], key=lambda entry: entry.start_line)
+    # Entries whose key an earlier one has (Mendeley writes both: several without a key, the same key
+    # for two papers) are read too; the parser set them aside.
+    duplicates = [block.ignore_error_block for block in library.failed_blocks if _is_duplicate(block)]
+    read = sorted([*library.entries, *duplicates], key=lambda entry: entry.start_line)
     entries = {}
     for entry in read:
         fields = {field.key.lower(): str(field.value) for field in entry.fields}
         entries.setdefault(entry.key.lower(), (entry, fields))
     folders = [*jabref_file_directories(text, path.parent), path.parent]
     pdf_folder = PdfFolder(pdf_dir) if pdf_dir is not None else None
+    seen: set[str] = set()
     for entry in read:
         fields = _inherited({field.key.lower(): str(field.value) for field in entry.fields}, entries)
-        key = entry.key.strip() or f"line-{entry.start_line + 1}"
+        key = _key_of(entry, seen, collection, path)
         item = _item(key, fields, strings)
         files = linked_files(_joined(fields.get("file", ""), strings))
         attach_pdf(collection, item, files, folders, pdf_folder)
@@ -168,15 +166,9 @@ def _unreadable(library, messages: list[str], path: Path) -> list[LibraryProblem
     for block in library.failed_blocks:
         line = (block.start_line or 0) + 1
         first = (block.raw or "").strip().splitlines()[0][:80] if (block.raw or "").strip() else ""
-        duplicate = getattr(block, "key", None)
-        if type(block).__name__ == "DuplicateBlockKeyBlock" and duplicate is not None:
-            if not str(duplicate).strip():
-                continue  # keyless entries are read, each named by its line
-            reason = f"its key {duplicate!r} is taken by an earlier entry, which is the one read"
-        else:
-            reason = (
-                reasons.get(line - 1) or reasons.get(line) or str(block.error) or type(block.error).__name__
-            )
+        if _is_duplicate(block):
+            continue  # read under a key of its own (``_key_of``)
+        reason = reasons.get(line - 1) or reasons.get(line) or str(block.error) or type(block.error).__name__
         problems.append(
             LibraryProblem(
                 item=f"line {line}",
@@ -186,6 +178,32 @@ def _unreadable(library, messages: list[str], path: Path) -> list[LibraryProblem
             )
         )
     return problems
+
+
+def _is_duplicate(block) -> bool:
+    return type(block).__name__ == "DuplicateBlockKeyBlock" and block.ignore_error_block is not None
+
+
+def _key_of(entry, seen: set[str], collection: LibraryCollection, path: Path) -> str:
+    """The entry's key; an entry without one is named by its line (``line-12``), and one whose key
+    an earlier entry has by both (``Smith2020-line-40``), with a warning."""
+    line = entry.start_line + 1
+    key = entry.key.strip()
+    if not key:
+        return f"line-{line}"
+    if key.lower() not in seen:
+        seen.add(key.lower())
+        return key
+    collection.problems.append(
+        LibraryProblem(
+            item=f"{key}-line-{line}",
+            kind="duplicate-key",
+            message=f"{path.name}, line {line}: the key {key!r} is taken by an earlier entry; this one is read as "
+            f"{key}-line-{line}. Give it a key of its own in your reference manager.",
+            severity="warning",
+        )
+    )
+    return f"{key}-line-{line}"
 
 
 def _inherited(fields: dict[str, str], entries: dict) -> dict[str, str]:
