@@ -370,10 +370,14 @@ def test_a_zotero_library_is_added_listed_shown_stale_when_changed_and_removed(t
     )
     assert added.returncode == 0, added.stderr
     assert "Added zotero library 'mylib'" in added.stdout
-    assert "mylib-evaluation: 2 paper(s) with a PDF, 3 item(s) without one" in added.stdout
+    assert "mylib-evaluation: 5 item(s), 2 with a PDF" in added.stdout
+    assert "- [attachment-missing]" in added.stdout  # the first problems, each with what to do
     assert json.loads((tmp_path / "data" / "libraries.json").read_text())["libraries"][0]["name"] == "mylib"
     listed = cli(tmp_path, "library", "list")
-    assert listed.stdout.startswith("mylib [zotero]") and "mylib-embeddings: 3 paper(s)" in listed.stdout
+    assert (
+        listed.stdout.startswith("mylib [zotero]")
+        and "mylib-embeddings: 3 item(s), 3 with a PDF" in listed.stdout
+    )
 
     before = cli(tmp_path, "collections")
     assert (
