@@ -62,17 +62,10 @@ def _named(registry, name: str):
 
 
 def _item_json(item) -> dict:
-    return {
-        "key": item.key,
-        "citekey": item.citekey or None,
-        "title": item.title or None,
-        "authors": list(item.authors),
-        "year": item.year,
-        "venue": item.venue or None,
-        "doi": item.doi or None,
-        "pdf": str(item.pdf) if item.pdf else None,
-        "matched_by": item.matched_by or None,
-    }
+    """An item as ``show --json`` gives it: the ``papers`` table's fields, its key and its PDF."""
+    fields = item.metadata()
+    fields.pop("link")
+    return {"key": fields.pop("item_key"), **fields, "pdf": str(item.pdf) if item.pdf else None}
 
 
 def _problem_json(problem) -> dict:
