@@ -42,6 +42,13 @@ def test_add_show_and_list_say_what_each_item_has(project):
     assert set(item) >= {"key", "citekey", "title", "authors", "year", "venue", "doi", "pdf", "matched_by"}
     assert Path(item["pdf"]).parent == (project / "jabref").resolve() and item["matched_by"] == "file field"
 
+    old_items = json.loads(run_cli(project, "library", "show", "old-jabref", "--json").stdout)["collections"][
+        0
+    ]
+    # Every item is listed, those without a PDF with "pdf": null beside their problems.
+    assert old_items["items"] and all(item["pdf"] is None for item in old_items["items"])
+    assert len(old_items["problems"]) == len(old_items["items"])
+
     listed = json.loads(run_cli(project, "library", "list", "--json").stdout)
     by_name = {row["name"]: row for row in listed["libraries"]}
     (old,) = by_name["old-jabref"]["collections"]

@@ -90,7 +90,7 @@ def _show(entry, as_json: bool) -> int:
                     "collections": [
                         {
                             "name": collection.name,
-                            "items": [_item_json(item) for item in collection.items],
+                            "items": [_item_json(item) for item in collection.every_item],
                             "problems": [_problem_json(problem) for problem in collection.problems],
                         }
                         for collection in collections
@@ -105,15 +105,22 @@ def _show(entry, as_json: bool) -> int:
         + (f" (PDFs from {entry.pdf_dir})" if entry.pdf_dir else "")
     )
     for collection in collections:
-        print(f"\n{collection.name}  <- {collection.path}: {len(collection.items)} item(s) with a PDF")
-        for item in collection.items:
+        print(
+            f"\n{collection.name}  <- {collection.path}: {len(collection.every_item)} item(s), "
+            f"{len(collection.items)} with a PDF"
+        )
+        for item in collection.every_item:
             people = "; ".join(item.authors[:3]) + ("; et al." if len(item.authors) > 3 else "")
             where = ", ".join(
                 str(part) for part in (item.venue, item.year, item.doi and f"doi:{item.doi}") if part
             )
             print(f"  {item.citekey or item.key}: {item.title or '(no title)'}")
             print(f"      {people or '(no authors)'}" + (f" | {where}" if where else ""))
-            print(f"      PDF: {item.pdf} (found by its {item.matched_by or 'attachment'})")
+            print(
+                f"      PDF: {item.pdf} (by its {item.matched_by})"
+                if item.pdf
+                else "      PDF: none (see its problem)"
+            )
         if collection.problems:
             print(f"  {len(collection.problems)} problem(s):")
             for problem in collection.problems:
@@ -164,9 +171,8 @@ def _print_added(entry) -> None:
     """Each collection's counts, then the first problems and where to see them all."""
     problems = []
     for collection in entry.collections():
-        errors = sum(problem.severity == "error" for problem in collection.problems)
         print(
-            f"  {collection.name}: {len(collection.items) + errors} item(s), {len(collection.items)} with a PDF"
+            f"  {collection.name}: {len(collection.every_item)} item(s), {len(collection.items)} with a PDF"
             + f"  <- {collection.path}"
         )
         problems += collection.problems

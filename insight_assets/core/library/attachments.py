@@ -33,6 +33,7 @@ def attach_pdf(
         if matched is not None:
             collection.items.append(dataclasses.replace(item, pdf=matched[0], matched_by=matched[1]))
             return
+    collection.unattached.append(item)
     collection.problems.append(_why_none(label, files, pdfs, pdf_folder))
 
 

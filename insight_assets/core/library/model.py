@@ -47,8 +47,8 @@ class LibraryItem:
     notes: tuple[ReaderNote, ...] = ()
     # What decides the item's metadata: a change here re-writes metadata only.
     version: str = ""
-    # How its PDF was found: "file field" (the entry names it; Zotero's attachment), or by a
-    # ``--pdfs`` folder: "citekey", "doi", "title".
+    # How its PDF was found: "attachment" (Zotero's), "file field" (an export's entry names it), or
+    # in a ``--pdfs`` folder by "citekey", "doi" or "title"; "" when it has none.
     matched_by: str = ""
 
     def metadata(self) -> dict:
@@ -86,6 +86,13 @@ class LibraryCollection:
     path: str
     items: list[LibraryItem] = field(default_factory=list)
     problems: list[LibraryProblem] = field(default_factory=list)
+    # The items it holds without a usable PDF (``pdf`` None): their problems say why.
+    unattached: list[LibraryItem] = field(default_factory=list)
+
+    @property
+    def every_item(self) -> list[LibraryItem]:
+        """Its items, those with a PDF first."""
+        return self.items + self.unattached
 
 
 def slug(text: str) -> str:
@@ -116,15 +123,17 @@ def item_label(key: str, title: str) -> str:
 
 
 def collections_to_json(collections: list[LibraryCollection]) -> list[dict]:
-    """``collections`` as JSON values (the parsed-library cache, ``library show --json``)."""
+    """``collections`` as JSON values (the parsed-library cache)."""
+
+    def items(values: list[LibraryItem]) -> list[dict]:
+        return [dataclasses.asdict(item) | {"pdf": str(item.pdf) if item.pdf else None} for item in values]
+
     return [
         {
             "name": collection.name,
             "path": collection.path,
-            "items": [
-                dataclasses.asdict(item) | {"pdf": str(item.pdf) if item.pdf else None}
-                for item in collection.items
-            ],
+            "items": items(collection.items),
+            "unattached": items(collection.unattached),
             "problems": [dataclasses.asdict(problem) for problem in collection.problems],
         }
         for collection in collections
@@ -133,23 +142,28 @@ def collections_to_json(collections: list[LibraryCollection]) -> list[dict]:
 
 def collections_from_json(values: list[dict]) -> list[LibraryCollection]:
     """What ``collections_to_json`` wrote."""
+
+    def items(values: list[dict]) -> list[LibraryItem]:
+        return [
+            LibraryItem(
+                **(
+                    item
+                    | {
+                        "authors": tuple(item["authors"]),
+                        "pdf": Path(item["pdf"]) if item["pdf"] else None,
+                        "notes": tuple(ReaderNote(**note) for note in item["notes"]),
+                    }
+                )
+            )
+            for item in values
+        ]
+
     return [
         LibraryCollection(
             name=value["name"],
             path=value["path"],
-            items=[
-                LibraryItem(
-                    **(
-                        item
-                        | {
-                            "authors": tuple(item["authors"]),
-                            "pdf": Path(item["pdf"]) if item["pdf"] else None,
-                            "notes": tuple(ReaderNote(**note) for note in item["notes"]),
-                        }
-                    )
-                )
-                for item in value["items"]
-            ],
+            items=items(value["items"]),
+            unattached=items(value["unattached"]),
             problems=[LibraryProblem(**problem) for problem in value["problems"]],
         )
         for value in values

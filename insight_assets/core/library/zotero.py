@@ -195,6 +195,7 @@ class _Reader:
             for member in tree:
                 item_ids |= members[member]
             items, problems = self.items(sorted(item_ids - self.trashed))
+            unattached = [item for item in items if item.pdf is None]
             subcollections = sorted(" / ".join(self._path(member, by_id)[1:]) for member in tree[1:])
             name = f"{library_name}-{slug(row['collectionName'])}"
             if any(collection.name == name for collection in found):  # two top-level names, one slug
@@ -204,7 +205,8 @@ class _Reader:
                     name=name,
                     path=row["collectionName"]
                     + (f" (with {', '.join(subcollections)})" if subcollections else ""),
-                    items=items,
+                    items=[item for item in items if item.pdf is not None],
+                    unattached=unattached,
                     problems=list(warnings) + problems,
                 )
             )
@@ -215,7 +217,8 @@ class _Reader:
                 LibraryCollection(
                     name=f"{library_name}-{UNFILED}",
                     path="items in no collection",
-                    items=items,
+                    items=[item for item in items if item.pdf is not None],
+                    unattached=[item for item in items if item.pdf is None],
                     problems=list(warnings) + problems,
                 )
             )
@@ -256,6 +259,8 @@ class _Reader:
         return found
 
     def items(self, item_ids: list[int]) -> tuple[list[LibraryItem], list[LibraryProblem]]:
+        """The papers among ``item_ids`` (a PDF each where they have a usable one) and the problems
+        of those without."""
         if not item_ids:
             return [], []
         marks = ",".join("?" * len(item_ids))
@@ -285,7 +290,6 @@ class _Reader:
             pdf, attachment_id, problem = self._pdf(attachment, label)
             if problem:
                 problems.append(problem)
-                continue
             items.append(
                 LibraryItem(
                     key=row["key"],
@@ -297,6 +301,7 @@ class _Reader:
                     citekey=item_fields.get("citationKey") or _extra_citekey(item_fields.get("extra", "")),
                     link=self._link(row),
                     pdf=pdf,
+                    matched_by="attachment" if pdf else "",
                     notes=tuple(self._annotations(attachment_id) + self._notes(row["itemID"])),
                     version=f"{row['dateModified']}|{json.dumps(item_fields, sort_keys=True)}",
                 )
