@@ -1,7 +1,7 @@
 """``insight-assets``: build and inspect collections without opening the Dagster UI.
 
 This module parses and dispatches. The commands live beside what they serve: those spanning every
-defs folder (build, collections, estimate) in ``app/commands.py``, the others in each defs folder's
+defs folder (build, collections, deployment, estimate) in ``app/collection_commands.py``, the others in each defs folder's
 module of ``app/cli/`` (``COMMANDS``), and ``ask --method NAME`` runs the method folder's flow
 (``ASK`` in ``defs/<folder>/ask.py``; its options are its ``app/cli/`` module's ``ASK_ARGUMENTS``).
 """
@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from insight_assets.app import commands, library
+from insight_assets.app import collection_commands, commands, library
 from insight_assets.app.cli import cli_modules
 from insight_assets.app.commands import Command
 from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
@@ -65,7 +65,7 @@ def all_commands() -> list[Command]:
     modules = cli_modules()  # light: their commands import inside their functions
     options = [module.ASK_ARGUMENTS for module in modules if getattr(module, "ASK_ARGUMENTS", None)]
     return [
-        *commands.COMMANDS,
+        *collection_commands.COMMANDS,
         library.COMMAND,
         _ask_command(ask_flows(), options),
         *(command for module in modules for command in module.COMMANDS),
