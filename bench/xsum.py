@@ -161,7 +161,7 @@ def _xsum(client, retriever, target, papers, sources, late) -> None:
         client, [papers[doc] for doc in target.doc_ids], xsum.QUESTIONS_PER_PAPER
     )
     answers = xsum.answer_target_questions(
-        client, retriever, [target], generated.questions, xsum.XSumSettings(), late
+        client, retriever, [target], generated.questions, xsum.AnswersSettings(), late
     )
     questions = {q.question_id: q.question for q in generated.questions}
     xsum.write_summaries(client, [target], answers, questions, sources)

@@ -203,9 +203,9 @@ def test_scores():
 
 def test_settings_refuse_what_the_paper_cannot_mean():
     with pytest.raises(ValueError, match="retrieval_scope"):
-        xsum.XSumSettings(retrieval_scope="everything")
+        xsum.AnswersSettings(retrieval_scope="everything")
     with pytest.raises(ValueError, match="top_n"):
-        xsum.XSumSettings(candidates=10, top_n=20)
+        xsum.AnswersSettings(candidates=10, top_n=20)
 
 
 def test_the_offline_checklist_refinement_merges_questions_about_the_same_point():

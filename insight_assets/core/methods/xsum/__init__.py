@@ -22,20 +22,18 @@ handed for the target, summarised), the paper's Table 1; *plain RAG* (the topic 
 top 20 chunks by cosine, one summary) and *abstracts only* (the editor over the papers' abstracts).
 ``scores.py`` evaluates them all against evaluation targets.
 
-Each step is a function here (the assets call them one by one); ``summarize`` runs them all for
-one target, for the CLI.
+Each step is a function here (the assets call them one by one); each stage's settings are one model
+in ``settings.py``, which these functions read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...chunking import PASSAGE
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, render_citations
-from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
-from ...retrieval.search import RETRIEVAL_MODES
+from ...retrieval.rerank import LateInteraction
 from . import store  # declares the method's warehouse tables
 from .runs import (
     abstracts_summaries,
@@ -75,7 +73,8 @@ from .schemas import (
     XSumQuestion,
 )
 from .scores import score_summaries
-from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
+from .settings import AnswersSettings, QuestionsSettings, SummariesSettings
+from .summaries import WrittenSummaries, summarize_targets
 from .tasks import GENERATION_TASKS, JUDGE_TASKS
 
 if TYPE_CHECKING:
@@ -86,51 +85,12 @@ PROFILE = PASSAGE
 TASKS = GENERATION_TASKS + JUDGE_TASKS
 
 
-@dataclass(frozen=True)
-class XSumSettings:
-    """The paper's defaults; ``retrieval_mode`` "dense" is §3.4's cosine first stage."""
-
-    questions_per_paper: int = QUESTIONS_PER_PAPER
-    candidates: int = CANDIDATES
-    top_n: int = TOP_N
-    retrieval_mode: str = "dense"
-    retrieval_scope: str = "paper"
-    reranker: str = DEFAULT_RERANKER
-    refine: bool = False
-    max_target_papers: int = MAX_TARGET_PAPERS
-
-    def __post_init__(self) -> None:
-        if self.retrieval_scope not in RETRIEVAL_SCOPES:
-            raise ValueError(
-                f"retrieval_scope must be one of {', '.join(RETRIEVAL_SCOPES)}, not {self.retrieval_scope!r}"
-            )
-        if self.retrieval_mode not in RETRIEVAL_MODES:
-            raise ValueError(
-                f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval_mode!r}"
-            )
-        if self.reranker not in RERANKERS:
-            raise ValueError(f"reranker must be one of {', '.join(RERANKERS)}, not {self.reranker!r}")
-        for name in ("questions_per_paper", "candidates", "top_n", "max_target_papers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
-        if self.top_n > self.candidates:
-            raise ValueError(f"top_n ({self.top_n}) cannot exceed candidates ({self.candidates})")
-
-
-@dataclass(frozen=True)
-class TargetSummary:
-    questions: list[XSumQuestion]
-    question_failures: dict[str, str]
-    answers: list[XSumAnswerRecord]
-    summary: SummaryRecord
-
-
 def answer_target_questions(
     client: LLMClient,
     retriever: Retriever,
     targets: Sequence[SummaryTarget],
     questions: Sequence[XSumQuestion],
-    settings: XSumSettings,
+    settings: AnswersSettings,
     late_interaction: LateInteraction | None = None,
 ) -> list[XSumAnswerRecord]:
     """Step 2 for every target, with the settings' retrieval, rerank and refine choices."""
@@ -149,51 +109,38 @@ def answer_target_questions(
     )
 
 
-def summarize(
-    client: LLMClient,
-    retriever: Retriever,
-    target: SummaryTarget,
-    papers: Mapping[str, PaperInput],
-    sources: Mapping[str, Source],
-    settings: XSumSettings = XSumSettings(),
-) -> TargetSummary:
-    """All three steps for one target: questions for its papers, their answers, the summary."""
-    generated = generate_questions(
-        client, [papers[doc] for doc in target.doc_ids], settings.questions_per_paper
-    )
-    answers = answer_target_questions(client, retriever, [target], generated.questions, settings)
-    questions = {q.question_id: q.question for q in generated.questions}
-    summary = write_summaries(client, [target], answers, questions, sources)[0]
-    return TargetSummary(generated.questions, generated.failures, answers, summary)
-
-
 __all__ = [
     "ABSTAINED",
     "ABSTRACTS_ONLY",
     "ABSTRACT_FALLBACK_TOKENS",
     "ANSWERED",
+    "CANDIDATES",
     "FAILED",
+    "MAX_TARGET_PAPERS",
     "MIN_CITED_FOR_EVALUATION",
     "NO_INPUT",
     "PIPELINE_1",
     "PIPELINE_2",
     "PLAIN_RAG",
     "PROFILE",
+    "QUESTIONS_PER_PAPER",
+    "RETRIEVAL_SCOPES",
     "SUMMARY_METHODS",
     "TASKS",
+    "TOP_N",
     "TRUNCATED",
     "WRITTEN",
     "XSUM",
-    "BaselineSettings",
+    "AnswersSettings",
     "PaperInput",
+    "QuestionsSettings",
     "Source",
+    "SummariesSettings",
     "SummaryRecord",
     "SummaryTarget",
-    "TargetSummary",
     "WrittenSummaries",
     "XSumAnswerRecord",
     "XSumQuestion",
-    "XSumSettings",
     "abstracts_summaries",
     "answer_target_questions",
     "chunk_citations",
@@ -206,7 +153,6 @@ __all__ = [
     "render_citations",
     "score_summaries",
     "store",
-    "summarize",
     "summarize_targets",
     "summary_citations_valid",
     "write_summaries",

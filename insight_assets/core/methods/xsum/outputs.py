@@ -42,16 +42,8 @@ from .store import summary_costs
 
 if TYPE_CHECKING:
     from ...stage import CollectionScope
-    from .stages import (
-        Answered,
-        AnswersSettings,
-        Asked,
-        QuestionsSettings,
-        Scored,
-        ScoresSettings,
-        SummariesSettings,
-        Summarized,
-    )
+    from .settings import AnswersSettings, QuestionsSettings, ScoresSettings, SummariesSettings
+    from .stages import Answered, Asked, Scored, Summarized
 
 TARGETS_READABLE = "summary_targets_readable"
 CITATIONS_IN_TARGET = "summary_citations_in_target"

@@ -1,5 +1,5 @@
-"""XSum's stages, one per asset (see ``core/stage.py``): their settings, the work the build, the
-dry run and ``ask`` share, and their declarations (``STAGES``).
+"""XSum's stages, one per asset (see ``core/stage.py``): the work the build, the dry run and ``ask``
+share, and their declarations (``STAGES``); each stage's settings model is in ``settings.py``.
 
 Each reads its inputs (the warehouse, or in a dry run what the stage before planned), makes the
 model calls and returns what ``outputs.py`` keeps of it.
@@ -10,29 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
-
 from ...retrieval.citing import Source, load_sources
-from ...retrieval.rerank import DEFAULT_RERANKER, RERANKERS, LateInteraction
-from ...retrieval.search import RETRIEVAL_MODES
-from ...stage import Check, CollectionScope, JudgedSettings, NothingToDo, Stage, StageSettings
-from . import PROFILE, XSumSettings, answer_target_questions, load, outputs, scores, store
+from ...retrieval.rerank import LateInteraction
+from ...stage import Check, CollectionScope, NothingToDo, Stage
+from . import PROFILE, answer_target_questions, load, outputs, scores, store
 from . import tasks as xsum_tasks
 from .runs import QuestionsOutcome, generate_questions
 from .schemas import (
-    ABSTRACT_FALLBACK_TOKENS,
-    CANDIDATES,
-    MAX_TARGET_PAPERS,
-    MIN_CITED_FOR_EVALUATION,
-    QUESTIONS_PER_PAPER,
-    RETRIEVAL_SCOPES,
-    TOP_N,
     PaperInput,
     SummaryRecord,
     SummaryTarget,
     XSumAnswerRecord,
 )
-from .summaries import BaselineSettings, WrittenSummaries, summarize_targets
+from .settings import AnswersSettings, QuestionsSettings, ScoresSettings, SummariesSettings
+from .summaries import WrittenSummaries, summarize_targets
 
 if TYPE_CHECKING:
     from ...jsonl import LineProblem
@@ -43,84 +34,6 @@ SCORES = "xsum_scores"
 # Stand-ins an ask gives for what the build reads of the collection: the papers asked about, the
 # targets summarised (one topic over the papers that match it).
 PAPER_CHOICE, TARGET_CHOICE = "xsum_papers_asked_about", "xsum_targets_summarised"
-
-
-class QuestionsSettings(StageSettings):
-    """§3.2: k = 5 questions per paper from its title and abstract; temperature 0.3, top-p 0.95."""
-
-    questions_per_paper: int = Field(default=QUESTIONS_PER_PAPER, ge=1, description="§3.2: k = 5.")
-    abstract_fallback_tokens: int = Field(
-        default=ABSTRACT_FALLBACK_TOKENS, ge=20, description="Body tokens read when a paper has no abstract."
-    )
-
-
-class AnswersSettings(StageSettings):
-    """§3.4: top 100 chunks by cosine, reranked to 20 (late interaction), answers at temperature
-    0.3, top-p 0.95; the public code's refine pass off. Targets of up to 10 papers."""
-
-    retrieval_scope: str = Field(default="paper", description=f"One of {', '.join(RETRIEVAL_SCOPES)}.")
-    candidates: int = Field(default=CANDIDATES, ge=1, description="§3.4: chunks retrieved per question.")
-    top_n: int = Field(default=TOP_N, ge=1, description="§3.4: chunks kept after the rerank.")
-    retrieval_mode: str = Field(default="dense", description=f"One of {', '.join(RETRIEVAL_MODES)}.")
-    reranker: str = Field(default=DEFAULT_RERANKER, description=f"One of {', '.join(RERANKERS)}.")
-    refine: bool = Field(default=False, description="The public code's second pass over the same context.")
-    max_target_papers: int = Field(default=MAX_TARGET_PAPERS, ge=1, description="Papers per target, at most.")
-    max_targets: int | None = Field(
-        default=None,
-        ge=1,
-        description="Targets summarised, at most, in the order they are found; unset: every target.",
-    )
-    min_cited_for_evaluation: int = Field(
-        default=MIN_CITED_FOR_EVALUATION,
-        description="Collection papers a related-work section must cite to make an evaluation target.",
-    )
-
-    @model_validator(mode="after")
-    def _valid(self) -> AnswersSettings:
-        self.xsum()  # the method's own checks: one of the modes, top_n within candidates
-        return self
-
-    def xsum(self, questions_per_paper: int = QUESTIONS_PER_PAPER) -> XSumSettings:
-        """The method's retrieval and answering settings (with the questions' ``questions_per_paper``)."""
-        return XSumSettings(
-            questions_per_paper=questions_per_paper,
-            candidates=self.candidates,
-            top_n=self.top_n,
-            retrieval_mode=self.retrieval_mode,
-            retrieval_scope=self.retrieval_scope,
-            reranker=self.reranker,
-            refine=self.refine,
-            max_target_papers=self.max_target_papers,
-        )
-
-
-class SummariesSettings(StageSettings):
-    """§3.5: the editor at temperature 0.3, top-p 0.95, max_tokens sized to its input; the baselines
-    plain RAG (topic as query, top 20 by cosine) and abstracts only, on every target."""
-
-    baselines: bool = Field(
-        default=True, description="Also write the plain-RAG and abstracts-only summaries."
-    )
-    plain_rag_k: int = Field(default=TOP_N, ge=1, description="Chunks the plain-RAG baseline reads.")
-    pipeline_1_top_n: int = Field(
-        default=TOP_N, ge=1, description="Chunks Pipeline 1 summarises, the ranker's best."
-    )
-    pipeline_2_candidates: int = Field(
-        default=CANDIDATES,
-        ge=1,
-        description="Chunks Pipeline 2 retrieves on the title before its LLM re-rank.",
-    )
-
-    def baseline_settings(self) -> BaselineSettings | None:
-        """The baselines' settings; ``None`` when they are off."""
-        if not self.baselines:
-            return None
-        return BaselineSettings(self.plain_rag_k, self.pipeline_1_top_n, self.pipeline_2_candidates)
-
-
-class ScoresSettings(JudgedSettings):
-    """§4.2's metrics; the judge may be another model than the generator's (the paper judged with
-    Phi-3 what GPT-4o-mini wrote, §4.3)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +82,7 @@ def answers(scope: CollectionScope, settings: AnswersSettings) -> Answered:
         raise NothingToDo("no summary target: no theme cluster, user target or evaluation target has papers.")
     asked = scope.upstream(QUESTIONS, lambda: store.load_questions(scope.warehouse, scope.collection))
     reranker = LateInteraction.for_collection(retriever.store.uri, retriever.collection)
-    answered = answer_target_questions(scope.client, retriever, targets, asked, settings.xsum(), reranker)
+    answered = answer_target_questions(scope.client, retriever, targets, asked, settings, reranker)
     if not answered:
         raise NothingToDo("no target paper has questions: `xsum_questions` kept none for them.")
     scope.plan(TARGETS, targets)
@@ -187,7 +100,7 @@ class Summarized:
 def summaries(scope: CollectionScope, settings: SummariesSettings) -> Summarized:
     """§3.5: the editor's summary of each target from its answers, and the baselines' beside it."""
     warehouse, collection = scope.warehouse, scope.collection
-    baselines = settings.baseline_settings()
+    baselines = settings if settings.baselines else None
     targets = scope.upstream(TARGETS, lambda: store.load_targets(warehouse, collection))
     if not targets:
         raise NothingToDo("no summary targets: `xsum_answers` found none.")

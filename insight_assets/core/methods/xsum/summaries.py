@@ -20,7 +20,6 @@ from .runs import (
 )
 from .schemas import (
     ABSTRACTS_ONLY,
-    CANDIDATES,
     PIPELINE_1,
     PIPELINE_2,
     PLAIN_RAG,
@@ -36,16 +35,7 @@ if TYPE_CHECKING:
     from ...llm import LLMClient
     from ...retrieval import Retriever
     from ...retrieval.citing import Source
-
-
-@dataclass(frozen=True)
-class BaselineSettings:
-    """How many chunks each baseline reads: plain RAG its top ``plain_rag_k`` by cosine, Pipeline 1
-    the ranker's best ``pipeline_1_top_n``, Pipeline 2 ``pipeline_2_candidates`` before its re-rank."""
-
-    plain_rag_k: int = TOP_N
-    pipeline_1_top_n: int = TOP_N
-    pipeline_2_candidates: int = CANDIDATES
+    from .settings import SummariesSettings
 
 
 @dataclass(frozen=True)
@@ -63,7 +53,7 @@ def summarize_targets(
     questions: Mapping[str, str],
     sources: Mapping[str, Source],
     *,
-    baselines: BaselineSettings | None = None,
+    baselines: SummariesSettings | None = None,
     retriever: Retriever | None = None,
     papers: Mapping[str, PaperInput] | None = None,
 ) -> WrittenSummaries:
