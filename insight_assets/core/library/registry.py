@@ -5,7 +5,7 @@ removing one forgets it and never touches the library itself.
 
 A library is parsed again only when what it is read from changes (its file, Zotero's ``-wal`` and
 ``-journal``, the PDFs folder's listing) or the reader's code does: each parse is kept, across
-processes, in ``data/cache/libraries/`` (Zotero's snapshot too, ``zotero_snapshot.py``).
+processes, in ``data/cache/libraries/``, where Zotero's snapshot is taken too (``zotero_snapshot.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -109,8 +110,10 @@ def _read(library: Library, state: str) -> list[LibraryCollection]:
             return collections_from_json(saved["collections"])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not parsed yet, or a cache this version cannot read: parse again
-    collections = library.parse(folder / f"{library.name}-snapshot")
     folder.mkdir(parents=True, exist_ok=True)
+    # A snapshot of its own for each read: the sensor and a build's steps may read at the same moment.
+    with tempfile.TemporaryDirectory(prefix=f"{library.name}-snapshot-", dir=folder) as snapshot:
+        collections = library.parse(Path(snapshot))
     staged = kept.with_suffix(f".{os.getpid()}.tmp")
     staged.write_text(json.dumps({"state": state, "collections": collections_to_json(collections)}))
     os.replace(staged, kept)
