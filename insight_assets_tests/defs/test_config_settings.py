@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 from pydantic import ValidationError
 
-from insight_assets.core.methods.insight_rag.stages import AnswersSettings as RAGAnswersSettings
+from insight_assets.core.methods.insight_rag.settings import AnswersSettings as RAGAnswersSettings
 from insight_assets.core.methods.insightgen.stages import InsightsSettings
 from insight_assets.core.methods.xsum.settings import AnswersSettings
 from insight_assets.core.methods.xsum.stages import STAGES as XSUM_STAGES
@@ -20,7 +20,7 @@ def test_the_method_settings_take_the_stage_settings_values():
     # XSum's engine reads its stage settings model itself: nothing is copied.
     settings = AnswersSettings(candidates=40, top_n=8, retrieval_scope="target")
     assert (settings.candidates, settings.top_n, settings.retrieval_scope) == (40, 8, "target")
-    assert RAGAnswersSettings(rag_ks=[1, 3]).method().rag_ks == (1, 3)  # frozen settings hold tuples
+    assert RAGAnswersSettings(rag_ks=[1, 3]).rag_ks == [1, 3]  # Insight-RAG's too
     nested = InsightsSettings(top_k=2, max_hops=1, methods=["insightgen"]).method()
     assert (nested.selection.top_k, nested.selection.max_hops, nested.methods) == (2, 1, ("insightgen",))
 

@@ -150,7 +150,7 @@ def test_before_the_retriever_is_built_parametric_answers_are_rows_that_say_why(
         storage.vectors_uri,
         hashing_embedder.get_embedder(),
         "demo",
-        insight_rag.AnswerSettings(retriever_modes=("parametric",)),
+        insight_rag.AnswersSettings(retriever_modes=["parametric"]),
     )
     with llm.client(asset="test", partition="demo", run_id=None) as client:
         identified = insight_rag.identify(client, items, setup)

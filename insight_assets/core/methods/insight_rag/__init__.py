@@ -26,7 +26,7 @@ from .benchmark import Benchmark, BenchmarkItem, build_questions, matching_pairs
 from .collection import phrase_questions, read_triples
 from .pipeline import Identification, MethodAnswer, Setup, answer, identify
 from .retriever import InsightRetriever, RetrievedInsight, Sentence
-from .settings import PROFILE, AnswerSettings, BenchmarkSettings
+from .settings import PROFILE, AccuracySettings, AnswersSettings, BenchmarkSettings, TriplesSettings
 from .tasks import ANSWER_TASKS, BENCHMARK_TASKS, TRIPLE_TASKS
 from .triples import EXTRACTOR, Triple, extract
 
@@ -71,7 +71,8 @@ __all__ = [
     "EXTRACTOR",
     "PROFILE",
     "TASKS",
-    "AnswerSettings",
+    "AccuracySettings",
+    "AnswersSettings",
     "Benchmark",
     "BenchmarkItem",
     "BenchmarkSettings",
@@ -82,6 +83,7 @@ __all__ = [
     "Sentence",
     "Setup",
     "Triple",
+    "TriplesSettings",
     "answer",
     "build_benchmark",
     "collection_benchmark",

@@ -20,8 +20,8 @@ from .triples import EXTRACTOR
 if TYPE_CHECKING:
     from ...stage import CollectionScope
     from .collection import ChunkTriples
-    from .settings import BenchmarkSettings
-    from .stages import AccuracySettings, Answered, AnswersSettings, Benchmarked, Measured, TriplesSettings
+    from .settings import AccuracySettings, AnswersSettings, BenchmarkSettings, TriplesSettings
+    from .stages import Answered, Benchmarked, Measured
 
 TRIPLES_FOUND = "triples_found"
 HAS_ITEMS = "benchmark_has_items"

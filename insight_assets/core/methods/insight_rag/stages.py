@@ -1,5 +1,5 @@
-"""Insight-RAG's model-calling stages, one per asset (see ``core/stage.py``): their settings, the
-work the build and the dry run share, and their declarations (``STAGES``). The insight
+"""Insight-RAG's model-calling stages, one per asset (see ``core/stage.py``): the work the build and
+the dry run share, and their declarations (``STAGES``); their settings models are in ``settings.py``. The insight
 retriever's training (``insight_retriever``) calls no priced model and is not a stage.
 
 A dry run prices only what calls the configured model: the ``parametric`` mode (the adapter the
@@ -9,97 +9,29 @@ build trains) and the base model run here and cost nothing, and loading them wou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from pydantic import Field, model_validator
-
-from ...retrieval.search import RETRIEVAL_MODES
-from ...stage import Check, CollectionScope, NothingToDo, Stage, StageSettings
+from ...stage import Check, CollectionScope, NothingToDo, Stage
 from . import accuracy, collection_benchmark, outputs, store
 from .benchmark import Benchmark, BenchmarkItem
 from .causal_lm import CausalLM, base_model_source
 from .collection import ChunkTriples, first_chunks, phrase_questions, read_triples
 from .pipeline import Identification, MethodAnswer, Setup, answer, identify
 from .schemas import (
-    ACCURACY_MODES,
     BASE_MODEL,
     BURIED,
-    DEFAULT_RETRIEVER_MODES,
     KINDS,
     LLM,
     PARAMETRIC,
-    RAG_KS,
     RETRIEVER_MODES,
 )
-from .settings import PROFILE, AnswerSettings, BenchmarkSettings
+from .settings import PROFILE, AccuracySettings, AnswersSettings, BenchmarkSettings, TriplesSettings
 from .tasks import ANSWER_TASKS, BENCHMARK_TASKS, INSIGHT_RAG_COMPLETE, TRIPLE_TASKS
 
 TRIPLES, BENCHMARK = "knowledge_triples", "insight_rag_benchmark"
 ANSWERS, ACCURACY = "insight_rag_answers", "insight_retriever_accuracy"
 # The parametric retriever's training: an asset of its own (not a stage: it calls no priced model).
 RETRIEVER = "insight_retriever"
-
-
-class TriplesSettings(StageSettings):
-    """§3, Figure 2 step 1: triples of every ``xsum`` chunk's whole sentences."""
-
-    max_chunks_per_paper: int | None = Field(
-        default=None,
-        ge=1,
-        description="Read triples from at most this many chunks of each paper, from its start (one "
-        "model call a chunk); unset: every chunk, as the paper does.",
-    )
-
-
-class AnswersSettings(StageSettings):
-    """§2 and §5: Insight-RAG with each retriever mode, RAG with k = 1, 3, 5, 10 chunks, no context."""
-
-    retriever_modes: list[str] = Field(
-        default=list(DEFAULT_RETRIEVER_MODES),
-        description=f"Insight-retriever modes to answer with: some of {', '.join(RETRIEVER_MODES)}.",
-    )
-    rag_ks: list[int] = Field(default=list(RAG_KS), description="RAG's chunk counts.")
-    rag_mode: str = Field(default="dense", description=f"RAG's retrieval: {', '.join(RETRIEVAL_MODES)}.")
-    insight_search_mode: str = Field(
-        default="hybrid", description="How the retriever searches triples and sentences."
-    )
-    max_items: int | None = Field(
-        default=None, ge=1, description="Only the first N items per kind (cost control)."
-    )
-    baselines: bool = Field(default=True, description="Also answer with RAG at each k and with no retrieval.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> AnswersSettings:
-        self.method()  # the method's own checks: known modes, positive k
-        return self
-
-    def method(self) -> AnswerSettings:
-        return AnswerSettings(
-            tuple(self.retriever_modes), tuple(self.rag_ks), self.rag_mode, self.insight_search_mode
-        )
-
-
-class AccuracySettings(StageSettings):
-    """Table 3: every retriever mode given the gold subject + relation of each question."""
-
-    modes: list[str] = Field(
-        default=list(ACCURACY_MODES),
-        description=f"Modes scored: some of {', '.join(ACCURACY_MODES)} ('{BASE_MODEL}': the parametric "
-        "retriever's base model without its adapter).",
-    )
-    max_items: int | None = Field(
-        default=30,
-        ge=1,
-        description="Questions of each kind (buried, multi-document) asked, at most (the base model writes "
-        "its full 100 tokens, ten beams for a multi-document one); unset: all.",
-    )
-
-    @model_validator(mode="after")
-    def _valid(self) -> AccuracySettings:
-        unknown = sorted(set(self.modes) - set(ACCURACY_MODES))
-        if unknown or not self.modes:
-            raise ValueError(f"modes must be some of {', '.join(ACCURACY_MODES)}")
-        return self
 
 
 def triples(scope: CollectionScope, settings: TriplesSettings) -> ChunkTriples:
@@ -153,11 +85,10 @@ def answers(scope: CollectionScope, answer_settings: AnswersSettings) -> Answere
     """Each item's identified insights and every method's answer; ``None`` without items (or, in a
     dry run, with no mode that calls the model). ``IndexMissing`` before the triples are indexed."""
     items = first_of_each_kind(benchmark_items(scope), answer_settings.max_items)
-    settings = answer_settings.method()
+    settings = answer_settings
     if scope.estimating:
-        settings = replace(
-            settings, retriever_modes=tuple(m for m in settings.retriever_modes if m != PARAMETRIC)
-        )
+        modes = [mode for mode in settings.retriever_modes if mode != PARAMETRIC]
+        settings = settings.model_copy(update={"retriever_modes": modes})
     if not items or not settings.retriever_modes:
         return None
     setup = store.open_setup(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection, settings)
@@ -201,7 +132,7 @@ def retriever_accuracy(scope: CollectionScope, settings: AccuracySettings) -> Me
         scope.vectors_uri,
         scope.embedder,
         scope.collection,
-        AnswerSettings(searched or (PARAMETRIC,)),
+        AnswersSettings(retriever_modes=list(searched or (PARAMETRIC,))),
     )
     base = _base_model(scope, skipped) if BASE_MODEL in modes else None
     if PARAMETRIC in modes and setup.insights.parametric is None:

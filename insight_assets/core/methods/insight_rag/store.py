@@ -28,7 +28,7 @@ from .cpt import read_training
 from .pipeline import MethodAnswer, Setup, paper_text
 from .retriever import InsightRetriever
 from .schemas import PARAMETRIC
-from .settings import PROFILE, AnswerSettings
+from .settings import PROFILE, AnswersSettings
 from .triples import Triple
 
 # The LanceDB tables of the searchable triples and sentences, one per collection.
@@ -179,7 +179,7 @@ def load_retriever_accuracy(warehouse: Warehouse, collection: str) -> list[dict]
 
 
 def open_setup(
-    warehouse: Warehouse, lancedb_uri: str, embedder, collection: str, settings: AnswerSettings
+    warehouse: Warehouse, lancedb_uri: str, embedder, collection: str, settings: AnswersSettings
 ) -> Setup:
     """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule,
     and the adapted model when a mode needs it. Raises ``IndexMissing`` before the collection's
@@ -229,8 +229,8 @@ def open_setup(
             missing,
         ),
         sources=load_sources(warehouse, collection, PROFILE),
-        modes=settings.retriever_modes,
-        rag_ks=settings.rag_ks,
+        modes=tuple(settings.retriever_modes),
+        rag_ks=tuple(settings.rag_ks),
         rag_mode=settings.rag_mode,
         papers=papers,
         similarity=similarity,
