@@ -9,7 +9,7 @@ import re
 from insight_assets.core.methods.contregen.stages import TreesSettings
 from insight_assets.core.methods.insight_rag.stages import AnswersSettings
 from insight_assets.core.methods.insightgen.stages import InsightsSettings
-from insight_assets.core.methods.scipip.stages import RetrievalSettings
+from insight_assets.core.methods.scipip.settings import RetrievalSettings
 from insight_assets.core.methods.xsum.settings import QuestionsSettings
 from insight_assets.defs.asking import Asked, ask, ask_flows
 from insight_assets.defs.resources import LLMResource

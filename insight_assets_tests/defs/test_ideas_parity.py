@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from insight_assets import cli
-from insight_assets.core.methods.scipip.stages import IDEAS, RETRIEVALS, RetrievalSettings
+from insight_assets.core.methods.scipip.settings import RetrievalSettings
+from insight_assets.core.methods.scipip.stages import IDEAS, RETRIEVALS
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection
 from insight_assets_tests.defs.helpers import assets_up_to, materialize_collection

@@ -75,7 +75,7 @@ ROWS = {
 
 def test_the_keyword_route_finds_a_paper_the_semantic_top_k_misses():
     library = _library(ROWS)
-    found = scipip.retrieve(library, QUERY, ["quartz lattice encoders"], scipip.SciPIPSettings(n_cocite=0))
+    found = scipip.retrieve(library, QUERY, ["quartz lattice encoders"], scipip.RetrievalSettings(n_cocite=0))
     assert found.semantic == ["near1", "near2", "near3", "near4", "near5"]
     assert "far_keyword" not in found.semantic and found.routes["far_keyword"] == [KEYWORD]
     assert found.routes["near1"] == [SEMANTIC, KEYWORD]  # its own keywords were searched too
@@ -86,16 +86,16 @@ def test_the_keyword_route_finds_a_paper_the_semantic_top_k_misses():
 def test_a_keyword_in_a_papers_background_text_finds_it_as_eq_4_says():
     rows = {**ROWS, "far_other": (_unit(0, 0, 0, 1), ("protein folding",), "Uses quartz lattice encoders.")}
     found = scipip.retrieve(
-        _library(rows), QUERY, ["quartz lattice encoders"], scipip.SciPIPSettings(n_cocite=0)
+        _library(rows), QUERY, ["quartz lattice encoders"], scipip.RetrievalSettings(n_cocite=0)
     )
     assert KEYWORD in found.routes["far_other"]
 
 
 def test_brainstorm_keywords_join_the_retrieval_keywords():
     library = _library(ROWS)
-    without = scipip.retrieve(library, QUERY, [], scipip.SciPIPSettings(n_cocite=0))
+    without = scipip.retrieve(library, QUERY, [], scipip.RetrievalSettings(n_cocite=0))
     merged = scipip.retrieve(
-        library, QUERY, [], scipip.SciPIPSettings(n_cocite=0), extra_keywords=["Protein  Folding"]
+        library, QUERY, [], scipip.RetrievalSettings(n_cocite=0), extra_keywords=["Protein  Folding"]
     )
     assert "far_other" not in without.routes
     assert merged.routes["far_other"] == [KEYWORD] and "protein folding" in merged.keywords
@@ -112,7 +112,7 @@ def test_co_citation_adds_the_paper_most_often_cited_with_a_retrieved_one():
         "F": (_unit(0, 1, 1, 0), ("topic f",), ""),
     }
     citations = [("C", "A"), ("C", "B"), ("D", "A"), ("D", "B"), ("E", "A"), ("E", "F")]
-    found = scipip.retrieve(_library(rows, citations), QUERY, [], scipip.SciPIPSettings(top_k=1))
+    found = scipip.retrieve(_library(rows, citations), QUERY, [], scipip.RetrievalSettings(top_k=1))
     assert found.found == ["A", "B"] and found.routes["B"] == [COCITE]
 
 
@@ -127,14 +127,14 @@ def test_the_filter_collapses_near_duplicates_and_picks_round_robin():
         "far_other": _unit(0, 1, 0, 1),
     }
     library = _library(ROWS, summaries=summaries)
-    settings = scipip.SciPIPSettings(top_k=5, n_cocite=0, n_papers=4)
+    settings = scipip.RetrievalSettings(top_k=5, n_cocite=0, n_papers=4)
     found = scipip.retrieve(library, QUERY, [], settings)
     assert ["near1", "near2"] in found.clusters
     assert found.selected == ["near1", "near3", "near4", "near5"]  # near2 waits for the second round
     assert scipip.round_robin([["a", "b"], ["c"], ["d", "e"]], 5) == ["a", "c", "d", "b", "e"]
 
     plain = scipip.retrieve(
-        library, QUERY, [], scipip.SciPIPSettings(top_k=5, n_cocite=0, n_papers=4, tau=1.0)
+        library, QUERY, [], scipip.RetrievalSettings(top_k=5, n_cocite=0, n_papers=4, tau=1.0)
     )
     assert plain.selected == plain.found[:4]  # tau = 1: nothing merges, the filter is plain top-n
 
@@ -144,14 +144,14 @@ def test_a_shared_keyword_is_found_despite_case_plural_and_hyphen():
         **ROWS,
         "far_keyword": (_unit(0, 0, 1, 0), ("Word-Embeddings", "crystal growth"), "Crystals grow."),
     }
-    found = scipip.retrieve(_library(rows), QUERY, ["word embedding"], scipip.SciPIPSettings(n_cocite=0))
+    found = scipip.retrieve(_library(rows), QUERY, ["word embedding"], scipip.RetrievalSettings(n_cocite=0))
     assert KEYWORD in found.routes["far_keyword"] and "word embedding" in found.keywords
     assert normal_keywords(["Graph Neural-Networks", "graph neural network", "  "]) == [
         "graph neural network"
     ]
     # The same normal form in a background's text matches too (Eq. 4), plural or not.
     rows["far_other"] = (_unit(0, 0, 0, 1), ("protein folding",), "We train word-embeddings on proteins.")
-    found = scipip.retrieve(_library(rows), QUERY, ["Word Embeddings"], scipip.SciPIPSettings(n_cocite=0))
+    found = scipip.retrieve(_library(rows), QUERY, ["Word Embeddings"], scipip.RetrievalSettings(n_cocite=0))
     assert KEYWORD in found.routes["far_other"]
 
 
@@ -202,10 +202,10 @@ def test_leave_one_out_removes_the_held_out_papers_citations():
     }
     library = _library(rows, citations=[("P", "A"), ("P", "B")])
     near_a = _unit(1, 0.1, 0, 0)
-    with_p = scipip.retrieve(library, near_a, [], scipip.SciPIPSettings(top_k=1, n_papers=2))
+    with_p = scipip.retrieve(library, near_a, [], scipip.RetrievalSettings(top_k=1, n_papers=2))
     assert with_p.found == ["A", "B"]  # B is co-cited with A by P's own reference list
     query = scipip.Query("q", "", QUERY, (), held_out="P")
-    settings = scipip.SciPIPSettings(top_k=1, n_papers=2)
+    settings = scipip.RetrievalSettings(top_k=1, n_papers=2)
     rows_out = scipip.leave_one_out(library, [query], {"P": ["A", "B"]}, settings, k=2)
     by_variant = {row.variant: row for row in rows_out}
     assert set(by_variant) == set(VARIANTS)

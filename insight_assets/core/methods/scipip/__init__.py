@@ -24,7 +24,8 @@ from .judging import IdeaSet, JudgedIdea, good_shares, judge_agreement, judge_id
 from .keywords import KeywordGraph
 from .pairwise import judge_pairs, win_rates
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
-from .retrieval import Library, Retrieval, SciPIPSettings, cluster, retrieve, round_robin
+from .retrieval import Library, Retrieval, cluster, for_library, retrieve, round_robin
+from .settings import RetrievalSettings
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SUMMARY_TASKS
 
 __all__ = [
@@ -46,8 +47,9 @@ __all__ = [
     "Query",
     "RecallRow",
     "Retrieval",
-    "SciPIPSettings",
+    "RetrievalSettings",
     "cluster",
+    "for_library",
     "good_shares",
     "judge_agreement",
     "judge_ideas",

@@ -13,8 +13,9 @@ from insight_assets.core.lazy import np
 
 from ...citations import missing_links
 from ...vectors import normalize_rows
-from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, keyword_ranking, retrieve
+from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, for_library, keyword_ranking, retrieve
 from .schemas import KEYWORD_ONLY, SEMANTIC_ONLY, SKC, SKC_FILTERED, VARIANTS
+from .settings import RetrievalSettings
 from .tasks import SCIPIP_ENTITIES
 
 if TYPE_CHECKING:
@@ -80,10 +81,10 @@ class RecallRow:
 
 
 def variant_rankings(
-    library: Library, query: Query, settings: SciPIPSettings
+    library: Library, query: Query, settings: RetrievalSettings
 ) -> tuple[dict[str, list[str]], Retrieval]:
     """Each variant's ranked papers for ``query``, and the SKC retrieval they came from."""
-    settings = settings.for_library(library)
+    settings = for_library(settings, library)
     skc = retrieve(library, query.vector, query.entities, settings)
     by_similarity = sorted(skc.similarity, key=lambda doc: (-skc.similarity[doc], doc))
     expanded = library.graph.expand(query.entities, settings.neighbour_min_papers, settings.neighbour_keep)
@@ -100,13 +101,13 @@ def leave_one_out(
     library: Library,
     queries: Sequence[Query],
     references: Mapping[str, Sequence[str]],
-    settings: SciPIPSettings = DEFAULT_SETTINGS,
+    settings: RetrievalSettings = DEFAULT_SETTINGS,
     k: int = RECALL_AT,
 ) -> list[RecallRow]:
     """Recall@k of every variant for every held-out query whose paper cites another collection
     paper (a paper citing none has nothing to find and is left out)."""
     rows = []
-    settings = settings.for_library(library)  # once, from the whole collection
+    settings = for_library(settings, library)  # once, from the whole collection
     for query in queries:
         held_out = query.held_out
         relevant = {

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from .ai_scientist import ScientistRecord, related_texts, scientist_ideas
 from .field import DEFAULT_FIELD
 from .judging import IdeaSet
-from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, SciPIPSettings, retrieve
+from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, retrieve
 from .schemas import (
     AI_SCIENTIST,
     AI_SCIENTIST_REFLECTIONS,
@@ -44,6 +44,7 @@ from .schemas import (
     DetailedIdea,
     Idea,
 )
+from .settings import RetrievalSettings
 from .tasks import (
     EXPANSION_EXAMPLE,
     SCIPIP_BRAINSTORM,
@@ -151,7 +152,7 @@ def propose_ideas(
     library: Library,
     papers: Mapping[str, Paper],
     queries: Sequence[Query],
-    settings: SciPIPSettings = DEFAULT_SETTINGS,
+    settings: RetrievalSettings = DEFAULT_SETTINGS,
     ideas: IdeaSettings = IdeaSettings(),
 ) -> list[IdeaRun]:
     """Both paths and integration, the baselines, and every method's ideas expanded, for every

@@ -3,7 +3,6 @@ summaries' vectors), and its report."""
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from typing import TYPE_CHECKING
 
@@ -30,20 +29,12 @@ from .backgrounds import BACKGROUNDS_FILE
 from .evaluation import RECALL_AT, leave_one_out, recall_table, skipped_routes, why_no_recall
 from .judging import good_shares, judge_agreement
 from .pairwise import win_rates
-from .retrieval import retrieve
+from .retrieval import for_library, retrieve
 from .schemas import DUAL, EXPANDED, IDEA_METHODS, SHORT, SKC_FILTERED
 
 if TYPE_CHECKING:
-    from .stages import (
-        IdeasSettings,
-        Proposed,
-        Queried,
-        RetrievalSettings,
-        Scored,
-        ScoresSettings,
-        SummariesSettings,
-        Summarized,
-    )
+    from .settings import IdeasSettings, RetrievalSettings, ScoresSettings, SummariesSettings
+    from .stages import Proposed, Queried, Scored, Summarized
 
 BACKGROUNDS_READABLE = "backgrounds_readable"
 RETRIEVALS_MADE = "retrievals_made"
@@ -84,7 +75,7 @@ def summaries(scope: CollectionScope, settings: SummariesSettings, summarized: S
 def retrievals(scope: CollectionScope, settings: RetrievalSettings, queried: Queried) -> StageOutput:
     """The user's backgrounds' retrievals, and the leave-one-out queries' recall at each tau."""
     library, problems, queries = queried.library, queried.problems, queried.queries
-    method = settings.method().for_library(library)
+    method = for_library(settings, library)
     given = [b for b in queried.backgrounds if b.held_out is None]
     references = library.references()
     held_out = [q for q in queries if q.held_out]
@@ -146,7 +137,7 @@ def _tau_sweep(library, held_out, references, method, recall) -> list[dict]:
             tau,
             recall
             if tau == method.tau
-            else leave_one_out(library, held_out, references, dataclasses.replace(method, tau=tau)),
+            else leave_one_out(library, held_out, references, method.model_copy(update={"tau": tau})),
         )
         for tau in sorted({*TAU_SWEEP, method.tau})
     ]

@@ -15,7 +15,8 @@ from .schemas import TAU
 
 if TYPE_CHECKING:
     from .evaluation import Query
-    from .retrieval import Library, Retrieval, SciPIPSettings
+    from .retrieval import Library, Retrieval
+    from .settings import RetrievalSettings
 
 # The picture shows the most shared keywords; a graph of hundreds of labels is unreadable.
 PICTURE_KEYWORDS = 30
@@ -98,7 +99,7 @@ def keyword_source(library: Library) -> str:
     )
 
 
-def filter_source(config, settings: SciPIPSettings, library: Library) -> str:
+def filter_source(config, settings: RetrievalSettings, library: Library) -> str:
     """The keyword filter's m and n as ``settings`` resolved them, and where they came from."""
     configured = config.neighbour_min_papers or config.neighbour_keep is not None
     chosen = "configured" if configured else "from the collection"
@@ -108,7 +109,9 @@ def filter_source(config, settings: SciPIPSettings, library: Library) -> str:
     )
 
 
-def settings_row(collection: str, config, settings: SciPIPSettings, library: Library, embedder: str) -> dict:
+def settings_row(
+    collection: str, config, settings: RetrievalSettings, library: Library, embedder: str
+) -> dict:
     """What retrieval ran with, and where each derived value came from (for the report)."""
     return {
         "collection": collection,

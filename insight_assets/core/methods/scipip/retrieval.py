@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from insight_assets.core.lazy import np
@@ -29,53 +29,34 @@ from .keywords import KeywordGraph, filter_values, normal_keywords, normalise_ke
 from .schemas import (
     COCITE,
     KEYWORD,
-    N_COCITE,
-    N_PAPERS,
     SEMANTIC,
     TAU,
-    TOP_K,
 )
+from .settings import RetrievalSettings
 
 if TYPE_CHECKING:
     from .calibration import Calibration
 
 
-@dataclass(frozen=True)
-class SciPIPSettings:
-    """SciPIP's settings: §4.1's retrieval values (TopK, nCOCITE, tau, nPapers) and the keyword
-    filter's (m, n). ``None`` is derived from the library: tau calibrated to its embedder
-    (``calibration``; the paper's 0.8 is for jina-embeddings-v3, and is used when the library has
-    no calibration), m and n from its keyword statistics (``filter_values``)."""
-
-    top_k: int = TOP_K
-    n_cocite: int = N_COCITE
-    tau: float | None = None
-    n_papers: int = N_PAPERS
-    neighbour_min_papers: int | None = None
-    neighbour_keep: int | None = None
-
-    def __post_init__(self) -> None:
-        if min(self.top_k, self.n_papers) < 1 or self.n_cocite < 0 or (self.neighbour_keep or 0) < 0:
-            raise ValueError("top_k and n_papers must be at least 1; n_cocite and neighbour_keep at least 0")
-        if self.tau is not None and not -1.0 <= self.tau <= 1.0:
-            raise ValueError("tau is a cosine: between -1 and 1")
-        if self.neighbour_min_papers is not None and self.neighbour_min_papers < 1:
-            raise ValueError("neighbour_min_papers must be at least 1")
-
-    def for_library(self, library: Library) -> SciPIPSettings:
-        """These settings with every derived value filled in for ``library``."""
-        if self.tau is not None and self.neighbour_min_papers and self.neighbour_keep is not None:
-            return self  # nothing to derive (retrieval gets resolved settings on every query)
-        values = filter_values(library.graph.papers)
-        return replace(
-            self,
-            tau=self.tau if self.tau is not None else (library.tau.threshold if library.tau else TAU),
-            neighbour_min_papers=self.neighbour_min_papers or values.min_papers,
-            neighbour_keep=self.neighbour_keep if self.neighbour_keep is not None else values.keep,
-        )
+def for_library(settings: RetrievalSettings, library: Library) -> RetrievalSettings:
+    """``settings`` with every value left unset derived for ``library``: tau calibrated to its
+    embedder (``calibration``; the paper's 0.8 is for jina-embeddings-v3, and is used when the library
+    has no calibration), the keyword filter's m and n from its keyword statistics (``filter_values``)."""
+    if settings.tau is not None and settings.neighbour_min_papers and settings.neighbour_keep is not None:
+        return settings  # nothing to derive (retrieval gets resolved settings on every query)
+    values = filter_values(library.graph.papers)
+    return settings.model_copy(
+        update={
+            "tau": settings.tau
+            if settings.tau is not None
+            else (library.tau.threshold if library.tau else TAU),
+            "neighbour_min_papers": settings.neighbour_min_papers or values.min_papers,
+            "neighbour_keep": settings.neighbour_keep if settings.neighbour_keep is not None else values.keep,
+        }
+    )
 
 
-DEFAULT_SETTINGS = SciPIPSettings()
+DEFAULT_SETTINGS = RetrievalSettings()
 
 
 @dataclass(frozen=True)
@@ -200,11 +181,11 @@ def retrieve(
     library: Library,
     query_vector: np.ndarray,
     entities: Sequence[str],
-    settings: SciPIPSettings = DEFAULT_SETTINGS,
+    settings: RetrievalSettings = DEFAULT_SETTINGS,
     extra_keywords: Sequence[str] = (),
 ) -> Retrieval:
     """SKC retrieval for a query (its background's unit vector and its entities), then the filter."""
-    settings = settings.for_library(library)
+    settings = for_library(settings, library)
     cosine = library.background_vectors @ query_vector if len(library.doc_ids) else np.zeros(0)
     similarity = {doc: float(cosine[n]) for n, doc in enumerate(library.doc_ids)}
     by_similarity = sorted(library.doc_ids, key=lambda doc: (-similarity[doc], doc))

@@ -1,5 +1,5 @@
-"""SciPIP's stages (see ``core/stage.py``): their settings, the work the build, the dry run and
-``ask`` share, and their declarations (``STAGES``). The scoring stage judges ``idea_sets`` once per
+"""SciPIP's stages (see ``core/stage.py``): the work the build, the dry run and ``ask`` share, and
+their declarations (``STAGES``); their settings models are in ``settings.py``. The scoring stage judges ``idea_sets`` once per
 judge of its panel, each with its own client. ``ideas_for`` is what ``insight-assets ideas``, ``ask
 --method scipip`` and the MCP server run: the ideas stage's own path for one background, with the
 settings the collection was built with."""
@@ -9,11 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from pydantic import Field
-
 from ...citations import citation_links
 from ...ingest import load_documents
-from ...stage import Check, CollectionScope, JudgedSettings, JudgeModel, NothingToDo, Stage, StageSettings
+from ...stage import Check, CollectionScope, NothingToDo, Stage
 from . import outputs, store
 from .backgrounds import BACKGROUNDS_FILE, Background, research_backgrounds
 from .evaluation import Query, make_queries
@@ -22,18 +20,14 @@ from .ideas import IdeaRun, IdeaSettings, Paper, expanded_text, propose_ideas
 from .judging import IdeaSet, JudgedIdea, judge_ideas
 from .pairwise import PairJudgement, judge_pairs
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
-from .retrieval import Library, SciPIPSettings
+from .retrieval import Library
 from .schemas import (
-    AI_SCIENTIST_REFLECTIONS,
     DUAL,
     EXPANDED,
-    INTEGRATED_IDEAS,
-    N_COCITE,
-    N_PAPERS,
     SHORT,
-    TOP_K,
     Idea,
 )
+from .settings import IdeasSettings, RetrievalSettings, ScoresSettings, SummariesSettings
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SCIPIP_JUDGE_IDEAS, SUMMARY_TASKS
 
 if TYPE_CHECKING:
@@ -47,86 +41,6 @@ PAPERS, PAPER_TEXTS, QUERIES, IDEA_SETS = (
     "scipip_idea_sets",
 )
 SUMMARIES, RETRIEVALS, IDEAS, SCORES = "paper_summaries", "scipip_retrievals", "scipip_ideas", "scipip_scores"
-
-
-class SummariesSettings(StageSettings):
-    """§3.1, Tables 5-7: each paper's summary, background, ideas, keywords and concise method."""
-
-
-class RetrievalSettings(StageSettings):
-    """§3.2 and §4.1's values. Unset, tau is calibrated to the embedder (the paper's 0.8 is for
-    jina-embeddings-v3) and the keyword filter's m and n (which the paper does not give) come from
-    the collection's keyword statistics. The ideas retrieve with these too."""
-
-    top_k: int = Field(default=TOP_K, ge=1, description="Semantic hits (TopK).")
-    n_cocite: int = Field(default=N_COCITE, ge=0, description="Co-cited papers per paper (nCOCITE).")
-    tau: float | None = Field(
-        default=None,
-        ge=-1.0,
-        le=1.0,
-        description="Summary cosine that merges two papers' clusters; unset: calibrated to the embedder "
-        "(set 0.8 for the paper's value on jina-embeddings-v3).",
-    )
-    n_papers: int = Field(default=N_PAPERS, ge=1, description="Papers kept after the filter (nPapers).")
-    neighbour_min_papers: int | None = Field(
-        default=None,
-        ge=1,
-        description="Papers a neighbour keyword must share (m); unset: from the collection.",
-    )
-    neighbour_keep: int | None = Field(
-        default=None, ge=0, description="Rarest neighbour keywords kept (n); unset: from the collection."
-    )
-    leave_one_out: bool = Field(
-        default=True, description="Also query with every paper's own background, the paper held out."
-    )
-
-    def method(self) -> SciPIPSettings:
-        return SciPIPSettings(
-            self.top_k, self.n_cocite, self.tau, self.n_papers, self.neighbour_min_papers, self.neighbour_keep
-        )
-
-
-class IdeasSettings(StageSettings):
-    """§3.3's dual path, each path alone and the direct baseline; retrieval as `scipip_retrievals`
-    was built."""
-
-    max_backgrounds: int = Field(
-        default=5,
-        ge=1,
-        description="Backgrounds to propose ideas for: the user's first, then papers' own (held out).",
-    )
-    field: str | None = Field(
-        default=None,
-        description="The research field the prompts name; unset: inferred from the papers' summaries.",
-    )
-    ai_scientist_ideas: int = Field(
-        default=INTEGRATED_IDEAS,
-        ge=0,
-        description="Ideas per background of the AI-Scientist-style baseline (0: no such baseline).",
-    )
-    ai_scientist_reflections: int = Field(
-        default=AI_SCIENTIST_REFLECTIONS,
-        ge=0,
-        description="Self-reflection rounds per AI Scientist idea (its launch script's 3).",
-    )
-
-
-class ScoresSettings(JudgedSettings):
-    """Table 1's ratings of the short and the expanded ideas, and Fig. 4's pairwise judgements, by
-    one or more judges (each may be another model); the seed of the shown order."""
-
-    seed: int = Field(default=13, description="Seed of the order ideas are shown to the judge in.")
-    judges: list[JudgeModel] = Field(
-        default=[],
-        description="Judges to run (agreement is reported between them); empty: one, from judge_provider/judge_model.",
-    )
-    expanded_per_call: int = Field(
-        default=5, ge=1, description="Expanded ideas shown to the judge per call (they are long)."
-    )
-    pairwise: bool = Field(default=True, description="Judge SciPIP against each baseline pairwise (Fig. 4).")
-
-    def panel(self) -> list[JudgeModel]:
-        return list(self.judges) or super().panel()
 
 
 @dataclass(frozen=True)
@@ -236,7 +150,7 @@ def _propose(
         if own_path_only
         else IdeaSettings(named.name, settings.ai_scientist_ideas, settings.ai_scientist_reflections)
     )
-    runs = propose_ideas(scope.client, library, papers, queries, retrieval.method(), idea_settings)
+    runs = propose_ideas(scope.client, library, papers, queries, retrieval, idea_settings)
     return Proposed(library, named, runs, papers)
 
 
