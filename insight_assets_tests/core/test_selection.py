@@ -2,12 +2,8 @@ import numpy as np
 import pytest
 
 from insight_assets.core.clustering import ThemeGraph, build_theme_graph
-from insight_assets.core.methods.insightgen.selection import (
-    ClusterIndex,
-    SelectionSettings,
-    answer_pieces,
-    select_context,
-)
+from insight_assets.core.methods.insightgen.selection import ClusterIndex, answer_pieces, select_context
+from insight_assets.core.methods.insightgen.settings import InsightsSettings
 from insight_assets.core.text import count_tokens
 
 DIMS = 8
@@ -63,15 +59,15 @@ E0 = unit(np.eye(DIMS)[0])
 
 def test_a_cluster_three_hops_away_needs_max_hops_three():
     index = path_index()
-    two = select_context(index, E0, SelectionSettings(top_k=10, max_hops=2))
+    two = select_context(index, E0, InsightsSettings(top_k=10, max_hops=2))
     assert two.answer_clusters == (0,)
     assert two.related_clusters == (1, 2)
-    three = select_context(index, E0, SelectionSettings(top_k=10, max_hops=3))
+    three = select_context(index, E0, InsightsSettings(top_k=10, max_hops=3))
     assert three.related_clusters == (3, 1, 2)  # nearest to the answer first, whatever the hops
     assert {c.cluster: c.hops for c in three.chunks} == {0: 0, 3: 3, 1: 1, 2: 2}
-    one = select_context(index, E0, SelectionSettings(top_k=10, max_hops=1))
+    one = select_context(index, E0, InsightsSettings(top_k=10, max_hops=1))
     assert one.related_clusters == (1,)
-    assert select_context(index, E0, SelectionSettings(max_hops=0)).related_clusters == ()
+    assert select_context(index, E0, InsightsSettings(max_hops=0)).related_clusters == ()
 
 
 def star_index() -> ClusterIndex:
@@ -83,7 +79,7 @@ def star_index() -> ClusterIndex:
 
 @pytest.mark.parametrize(("top_k", "expected"), [(0, ()), (1, (4,)), (3, (4, 2, 6)), (5, (4, 2, 6, 7, 3))])
 def test_exactly_top_k_related_clusters_nearest_first(top_k, expected):
-    context = select_context(star_index(), E0, SelectionSettings(top_k=top_k))
+    context = select_context(star_index(), E0, InsightsSettings(top_k=top_k))
     assert context.related_clusters == expected
     related = [c.cluster for c in context.chunks if c.role == "related"]
     assert list(dict.fromkeys(related)) == list(expected)
@@ -94,7 +90,7 @@ def test_ties_go_to_fewer_hops_then_lower_index():
     same = toward(0.5, 1)
     centroids = [toward(1.0), toward(0.2, 2), same, same, same]
     index = make_index(centroids, [(0, 1), (0, 4), (1, 2), (1, 3)])
-    context = select_context(index, E0, SelectionSettings(top_k=3))
+    context = select_context(index, E0, InsightsSettings(top_k=3))
     assert context.related_clusters == (4, 2, 3)
 
 
@@ -102,7 +98,7 @@ def test_answer_clusters_come_from_every_piece_nearest_first():
     index = path_index()
     blend = unit(0.9 * index.centroids[2] + 0.1 * index.centroids[1])  # nearest 2, but not on it
     pieces = np.stack([blend, index.centroids[1], E0])
-    context = select_context(index, pieces, SelectionSettings(top_k=5, max_hops=2))
+    context = select_context(index, pieces, InsightsSettings(top_k=5, max_hops=2))
     assert set(context.answer_clusters) == {0, 1, 2}
     assert context.answer_clusters[-1] == 2  # the exact matches come before the blend
     assert context.related_clusters == (3,)  # answer clusters are never related ones
@@ -112,9 +108,7 @@ def test_answer_clusters_come_from_every_piece_nearest_first():
 
 def test_two_pieces_far_apart_on_the_graph_both_count():
     index = path_index()
-    context = select_context(
-        index, np.stack([E0, index.centroids[3]]), SelectionSettings(top_k=1, max_hops=1)
-    )
+    context = select_context(index, np.stack([E0, index.centroids[3]]), InsightsSettings(top_k=1, max_hops=1))
     assert set(context.answer_clusters) == {0, 3}
     assert context.related_clusters == (1,)  # 1 (next to 0) is nearer the mean answer than 2 (next to 3)
 
@@ -122,13 +116,13 @@ def test_two_pieces_far_apart_on_the_graph_both_count():
 def test_budget_is_never_exceeded_and_clusters_share_it_round_robin():
     index = make_index([toward(1.0), toward(0.9, 1), toward(0.8, 2)], [(0, 1), (0, 2)], chunks=10)
     for budget in (0, 99, 100, 250, 799, 1500, 2999, 3000, 10_000):
-        context = select_context(index, E0, SelectionSettings(token_budget=budget))
+        context = select_context(index, E0, InsightsSettings(token_budget=budget))
         assert context.tokens == sum(c.tokens for c in context.chunks) <= budget
         assert context.truncated == (len(context.chunks) < 30)
         per_cluster = [sum(c.cluster == cluster for c in context.chunks) for cluster in range(3)]
         assert max(per_cluster) - min(per_cluster) <= 1  # fair: no cluster more than one ahead
         assert per_cluster == sorted(per_cluster, reverse=True)  # answer cluster first in a round
-    context = select_context(index, E0, SelectionSettings(token_budget=700))
+    context = select_context(index, E0, InsightsSettings(token_budget=700))
     assert [c.chunk_id for c in context.chunks] == [
         "c0-0", "c0-1", "c0-2", "c1-0", "c1-1", "c2-0", "c2-1"
     ]  # fmt: skip
@@ -138,14 +132,14 @@ def test_a_chunk_too_big_for_the_rest_of_the_budget_closes_only_its_cluster():
     # Cluster 0's chunks: 50, 900, 50 tokens; clusters 1 and 2: 100 each.
     tokens = [50, 900, 50][::-1] + [100] * 6  # make_index lists each cluster's chunks farthest first
     index = make_index([toward(1.0), toward(0.9, 1), toward(0.8, 2)], [(0, 1), (0, 2)], tokens=tokens)
-    context = select_context(index, E0, SelectionSettings(token_budget=650))
+    context = select_context(index, E0, InsightsSettings(token_budget=650))
     assert context.chunk_ids() == ["c0-0", "c1-0", "c1-1", "c1-2", "c2-0", "c2-1", "c2-2"]
     assert context.tokens == 650 and context.truncated  # c0-1 left out, and c0-2 behind it
 
 
 def test_chunks_grouped_by_cluster_nearest_centroid_first_with_their_fields():
     index = path_index()
-    context = select_context(index, E0, SelectionSettings(top_k=2))
+    context = select_context(index, E0, InsightsSettings(top_k=2))
     assert context.chunk_ids() == ["c0-0", "c0-1", "c0-2", "c1-0", "c1-1", "c1-2", "c2-0", "c2-1", "c2-2"]
     first = context.chunks[0]
     assert (first.role, first.hops, first.text, first.tokens) == ("answer", 0, "text of c0-0", 100)
@@ -193,9 +187,9 @@ def test_chunk_vectors_reorder_chunks_within_clusters():
 
 def test_settings_are_validated():
     with pytest.raises(ValueError):
-        SelectionSettings(top_k=-1)
+        InsightsSettings(top_k=-1)
     with pytest.raises(ValueError):
-        SelectionSettings(answer_chunk_tokens=2)
+        InsightsSettings(max_hops=-1)
 
 
 def test_answer_pieces():

@@ -8,7 +8,7 @@ import re
 
 from insight_assets.core.methods.contregen.stages import TreesSettings
 from insight_assets.core.methods.insight_rag.stages import AnswersSettings
-from insight_assets.core.methods.insightgen.stages import InsightsSettings
+from insight_assets.core.methods.insightgen.settings import InsightsSettings
 from insight_assets.core.methods.scipip.settings import RetrievalSettings
 from insight_assets.core.methods.xsum.settings import QuestionsSettings
 from insight_assets.defs.asking import Asked, ask, ask_flows

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from insight_assets.core.methods.insight_rag.settings import AnswersSettings as RAGAnswersSettings
-from insight_assets.core.methods.insightgen.stages import InsightsSettings
+from insight_assets.core.methods.insightgen.settings import InsightsSettings
 from insight_assets.core.methods.xsum.settings import AnswersSettings
 from insight_assets.core.methods.xsum.stages import STAGES as XSUM_STAGES
 from insight_assets.defs.stage_assets import dagster_config, stage_settings
@@ -21,8 +21,8 @@ def test_the_method_settings_take_the_stage_settings_values():
     settings = AnswersSettings(candidates=40, top_n=8, retrieval_scope="target")
     assert (settings.candidates, settings.top_n, settings.retrieval_scope) == (40, 8, "target")
     assert RAGAnswersSettings(rag_ks=[1, 3]).rag_ks == [1, 3]  # Insight-RAG's too
-    nested = InsightsSettings(top_k=2, max_hops=1, methods=["insightgen"]).method()
-    assert (nested.selection.top_k, nested.selection.max_hops, nested.methods) == (2, 1, ("insightgen",))
+    insights = InsightsSettings(top_k=2, max_hops=1, methods=["insightgen"])
+    assert (insights.top_k, insights.max_hops, insights.methods) == (2, 1, ["insightgen"])
 
 
 def test_a_value_the_settings_refuse_or_a_misspelt_name_is_an_error():

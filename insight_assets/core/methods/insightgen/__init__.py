@@ -48,7 +48,8 @@ from .schemas import (
     insight_text,
     uses_chain_of_thought,
 )
-from .selection import ClusterIndex, SelectionSettings
+from .selection import ClusterIndex
+from .settings import InsightsSettings, JudgeSettings
 from .tasks import (
     DIRECT_INSIGHTS,
     GENERATE_INSIGHTS,
@@ -74,16 +75,6 @@ TASKS = (INFER_INTENT, GENERATE_INSIGHTS, DIRECT_INSIGHTS, *RAG_TASKS)
 
 
 @dataclass(frozen=True)
-class InsightGenSettings:
-    """Which methods run, how InsightGen selects its context (``selection.py``), and how many
-    insights a method writes per question. The defaults are the paper's."""
-
-    methods: Sequence[str] = INSIGHT_METHODS
-    selection: SelectionSettings = field(default_factory=SelectionSettings)
-    max_insights: int = DEFAULT_MAX_INSIGHTS
-
-
-@dataclass(frozen=True)
 class InsightGenResult:
     contexts: list[MethodContext]  # one per method and question
     outcome: InsightsOutcome  # the runs (insights or why none), the inferred intents
@@ -105,7 +96,7 @@ def run_insightgen(
     index: CollectionIndex,
     cluster_index: ClusterIndex,
     embed: Callable[[list[str]], np.ndarray],
-    settings: InsightGenSettings = InsightGenSettings(),
+    settings: InsightsSettings,
 ) -> InsightGenResult:
     """Every method's insights for every pair: each method's context, then its insights, the
     chain-of-thought methods sharing one inferred intent per question. A failed call fails only
@@ -118,7 +109,7 @@ def run_insightgen(
         cluster_index,
         embed,
         ["insightgen", *settings.methods],
-        settings.selection,
+        settings,
     )
     by_key = {(c.method, c.question_id): c for c in local}
     budgets = with_budgets(local)
@@ -157,10 +148,11 @@ __all__ = [
     "ContextPassage",
     "Insight",
     "InsightGenResult",
-    "InsightGenSettings",
     "InsightRun",
     "InsightSet",
     "InsightsOutcome",
+    "InsightsSettings",
+    "JudgeSettings",
     "MethodContext",
     "UserIntent",
     "check_insights",

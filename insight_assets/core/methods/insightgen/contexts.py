@@ -24,10 +24,11 @@ from insight_assets.core.lazy import np
 from ...index import ChunkRecord
 from ...text import count_tokens, cut_to_tokens
 from ...vectors import nearest_rows
-from .selection import ClusterIndex, SelectionSettings, answer_pieces, select_context
+from .selection import ANSWER_CHUNK_TOKENS, ClusterIndex, answer_pieces, select_context
 
 if TYPE_CHECKING:
     from ...curation import QAPair
+    from .settings import InsightsSettings
 
 
 @dataclass(frozen=True)
@@ -122,12 +123,12 @@ def build_contexts(
     cluster_index: ClusterIndex,
     embed: Callable[[list[str]], np.ndarray],
     methods: Sequence[str],
-    selection: SelectionSettings,
+    selection: InsightsSettings,
 ) -> list[MethodContext]:
     """Every §5.1 method's context for every pair (``chunks`` in collection order, ``chunk_vectors``
     their rows); the baselines get InsightGen's number of chunks (vector top-k) or its token
     budget (direct, CoT). The RAG baselines' contexts need the model: ``rag_baselines.py``."""
-    pieces = [answer_pieces(pair.answer, selection.answer_chunk_tokens) for pair in pairs]
+    pieces = [answer_pieces(pair.answer, ANSWER_CHUNK_TOKENS) for pair in pairs]
     flat = [piece for group in pieces for piece in group]
     vectors = np.asarray(embed(flat + [pair.question for pair in pairs]), dtype=np.float32)
     piece_vectors, question_vectors = vectors[: len(flat)], vectors[len(flat) :]

@@ -24,7 +24,8 @@ from .schemas import insight_text
 
 if TYPE_CHECKING:
     from ...stage import CollectionScope
-    from .stages import Found, InsightsSettings, Judged, JudgeSettings
+    from .settings import InsightsSettings, JudgeSettings
+    from .stages import Found, Judged
 
 CITE_CONTEXT = "insights_cite_their_context"
 NOT_REPEATING = "insights_do_not_repeat_the_answer"

@@ -24,35 +24,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.chunking import MIN_TARGET_TOKENS, ChunkProfile, chunk_text
+from insight_assets.core.chunking import ChunkProfile, chunk_text
 from insight_assets.core.lazy import np
 from insight_assets.core.vectors import normalize_rows
+
+from .settings import InsightsSettings
 
 if TYPE_CHECKING:
     from insight_assets.core.clustering import ThemeGraph
 
 ANSWER = "answer"
 RELATED = "related"
-
-
-@dataclass(frozen=True)
-class SelectionSettings:
-    """The paper's defaults: k = 5 related clusters within 2 hops; answer pieces of 2,000 tokens
-    (the insightgen chunk size). ``token_budget`` bounds the context's tokens."""
-
-    top_k: int = 5
-    max_hops: int = 2
-    token_budget: int = 12000
-    answer_chunk_tokens: int = 2000
-
-    def __post_init__(self) -> None:
-        for name in ("top_k", "max_hops", "token_budget"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must not be negative, got {getattr(self, name)}")
-        if self.answer_chunk_tokens < MIN_TARGET_TOKENS:
-            raise ValueError(
-                f"answer_chunk_tokens must be at least {MIN_TARGET_TOKENS}, got {self.answer_chunk_tokens}"
-            )
+# §4.1: an answer is embedded in pieces of the insightgen chunk size.
+ANSWER_CHUNK_TOKENS = 2000
 
 
 @dataclass(frozen=True)
@@ -152,10 +136,11 @@ def answer_pieces(answer: str, max_tokens: int = 2000) -> list[str]:
 
 
 def select_context(
-    index: ClusterIndex, answer_vectors: np.ndarray, settings: SelectionSettings = SelectionSettings()
+    index: ClusterIndex, answer_vectors: np.ndarray, settings: InsightsSettings | None = None
 ) -> SelectedContext:
     """The context for an answer embedded as ``answer_vectors`` (one row per piece); see the
     module docstring for the rules."""
+    settings = settings or InsightsSettings()
     pieces = np.atleast_2d(np.asarray(answer_vectors, dtype=np.float32))
     if pieces.shape[0] == 0 or pieces.shape[1] != index.centroids.shape[1]:
         raise ValueError(f"need one {index.centroids.shape[1]}-d vector per answer piece; got {pieces.shape}")

@@ -1,5 +1,5 @@
-"""InsightGen's stages (see ``core/stage.py``): their settings, the work the build, the dry run
-and ``ask`` share, and their declarations (``STAGES``). The judging stage runs ``judge_questions``
+"""InsightGen's stages (see ``core/stage.py``): the work the build, the dry run and ``ask`` share,
+and their declarations (``STAGES``); their settings models are in ``settings.py``. The judging stage runs ``judge_questions``
 on ``questions_to_judge`` once per judge of its panel, each with its own client."""
 
 from __future__ import annotations
@@ -7,18 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
-
 from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import kept_pairs_of
 from ...curation.tables import load_pairs
-from ...stage import Check, CollectionScope, JudgeModel, Stage, StageSettings
+from ...stage import Check, CollectionScope, Stage
 from ...stage_output import stop_if_over_budget
 from . import (
-    INSIGHT_METHODS,
     TASKS,
     InsightGenResult,
-    InsightGenSettings,
     load_insightgen_index,
     outputs,
     run_insightgen,
@@ -35,7 +31,7 @@ from .judge import (
 from .repetition import REPEATS_ANSWER_COSINE
 from .report import OFFLINE_JUDGE
 from .schemas import insight_text
-from .selection import SelectionSettings
+from .settings import InsightsSettings, JudgeSettings
 
 if TYPE_CHECKING:
     from ...curation.records import QAPair
@@ -43,64 +39,6 @@ if TYPE_CHECKING:
 
 INSIGHTS, JUDGE_SCORES = "insights", "judge_scores"
 JUDGED = "judged_questions"
-LEVELS = ("set", "insight")
-
-
-class InsightsSettings(StageSettings):
-    """Defaults from InsightGen: top-k 5 neighbouring clusters within 2 hops, up to five insights,
-    generation at temperature 0.7 with 4,000 output tokens (Appendix C)."""
-
-    methods: list[str] = Field(
-        default=list(INSIGHT_METHODS), description=f"Any of {', '.join(INSIGHT_METHODS)}."
-    )
-    top_k: int = Field(default=5, ge=0, description="Related clusters added to the answer's own.")
-    max_hops: int = Field(default=2, ge=0, description="How far on the graph related clusters may be.")
-    token_budget: int = Field(
-        default=12000,
-        ge=0,
-        description="Context tokens per question for every method (the baselines' fixed budget too).",
-    )
-    max_insights: int = Field(default=5, ge=1, description="Insights per method and question.")
-    max_questions: int | None = Field(
-        default=None, ge=1, description="Only the first N question-answer pairs (cost control)."
-    )
-    temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
-    max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> InsightsSettings:
-        unknown = sorted(set(self.methods) - set(INSIGHT_METHODS))
-        if unknown or not self.methods:
-            raise ValueError(f"unknown or no methods {unknown}; choose from {', '.join(INSIGHT_METHODS)}")
-        return self
-
-    def method(self) -> InsightGenSettings:
-        selection = SelectionSettings(
-            top_k=self.top_k, max_hops=self.max_hops, token_budget=self.token_budget
-        )
-        return InsightGenSettings(tuple(self.methods), selection, self.max_insights)
-
-
-class JudgeSettings(StageSettings):
-    """Appendix D: set-level and insight-level judging (ten repetitions), methods shuffled per
-    question with a seed. The paper used two judges (Gemini 2.5 Flash and Claude 4 Sonnet)."""
-
-    judges: list[JudgeModel] = Field(
-        default=[], description="Judges to run; empty: one judge, the `llm` resource's model."
-    )
-    levels: list[str] = Field(default=list(LEVELS), description="'set' and/or 'insight'.")
-    repetitions: int = Field(default=10, ge=1, description="Insight-level samples per question.")
-    seed: int = Field(default=42, description="Seed of the method order and of the sampled insights.")
-
-    @model_validator(mode="after")
-    def _valid(self) -> JudgeSettings:
-        unknown = sorted(set(self.levels) - set(LEVELS))
-        if unknown or not self.levels:
-            raise ValueError(f"unknown or no judging levels {unknown}; use 'set' and/or 'insight'")
-        return self
-
-    def panel(self) -> list[JudgeModel]:
-        return list(self.judges) or [JudgeModel()]
 
 
 @dataclass(frozen=True)
@@ -120,7 +58,7 @@ def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
     pairs = kept_pairs_of(scope, settings.max_questions)
     if not pairs:
         return Found(pairs, None, index)
-    result = run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings.method())
+    result = run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings)
     runs = result.outcome.runs
     scope.plan(
         JUDGED,
