@@ -78,11 +78,13 @@ def without_titles(question: str) -> str:
 
 def _measure(warehouse, vectors, embedder, collection, questions, mode) -> tuple[list[dict], float]:
     retriever = Retriever.open(warehouse, vectors, collection, embedder, contregen.PROFILE)
-    settings = contregen.ConTReGenSettings(retrieval_mode=mode)
+    settings = contregen.TreesSettings(retrieval_mode=mode)
     client = LLMClient(LLMSettings())
     started = time.perf_counter()
     trees, sources = contregen.grow_trees(client, retriever, questions, settings)
-    answers = contregen.write_answers(client, retriever, trees, sources, settings)
+    answers = contregen.write_answers(
+        client, retriever, trees, sources, settings, contregen.AnswersSettings()
+    )
     seconds = time.perf_counter() - started
     chunk_docs = {
         r["chunk_id"]: r["doc_id"]

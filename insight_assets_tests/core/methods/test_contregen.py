@@ -145,11 +145,16 @@ def test_the_tree_reaches_a_facet_the_question_shares_no_word_with(server, corpu
     retriever, chunk_docs = corpus
     model = ScriptedModel(_moraine_plan, relevant=lambda question, text: "bread" not in question)
     client = _client(server, model)
-    settings = contregen.ConTReGenSettings(top_k=2, max_depth=1)
+    settings = contregen.TreesSettings(top_k=2, max_depth=1)
     question = TreeQuestion("q1", QUERY, GOLD)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [question], settings)
-    answers = {a.method: a for a in contregen.write_answers(client, retriever, [tree], sources, settings)}
+    answers = {
+        a.method: a
+        for a in contregen.write_answers(
+            client, retriever, [tree], sources, settings, contregen.AnswersSettings()
+        )
+    }
 
     root_docs = {chunk_docs[p.chunk_id] for p in tree.root.passages}
     assert root_docs == {"a1", "a2"}  # the question alone reaches facet A only
@@ -175,10 +180,12 @@ def test_depth_limit_not_needed_pruning_and_bottom_up_order(server, corpus):
 
     model = ScriptedModel(plan, needed=lambda q: not q.endswith("skip"))
     client = _client(server, model)
-    settings = contregen.ConTReGenSettings(top_k=2, max_depth=2)
+    settings = contregen.TreesSettings(top_k=2, max_depth=2)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY)], settings)
-    contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
+    contregen.write_answers(
+        client, retriever, [tree], sources, settings, contregen.AnswersSettings(baselines=False)
+    )
 
     assert max(node.depth for node in tree.nodes.values()) == 2
     skipped = [n for n in tree.nodes.values() if n.question.endswith("skip")]
@@ -199,10 +206,12 @@ def test_a_failed_node_is_recorded_and_the_question_still_gets_an_answer(server,
         fail_on="The sub-question that retrieved these passages: Which bread",
     )
     client = _client(server, model)
-    settings = contregen.ConTReGenSettings(top_k=2, max_depth=1)
+    settings = contregen.TreesSettings(top_k=2, max_depth=1)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY)], settings)
-    (answer,) = contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
+    (answer,) = contregen.write_answers(
+        client, retriever, [tree], sources, settings, contregen.AnswersSettings(baselines=False)
+    )
 
     failed = tree.nodes["0.2"]
     assert failed.status == FAILED and "500" in (failed.error or "")
@@ -212,7 +221,7 @@ def test_a_failed_node_is_recorded_and_the_question_still_gets_an_answer(server,
 def test_trees_survive_their_rows(server, corpus):
     retriever, _ = corpus
     client = _client(server, ScriptedModel(_moraine_plan))
-    settings = contregen.ConTReGenSettings(top_k=2, max_depth=2)
+    settings = contregen.TreesSettings(top_k=2, max_depth=2)
     trees, _ = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY, GOLD)], settings)
 
     table = records.tree_rows(COLLECTION, trees, "scripted")
@@ -227,10 +236,12 @@ def test_trees_survive_their_rows(server, corpus):
 def test_offline_tree_plans_from_passages_and_verifies_by_similarity(corpus):
     retriever, _ = corpus
     client = LLMClient(LLMSettings())
-    settings = contregen.ConTReGenSettings(top_k=2, max_depth=1, relevance_ratio=0.0)
+    settings = contregen.TreesSettings(top_k=2, max_depth=1, relevance_ratio=0.0)
 
     (tree,), sources = contregen.grow_trees(client, retriever, [TreeQuestion("q1", QUERY, GOLD)], settings)
-    (answer,) = contregen.write_answers(client, retriever, [tree], sources, settings, baselines=False)
+    (answer,) = contregen.write_answers(
+        client, retriever, [tree], sources, settings, contregen.AnswersSettings(baselines=False)
+    )
 
     children = [tree.nodes[c] for c in tree.root.children]
     assert any("moraine" in child.question for child in children)  # a facet of the root's passages
@@ -270,9 +281,9 @@ def test_recall_and_chance():
 
 def test_settings_are_validated():
     with pytest.raises(ValueError, match="retrieval_mode"):
-        contregen.ConTReGenSettings(retrieval_mode="fuzzy")
+        contregen.TreesSettings(retrieval_mode="fuzzy")
     with pytest.raises(ValueError, match="context_tokens"):
-        contregen.ConTReGenSettings(context_tokens=100)
+        contregen.AnswersSettings(context_tokens=100)
 
 
 def test_the_generation_metrics_against_a_reference_paragraph():

@@ -27,33 +27,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...chunking import PASSAGE
-from ...retrieval.search import RETRIEVAL_MODES
 from . import multihop, references, store  # store declares the method's warehouse tables
 from .baselines import iterative, one_retrieval, tree_answer
-from .schemas import (
-    ANSWER_WORDS,
-    CONTEXT_TOKENS,
-    CONTREGEN,
-    ITERATIONS,
-    ITERATIVE,
-    MAX_DEPTH,
-    MAX_SUB_QUESTIONS,
-    METHODS,
-    NEED_SIMILARITY,
-    RELEVANCE_RATIO,
-    REPEAT_SIMILARITY,
-    RETGEN,
-    RETGEN_BUDGET,
-    TOP_K,
-    Answer,
-    Tree,
-    TreeQuestion,
-)
+from .schemas import CONTREGEN, ITERATIVE, METHODS, RETGEN, RETGEN_BUDGET, Answer, Tree, TreeQuestion
 from .scores import score_answers
+from .settings import AnswersSettings, TreesSettings
 from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 from .tree import explore, synthesize
 
@@ -64,48 +45,13 @@ if TYPE_CHECKING:
 
 PROFILE = PASSAGE
 TASKS = TREE_TASKS + WRITE_TASKS + JUDGE_TASKS
-# The smallest prompt budget that holds k passages, five child summaries and the template.
-MIN_CONTEXT_TOKENS = 2000
-
-
-@dataclass(frozen=True)
-class ConTReGenSettings:
-    """The paper's defaults (k = 5, depth 2, 5 sub-questions, 5 iterations for IterRetGen), the
-    issue's where the paper is silent, and the offline verifier's thresholds."""
-
-    top_k: int = TOP_K
-    max_depth: int = MAX_DEPTH
-    max_sub_questions: int = MAX_SUB_QUESTIONS
-    retrieval_mode: str = "dense"
-    iterations: int = ITERATIONS
-    answer_words: int = ANSWER_WORDS
-    context_tokens: int = CONTEXT_TOKENS
-    need_similarity: float = NEED_SIMILARITY
-    repeat_similarity: float = REPEAT_SIMILARITY
-    relevance_ratio: float = RELEVANCE_RATIO
-
-    def __post_init__(self) -> None:
-        if self.retrieval_mode not in RETRIEVAL_MODES:
-            raise ValueError(
-                f"retrieval_mode must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval_mode!r}"
-            )
-        for name in ("top_k", "max_sub_questions", "iterations", "answer_words"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
-        if self.max_depth < 0:
-            raise ValueError("max_depth must be 0 (no sub-questions) or more")
-        if self.context_tokens < MIN_CONTEXT_TOKENS:
-            raise ValueError(f"context_tokens must be at least {MIN_CONTEXT_TOKENS}")
-        for name in ("need_similarity", "repeat_similarity", "relevance_ratio"):
-            if not -1.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must lie between -1 and 1")
 
 
 def grow_trees(
     client: LLMClient,
     retriever: Retriever,
     questions: Sequence[TreeQuestion],
-    settings: ConTReGenSettings = ConTReGenSettings(),
+    settings: TreesSettings,
 ) -> tuple[list[Tree], dict[str, Source]]:
     """Stage 1 for every question: its tree, and the retrieved chunks as sources."""
     return explore(client, retriever, questions, settings)
@@ -116,33 +62,35 @@ def write_answers(
     retriever: Retriever,
     trees: Sequence[Tree],
     sources: dict[str, Source],
-    settings: ConTReGenSettings = ConTReGenSettings(),
-    baselines: bool = True,
+    retrieval: TreesSettings,
+    answers: AnswersSettings,
 ) -> list[Answer]:
-    """Stage 2 for every tree (its answer), and the baselines' answers to the same questions."""
+    """Stage 2 for every tree (its answer), and with ``answers.baselines`` the baselines' answers to
+    the same questions, retrieving as the trees were built to (``retrieval``)."""
     planning = multihop.planning_usage(trees)
     questions = [tree.question for tree in trees]
     # ConTReGen's seconds are its synthesis' (the tree's planning ran in the trees' asset).
-    answers = _timed(
-        lambda: (synthesize(client, trees, sources, settings), [tree_answer(t) for t in trees])[1]
+    written = _timed(
+        lambda: (synthesize(client, trees, sources, answers), [tree_answer(t) for t in trees])[1]
     )
-    if baselines:
-        budgets = [max(len(tree.retrieved()), settings.top_k) for tree in trees]
+    if answers.baselines:
+        budgets = [max(len(tree.retrieved()), retrieval.top_k) for tree in trees]
+        top_k = [retrieval.top_k] * len(trees)
         runs = [
+            lambda: one_retrieval(client, retriever, questions, top_k, RETGEN, retrieval, answers, sources),
             lambda: one_retrieval(
-                client, retriever, questions, [settings.top_k] * len(trees), RETGEN, settings, sources
+                client, retriever, questions, budgets, RETGEN_BUDGET, retrieval, answers, sources
             ),
-            lambda: one_retrieval(client, retriever, questions, budgets, RETGEN_BUDGET, settings, sources),
-            lambda: iterative(client, retriever, questions, settings, sources),
-            lambda: multihop.self_ask(client, retriever, questions, settings, sources),
-            lambda: multihop.searchain(client, retriever, questions, settings, sources),
-            lambda: multihop.dsp(client, retriever, questions, settings, sources),
-            lambda: multihop.contre_no_synthesis(client, trees, planning, settings, sources),
-            lambda: multihop.dsp_with_contre(client, trees, planning, settings, sources),
+            lambda: iterative(client, retriever, questions, retrieval, answers, sources),
+            lambda: multihop.self_ask(client, retriever, questions, retrieval, answers, sources),
+            lambda: multihop.searchain(client, retriever, questions, retrieval, answers, sources),
+            lambda: multihop.dsp(client, retriever, questions, retrieval, answers, sources),
+            lambda: multihop.contre_no_synthesis(client, trees, planning, retrieval, answers, sources),
+            lambda: multihop.dsp_with_contre(client, trees, planning, retrieval, answers, sources),
         ]
         for run in runs:
-            answers += _timed(run)
-    return answers
+            written += _timed(run)
+    return written
 
 
 __all__ = [
@@ -154,9 +102,10 @@ __all__ = [
     "RETGEN_BUDGET",
     "TASKS",
     "Answer",
-    "ConTReGenSettings",
+    "AnswersSettings",
     "Tree",
     "TreeQuestion",
+    "TreesSettings",
     "grow_trees",
     "references",
     "score_answers",

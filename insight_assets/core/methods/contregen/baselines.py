@@ -80,15 +80,16 @@ def one_retrieval(
     questions: Sequence[TreeQuestion],
     ks: Sequence[int],
     method: str,
-    settings,
+    retrieval,
+    answering,
     sources: dict[str, Source],
 ) -> list[Answer]:
     """RetGen (every k the same) or budget-matched RetGen (k per question): retrieve, answer."""
     found = _chunk_ids(
-        search_each(retriever, [q.question for q in questions], ks, settings.retrieval_mode, sources)
+        search_each(retriever, [q.question for q in questions], ks, retrieval.retrieval_mode, sources)
     )
     prepared = [
-        synthesis_inputs(None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens)
+        synthesis_inputs(None, q.question, ids, [], sources, answering.answer_words, answering.context_tokens)
         for q, ids in zip(questions, found, strict=True)
     ]
     batch = client.run_many(CONTREGEN_ANSWER, [inputs for inputs, _ in prepared])
@@ -127,10 +128,11 @@ def iterative(
     client: LLMClient,
     retriever: Retriever,
     questions: Sequence[TreeQuestion],
-    settings,
+    retrieval,
+    answering,
     sources: dict[str, Source],
 ) -> list[Answer]:
-    """IterRetGen: ``settings.iterations`` rounds; round t retrieves with the answer of round t-1
+    """IterRetGen: ``answering.iterations`` rounds; round t retrieves with the answer of round t-1
     followed by the question (round 1, and a round after a failed one, with the question alone) and
     refines that answer with its passages."""
     count = len(questions)
@@ -140,9 +142,9 @@ def iterative(
     # The last written round: text, status, finish reason, the chunks it saw.
     latest: list[tuple[str, str, str | None, tuple[str, ...]] | None] = [None] * count
     errors: list[str | None] = [None] * count
-    for _ in range(settings.iterations):
+    for _ in range(answering.iterations):
         found = _chunk_ids(
-            search_each(retriever, queries, [settings.top_k] * count, settings.retrieval_mode, sources)
+            search_each(retriever, queries, [retrieval.top_k] * count, retrieval.retrieval_mode, sources)
         )
         prepared = [
             synthesis_inputs(
@@ -151,8 +153,8 @@ def iterative(
                 ids,
                 [(PREVIOUS_ANSWER, last[0])] if last else [],
                 sources,
-                settings.answer_words,
-                settings.context_tokens,
+                answering.answer_words,
+                answering.context_tokens,
             )
             for q, ids, last in zip(questions, found, latest, strict=True)
         ]

@@ -1,5 +1,6 @@
 """The multi-hop baselines of ConTReGen's Table 2 and the ablations of its Tables 5 and 8, on the
-same retriever, top-k and iteration cap as ConTReGen (``settings``).
+same retriever, top-k and iteration cap as ConTReGen (``retrieval``: the trees' settings;
+``answering``: the answers').
 
 - *Self-Ask* (Press et al., 2023): a follow-up question at a time, each retrieved for and answered
   from its passages (an intermediate answer), until the model asks none or ``iterations`` are
@@ -74,8 +75,12 @@ class _Chain:
     error: str | None = None
 
 
-def _search(retriever, chains: Sequence[_Chain], queries: Sequence[str], settings, sources) -> None:
-    found = search_each(retriever, queries, [settings.top_k] * len(queries), settings.retrieval_mode, sources)
+def _search(
+    retriever, chains: Sequence[_Chain], queries: Sequence[str], retrieval, answering, sources
+) -> None:
+    found = search_each(
+        retriever, queries, [retrieval.top_k] * len(queries), retrieval.retrieval_mode, sources
+    )
     for chain, hits in zip(chains, found, strict=True):
         chain.latest = [hit.chunk_id for hit in hits]
         chain.retrieved.extend(chain.latest)
@@ -91,10 +96,10 @@ def _shown(chain: _Chain, sources) -> dict[str, Any]:
 
 
 def _answer_hops(
-    client, retriever, chains: Sequence[_Chain], queries: Sequence[str], settings, sources
+    client, retriever, chains: Sequence[_Chain], queries: Sequence[str], retrieval, answering, sources
 ) -> None:
     """Retrieve for each chain's hop query and answer it from those passages alone."""
-    _search(retriever, chains, queries, settings, sources)
+    _search(retriever, chains, queries, retrieval, answering, sources)
     prepared = [
         synthesis_inputs(
             query,
@@ -103,7 +108,7 @@ def _answer_hops(
             [],
             sources,
             HOP_ANSWER_WORDS,
-            settings.context_tokens,
+            answering.context_tokens,
         )
         for chain, query in zip(chains, queries, strict=True)
     ]
@@ -119,7 +124,7 @@ def _answer_hops(
         chain.steps.append((query, chunk_citations(item.value.text.strip(), ids)))
 
 
-def _final(client, chains: Sequence[_Chain], method: str, settings, sources) -> list[Answer]:
+def _final(client, chains: Sequence[_Chain], method: str, retrieval, answering, sources) -> list[Answer]:
     """Each chain's answer, written from its intermediate answers (their citations as sources)."""
     return _write_once(
         client,
@@ -133,8 +138,8 @@ def _final(client, chains: Sequence[_Chain], method: str, settings, sources) -> 
                 [],
                 c.steps,
                 sources,
-                settings.answer_words,
-                settings.context_tokens,
+                answering.answer_words,
+                answering.context_tokens,
             )
             if c.steps
             else None
@@ -201,12 +206,12 @@ def _answer(
 
 
 def self_ask(
-    client: LLMClient, retriever: Retriever, questions, settings, sources: dict[str, Source]
+    client: LLMClient, retriever: Retriever, questions, retrieval, answering, sources: dict[str, Source]
 ) -> list[Answer]:
     """Self-Ask: follow-up questions from what was retrieved, intermediate answers, a final answer."""
     chains = [_Chain(q) for q in questions]
-    _search(retriever, chains, [q.question for q in questions], settings, sources)
-    for _ in range(settings.iterations):
+    _search(retriever, chains, [q.question for q in questions], retrieval, answering, sources)
+    for _ in range(answering.iterations):
         active = [c for c in chains if not c.done]
         if not active:
             break
@@ -223,22 +228,22 @@ def self_ask(
                 asking.append(chain)
                 queries.append(item.value.follow_up.strip())
         if asking:
-            _answer_hops(client, retriever, asking, queries, settings, sources)
-    return _final(client, chains, SELF_ASK, settings, sources)
+            _answer_hops(client, retriever, asking, queries, retrieval, answering, sources)
+    return _final(client, chains, SELF_ASK, retrieval, answering, sources)
 
 
 def searchain(
-    client: LLMClient, retriever: Retriever, questions, settings, sources: dict[str, Source]
+    client: LLMClient, retriever: Retriever, questions, retrieval, answering, sources: dict[str, Source]
 ) -> list[Answer]:
     """SearChain: a chain of queries, its first checked against retrieval and the rest refined
     each round, then a final answer from the checked answers."""
     chains = [_Chain(q) for q in questions]
-    _search(retriever, chains, [q.question for q in questions], settings, sources)
-    for _ in range(settings.iterations):
+    _search(retriever, chains, [q.question for q in questions], retrieval, answering, sources)
+    for _ in range(answering.iterations):
         active = [c for c in chains if not c.done]
         if not active:
             break
-        inputs = [{**_shown(c, sources), "max_queries": settings.max_sub_questions} for c in active]
+        inputs = [{**_shown(c, sources), "max_queries": retrieval.max_sub_questions} for c in active]
         batch = client.run_many(CONTREGEN_SEARCHAIN, inputs)
         checking, queries = [], []
         for chain, given, item in zip(active, inputs, batch.items, strict=True):
@@ -253,14 +258,16 @@ def searchain(
             checking.append(chain)
             queries.append(chain.pending.pop(0))
         if checking:
-            _answer_hops(client, retriever, checking, queries, settings, sources)
-    return _final(client, chains, SEARCHAIN, settings, sources)
+            _answer_hops(client, retriever, checking, queries, retrieval, answering, sources)
+    return _final(client, chains, SEARCHAIN, retrieval, answering, sources)
 
 
-def _predict(client, questions, chunk_ids, usages, retrieved, method: str, settings, sources) -> list[Answer]:
+def _predict(
+    client, questions, chunk_ids, usages, retrieved, method: str, retrieval, answering, sources
+) -> list[Answer]:
     """DSP's predict stage on each question's ``chunk_ids``."""
     prepared = [
-        synthesis_inputs(None, q.question, ids, [], sources, settings.answer_words, settings.context_tokens)
+        synthesis_inputs(None, q.question, ids, [], sources, answering.answer_words, answering.context_tokens)
         if ids
         else None
         for q, ids in zip(questions, chunk_ids, strict=True)
@@ -271,14 +278,14 @@ def _predict(client, questions, chunk_ids, usages, retrieved, method: str, setti
 
 
 def dsp(
-    client: LLMClient, retriever: Retriever, questions, settings, sources: dict[str, Source]
+    client: LLMClient, retriever: Retriever, questions, retrieval, answering, sources: dict[str, Source]
 ) -> list[Answer]:
     """DSP: the question's passages, its hops' passages, then reasoning and the cited answer."""
     chains = [_Chain(q) for q in questions]
-    _search(retriever, chains, [q.question for q in questions], settings, sources)
+    _search(retriever, chains, [q.question for q in questions], retrieval, answering, sources)
     own = [list(c.latest) for c in chains]
     # Hops beyond the iteration cap would out-search the other baselines.
-    inputs = [{**_shown(c, sources), "max_queries": settings.iterations} for c in chains]
+    inputs = [{**_shown(c, sources), "max_queries": answering.iterations} for c in chains]
     batch = client.run_many(CONTREGEN_DSP_HOPS, inputs)
     hops: list[list[str]] = []
     for chain, given, item in zip(chains, inputs, batch.items, strict=True):
@@ -286,7 +293,7 @@ def dsp(
         hops.append([q.strip() for q in item.value.queries if q.strip()] if item.ok else [])
     flat = [(i, query) for i, queries in enumerate(hops) for query in queries]
     found = search_each(
-        retriever, [q for _, q in flat], [settings.top_k] * len(flat), settings.retrieval_mode, sources
+        retriever, [q for _, q in flat], [retrieval.top_k] * len(flat), retrieval.retrieval_mode, sources
     )
     gathered = [list(ids) for ids in own]
     for (index, _), hits in zip(flat, found, strict=True):
@@ -301,7 +308,8 @@ def dsp(
         [c.usage for c in chains],
         [c.retrieved for c in chains],
         DSP,
-        settings,
+        retrieval,
+        answering,
         sources,
     )
 
@@ -319,13 +327,18 @@ def planning_usage(trees: Sequence[Tree]) -> list[Usage]:
 
 
 def contre_no_synthesis(
-    client: LLMClient, trees: Sequence[Tree], planning: Sequence[Usage], settings, sources: dict[str, Source]
+    client: LLMClient,
+    trees: Sequence[Tree],
+    planning: Sequence[Usage],
+    retrieval,
+    answering,
+    sources: dict[str, Source],
 ) -> list[Answer]:
     """The tree's relevant passages, answered once (no bottom-up synthesis); ``planning``: each
     tree's calls before synthesis (``planning_usage``)."""
     prepared = [
         synthesis_inputs(
-            None, t.question.question, t.used(), [], sources, settings.answer_words, settings.context_tokens
+            None, t.question.question, t.used(), [], sources, answering.answer_words, answering.context_tokens
         )
         if t.used()
         else None
@@ -344,7 +357,12 @@ def contre_no_synthesis(
 
 
 def dsp_with_contre(
-    client: LLMClient, trees: Sequence[Tree], planning: Sequence[Usage], settings, sources: dict[str, Source]
+    client: LLMClient,
+    trees: Sequence[Tree],
+    planning: Sequence[Usage],
+    retrieval,
+    answering,
+    sources: dict[str, Source],
 ) -> list[Answer]:
     """DSP's predict stage on the tree's relevant passages (``planning`` as above)."""
     return _predict(
@@ -354,6 +372,7 @@ def dsp_with_contre(
         [_copy(usage) for usage in planning],
         [t.retrieved() for t in trees],
         DSP_WITH_CONTRE,
-        settings,
+        retrieval,
+        answering,
         sources,
     )

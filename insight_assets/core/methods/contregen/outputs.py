@@ -26,7 +26,8 @@ from .schemas import CONTREGEN, FAILED, KEPT, METHODS, PRUNED_NO_PASSAGE, PRUNED
 if TYPE_CHECKING:
     from ...stage import CollectionScope
     from .schemas import Tree
-    from .stages import AnswersSettings, Scored, ScoresSettings, TreesSettings, Written
+    from .settings import AnswersSettings, ScoresSettings, TreesSettings
+    from .stages import Scored, Written
 
 CITE_RETRIEVED = "answers_cite_retrieved_passages"
 NOT_TRUNCATED = "answers_not_truncated"

@@ -1,34 +1,29 @@
-"""ConTReGen's stages, one per asset (see ``core/stage.py``): their settings, the work the build,
-the dry run and ``ask`` share, and their declarations (``STAGES``)."""
+"""ConTReGen's stages, one per asset (see ``core/stage.py``): the work the build, the dry run and
+``ask`` share, and their declarations (``STAGES``); their settings models are in ``settings.py``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import Field, model_validator
-
 from ...citations.paragraphs import collection_paragraphs
 from ...curation.answers import reference_answers
-from ...curation.records import GENERATED, USER, Question, question_id
+from ...curation.records import USER, Question, question_id
 from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import QUESTIONS as CURATED_QUESTIONS
 from ...curation.stages import answers_of, questions_of
 from ...retrieval.citing import Source, load_sources
-from ...retrieval.search import RETRIEVAL_MODES
-from ...stage import Check, CollectionScope, JudgedSettings, NothingToDo, Stage, StageSettings
+from ...stage import Check, CollectionScope, NothingToDo, Stage
 from . import (
-    MIN_CONTEXT_TOKENS,
     PROFILE,
-    ConTReGenSettings,
     grow_trees,
     outputs,
     references,
-    schemas,
     store,
     write_answers,
 )
 from .scores import ScoredAnswer, score_answers
+from .settings import AnswersSettings, ScoresSettings, TreesSettings
 from .tasks import JUDGE_TASKS, TREE_TASKS, WRITE_TASKS
 
 if TYPE_CHECKING:
@@ -37,87 +32,6 @@ if TYPE_CHECKING:
 TREES, ANSWERS, SCORES = "contregen_trees", "contregen_answers", "contregen_scores"
 # The passages the trees retrieved (the reader's notes too, when a retriever offers them).
 TREE_SOURCES = "contregen_tree_sources"
-QUESTION_SOURCES = ("all", GENERATED, USER)
-
-
-class TreesSettings(StageSettings):
-    """§2.1 with §4.3's and Appendix A.1's defaults: depth 2, 5 sub-questions per plan; planning
-    and verification at temperature 0. The thresholds are the offline verifier's. The retrieval
-    (``top_k``, ``retrieval_mode``) is also the answers' and the baselines'."""
-
-    top_k: int = Field(default=schemas.TOP_K, ge=1, description="§4.3: passages per retrieval (k = 5).")
-    retrieval_mode: str = Field(default="dense", description=f"One of {', '.join(RETRIEVAL_MODES)}.")
-    questions: str = Field(default="all", description=f"Which questions: {', '.join(QUESTION_SOURCES)}.")
-    max_questions: int | None = Field(
-        default=20, ge=1, description="Only the first N questions (cost control); null for all."
-    )
-    max_depth: int = Field(default=schemas.MAX_DEPTH, ge=0, description="§4.3: depth 2.")
-    max_sub_questions: int = Field(
-        default=schemas.MAX_SUB_QUESTIONS, ge=1, description="Appendix A.1: 5 per plan."
-    )
-    need_similarity: float = Field(
-        default=schemas.NEED_SIMILARITY,
-        ge=-1.0,
-        le=1.0,
-        description="Offline: a sub-question's least cosine with the question to be needed.",
-    )
-    repeat_similarity: float = Field(
-        default=schemas.REPEAT_SIMILARITY,
-        ge=-1.0,
-        le=1.0,
-        description="Offline: the cosine with an explored question at which a sub-question repeats it.",
-    )
-    relevance_ratio: float = Field(
-        default=schemas.RELEVANCE_RATIO,
-        ge=-1.0,
-        le=1.0,
-        description="Offline: a passage is relevant at this share of the question's best passage's cosine.",
-    )
-    reference_questions: int = Field(
-        default=3, ge=0, description="Also ask this many reference paragraphs' topics, scored against them."
-    )
-
-    @model_validator(mode="after")
-    def _valid(self) -> TreesSettings:
-        if self.questions not in QUESTION_SOURCES:
-            raise ValueError(f"questions must be one of {', '.join(QUESTION_SOURCES)}")
-        self.method()
-        return self
-
-    def method(self, answers: AnswersSettings | None = None) -> ConTReGenSettings:
-        """The method's settings: this tree's, and the answers' (their defaults when not given)."""
-        answers = answers or AnswersSettings()
-        return ConTReGenSettings(
-            top_k=self.top_k,
-            max_depth=self.max_depth,
-            max_sub_questions=self.max_sub_questions,
-            retrieval_mode=self.retrieval_mode,
-            iterations=answers.iterations,
-            answer_words=answers.answer_words,
-            context_tokens=answers.context_tokens,
-            need_similarity=self.need_similarity,
-            repeat_similarity=self.repeat_similarity,
-            relevance_ratio=self.relevance_ratio,
-        )
-
-
-class AnswersSettings(StageSettings):
-    """§2.2: synthesis at temperature 0.3, a ~300-word root answer, prompts cut to
-    ``context_tokens``; the baselines RetGen, budget-matched RetGen and IterRetGen (5 iterations),
-    retrieving as the trees did."""
-
-    baselines: bool = Field(default=True, description="Also answer with the three baselines.")
-    iterations: int = Field(default=schemas.ITERATIONS, ge=1, description="IterRetGen's rounds.")
-    answer_words: int = Field(default=schemas.ANSWER_WORDS, ge=50, description="The answer's length.")
-    context_tokens: int = Field(
-        default=schemas.CONTEXT_TOKENS,
-        ge=MIN_CONTEXT_TOKENS,
-        description="Each synthesis prompt's budget for passages and summaries, in tokens.",
-    )
-
-
-class ScoresSettings(JudgedSettings):
-    """The judge may be another model than the generator's."""
 
 
 def trees(scope: CollectionScope, settings: TreesSettings) -> list[Tree]:
@@ -132,7 +46,7 @@ def trees(scope: CollectionScope, settings: TreesSettings) -> list[Tree]:
     )
     if not asked:
         raise NothingToDo(f"no {settings.questions} question: `generated_questions` holds none to explore.")
-    grown, found = grow_trees(scope.client, scope.retriever(PROFILE), asked, settings.method())
+    grown, found = grow_trees(scope.client, scope.retriever(PROFILE), asked, settings)
     scope.plan(TREE_SOURCES, found)
     scope.plan(TREES, grown)
     return grown
@@ -156,8 +70,8 @@ def answers(scope: CollectionScope, settings: AnswersSettings) -> Written:
         **load_sources(scope.warehouse, scope.collection, PROFILE),
         **scope.upstream(TREE_SOURCES, dict),
     }
-    method = scope.built_settings(TREES, TreesSettings).method(settings)
-    written = write_answers(scope.client, retriever, grown, sources, method, settings.baselines)
+    built = scope.built_settings(TREES, TreesSettings)
+    written = write_answers(scope.client, retriever, grown, sources, built, settings)
     if not any(answer.text for answer in written):
         raise NothingToDo(f"no answer was written: {written[0].error if written else 'no trees'}")
     scope.plan(ANSWERS, written)
