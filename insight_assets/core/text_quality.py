@@ -39,12 +39,13 @@ import gzip
 import hashlib
 import importlib.util
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgpack
+from pydantic import ConfigDict, Field
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.lazy import LazyModel, lazy_regex
 
 USABLE, DEGRADED, UNUSABLE = "usable", "degraded", "unusable"
 
@@ -77,35 +78,62 @@ _LANGUAGES = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class QualitySettings:
-    """Thresholds of the text-quality gate. The defaults leave a margin around every real paper of
-    the test corpus (see the module docstring); loosen them for unusual collections."""
+def _share(default: float, description: str):
+    return Field(default=default, ge=0.0, le=1.0, description=description)
 
-    min_document_chars: int = 200  # fewer visible characters in the whole file: unusable
-    min_words_per_1000_chars: float = 20.0  # fewer words than this among the characters: unusable
-    judge_page_chars: int = 100  # pages with fewer visible characters are not judged
-    max_junk_share: float = 0.25  # a page with more junk characters is garbled
-    min_judged_words: int = 20  # a page needs this many words for its word share to count
-    garbled_word_share: float = 0.45  # a page (or document) with fewer real words is garbled
-    max_mean_token_chars: float = 25.0  # longer tokens on average: words run together, garbled
-    max_garbled_page_share: float = 0.5  # this share of judged pages garbled: the document is unusable
-    poor_word_share: float = 0.85  # a document under this word share reads like poor OCR: degraded
-    sparse_page_chars: int = 200  # an image page with less text than this is a scan with a stamp
-    max_sparse_image_page_share: float = 0.8  # this share of pages such scans: unusable
 
-    def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
-            if value < 0:
-                raise ValueError(f"{name} must not be negative, got {value}")
-        for name in ("max_junk_share", "garbled_word_share", "max_garbled_page_share", "poor_word_share",
-                     "max_sparse_image_page_share"):  # fmt: skip
-            if getattr(self, name) > 1:
-                raise ValueError(f"{name} is a share between 0 and 1, got {getattr(self, name)}")
+class QualitySettings(LazyModel):
+    """Thresholds of the text-quality gate, each with its bound: the parsing step's config (the UI's
+    launchpad shows these fields). The defaults leave a margin around every real paper of the test
+    corpus (see the module docstring); loosen them for unusual collections."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+    min_document_chars: int = Field(
+        default=200,
+        ge=0,
+        description="Fewer visible characters in the whole file: unusable (too little text).",
+    )
+    min_words_per_1000_chars: float = Field(
+        default=20.0,
+        ge=0.0,
+        description="Fewer words per 1,000 characters: symbols and digits, not text (unusable).",
+    )
+    judge_page_chars: int = Field(
+        default=100, ge=0, description="Pages with fewer characters are not judged."
+    )
+    max_junk_share: float = _share(
+        0.25, "A page with a larger share of control characters, unmapped glyphs or stray symbols is garbled."
+    )
+    min_judged_words: int = Field(
+        default=20, ge=0, description="Words a page (or file) needs before its share of real words counts."
+    )
+    garbled_word_share: float = _share(
+        0.45, "A page (or file) with a smaller share of real words (wordfreq's lists) is garbled."
+    )
+    max_mean_token_chars: float = Field(
+        default=25.0,
+        ge=0.0,
+        description="Longer tokens on average: the words of a page run together (garbled).",
+    )
+    max_garbled_page_share: float = _share(
+        0.5, "This share of the pages with text garbled: the file is unusable (fewer: they are dropped)."
+    )
+    poor_word_share: float = _share(
+        0.85, "A file with a smaller share of real words reads like poor OCR: kept, with a warning."
+    )
+    sparse_page_chars: int = Field(
+        default=200,
+        ge=0,
+        description="An image page with fewer characters of text counts as a scan with a stamp or header.",
+    )
+    max_sparse_image_page_share: float = _share(
+        0.8, "This share of pages such scans: the file is unusable (run OCR)."
+    )
 
     def key(self) -> str:
         """A short digest of the values: stored with each parse, so other thresholds parse again."""
-        return hashlib.sha256(repr(sorted(asdict(self).items())).encode()).hexdigest()[:8]
+        return hashlib.sha256(repr(sorted(self.model_dump().items())).encode()).hexdigest()[:8]
 
 
 @dataclass(frozen=True)

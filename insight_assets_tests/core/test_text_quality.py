@@ -151,10 +151,12 @@ def test_thresholds_are_configuration() -> None:
 
 
 def test_settings_are_validated_and_keyed() -> None:
-    with pytest.raises(ValueError, match="between 0 and 1"):
+    with pytest.raises(ValueError, match="poor_word_share\n  Input should be less than or equal to 1"):
         QualitySettings(poor_word_share=1.5)
-    with pytest.raises(ValueError, match="must not be negative"):
+    with pytest.raises(ValueError, match="min_document_chars\n  Input should be greater than or equal to 0"):
         QualitySettings(min_document_chars=-1)
+    with pytest.raises(ValueError, match="Extra inputs are not permitted"):
+        QualitySettings(poor_word_shar=0.5)
     assert QualitySettings().key() == DEFAULTS.key() != QualitySettings(poor_word_share=0.8).key()
 
 

@@ -46,3 +46,13 @@ def test_the_assets_config_is_the_settings_model_and_a_refused_value_fails_the_s
         dg.Failure, match=r"Invalid xsum_answers config: .*top_n \(30\) cannot exceed candidates \(10\)"
     ):
         stage_settings(answers, config_class(candidates=10, top_n=30))
+
+
+def test_the_parsing_config_is_the_quality_settings_model_plus_its_workers():
+    from insight_assets.core.text_quality import QualitySettings
+    from insight_assets.defs.ingestion.assets import IngestionParsingConfig
+
+    assert set(IngestionParsingConfig.model_fields) == set(QualitySettings.model_fields) | {"workers"}
+    assert IngestionParsingConfig(poor_word_share=0.6).quality() == QualitySettings(poor_word_share=0.6)
+    with pytest.raises(ValidationError, match="poor_word_share"):
+        IngestionParsingConfig(poor_word_share=1.5)

@@ -28,56 +28,13 @@ from insight_assets.defs.metadata import (
 from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource
+from insight_assets.defs.stage_assets import dagster_config, settings_of
 
 
-class IngestionParsingConfig(dg.Config):
-    """The text-quality gate's thresholds (``core/text_quality.py``). A file whose text layer is
-    garbled, or holds almost no text, is unusable; a few garbled pages are dropped with a warning.
-    The defaults leave a margin around every real paper of the test corpus."""
-
-    min_document_chars: int = Field(
-        default=QualitySettings.min_document_chars,
-        description="Fewer visible characters in the whole file: unusable (too little text).",
-    )
-    min_words_per_1000_chars: float = Field(
-        default=QualitySettings.min_words_per_1000_chars,
-        description="Fewer words per 1,000 characters: symbols and digits, not text (unusable).",
-    )
-    judge_page_chars: int = Field(
-        default=QualitySettings.judge_page_chars, description="Pages with fewer characters are not judged."
-    )
-    max_junk_share: float = Field(
-        default=QualitySettings.max_junk_share,
-        description="A page with a larger share of control characters, unmapped glyphs or stray symbols is garbled.",
-    )
-    min_judged_words: int = Field(
-        default=QualitySettings.min_judged_words,
-        description="Words a page (or file) needs before its share of real words counts.",
-    )
-    garbled_word_share: float = Field(
-        default=QualitySettings.garbled_word_share,
-        description="A page (or file) with a smaller share of real words (wordfreq's lists) is garbled.",
-    )
-    max_mean_token_chars: float = Field(
-        default=QualitySettings.max_mean_token_chars,
-        description="Longer tokens on average: the words of a page run together (garbled).",
-    )
-    max_garbled_page_share: float = Field(
-        default=QualitySettings.max_garbled_page_share,
-        description="This share of the pages with text garbled: the file is unusable (fewer: they are dropped).",
-    )
-    poor_word_share: float = Field(
-        default=QualitySettings.poor_word_share,
-        description="A file with a smaller share of real words reads like poor OCR: kept, with a warning.",
-    )
-    sparse_page_chars: int = Field(
-        default=QualitySettings.sparse_page_chars,
-        description="An image page with fewer characters of text counts as a scan with a stamp or header.",
-    )
-    max_sparse_image_page_share: float = Field(
-        default=QualitySettings.max_sparse_image_page_share,
-        description="This share of pages such scans: the file is unusable (run OCR).",
-    )
+class IngestionParsingConfig(dagster_config(QualitySettings)):
+    """The text-quality gate's thresholds (``core/text_quality.py``'s ``QualitySettings``). A file
+    whose text layer is garbled, or holds almost no text, is unusable; a few garbled pages are
+    dropped with a warning. The defaults leave a margin around every real paper of the test corpus."""
 
     workers: int = Field(
         default=0,
@@ -87,8 +44,7 @@ class IngestionParsingConfig(dg.Config):
     )
 
     def quality(self) -> QualitySettings:
-        with invalid_config("parsing"):
-            return QualitySettings(**self.model_dump(exclude={"workers"}))
+        return settings_of(QualitySettings, self, "parsed_documents")
 
 
 @dg.asset(
