@@ -455,8 +455,10 @@ def test_the_field_is_the_configured_one_or_the_nearest_to_the_collection():
 
 def test_the_ai_scientist_baseline_reflects_checks_novelty_and_keeps_the_novel_ideas():
     query = scipip.Query("q", BACKGROUND, QUERY, ("node classification", "graph training cost"))
-    settings = scipip.IdeaSettings(field="graph learning", scientist_ideas=3, scientist_reflections=2)
-    (run,) = scipip.propose_ideas(LLMClient(LLMSettings()), _library(ROWS), PAPERS, [query], ideas=settings)
+    settings = scipip.IdeasSettings(ai_scientist_ideas=3, ai_scientist_reflections=2)
+    (run,) = scipip.propose_ideas(
+        LLMClient(LLMSettings()), _library(ROWS), PAPERS, [query], ideas=settings, field_name="graph learning"
+    )
     assert len(run.scientist) == 3 and len({r.idea.title for r in run.scientist}) == 3  # each new
     assert all(r.rounds == 1 and "offline TF-IDF" in r.reason for r in run.scientist)  # done at round 1
     assert run.ideas(AI_SCIENTIST) == [r.as_idea() for r in run.scientist if r.novel]

@@ -19,13 +19,13 @@ from __future__ import annotations
 from . import store  # declares the method's warehouse tables
 from .backgrounds import BACKGROUNDS_FILE, Background, read_backgrounds, research_backgrounds
 from .evaluation import Query, RecallRow, leave_one_out, make_queries, recall_table, variant_rankings
-from .ideas import IdeaRun, IdeaSettings, Paper, propose_ideas
+from .ideas import IdeaRun, Paper, propose_ideas
 from .judging import IdeaSet, JudgedIdea, good_shares, judge_agreement, judge_ideas
 from .keywords import KeywordGraph
 from .pairwise import judge_pairs, win_rates
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
 from .retrieval import Library, Retrieval, cluster, for_library, retrieve, round_robin
-from .settings import RetrievalSettings
+from .settings import IdeasSettings, RetrievalSettings
 from .tasks import IDEA_TASKS, JUDGE_TASKS, SCIPIP_ENTITIES, SUMMARY_TASKS
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
     "Background",
     "IdeaRun",
     "IdeaSet",
-    "IdeaSettings",
+    "IdeasSettings",
     "JudgedIdea",
     "KeywordGraph",
     "Library",

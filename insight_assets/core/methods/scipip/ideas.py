@@ -32,7 +32,6 @@ from .judging import IdeaSet
 from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, retrieve
 from .schemas import (
     AI_SCIENTIST,
-    AI_SCIENTIST_REFLECTIONS,
     BRAINSTORM_IDEAS,
     BRAINSTORM_ONLY,
     DIRECT,
@@ -44,7 +43,7 @@ from .schemas import (
     DetailedIdea,
     Idea,
 )
-from .settings import RetrievalSettings
+from .settings import IdeasSettings, RetrievalSettings
 from .tasks import (
     EXPANSION_EXAMPLE,
     SCIPIP_BRAINSTORM,
@@ -136,29 +135,23 @@ def expanded_text(problem: str, method: str, expected_outcome: str) -> str:
     return f"Problem: {problem}\nMethod: {method}\nExpected outcome: {expected_outcome}"
 
 
-@dataclass(frozen=True)
-class IdeaSettings:
-    """What idea generation runs: the field its prompts name, and the AI Scientist baseline's
-    ideas per background and reflection rounds (0 ideas: no such baseline)."""
-
-    field: str = DEFAULT_FIELD
-    scientist_ideas: int = INTEGRATED_IDEAS
-    scientist_reflections: int = AI_SCIENTIST_REFLECTIONS
-    expand: tuple[str, ...] = IDEA_METHODS  # the methods whose ideas are expanded (Table 12)
-
-
 def propose_ideas(
     client: LLMClient,
     library: Library,
     papers: Mapping[str, Paper],
     queries: Sequence[Query],
     settings: RetrievalSettings = DEFAULT_SETTINGS,
-    ideas: IdeaSettings = IdeaSettings(),
+    ideas: IdeasSettings | None = None,
+    *,
+    field_name: str = DEFAULT_FIELD,
+    expand: Sequence[str] = IDEA_METHODS,
 ) -> list[IdeaRun]:
-    """Both paths and integration, the baselines, and every method's ideas expanded, for every
-    query; a query that is a collection paper's own background is answered without that paper."""
+    """Both paths and integration, the baselines (the AI Scientist's when ``ideas`` asks for its
+    ideas), and the ideas of the ``expand`` methods expanded, for every query, the prompts naming
+    ``field_name``; a query that is a collection paper's own background is answered without that
+    paper."""
+    ideas = ideas or IdeasSettings()
     runs = [IdeaRun(query) for query in queries]
-    field_name = ideas.field
     # The direct baseline reads only the background: it goes out with the first stage.
     transformed, direct = client.run_together(
         [
@@ -191,18 +184,18 @@ def propose_ideas(
     for run, item in zip(runs, direct.items, strict=True):
         if run.note("direct", item):
             run.direct = list(item.value.ideas)
-    if ideas.scientist_ideas:
+    if ideas.ai_scientist_ideas:
         records, errors = scientist_ideas(
             client,
             [run.query.background for run in runs],
             [related_texts(run.retrieval.selected, papers) for run in runs],
             field_name,
-            ideas.scientist_ideas,
-            ideas.scientist_reflections,
+            ideas.ai_scientist_ideas,
+            ideas.ai_scientist_reflections,
         )
         for run, mine, failed in zip(runs, records, errors, strict=True):
             run.scientist, run.errors = mine, run.errors + failed
-    _expand(client, runs, papers, field_name, ideas.expand)
+    _expand(client, runs, papers, field_name, tuple(expand))
     return runs
 
 

@@ -16,7 +16,7 @@ from . import outputs, store
 from .backgrounds import BACKGROUNDS_FILE, Background, research_backgrounds
 from .evaluation import Query, make_queries
 from .field import ResearchField, research_field
-from .ideas import IdeaRun, IdeaSettings, Paper, expanded_text, propose_ideas
+from .ideas import IdeaRun, Paper, expanded_text, propose_ideas
 from .judging import IdeaSet, JudgedIdea, judge_ideas
 from .pairwise import PairJudgement, judge_pairs
 from .papers import PaperParts, PaperSummary, paper_parts, summarize_papers
@@ -24,6 +24,7 @@ from .retrieval import Library
 from .schemas import (
     DUAL,
     EXPANDED,
+    IDEA_METHODS,
     SHORT,
     Idea,
 )
@@ -145,12 +146,12 @@ def _propose(
     papers = {row["doc_id"]: Paper(row["title"], row["method"]) for row in rows}
     named = research_field(settings.field, library.summary_vectors, scope.embed)
     queries = make_queries(scope.client, scope.embed, backgrounds)
-    idea_settings = (
-        IdeaSettings(named.name, scientist_ideas=0, expand=(DUAL,))
-        if own_path_only
-        else IdeaSettings(named.name, settings.ai_scientist_ideas, settings.ai_scientist_reflections)
+    if own_path_only:  # SciPIP's own ideas only: no AI Scientist baseline, only the dual path expanded
+        settings = settings.model_copy(update={"ai_scientist_ideas": 0})
+    expand = (DUAL,) if own_path_only else IDEA_METHODS
+    runs = propose_ideas(
+        scope.client, library, papers, queries, retrieval, settings, field_name=named.name, expand=expand
     )
-    runs = propose_ideas(scope.client, library, papers, queries, retrieval, idea_settings)
     return Proposed(library, named, runs, papers)
 
 
