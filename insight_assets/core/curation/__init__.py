@@ -6,10 +6,10 @@ Plain Python (no Dagster); every model call goes through ``core.llm``, so the of
 The stages, each a function of the previous one's output::
 
     compressed = compress_documents(client, documents)                 # one digest per paper
-    questions = generate_questions(client, compressed.compressed, QuestionSettings(), embed)
+    questions = generate_questions(client, compressed.compressed, QuestionsSettings(), embed)
     user = load_user_questions(folder / "questions.jsonl", known_document_ids=ids)
     answers = generate_answers(client, user.questions + questions.questions,
-                               compressed.compressed, AnswerSettings(), embed)
+                               compressed.compressed, AnswersSettings(), embed)
     write_jsonl(export_records(name, answers.answers, titles), path)
 
 Each outcome lists its failures (one item failing does not stop the others) and, when the
@@ -23,7 +23,7 @@ from .answers import (
     KEPT,
     Answer,
     AnswerOutcome,
-    AnswerSettings,
+    AnswersSettings,
     GroundedAnswer,
     answer_source_label,
     citations_valid,
@@ -33,7 +33,7 @@ from .answers import (
 )
 from .combinations import (
     Combination,
-    QuestionSettings,
+    QuestionsSettings,
     combination_size_for,
     questions_per_combination,
     sample_combinations,
@@ -86,7 +86,7 @@ __all__ = [
     "USER_QUESTIONS_FILE",
     "Answer",
     "AnswerOutcome",
-    "AnswerSettings",
+    "AnswersSettings",
     "CandidateQuestion",
     "Combination",
     "CompressedDocument",
@@ -101,7 +101,7 @@ __all__ = [
     "QAPair",
     "Question",
     "QuestionOutcome",
-    "QuestionSettings",
+    "QuestionsSettings",
     "RefinedQuestions",
     "SourceDocument",
     "UserQuestionsOutcome",

@@ -49,7 +49,7 @@ _OFFLINE_SENTENCES = 5
 NO_STATEMENTS_ANSWER = "The papers contain no statements to answer from."
 
 
-class AnswerSettings(StageSettings):
+class AnswersSettings(StageSettings):
     """InsightGen §3 / Appendix C: an answer per question from its documents' digests."""
 
     duplicate_threshold: float = Field(
@@ -221,7 +221,7 @@ def _closest_documents(
 def _documents_to_answer_from(
     questions: Sequence[Question],
     compressed: Sequence[CompressedDocument],
-    settings: AnswerSettings,
+    settings: AnswersSettings,
     embed: Embed,
 ) -> list[tuple[str, ...]]:
     """Per question, the compressed documents its answer is written from: those of its own that
@@ -242,7 +242,7 @@ def generate_answers(
     client: LLMClient,
     questions: Sequence[Question],
     compressed: Sequence[CompressedDocument],
-    settings: AnswerSettings,
+    settings: AnswersSettings,
     embed: Embed,
 ) -> AnswerOutcome:
     by_id = {doc.document_id: doc for doc in compressed}

@@ -25,7 +25,7 @@ from ..stage_settings import StageSettings
 _ENUMERATE_LIMIT = 10_000
 
 
-class QuestionSettings(StageSettings):
+class QuestionsSettings(StageSettings):
     """InsightGen §3 / Appendix A, C: the defaults are the paper's."""
 
     combination_size: int | None = Field(
@@ -67,7 +67,7 @@ class Combination:
     document_ids: tuple[str, ...]
 
 
-def combination_size_for(n_documents: int, settings: QuestionSettings) -> int:
+def combination_size_for(n_documents: int, settings: QuestionsSettings) -> int:
     """Papers per combination: the configured size, else 5 up to ``small_collection_max`` papers
     and 10 above; never more than the collection has."""
     if settings.combination_size is not None:
@@ -79,7 +79,7 @@ def combination_size_for(n_documents: int, settings: QuestionSettings) -> int:
     return max(0, min(rule, n_documents))
 
 
-def questions_per_combination(settings: QuestionSettings) -> int:
+def questions_per_combination(settings: QuestionsSettings) -> int:
     """How many refined questions each combination contributes: the target spread evenly
     (200 over 50 combinations: 4)."""
     return math.ceil(settings.target_count / max(settings.num_combinations, 1))
@@ -87,7 +87,7 @@ def questions_per_combination(settings: QuestionSettings) -> int:
 
 def sample_combinations(
     document_ids: Sequence[str],
-    settings: QuestionSettings,
+    settings: QuestionsSettings,
     previous: Sequence[Sequence[str]] = (),
 ) -> list[tuple[str, ...]]:
     """Up to ``num_combinations`` distinct combinations (never more than C(n, k)); each lists its

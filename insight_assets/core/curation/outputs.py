@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 from insight_assets.core.lazy import np
 
 from ..stage_output import CheckOutcome, Json, StageOutput, preview, stop_if_over_budget
-from .answers import AnswerOutcome, AnswerSettings, citations_valid
+from .answers import AnswerOutcome, AnswersSettings, citations_valid
 from .compression import COMPRESS_DOCUMENT, CompressionOutcome, CompressionSettings
 from .tables import answers_table, compressed_table, question_tables, stored_answers
 from .user_questions import USER_QUESTIONS_FILE
 
 if TYPE_CHECKING:
     from ..stage import CollectionScope
-    from .combinations import QuestionSettings
+    from .combinations import QuestionsSettings
     from .stages import Asked
 
 EVERY_DOCUMENT_COMPRESSED = "every_document_compressed"
@@ -63,7 +63,7 @@ def compressed(
     )
 
 
-def questions(scope: CollectionScope, settings: QuestionSettings, asked: Asked) -> StageOutput:
+def questions(scope: CollectionScope, settings: QuestionsSettings, asked: Asked) -> StageOutput:
     user, outcome, kept_questions = asked.user, asked.outcome, asked.questions
     stop_if_over_budget(outcome.budget_error)
     kept = [candidate for candidate in outcome.candidates if candidate.kept]
@@ -99,7 +99,7 @@ def questions(scope: CollectionScope, settings: QuestionSettings, asked: Asked) 
     )
 
 
-def answers(scope: CollectionScope, settings: AnswerSettings, outcome: AnswerOutcome) -> StageOutput:
+def answers(scope: CollectionScope, settings: AnswersSettings, outcome: AnswerOutcome) -> StageOutput:
     stop_if_over_budget(outcome.budget_error)
     table = answers_table(scope.collection, outcome.answers)
     by_status = dict(Counter(answer.status for answer in outcome.answers))

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .combinations import Combination, QuestionSettings, questions_per_combination, sample_combinations
+from .combinations import Combination, QuestionsSettings, questions_per_combination, sample_combinations
 from .question_tasks import GENERATE_QUESTIONS, REFINE_QUESTIONS, RefinedQuestion
 from .records import GENERATED, CompressedDocument, Embed, ItemFailure, Question, question_id, word_count
 from .similarity import embed_unit, greedy_duplicates
@@ -87,7 +87,7 @@ def paper_inputs(documents: Sequence[CompressedDocument]) -> list[dict[str, Any]
 
 
 def _screen(
-    combination: Combination, questions: Sequence[str], settings: QuestionSettings, guessed: bool
+    combination: Combination, questions: Sequence[str], settings: QuestionsSettings, guessed: bool
 ) -> list[_Draft]:
     drafts: list[_Draft] = []
     seen: set[str] = set()
@@ -128,7 +128,7 @@ def _select(
 
 
 def _dedupe_and_trim(
-    drafts: list[_Draft], settings: QuestionSettings, embed: Embed, target: int
+    drafts: list[_Draft], settings: QuestionsSettings, embed: Embed, target: int
 ) -> list[Question]:
     selected = [(d, d.selected) for d in drafts if d.reason is None and d.selected is not None]
     selected.sort(key=lambda pair: (pair[0].combination.index, pair[0].rank))
@@ -149,7 +149,7 @@ def _dedupe_and_trim(
 def generate_questions(
     client: LLMClient,
     compressed: Sequence[CompressedDocument],
-    settings: QuestionSettings,
+    settings: QuestionsSettings,
     embed: Embed,
     previous: Sequence[Sequence[str]] = (),
 ) -> QuestionOutcome:

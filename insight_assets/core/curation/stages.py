@@ -17,11 +17,11 @@ from .answers import (
     KEPT,
     Answer,
     AnswerOutcome,
-    AnswerSettings,
+    AnswersSettings,
     generate_answers,
     kept_pairs,
 )
-from .combinations import QuestionSettings
+from .combinations import QuestionsSettings
 from .compression import (
     COMPRESS_DOCUMENT,
     CompressionOutcome,
@@ -55,7 +55,7 @@ class Asked:
     questions: list[Question]  # both, the user's first
 
 
-def ask(scope: CollectionScope, settings: QuestionSettings) -> Asked:
+def ask(scope: CollectionScope, settings: QuestionsSettings) -> Asked:
     """Questions spanning several papers, asked of combinations of their compressed digests, after
     the collection's own."""
     compressed = scope.upstream(COMPRESSED, lambda: load_compressed(scope.warehouse, scope.collection))
@@ -74,7 +74,7 @@ def ask(scope: CollectionScope, settings: QuestionSettings) -> Asked:
     return Asked(user, outcome, questions)
 
 
-def answer(scope: CollectionScope, settings: AnswerSettings) -> AnswerOutcome:
+def answer(scope: CollectionScope, settings: AnswersSettings) -> AnswerOutcome:
     """An answer to every question from its documents' digests, near-duplicates set aside."""
     compressed = scope.upstream(COMPRESSED, lambda: load_compressed(scope.warehouse, scope.collection))
     questions = questions_of(scope)
@@ -101,7 +101,7 @@ def answer_for(scope: CollectionScope, question: str, given: str | None = None) 
         scope.give(ANSWERS, [found])
         return found
     scope.give(QUESTIONS, [asked])
-    outcome = answer(scope, scope.built_settings(ANSWERS, AnswerSettings))
+    outcome = answer(scope, scope.built_settings(ANSWERS, AnswersSettings))
     stop_if_over_budget(outcome.budget_error)
     (found,) = outcome.answers
     return found
@@ -143,7 +143,7 @@ STAGES = (
         "curation",
         "Open-ended, conceptual questions spanning several papers, plus the collection's own "
         "`questions.jsonl`. Each question keeps the ids of the documents it was asked about.",
-        QuestionSettings,
+        QuestionsSettings,
         reads=(COMPRESSED,),
         run=ask,
         output=outputs.questions,
@@ -156,7 +156,7 @@ STAGES = (
         "curation",
         "An answer per question from its combination's compressed documents, citing them by exact "
         "title; answers nearly identical (cosine >= 0.9) to a kept answer are removed.",
-        AnswerSettings,
+        AnswersSettings,
         reads=(QUESTIONS,),
         run=answer,
         output=outputs.answers,

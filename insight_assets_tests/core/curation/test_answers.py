@@ -9,7 +9,7 @@ import numpy as np
 
 from insight_assets.core.curation import (
     ANSWER_QUESTION,
-    AnswerSettings,
+    AnswersSettings,
     GroundedAnswer,
     Question,
     citations_valid,
@@ -20,7 +20,7 @@ from insight_assets.core.llm import OFFLINE_LABEL, Budget, LLMClient, LLMSetting
 from insight_assets_tests.core.curation.conftest import fake_client, hashing_embed
 from insight_assets_tests.fake_model_server import Reply
 
-SETTINGS = AnswerSettings()
+SETTINGS = AnswersSettings()
 
 
 def generated(text: str, document_ids: tuple[str, ...], index: int = 0) -> Question:
@@ -157,7 +157,7 @@ def test_duplicates_at_0_9_and_user_questions_are_exempt(server, compressed):
 
 def test_user_questions_without_documents_are_answered_from_the_closest_ones(compressed):
     question = user("How does distillation of a student from a teacher compare with quantization?")
-    settings = AnswerSettings(max_documents_for_user_questions=2)
+    settings = AnswersSettings(max_documents_for_user_questions=2)
     outcome = generate_answers(LLMClient(LLMSettings()), [question], compressed, settings, hashing_embed)
     [answer] = outcome.answers
     assert len(answer.document_ids) == 2 and "distil" in answer.document_ids

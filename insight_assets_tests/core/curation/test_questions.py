@@ -7,7 +7,7 @@ import re
 
 from insight_assets.core.curation import (
     GENERATE_QUESTIONS,
-    QuestionSettings,
+    QuestionsSettings,
     generate_questions,
     question_id,
 )
@@ -17,7 +17,7 @@ from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets_tests.core.curation.conftest import fake_client, hashing_embed
 from insight_assets_tests.fake_model_server import Reply
 
-SETTINGS = QuestionSettings(combination_size=3, num_combinations=6, target_count=20)
+SETTINGS = QuestionsSettings(combination_size=3, num_combinations=6, target_count=20)
 
 
 def short_name(title: str) -> str:
@@ -83,14 +83,14 @@ def test_offline_generation_is_deterministic_per_seed(compressed):
     first = generate_questions(client, compressed, SETTINGS, hashing_embed)
     again = generate_questions(client, compressed, SETTINGS, hashing_embed)
     other = generate_questions(
-        client, compressed, QuestionSettings(**{**vars(SETTINGS), "seed": 1}), hashing_embed
+        client, compressed, QuestionsSettings(**{**vars(SETTINGS), "seed": 1}), hashing_embed
     )
     assert again.questions == first.questions
     assert other.combinations != first.combinations
 
 
 def test_small_collections_get_a_smaller_target(compressed):
-    outcome = generate_questions(LLMClient(LLMSettings()), compressed[:4], QuestionSettings(), hashing_embed)
+    outcome = generate_questions(LLMClient(LLMSettings()), compressed[:4], QuestionsSettings(), hashing_embed)
     # The one combination holds the four papers, in id order (the order the warehouse gives them).
     assert [c.document_ids for c in outcome.combinations] == [
         tuple(sorted(doc.document_id for doc in compressed[:4]))
@@ -135,7 +135,7 @@ def words(count: int, stem: str) -> str:
 
 
 def test_the_model_sees_the_papers_and_limits_and_its_selection_is_used(server, compressed):
-    settings = QuestionSettings(
+    settings = QuestionsSettings(
         combination_size=3, num_combinations=1, candidates_per_combination=4, target_count=2
     )
     long_enough, too_short, rewritten = words(20, "How"), "Why quantize?", words(18, "Which")
@@ -164,7 +164,7 @@ def test_the_model_sees_the_papers_and_limits_and_its_selection_is_used(server, 
 
 
 def test_a_refinement_that_breaks_its_contract_is_repaired(server, compressed):
-    settings = QuestionSettings(
+    settings = QuestionsSettings(
         combination_size=3, num_combinations=1, candidates_per_combination=2, target_count=1
     )
     first, second = words(20, "How"), words(22, "Why")
@@ -182,7 +182,7 @@ def test_a_refinement_that_breaks_its_contract_is_repaired(server, compressed):
 
 
 def test_a_failed_combination_is_reported_and_the_others_go_on(server, compressed):
-    settings = QuestionSettings(
+    settings = QuestionsSettings(
         combination_size=3, num_combinations=2, candidates_per_combination=1, target_count=2
     )
     server.queue(
