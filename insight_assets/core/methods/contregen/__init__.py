@@ -85,7 +85,7 @@ def write_answers(
             lambda: multihop.self_ask(client, retriever, questions, retrieval, answers, sources),
             lambda: multihop.searchain(client, retriever, questions, retrieval, answers, sources),
             lambda: multihop.dsp(client, retriever, questions, retrieval, answers, sources),
-            lambda: multihop.contre_no_synthesis(client, trees, planning, retrieval, answers, sources),
+            lambda: multihop.contre_no_synthesis(client, trees, planning, answers, sources),
             lambda: multihop.dsp_with_contre(client, trees, planning, retrieval, answers, sources),
         ]
         for run in runs:

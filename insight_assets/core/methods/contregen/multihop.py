@@ -327,12 +327,7 @@ def planning_usage(trees: Sequence[Tree]) -> list[Usage]:
 
 
 def contre_no_synthesis(
-    client: LLMClient,
-    trees: Sequence[Tree],
-    planning: Sequence[Usage],
-    retrieval,
-    answering,
-    sources: dict[str, Source],
+    client: LLMClient, trees: Sequence[Tree], planning: Sequence[Usage], answering, sources: dict[str, Source]
 ) -> list[Answer]:
     """The tree's relevant passages, answered once (no bottom-up synthesis); ``planning``: each
     tree's calls before synthesis (``planning_usage``)."""
