@@ -5,6 +5,7 @@ builds (``add zotero DIR``, ``add bibtex FILE``, ``add csl FILE``, ``show NAME``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections import Counter
@@ -43,22 +44,11 @@ def library(args: argparse.Namespace) -> int:
             )
             return 0
         if args.action == "show":
-            return _show(_named(registry, args.name), args.json)
+            return _show(registry.named(args.name), args.json)
         return _list(registry.libraries(), args.json)
     except LibraryError as error:
         print(f"insight-assets library {args.action}: {error}", file=sys.stderr)
         return 2
-
-
-def _named(registry, name: str):
-    from insight_assets.core.library import LibraryError
-
-    libraries = registry.libraries()
-    found = next((library for library in libraries if library.name == name), None)
-    if found is None:
-        known = ", ".join(library.name for library in libraries) or "none"
-        raise LibraryError(f"No library named {name!r} (libraries: {known}).")
-    return found
 
 
 def _item_json(item) -> dict:
@@ -66,15 +56,6 @@ def _item_json(item) -> dict:
     fields = item.metadata()
     fields.pop("link")
     return {"key": fields.pop("item_key"), **fields, "pdf": str(item.pdf) if item.pdf else None}
-
-
-def _problem_json(problem) -> dict:
-    return {
-        "item": problem.item,
-        "kind": problem.kind,
-        "severity": problem.severity,
-        "message": problem.message,
-    }
 
 
 def _show(entry, as_json: bool) -> int:
@@ -91,7 +72,7 @@ def _show(entry, as_json: bool) -> int:
                         {
                             "name": collection.name,
                             "items": [_item_json(item) for item in collection.every_item],
-                            "problems": [_problem_json(problem) for problem in collection.problems],
+                            "problems": [dataclasses.asdict(problem) for problem in collection.problems],
                         }
                         for collection in collections
                     ],
@@ -140,8 +121,7 @@ def _list(libraries, as_json: bool) -> int:
                 row["collections"].append(
                     {
                         "name": collection.name,
-                        "items": len(collection.items)
-                        + sum(p.severity == "error" for p in collection.problems),
+                        "items": len(collection.every_item),
                         "with_pdf": len(collection.items),
                         "problems": dict(sorted(kinds.items())),
                     }

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from insight_assets.core.documents import sha256_text
 from insight_assets.core.library import LibraryError, LibraryItem, LibraryProblem
+from insight_assets.core.library.pdf_folder import pdfs_in
 from insight_assets.core.library.registry import Library, LibraryRegistry
 
 FOLDER = "folder"
@@ -78,7 +79,7 @@ class CollectionSource:
 
     def contents(self) -> SourceContents:
         if self.library is None:
-            pdfs = sorted(p for p in self.folder.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+            pdfs = pdfs_in(self.folder)
             return SourceContents([Paper(p.relative_to(self.folder).as_posix(), p) for p in pdfs])
         collection = next((c for c in self.library.collections() if c.name == self.name), None)
         if collection is None:

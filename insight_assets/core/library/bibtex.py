@@ -90,16 +90,18 @@ def read_bibtex(path: Path, name: str, pdf_dir: Path | None = None) -> LibraryCo
     # Entries whose key an earlier one has (Mendeley writes both: several without a key, the same key
     # for two papers) are read too; the parser set them aside.
     duplicates = [block.ignore_error_block for block in library.failed_blocks if _is_duplicate(block)]
-    read = sorted([*library.entries, *duplicates], key=lambda entry: entry.start_line)
-    entries = {}
-    for entry in read:
-        fields = {field.key.lower(): str(field.value) for field in entry.fields}
+    read = [
+        (entry, {field.key.lower(): str(field.value) for field in entry.fields})
+        for entry in sorted([*library.entries, *duplicates], key=lambda entry: entry.start_line)
+    ]
+    entries: dict = {}
+    for entry, fields in read:
         entries.setdefault(entry.key.lower(), (entry, fields))
     folders = [*jabref_file_directories(text, path.parent), path.parent]
     pdf_folder = PdfFolder(pdf_dir) if pdf_dir is not None else None
     seen: set[str] = set()
-    for entry in read:
-        fields = _inherited({field.key.lower(): str(field.value) for field in entry.fields}, entries)
+    for entry, own in read:
+        fields = _inherited(own, entries)
         key = _key_of(entry, seen, collection, path)
         item = _item(key, fields, strings)
         files = linked_files(_joined(fields.get("file", ""), strings))

@@ -10,8 +10,8 @@ Each item is matched to a PDF of the folder (its sub-folders included) by, in or
    else page 1's largest-font lines), or is printed on page 1; compared as lower-case letters and
    digits only.
 
-A PDF matches one item at most (the first that claims it). A PDF's DOI and title are read once, when
-some item is not matched by its name.
+A PDF matches one item at most (the first that claims it). The PDFs' DOIs and titles are read
+once, when an item first needs them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from insight_assets.core.library.model import LibraryItem, normalized_doi
 CITEKEY, DOI, TITLE, FILE_FIELD = "citekey", "doi", "title", "file field"
 _PAGES_READ = 2
 _MIN_TITLE_CHARACTERS = 12  # a shorter title ("Attention") would be found on too many first pages
+
+
+def pdfs_in(folder: Path) -> list[Path]:
+    """The PDF files under ``folder`` (its sub-folders included), in path order."""
+    return sorted(path for path in folder.rglob("*") if path.suffix.lower() == ".pdf" and path.is_file())
 
 
 def _key(text: str) -> str:
@@ -44,9 +49,7 @@ class PdfFolder:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.pdfs = sorted(
-            path for path in folder.rglob("*") if path.suffix.lower() == ".pdf" and path.is_file()
-        )
+        self.pdfs = pdfs_in(folder)
         self._by_name: dict[str, list[Path]] = {}
         for path in self.pdfs:
             self._by_name.setdefault(_key(path.stem), []).append(path)
@@ -59,14 +62,13 @@ class PdfFolder:
             for path in self._by_name.get(name, ()):
                 if path not in self.claimed:
                     return self._claim(path, CITEKEY)
-        printed = self._read()
+        title = _key(item.title)
         if item.doi:
-            for path, found in printed.items():
+            for path, found in self._read().items():
                 if path not in self.claimed and found.doi == item.doi:
                     return self._claim(path, DOI)
-        title = _key(item.title)
         if len(title) >= _MIN_TITLE_CHARACTERS:
-            for path, found in printed.items():
+            for path, found in self._read().items():
                 if path not in self.claimed and (_key(found.title) == title or title in found.first_page):
                     return self._claim(path, TITLE)
         return None

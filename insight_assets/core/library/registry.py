@@ -27,6 +27,7 @@ from insight_assets.core.library.model import (
     collections_to_json,
     slug,
 )
+from insight_assets.core.library.pdf_folder import pdfs_in
 from insight_assets.core.library.zotero import database_path, read_zotero
 from insight_assets.core.library.zotero_snapshot import file_state, watched_paths
 
@@ -68,8 +69,7 @@ class Library:
         paths = watched_paths(watched) if self.kind == "zotero" else [watched]
         parts = [repr(file_state(paths))]
         if self.pdf_dir:
-            folder = Path(self.pdf_dir)
-            pdfs = sorted(path for path in folder.rglob("*") if path.suffix.lower() == ".pdf")
+            pdfs = pdfs_in(Path(self.pdf_dir))
             parts.append(repr([(str(path), file_state([path])) for path in pdfs]))
         return hashlib.sha256("\n".join([_reader_version(), *parts]).encode()).hexdigest()[:24]
 
@@ -205,13 +205,18 @@ class LibraryRegistry:
         self._write([*existing, library])
         return library
 
-    def remove(self, name: str) -> Library:
+    def named(self, name: str) -> Library:
+        """The library called ``name``; a ``LibraryError`` lists the known ones when there is none."""
         existing = self.libraries()
         found = next((library for library in existing if library.name == name), None)
         if found is None:
             known = ", ".join(library.name for library in existing) or "none"
             raise LibraryError(f"No library named {name!r} (libraries: {known}).")
-        self._write([library for library in existing if library.name != name])
+        return found
+
+    def remove(self, name: str) -> Library:
+        found = self.named(name)
+        self._write([library for library in self.libraries() if library.name != name])
         return found
 
     def _write(self, libraries: list[Library]) -> None:
