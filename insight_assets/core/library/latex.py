@@ -89,6 +89,12 @@ def latex_to_text(value: str) -> str:
 
 
 def _by_pylatexenc(text: str) -> str:
+    return _converter().latex_to_text(text)
+
+
+@functools.cache
+def _converter():
+    """pylatexenc's converter, made once (it builds its tables of macros when made)."""
     from pylatexenc.latex2text import LatexNodes2Text
 
-    return LatexNodes2Text(strict_latex_spaces=True).latex_to_text(text)
+    return LatexNodes2Text(strict_latex_spaces=True)

@@ -194,35 +194,31 @@ class _Reader:
             item_ids = set()
             for member in tree:
                 item_ids |= members[member]
-            items, problems = self.items(sorted(item_ids - self.trashed))
-            unattached = [item for item in items if item.pdf is None]
             subcollections = sorted(" / ".join(self._path(member, by_id)[1:]) for member in tree[1:])
             name = f"{library_name}-{slug(row['collectionName'])}"
             if any(collection.name == name for collection in found):  # two top-level names, one slug
                 name = f"{name}-{row['key'].lower()}"
-            found.append(
-                LibraryCollection(
-                    name=name,
-                    path=row["collectionName"]
-                    + (f" (with {', '.join(subcollections)})" if subcollections else ""),
-                    items=[item for item in items if item.pdf is not None],
-                    unattached=unattached,
-                    problems=list(warnings) + problems,
-                )
-            )
+            where = row["collectionName"] + (f" (with {', '.join(subcollections)})" if subcollections else "")
+            found.append(self._collection(name, where, sorted(item_ids - self.trashed), warnings))
         unfiled = self._unfiled(set().union(*members.values()) if members else set())
         if unfiled:
-            items, problems = self.items(unfiled)
             found.append(
-                LibraryCollection(
-                    name=f"{library_name}-{UNFILED}",
-                    path="items in no collection",
-                    items=[item for item in items if item.pdf is not None],
-                    unattached=[item for item in items if item.pdf is None],
-                    problems=list(warnings) + problems,
-                )
+                self._collection(f"{library_name}-{UNFILED}", "items in no collection", unfiled, warnings)
             )
         return found
+
+    def _collection(
+        self, name: str, path: str, item_ids: list[int], warnings: list[LibraryProblem]
+    ) -> LibraryCollection:
+        """A collection of ``item_ids``: those with a usable PDF, the others, and why."""
+        items, problems = self.items(item_ids)
+        return LibraryCollection(
+            name=name,
+            path=path,
+            items=[item for item in items if item.pdf is not None],
+            unattached=[item for item in items if item.pdf is None],
+            problems=list(warnings) + problems,
+        )
 
     def _unfiled(self, filed: set[int]) -> list[int]:
         """The library's papers that no collection holds: regular items, and PDFs standing alone
