@@ -1,6 +1,6 @@
 """boilerplate: how many of the corpus's passage chunks were boilerplate, before and after.
 
-For every real paper: the boilerplate spans found per kind (``core/boilerplate.py``); the passage
+For every real paper: the boilerplate spans found per kind (``core/ingestion/boilerplate.py``); the passage
 chunks made as before (the whole body) of which boilerplate is at least half the text; and the chunks
 made now (boilerplate left out) that still match a loose net of boilerplate words (thanks, grant,
 copyright sign, email, licence, "Proceedings of"), listed for a reader to judge: the net catches
@@ -15,9 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 from bench.common import good_pdfs, print_table, smallest, summary
-from insight_assets.core.boilerplate import KINDS
-from insight_assets.core.chunking import PROFILES, chunk_document
-from insight_assets.core.pdf import parse_pdf
+from insight_assets.core.ingestion.boilerplate import KINDS
+from insight_assets.core.ingestion.chunking import PROFILES, chunk_document
+from insight_assets.core.ingestion.pdf import parse_pdf
 
 QUICK_FILES = 5
 # Half a chunk's characters in boilerplate spans: that chunk was boilerplate.

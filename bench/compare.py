@@ -52,11 +52,12 @@ import pymupdf
 from bench.common import BAD, collections, fmt, print_table, ratio, smallest, summary, timed
 from bench.pipeline import materialize, metadata, temp_storage
 from bench.whole_process import llamaindex_pipeline, whole_processes
-from insight_assets.core import imports, ingest
-from insight_assets.core.cores import machine_line
-from insight_assets.core.embedding import LocalEmbedder, cpu_has_native_bf16
+from insight_assets.core.embedding.models import LocalEmbedder, cpu_has_native_bf16
+from insight_assets.core.ingestion import ingest
+from insight_assets.core.ingestion.text_quality import QualitySettings, assess_text
+from insight_assets.core.runtime.cores import machine_line
+from insight_assets.core.startup import imports
 from insight_assets.core.text import count_tokens, token_starts
-from insight_assets.core.text_quality import QualitySettings, assess_text
 from insight_assets.defs.resources import EmbedderResource
 
 SET_PAPERS, QUICK_FILES = 20, 2

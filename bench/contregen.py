@@ -28,7 +28,7 @@ from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import references, scores
 from insight_assets.core.retrieval import Retriever
-from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.ingestion import assets as ingestion
 from insight_assets.defs.ingestion import embeddings

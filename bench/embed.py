@@ -19,9 +19,9 @@ import numpy as np
 
 from bench.common import BAD, collections, print_table, ratio, summary, timed
 from bench.compare import load_bare_model
-from insight_assets.core.chunking import PROFILES, chunk_document
-from insight_assets.core.embedding import LocalEmbedder
-from insight_assets.core.pdf import parse_pdf
+from insight_assets.core.embedding.models import LocalEmbedder
+from insight_assets.core.ingestion.chunking import PROFILES, chunk_document
+from insight_assets.core.ingestion.pdf import parse_pdf
 
 TEXTS, QUICK_TEXTS = 256, 32
 BATCH_SIZE = 16  # LocalEmbedder's default; both sides use it

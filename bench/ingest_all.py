@@ -21,7 +21,7 @@ import dagster as dg
 
 from bench.common import BAD, collections, print_table, smallest, summary, timed
 from bench.pipeline import link_collection, materialize, metadata, temp_storage
-from insight_assets.core.embedding import LocalEmbedder
+from insight_assets.core.embedding.models import LocalEmbedder
 from insight_assets.defs.resources import EmbedderResource
 
 QUICK_FILES = 1

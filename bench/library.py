@@ -21,7 +21,7 @@ import dagster as dg
 from bench.common import BAD, collections, print_table, ratio, smallest, summary, timed
 from bench.pipeline import link_collection, materialize, metadata, temp_storage
 from insight_assets.core.collection_sources import find_sources, registry_for
-from insight_assets.core.embedding import LocalEmbedder
+from insight_assets.core.embedding.models import LocalEmbedder
 from insight_assets.core.library.zotero import read_zotero
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.zotero_library import ZoteroLibrary

@@ -104,7 +104,7 @@ async def _session(project: Path, collection: str) -> dict:
 def _bare(storage, collection: str) -> tuple[list[float], float, float]:
     """The 20 queries in this process (model and collection loaded first), and one rerank of 100
     candidates from the kept token vectors and from the model."""
-    from insight_assets.core.embedding import LocalEmbedder
+    from insight_assets.core.embedding.models import LocalEmbedder
     from insight_assets.core.retrieval import LateInteraction, Retriever, rerank
 
     embedder = LocalEmbedder()

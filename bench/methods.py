@@ -22,10 +22,10 @@ import dagster as dg
 
 from bench.common import REPO_ROOT, print_table, summary, timed
 from bench.pipeline import QUIET, link_collection, temp_storage
-from insight_assets.defs.bundles import load_bundle
 from insight_assets.defs.catalog import ALL_ASSETS
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import SMOKE_CONTEXT_TOKENS, materialize_collection
+from insight_assets.defs.stage_assets import load_bundle
 
 DEMO = REPO_ROOT / "data" / "collections" / "scholarly-docs"
 QUICK_PAPERS = ["N18-3011_literature-graph-semantic-scholar.pdf", "2020.acl-main.207_specter.pdf"]

@@ -18,8 +18,8 @@ from pathlib import Path
 import pymupdf
 
 from bench.common import good_pdfs, print_table, ratio, smallest, summary, timed
-from insight_assets.core.documents import sha256_file
-from insight_assets.core.pdf import parse_pdf
+from insight_assets.core.ingestion.documents import sha256_file
+from insight_assets.core.ingestion.pdf import parse_pdf
 
 REPEATS = 2
 QUICK_FILES = 3

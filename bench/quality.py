@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.common import BAD, collections, print_table, smallest, summary, timed
-from insight_assets.core.pdf import DEFAULT_QUALITY, parse_pdf
-from insight_assets.core.pdf.footnotes import digit_glued_tokens
-from insight_assets.core.text_quality import USABLE, assess_text
+from insight_assets.core.ingestion.pdf import DEFAULT_QUALITY, parse_pdf
+from insight_assets.core.ingestion.pdf.footnotes import digit_glued_tokens
+from insight_assets.core.ingestion.text_quality import USABLE, assess_text
 
 REPEATS = 2
 QUICK_FILES = 3

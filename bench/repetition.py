@@ -22,11 +22,11 @@ from insight_assets.core.curation.compression import (
     compression_inputs,
     papers_to_compress,
 )
-from insight_assets.core.embedding import create_embedder
+from insight_assets.core.embedding.models import create_embedder
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.ingestion.pdf import parse_pdf
 from insight_assets.core.methods.insightgen.repetition import REPEATS_ANSWER_COSINE
-from insight_assets.core.pdf import parse_pdf
 from insight_assets.core.text import sentence_texts
-from insight_assets.core.vectors import normalize_rows
 
 QUICK_FILES = 12
 LINES = (0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)

@@ -37,9 +37,9 @@ import pyarrow as pa
 from bench.common import BAD, collections, print_table, summary
 from bench.pipeline import QUIET, link_collection, temp_storage
 from insight_assets.core.citations import fold
-from insight_assets.core.embedding import LocalEmbedder, one_torch_thread
+from insight_assets.core.embedding.models import LocalEmbedder, one_torch_thread
 from insight_assets.core.retrieval import LateInteraction, Retriever, rerank
-from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import INGESTION_ASSETS, materialize_collection

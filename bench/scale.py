@@ -35,9 +35,9 @@ from insight_assets.core.deployment import (
     LANCEDB_URI_ENV,
     POSTGRES_URL_ENV,
 )
-from insight_assets.core.embedding import LocalEmbedder
-from insight_assets.core.lake import LakeWarehouse
-from insight_assets.core.stores import Warehouse
+from insight_assets.core.embedding.models import LocalEmbedder
+from insight_assets.core.storage.lake import LakeWarehouse
+from insight_assets.core.storage.stores import Warehouse
 from insight_assets.defs.pools import POOLS
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.runs import register_collections

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from bench.common import REPO_ROOT, print_table, ratio, summary
-from insight_assets.core.cores import machine_line
+from insight_assets.core.runtime.cores import machine_line
 
 ROUNDS, QUICK_ROUNDS = 5, 3
 TARGET = 1.5

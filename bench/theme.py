@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import print_table, ratio, summary, timed
-from insight_assets.core.clustering import build_theme_graph
-from insight_assets.core.graph_plot import render_theme_graph_png
 from insight_assets.core.methods.insightgen.selection import ClusterIndex, select_context
+from insight_assets.core.page.graph_plot import render_theme_graph_png
 from insight_assets.core.text import count_tokens
+from insight_assets.core.themes.clustering import build_theme_graph
 
 CHUNKS, QUICK_CHUNKS = 20_000, 2_000
 ANSWERS, QUICK_ANSWERS = 200, 50

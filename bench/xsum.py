@@ -27,7 +27,7 @@ from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import load
 from insight_assets.core.retrieval import LateInteraction, Retriever
 from insight_assets.core.retrieval.citing import load_sources
-from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 from insight_assets.defs.catalog import assets_named
 from insight_assets.defs.citations import assets as citations
 from insight_assets.defs.ingestion import assets as ingestion

@@ -16,8 +16,8 @@ from insight_assets.app import collection_commands, commands, library
 from insight_assets.app.cli import cli_modules
 from insight_assets.app.commands import Command
 from insight_assets.app.mcp.server import COMMAND as MCP_COMMAND
-from insight_assets.core.heap import settle_before_exit
-from insight_assets.core.signals import restore_default_interrupts
+from insight_assets.core.runtime.heap import settle_before_exit
+from insight_assets.core.runtime.signals import restore_default_interrupts
 from insight_assets.defs.asking import ask_flows
 
 # ``ask --method all``: every method answers, side by side.
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         # A store that cannot be opened or a deployment setting that does not work is one sentence.
         from insight_assets.core.deployment import DeploymentError
-        from insight_assets.core.stores import StoreError
+        from insight_assets.core.storage.stores import StoreError
 
         if not isinstance(error, DeploymentError | StoreError):
             raise
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     """The ``insight-assets`` command: ``main``, then an exit that does not walk the heap first
-    (``core/heap.py``); tests call ``main`` itself."""
+    (``core/runtime/heap.py``); tests call ``main`` itself."""
     code = main()
     settle_before_exit()
     sys.exit(code)

@@ -1,9 +1,9 @@
 """The code location: every asset, check, job, schedule, sensor and resource of insight_assets."""
 
-from insight_assets.core.heap import loading_for_good
+from insight_assets.core.runtime.heap import loading_for_good
 
 # Dagster, our modules and every definition live as long as the process, so they load with the
-# collector paused (core/heap.py): in a fresh process Dagster's own import otherwise spends 60 ms
+# collector paused (core/runtime/heap.py): in a fresh process Dagster's own import otherwise spends 60 ms
 # (a seventh of it) in collections that free almost nothing.
 with loading_for_good():
     import dagster as dg

@@ -12,8 +12,8 @@ import dagster as dg
 import pytest
 
 from insight_assets.core import deployment
-from insight_assets.core.shared_file import release_all
-from insight_assets.core.signals import restore_default_interrupts
+from insight_assets.core.runtime.signals import restore_default_interrupts
+from insight_assets.core.storage.shared_file import release_all
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.servers import PostgresServer, ServerMissing
@@ -131,7 +131,7 @@ LONGEST_FILES = (
 
 def pytest_report_header(config: pytest.Config) -> str:
     """The machine, first thing in every run: a suite's time means nothing without it."""
-    from insight_assets.core.cores import machine_line
+    from insight_assets.core.runtime.cores import machine_line
 
     return f"machine: {machine_line()}"
 
@@ -144,7 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
     threads on two cores take turns at every barrier: 400 texts embedded in two workers at once took
     20 s each unpinned and 11.6 s pinned to a core each. Subprocesses (the CLI, servers) inherit it."""
     # A suite started in the background from a script (CI) would otherwise ignore SIGTERM after its
-    # first in-process Dagster run, and so would every subprocess a later test starts (core/signals.py).
+    # first in-process Dagster run, and so would every subprocess a later test starts (core/runtime/signals.py).
     restore_default_interrupts()
     # rouge-score (XSum's scores) imports absl, whose log handler keeps the stderr of that moment: in
     # a test, pytest's capture file. Dagster's logging setup later closes every handler, and absl's

@@ -146,13 +146,13 @@ def test_neither_defs_nor_core_imports_the_command_line_even_when_it_runs():
 def test_the_checker_sees_a_loop_and_an_upward_import():
     assert loops({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert (
-        _layer("insight_assets.core.stage")
+        _layer("insight_assets.core.runtime.stage")
         < _layer("insight_assets.defs.stage_assets")
         < _layer("insight_assets.app.commands")
     )
-    assert "insight_assets.core.stage" in module_level_imports("insight_assets.defs.stage_assets")
-    assert "insight_assets.defs.model_calls" in every_import("insight_assets.defs.scipip.ask")
-    assert "insight_assets.defs.model_calls" not in module_level_imports("insight_assets.defs.scipip.ask")
+    assert "insight_assets.core.runtime.stage" in module_level_imports("insight_assets.defs.stage_assets")
+    assert "insight_assets.defs.materialization" in every_import("insight_assets.defs.scipip.ask")
+    assert "insight_assets.defs.materialization" not in module_level_imports("insight_assets.defs.scipip.ask")
 
 
 def test_defs_declares_no_stage_by_hand():
@@ -177,3 +177,18 @@ def test_defs_helpers_say_what_they_take():
                 if len([name for name in names if name not in ("self", "cls")]) >= 3:
                     untyped.append(f"{path.relative_to(PACKAGE)}:{node.name}")
     assert len(untyped) <= 5, untyped
+
+
+def test_core_shows_its_parts():
+    """``core/`` is a few packages, each saying what it does, and at most ten modules beside them:
+    a newcomer reads one short list, not fifty names."""
+    core = PACKAGE / "core"
+    top = sorted(path.stem for path in core.glob("*.py") if path.name != "__init__.py")
+    packages = sorted(path for path in core.iterdir() if (path / "__init__.py").is_file())
+    undescribed = [
+        package.name
+        for package in packages
+        if not ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
+    ]
+    assert len(top) <= 10, top
+    assert undescribed == []

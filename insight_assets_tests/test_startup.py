@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from insight_assets.core.lazy import LazyModel, LazyModule, lazy_regex
+from insight_assets.core.startup.lazy import LazyModel, LazyModule, lazy_regex
 
 # Each loads in a tenth of a second or more, and only the steps that use it need it.
 HEAVY = (
@@ -51,8 +51,8 @@ def test_loading_the_definitions_loads_no_library_a_step_loads_when_it_runs():
 
 
 def test_the_probe_sees_a_heavy_library_loaded():
-    assert "pymupdf" in loaded_by("import insight_assets.core.pdf")
-    assert "numpy" in loaded_by("from insight_assets.core.lazy import np\nnp.zeros(1)")
+    assert "pymupdf" in loaded_by("import insight_assets.core.ingestion.pdf")
+    assert "numpy" in loaded_by("from insight_assets.core.startup.lazy import np\nnp.zeros(1)")
 
 
 def test_tagging_a_sentence_loads_the_tagger_without_nltk():
@@ -68,7 +68,7 @@ def test_opening_the_vectors_loads_no_rest_client_and_the_client_still_imports_w
     # lance_namespace_urllib3_client's __init__ builds a REST API's clients (1.5 s) that LanceDB
     # only needs for a remote namespace; a later import of the package runs its __init__ after all.
     statement = (
-        "from insight_assets.core.stores import VectorStore\n"
+        "from insight_assets.core.storage.stores import VectorStore\n"
         f"VectorStore({str(tmp_path)!r}).db\n"
         "assert 'lance_namespace_urllib3_client.api' not in sys.modules\n"
         "from lance_namespace_urllib3_client import ApiClient, TableApi"
@@ -106,7 +106,7 @@ def test_looking_around_loads_no_dagster_and_no_model(args, needed, tmp_path):
 def test_a_lazy_module_imports_its_library_at_the_first_read_and_keeps_what_it_read():
     statement = (
         "import json, sys\n"
-        "from insight_assets.core.lazy import LazyModule\n"
+        "from insight_assets.core.startup.lazy import LazyModule\n"
         "stand_in = LazyModule('colorsys')\n"
         "print(json.dumps('colorsys' in sys.modules))\n"
         "assert stand_in.rgb_to_hsv(1, 0, 0) == (0, 1, 1) and 'rgb_to_hsv' in vars(stand_in)"
@@ -118,7 +118,7 @@ def test_a_lazy_module_imports_its_library_at_the_first_read_and_keeps_what_it_r
 def test_a_process_that_used_pyarrow_and_duckdb_through_stand_ins_exits_cleanly(tmp_path):
     # Objects the stand-ins kept, freed after the libraries shut down, once crashed the exit.
     statement = (
-        "from insight_assets.core.stores import Warehouse\n"
+        "from insight_assets.core.storage.stores import Warehouse\n"
         f"warehouse = Warehouse({str(tmp_path / 'w.duckdb')!r})\n"
         "print(warehouse.query('SELECT 1 AS n').to_pylist())"
     )

@@ -2,7 +2,7 @@
 
 A model a researcher pays for is asked only after the build has said what it plans. The assets
 that need no model run first, in a run of their own (parsing, chunks, embeddings, the theme graph:
-what the later steps' prompts are made from); the dry run (``defs/estimating.py``) then prices
+what the later steps' prompts are made from); the dry run (``defs/estimate.py``) then prices
 every model-calling step on them, following the cached answers where a prompt was asked before, and
 the plan is printed with the run's budget; then the build's run asks the model. A collection whose
 build signature is its last successful build's has nothing to plan: nothing changed.
@@ -68,8 +68,8 @@ def plan_first(
     report(prepared)
     if not prepared.success:
         return Planned(go_on=False)
-    from insight_assets.core.duckdb_file import StoreError
     from insight_assets.core.llm import LLMError
+    from insight_assets.core.storage.duckdb_file import StoreError
 
     try:
         lines = plan_lines(collection, **resources)
@@ -89,7 +89,7 @@ def plan_first(
 def plan_lines(collection: str, *, llm, storage, embedder) -> list[str]:
     """The plan in words: calls to make and answers the cache has, the expected and the highest
     cost, the steps it could not price, the run's budget."""
-    from insight_assets.defs.estimating import estimate_collection
+    from insight_assets.defs.estimate import estimate_collection
 
     outcomes = StepOutcomes()
     estimates = estimate_collection(storage, llm, embedder, collection, outcomes)

@@ -149,7 +149,7 @@ def _report_run(result) -> None:
 
 def summary(storage, collections: list[str]) -> str:
     """One line per collection: documents, problems, chunks per profile, vectors, pairs, citation links."""
-    from insight_assets.core.ingest import paper_count
+    from insight_assets.core.ingestion.ingest import paper_count
 
     warehouse = storage.warehouse
     lines = []
@@ -201,7 +201,7 @@ def list_collections(args: argparse.Namespace) -> int:
     """Each collection (folder or library collection): where it comes from, whether its source
     changed since its last build, and what has been built for it."""
     from insight_assets.core.collection_sources import find_sources
-    from insight_assets.core.ingest_store import built_source_signatures
+    from insight_assets.core.ingestion.ingest_store import built_source_signatures
 
     storage = stores()
     found = find_sources(storage.collections_root)
@@ -239,12 +239,12 @@ def show_deployment(args: argparse.Namespace) -> int:
 def estimate(args: argparse.Namespace) -> int:
     """Print what a collection's model calls would cost, calling no model."""
     collection = args.collection
-    from insight_assets.core.ingest import paper_count
+    from insight_assets.core.ingestion.ingest import paper_count
     from insight_assets.core.llm import ConfigurationError
 
     # Every task's row and the total: a price is read to its last line.
-    from insight_assets.core.markdown import markdown_table
-    from insight_assets.defs.estimating import (
+    from insight_assets.core.page.markdown import markdown_table
+    from insight_assets.defs.estimate import (
         estimate_collection,
         estimate_columns,
         estimate_rows,

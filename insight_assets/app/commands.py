@@ -63,7 +63,7 @@ def stores():
     """The project's stores as ``storage_resource`` has them, without Dagster: for commands that only
     read (``collections``), which should not pay for loading it."""
     from insight_assets.core.deployment import Deployment
-    from insight_assets.core.storage import Storage
+    from insight_assets.core.storage.project import Storage
 
     Deployment.from_environment().check_stores()
     return Storage()
@@ -71,7 +71,7 @@ def stores():
 
 def embedder_choice():
     """The embedder as ``embedder_resource`` has it, without Dagster (``search``)."""
-    from insight_assets.core.embedding import EmbedderChoice
+    from insight_assets.core.embedding.models import EmbedderChoice
 
     return EmbedderChoice()
 

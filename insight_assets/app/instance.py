@@ -34,8 +34,8 @@ from pathlib import Path
 import yaml
 
 from insight_assets.app import llm_steps
-from insight_assets.core.cores import available_cores
 from insight_assets.core.deployment import POSTGRES_URL_ENV, Deployment
+from insight_assets.core.runtime.cores import available_cores
 
 MAX_RUNS_ENV = "INSIGHT_ASSETS_MAX_CONCURRENT_RUNS"
 COLLECTION_TAG = "dagster/partition"

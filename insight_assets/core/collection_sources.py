@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from insight_assets.core.documents import sha256_text
+from insight_assets.core.ingestion.documents import sha256_text
 from insight_assets.core.library import LibraryError, LibraryItem, LibraryProblem
 from insight_assets.core.library.pdf_folder import pdfs_in
 from insight_assets.core.library.registry import Library, LibraryRegistry

@@ -12,9 +12,9 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from insight_assets.core.lazy import lazy_regex, np
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import lazy_regex, np
 from insight_assets.core.text import sentence_texts
-from insight_assets.core.vectors import normalize_rows
 
 _WORD = lazy_regex(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 

@@ -20,7 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from insight_assets.core.lazy import lazy_regex, np
+from insight_assets.core.startup.lazy import lazy_regex, np
 
 from .extractive import STOPWORDS, terms
 from .text import split_sentences, without_citations

@@ -15,9 +15,9 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from insight_assets.core.documents import sha256_text
-from insight_assets.core.lazy import pa
-from insight_assets.core.stores import SCHEMA, Warehouse
+from insight_assets.core.ingestion.documents import sha256_text
+from insight_assets.core.startup.lazy import pa
+from insight_assets.core.storage.stores import SCHEMA, Warehouse
 
 if TYPE_CHECKING:
     from insight_assets.core.collection_sources import CollectionSource, SourceContents

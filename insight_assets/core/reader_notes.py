@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from insight_assets.core.documents import sha256_text
-from insight_assets.core.lazy import np, pa
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.ingestion.documents import sha256_text
 from insight_assets.core.papers import YOUR_NOTES
 from insight_assets.core.retrieval.search import Hit
-from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.core.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np, pa
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 
 VECTOR_KIND = "reader_notes"
 

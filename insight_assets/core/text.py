@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from insight_assets.core.lazy import lazy_regex, np
+from insight_assets.core.startup.lazy import lazy_regex, np
 
 TOKEN_ENCODING = "cl100k_base"
 

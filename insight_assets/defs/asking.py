@@ -157,9 +157,9 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
     """Run one method's flow with a client of its own (``open_client()``), timed and counted. Its
     failure, whatever it is, becomes the answer's ``error``: one method failing does not stop the
     others, and nobody reads a traceback."""
-    from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
-    from insight_assets.core.stage import NothingToDo
+    from insight_assets.core.retrieval.index import IndexMissing
+    from insight_assets.core.runtime.stage import NothingToDo
 
     started = time.perf_counter()
     answer, error = None, None

@@ -6,7 +6,8 @@ domain (ingestion, curation, citations, the page, or a method) and holds
 - optionally ``domain.py``: ``DOMAIN = Domain(...)``, its section of the collection's page (see
   ``defs/domain.py``).
 
-Its face on the command line (its ``ask`` flow and its own commands) is ``app/cli/<folder>.py``.
+Its ``ask`` flow, where it answers one question, is ``ask.py`` in its folder; its own commands are
+``app/cli/<folder>.py``.
 
 A new method adds its folder and nothing here changes.
 """
@@ -17,8 +18,8 @@ import importlib
 import dagster as dg
 
 from insight_assets.core.collection_sources import CollectionSource
-from insight_assets.core.heap import loading_for_good
-from insight_assets.core.ingest import fingerprint
+from insight_assets.core.ingestion.ingest import fingerprint
+from insight_assets.core.runtime.heap import loading_for_good
 from insight_assets.defs import ingestion
 from insight_assets.defs.folders import domain_modules, domains
 
@@ -46,7 +47,7 @@ def domain_assets(*names: str) -> list:
     return list({_identity(asset): asset for asset in found}.values())
 
 
-# Every asset and what it imports lives as long as the process (see core/heap.py).
+# Every asset and what it imports lives as long as the process (see core/runtime/heap.py).
 with loading_for_good():
     ALL_ASSETS = domain_assets()
 # The ingestion folder's among ALL_ASSETS, by keys: the same definitions, not another load's.

@@ -3,7 +3,7 @@
 A folder may declare ``DOMAIN = Domain(...)`` in its ``domain.py``: its section of the collection's
 page, and the dry-run pricing of an asset of its own that is not a declared stage (the page's
 question put to every method). Everything else a stage needs (its dry run, its smoke settings, its
-asset) is read from its declaration (``core/stage.py``); the ``ask`` flows and commands are the
+asset) is read from its declaration (``core/runtime/stage.py``); the ``ask`` flows and commands are the
 command line's (``app/cli/``).
 """
 
@@ -23,7 +23,7 @@ class DomainError(RuntimeError):
 class Domain:
     """A defs folder's parts besides its assets: ``page``, its section of the collection's page
     (see ``defs/pages.py``); ``price``, by asset name, how the dry run prices an asset that is not a
-    declared stage (called with the asset's config values and the dry run, ``defs/estimating.py``)."""
+    declared stage (called with the asset's config values and the dry run, ``defs/estimate.py``)."""
 
     name: str
     page: MethodPage | None = None

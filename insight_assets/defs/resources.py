@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import PrivateAttr
 
-from insight_assets.core.embedding import Embedder, EmbedderChoice
+from insight_assets.core.embedding.models import Embedder, EmbedderChoice
 from insight_assets.core.llm import (
     DEFAULT_API_KEY_ENV,
     Budget,
@@ -28,10 +28,10 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.llm.concurrency import shared_limiter
 from insight_assets.core.llm.settings import OFFLINE
-from insight_assets.core.storage import Storage
+from insight_assets.core.storage.project import Storage
 
 if TYPE_CHECKING:
-    from insight_assets.core.stores import VectorStore, Warehouse
+    from insight_assets.core.storage.stores import VectorStore, Warehouse
 
 
 class StorageResource(dg.ConfigurableResource):
@@ -56,7 +56,7 @@ class StorageResource(dg.ConfigurableResource):
     adapters_dir: str = "data/adapters"  # trained model adapters, one folder per collection
 
     def storage(self) -> Storage:
-        """The same paths as a plain ``core.storage.Storage``."""
+        """The same paths as a plain ``core.storage.project.Storage``."""
         return Storage(**{field.name: getattr(self, field.name) for field in dataclasses.fields(Storage)})
 
     @property

@@ -48,7 +48,7 @@ _WORK_COUNTS = frozenset(
         "rechunked",
     }
 )
-# Metadata every model-calling step reports (``model_calls.llm_metadata``): work left undone that
+# Metadata every model-calling step reports (``materialization.llm_metadata``): work left undone that
 # the next run must try again.
 _UNDONE_COUNTS = {
     "llm_failures_to_retry": "model call(s) failed",

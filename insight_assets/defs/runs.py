@@ -3,10 +3,10 @@
 import dagster as dg
 from dagster._core.storage.defs_state.base import set_defs_state_storage
 
-from insight_assets.defs.bundles import load_bundle, op_config
 from insight_assets.defs.catalog import ALL_ASSETS, INGESTION_ASSETS
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
+from insight_assets.defs.stage_assets import load_bundle, op_config
 
 __all__ = [
     "ALL_ASSETS",

@@ -1,16 +1,16 @@
-"""The Dagster asset of a declared stage (``core/stage.py``): config schema, partitions, pool,
-checks, metadata and writing, made once here for every stage.
+"""The factory: the Dagster asset of each declared stage (``core/runtime/stage.py``), and the named
+bundles of settings checked against them.
 
 The asset's config is generated from the stage's settings model (the same fields, defaults, bounds
 and descriptions); a run's config is validated by that model, so a value it refuses fails the step
-naming the asset. Each collection of the run gets a scope with a client whose ledger rows name the
-asset (a judging stage: one client per judge); the stage runs; its ``StageOutput`` tables replace
-the collection's rows; its report becomes the materialization's metadata (with the model calls'
-tokens and cost) and its check results, each recorded for its collection's partition.
+naming the asset. Its partitions, pool and checks are the stage's; running it is
+``materialization.materialize_stage``.
 """
 
+import json
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import dagster as dg
@@ -18,22 +18,11 @@ import pydantic
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from insight_assets.core.index import IndexMissing
-from insight_assets.core.llm import LLMClient, RunSummary
-from insight_assets.core.stage import Judge, NothingToDo, Stage, StageSettings
-from insight_assets.core.stage_output import StageOutput
-from insight_assets.core.stage_settings import settings_problems
-from insight_assets.defs.metadata import (
-    CollectionReport,
-    check_result,
-    materialize_each,
-    metadata_value,
-    nothing_to_do,
-)
-from insight_assets.defs.model_calls import llm_metadata, model_client, model_errors_as_failures, scope_of
+from insight_assets.core.runtime.stage import Stage, StageSettings
+from insight_assets.core.runtime.stage_settings import settings_problems
+from insight_assets.defs.materialization import materialize_stage
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import LLM_POOL, pooled
-from insight_assets.defs.resources import ModelChoice
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -117,71 +106,62 @@ def stage_asset(stage: Stage) -> dg.AssetsDefinition:
         **asset_settings(stage.method, deps=stage.reads),
     )
     def build(context: dg.AssetExecutionContext, config: config_class) -> dg.MaterializeResult:  # type: ignore[valid-type]
-        settings = stage_settings(stage, config)
-        storage = context.resources.storage
-        present = stage.outputs_present
-        return materialize_each(
-            context,
-            storage,
-            lambda collection: _build_collection(context, stage, settings, collection),
-            outputs_present=(lambda c: present(storage.vectors_uri, c)) if present else None,
-        )
+        return materialize_stage(context, stage, stage_settings(stage, config))
 
     return build
 
 
-def _build_collection(
-    context: dg.AssetExecutionContext, stage: Stage, settings: StageSettings, collection: str
-) -> CollectionReport:
-    """Run ``stage`` on ``collection`` and keep what it made."""
-    resources = context.resources
-    overrides = settings.task_overrides(stage.tasks)
-    concurrency = settings.max_concurrency
-    panel = tuple(
-        Judge(
-            judge.name,
-            model_client(context, resources.llm, overrides, concurrency, collection, _choice(judge)),
-        )
-        for judge in stage.panel(settings)
-    )
-    client = (
-        panel[0].client if panel else model_client(context, resources.llm, overrides, concurrency, collection)
-    )
-    embedder = resources.embedder if stage.embedder else None
-    scope = scope_of(resources.storage, embedder, client, collection, panel=panel)
-    clients = [judge.client for judge in panel] or [client]
-    with model_errors_as_failures(clients, collection):
-        try:
-            output = stage.output(scope, settings, stage.run(scope, settings))
-        except (NothingToDo, IndexMissing) as missing:
-            raise nothing_to_do(collection, str(missing)) from missing
-    scope.warehouse.replace_partition(collection, output.tables)
-    if output.checks_of_stored is not None:
-        output.checks += output.checks_of_stored()
-    return _report(output, clients)
+# Named bundles of settings (``insight_assets/bundles/NAME.json``: a smoke run's, a brief training's),
+# loaded by one function and checked against the assets they set.
+BUNDLES = Path(__file__).resolve().parent.parent / "bundles"
 
 
-def _choice(judge) -> ModelChoice:
-    return ModelChoice(judge.provider, judge.model, judge.base_url, judge.api_key_env)
+class BundleError(ValueError):
+    """A bundle that names an asset that does not exist, or a setting its asset does not have."""
 
 
-def _report(output: StageOutput, clients: list[LLMClient]) -> CollectionReport:
-    """The stage's report as Dagster shows it, with its clients' calls, tokens and cost."""
-    metadata = {name: metadata_value(value) for name, value in output.metadata.items()}
-    metadata |= _calls_metadata(clients)
-    return CollectionReport(metadata=metadata, checks=[check_result(check) for check in output.checks])
+def load_bundle(
+    *names: str, assets: Iterable[dg.AssetsDefinition] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The settings of the bundles ``names`` by asset (``{asset: {field: value}}``), each checked: a
+    stage's by its settings model, another asset's against its config's fields (``assets``: the
+    definitions' assets, by default the catalog's). Several bundles are laid over one another in
+    order: a later one's value of a setting wins (``load_bundle("smoke", "every_baseline")``)."""
+    if assets is None:
+        from insight_assets.defs.catalog import ALL_ASSETS  # the catalog loads the stages
+
+        assets = ALL_ASSETS
+    by_name = {key.to_user_string(): asset for asset in assets for key in asset.keys}
+    merged: dict[str, dict[str, Any]] = {}
+    for name in names:
+        path = BUNDLES / f"{name}.json"
+        if not path.is_file():
+            known = sorted(file.stem for file in BUNDLES.glob("*.json"))
+            raise BundleError(f"no bundle {name!r}; the bundles are {', '.join(known)}")
+        bundle = json.loads(path.read_text(encoding="utf-8"))
+        for asset, values in bundle.items():
+            merged[asset] = {**merged.get(asset, {}), **values}
+        _check(name, merged, by_name)
+    return merged
 
 
-def _calls_metadata(clients: list[LLMClient]) -> dict[str, Any]:
-    """The calls of the stage's client, or of a panel's judges summed."""
-    if len(clients) == 1:
-        return llm_metadata(clients[0])
-    summaries = [client.summary() for client in clients]
-    total = RunSummary.from_rows(
-        ", ".join(sorted({summary.provider for summary in summaries})),
-        [row for client in clients for row in client.rows],
-        failed_items=sum(summary.failed_items for summary in summaries),
-    )
-    metadata: dict[str, Any] = dict(total.as_metadata())
-    metadata["llm_cost_usd"] = dg.MetadataValue.float(float(metadata["llm_cost_usd"]))
-    return metadata
+def op_config(bundle: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A bundle as a run's ``ops`` config."""
+    return {asset: {"config": dict(values)} for asset, values in bundle.items()}
+
+
+def _check(name: str, bundle: Mapping[str, Any], assets: Mapping[str, dg.AssetsDefinition]) -> None:
+    stages = {stage.name: stage for stage in declared_stages()}
+    for asset, values in bundle.items():
+        if asset not in assets:
+            raise BundleError(f"bundle {name!r} sets {asset!r}, which is not an asset")
+        if asset in stages:
+            try:
+                stages[asset].settings(**values)
+            except ValidationError as error:
+                raise BundleError(f"bundle {name!r}, {asset}: {settings_problems(error)}") from error
+            continue
+        fields = assets[asset].op.config_schema.config_type.fields
+        unknown = sorted(set(values) - set(fields))
+        if unknown:
+            raise BundleError(f"bundle {name!r}, {asset}: no setting {', '.join(map(repr, unknown))}")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from insight_assets.core.boilerplate import find_boilerplate
-from insight_assets.core.chunking import PROFILES, chunk_document
-from insight_assets.core.documents import ParsedDocument
+from insight_assets.core.ingestion.boilerplate import find_boilerplate
+from insight_assets.core.ingestion.chunking import PROFILES, chunk_document
+from insight_assets.core.ingestion.documents import ParsedDocument
 
 TITLE = "Sparse Retrieval for Long Documents: A Study"
 FRONT = "Ada Lovelace† Alan Turing‡\n† Analytical Engines Ltd, London\n{ada,alan}@engines.example.org\n"

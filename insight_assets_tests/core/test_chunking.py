@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from insight_assets.core.boilerplate import BoilerplateSpan
-from insight_assets.core.chunking import (
+from insight_assets.core.ingestion.boilerplate import BoilerplateSpan
+from insight_assets.core.ingestion.chunking import (
     MIN_TARGET_TOKENS,
     PROFILES,
     WORD_START_REACH,
@@ -13,7 +13,7 @@ from insight_assets.core.chunking import (
     chunk_document,
     chunk_text,
 )
-from insight_assets.core.documents import ParsedDocument
+from insight_assets.core.ingestion.documents import ParsedDocument
 from insight_assets.core.text import count_tokens, split_sentences
 
 # How far the repeated text may drift from ``overlap_tokens``: the start snaps to a word (up to

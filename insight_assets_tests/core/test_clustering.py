@@ -5,8 +5,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from insight_assets.core.cluster_splitting import anderson_darling_pvalue
-from insight_assets.core.clustering import (
+from insight_assets.core.themes.cluster_splitting import anderson_darling_pvalue
+from insight_assets.core.themes.clustering import (
     CLUSTERING_METHODS,
     ThemeGraph,
     ThemeGraphSettings,

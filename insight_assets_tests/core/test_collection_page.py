@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from insight_assets.core.collection_page import CollectionFacts, MethodSection, SideBySide, render_page
-from insight_assets.core.headlines import Headline, StoredHeadline, headline_table
+from insight_assets.core.page.collection_page import CollectionFacts, MethodSection, SideBySide, render_page
+from insight_assets.core.page.headlines import Headline, StoredHeadline, headline_table
 from insight_assets.defs.asking import Citation, citations, page_ranges
 
 PNG = bytes.fromhex(

@@ -8,8 +8,8 @@ import threading
 import duckdb
 import pytest
 
-from insight_assets.core import duckdb_file
-from insight_assets.core.duckdb_file import StoreError, open_duckdb
+from insight_assets.core.storage import duckdb_file
+from insight_assets.core.storage.duckdb_file import StoreError, open_duckdb
 
 
 def test_a_file_another_process_is_creating_is_opened_once_it_is_written(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from insight_assets.core.embedding import (
+from insight_assets.core.embedding.models import (
     EmbeddingError,
     HashingEmbedder,
     LocalEmbedder,

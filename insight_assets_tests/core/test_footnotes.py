@@ -1,4 +1,4 @@
-"""Footnote markers out of the words, footnotes out of the sentences (``core/pdf/footnotes.py``)."""
+"""Footnote markers out of the words, footnotes out of the sentences (``core/ingestion/pdf/footnotes.py``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from insight_assets.core.pdf import parse_pdf
-from insight_assets.core.pdf.footnotes import digit_glued_tokens
+from insight_assets.core.ingestion.pdf import parse_pdf
+from insight_assets.core.ingestion.pdf.footnotes import digit_glued_tokens
 from insight_assets.core.text import split_sentences
 from insight_assets_tests.conftest import DEMO_COLLECTION
 from insight_assets_tests.pdf_factory import english_text

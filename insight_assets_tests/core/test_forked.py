@@ -1,4 +1,4 @@
-"""``core.forked.forked_map``: results in order from forked workers, a crash confined to its item,
+"""``core.runtime.forked.forked_map``: results in order from forked workers, a crash confined to its item,
 and an exception raised in the caller."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from insight_assets.core.forked import can_fork, forked_map
+from insight_assets.core.runtime.forked import can_fork, forked_map
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="forked workers run on Linux only")
 
@@ -95,7 +95,7 @@ def test_one_worker_takes_the_items_one_after_another_outside_this_process():
 def test_workers_forked_beside_lancedb_print_no_warning():
     script = (
         "import lancedb\n"
-        "from insight_assets.core.forked import forked_map\n"
+        "from insight_assets.core.runtime.forked import forked_map\n"
         "print(forked_map(abs, [-1, -2], workers=2, crashed=None))\n"
     )
     done = subprocess.run(

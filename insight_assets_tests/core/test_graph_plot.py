@@ -2,8 +2,8 @@ import io
 
 import numpy as np
 
-from insight_assets.core.clustering import build_theme_graph
-from insight_assets.core.graph_plot import render_theme_graph_png
+from insight_assets.core.page.graph_plot import render_theme_graph_png
+from insight_assets.core.themes.clustering import build_theme_graph
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

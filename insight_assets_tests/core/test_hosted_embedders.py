@@ -7,7 +7,12 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from insight_assets.core.embedding import EmbeddingError, GeminiEmbedder, OpenAIEmbedder, create_embedder
+from insight_assets.core.embedding.models import (
+    EmbeddingError,
+    GeminiEmbedder,
+    OpenAIEmbedder,
+    create_embedder,
+)
 from insight_assets_tests.fake_model_server import Failure, FakeModelServer, Reply, fake_vector
 
 TEXTS = [f"passage number {i} about citation graphs" for i in range(5)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from insight_assets.core.index import ChunkRecord, CollectionIndex
-from insight_assets.core.vectors import nearest_rows
+from insight_assets.core.embedding.vectors import nearest_rows
+from insight_assets.core.retrieval.index import ChunkRecord, CollectionIndex
 
 
 def test_nearest_rows_are_by_cosine_nearest_first_ties_to_the_earlier_row():

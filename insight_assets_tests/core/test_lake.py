@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from insight_assets.core import stores
-from insight_assets.core.lake import LakeWarehouse
-from insight_assets.core.stores import StoreError, Warehouse, warehouse_tables
+from insight_assets.core.storage import stores
+from insight_assets.core.storage.lake import LakeWarehouse
+from insight_assets.core.storage.stores import StoreError, Warehouse, warehouse_tables
 
 pytestmark = pytest.mark.scale
 

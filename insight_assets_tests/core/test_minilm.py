@@ -1,4 +1,4 @@
-"""``core.minilm`` runs the bundled model without transformers: the same word pieces, the same
+"""``core.embedding.minilm`` runs the bundled model without transformers: the same word pieces, the same
 vectors as sentence-transformers gives for the same files."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from insight_assets.core.minilm import MAX_POSITIONS, MiniLM
+from insight_assets.core.embedding.minilm import MAX_POSITIONS, MiniLM
 
 TEXTS = [
     "Citation graphs link papers to the papers they cite.",
@@ -54,7 +54,7 @@ def test_sentence_vectors_are_sentence_transformers(minilm, reference):
 
 
 def test_a_folder_that_holds_another_model_is_refused(tmp_path, minilm):
-    from insight_assets.core.minilm import model_dir
+    from insight_assets.core.embedding.minilm import model_dir
 
     for name in ("config.json", "tokenizer.json", "model.safetensors"):
         (tmp_path / name).symlink_to(model_dir() / name)

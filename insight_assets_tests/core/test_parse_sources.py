@@ -1,4 +1,4 @@
-"""``core.ingest.parse_sources``: the same results on forked workers as in this process, earlier
+"""``core.ingestion.ingest.parse_sources``: the same results on forked workers as in this process, earlier
 results reused, and a file whose parse kills its worker recorded as unreadable."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from insight_assets.core.documents import sha256_file
-from insight_assets.core.forked import can_fork
-from insight_assets.core.ingest import SourceFile, parse_sources
-from insight_assets.core.pdf import parse_pdf
+from insight_assets.core.ingestion.documents import sha256_file
+from insight_assets.core.ingestion.ingest import SourceFile, parse_sources
+from insight_assets.core.ingestion.pdf import parse_pdf
+from insight_assets.core.runtime.forked import can_fork
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="forked workers run on Linux only")

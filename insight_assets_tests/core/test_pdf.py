@@ -1,4 +1,4 @@
-"""``insight_assets.core.pdf``: outcomes on the shared corpus (bad/ included), the structure of a demo
+"""``insight_assets.core.ingestion.pdf``: outcomes on the shared corpus (bad/ included), the structure of a demo
 paper, reading order, and the text-repair helpers.
 
 Corpus tests read ``../shared/corpus`` beside the repository (or ``INSIGHT_ASSETS_CORPUS``) and skip
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from insight_assets.core.documents import ParseResult
-from insight_assets.core.pdf import (
+from insight_assets.core.ingestion.documents import ParseResult
+from insight_assets.core.ingestion.pdf import (
     DEFAULT_QUALITY,
     clean_page_text,
     count_pages,
@@ -29,7 +29,7 @@ from insight_assets.core.pdf import (
     parse_pdf,
     repair_ligatures,
 )
-from insight_assets.core.text_quality import USABLE
+from insight_assets.core.ingestion.text_quality import USABLE
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("INSIGHT_ASSETS_CORPUS") or REPO.parent / "shared" / "corpus")

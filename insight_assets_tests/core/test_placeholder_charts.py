@@ -6,7 +6,7 @@ from __future__ import annotations
 from insight_assets.core.methods.insight_rag.report import chart_bars
 from insight_assets.core.methods.insightgen import report as insightgen_report
 from insight_assets.core.methods.scipip import report as scipip_report
-from insight_assets.core.placeholder_mark import MARK
+from insight_assets.core.page.placeholder_mark import MARK
 
 
 def _marked(figure) -> list[bool]:

@@ -1,6 +1,6 @@
 """The notes every report carries about who judged and which roles an offline stand-in played."""
 
-from insight_assets.core.stage_output import judge_note, standin_note
+from insight_assets.core.runtime.stage_output import judge_note, standin_note
 
 
 def test_a_judge_that_wrote_the_texts_is_called_self_judged():

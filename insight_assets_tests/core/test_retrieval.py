@@ -8,12 +8,12 @@ import json
 import pyarrow as pa
 import pytest
 
-from insight_assets.core.embedding import LocalEmbedder
+from insight_assets.core.embedding.models import LocalEmbedder
+from insight_assets.core.embedding.vectorize import vectorize_chunks
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.retrieval import LateInteraction, RetrievalError, Retriever, rerank
 from insight_assets.core.retrieval.search import RRF_K
-from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.core.vectorize import vectorize_chunks
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import Failure, Reply
 

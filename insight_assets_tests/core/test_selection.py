@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from insight_assets.core.clustering import ThemeGraph, build_theme_graph
 from insight_assets.core.methods.insightgen.selection import ClusterIndex, answer_pieces, select_context
 from insight_assets.core.methods.insightgen.settings import InsightsSettings
 from insight_assets.core.text import count_tokens
+from insight_assets.core.themes.clustering import ThemeGraph, build_theme_graph
 
 DIMS = 8
 

@@ -9,8 +9,8 @@ import time
 
 import pyarrow as pa
 
-from insight_assets.core import shared_file
-from insight_assets.core.stores import Warehouse
+from insight_assets.core.storage import shared_file
+from insight_assets.core.storage.stores import Warehouse
 
 # Another process: opens the file itself (no waiting of ours), retrying for up to ``seconds``,
 # writes one row, and says how many tries it took; exit status 1 when it never got in.

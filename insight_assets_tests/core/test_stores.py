@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from insight_assets.core.stores import VectorStore, Warehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 
 
 def sources(collection: str, files: list[str]) -> pa.Table:
@@ -129,7 +129,7 @@ def test_a_store_written_with_the_old_profile_names_is_renamed_when_opened(tmp_p
 def test_a_relative_warehouse_path_keeps_naming_its_file_after_the_working_directory_changes(
     tmp_path, monkeypatch
 ):
-    from insight_assets.core.shared_file import release_all
+    from insight_assets.core.storage.shared_file import release_all
 
     (tmp_path / "project").mkdir()
     (tmp_path / "elsewhere").mkdir()

@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from insight_assets.core.chunking import PROFILES, chunk_document
-from insight_assets.core.pdf import parse_pdf
-from insight_assets.core.text_quality import DEGRADED, UNUSABLE, USABLE, QualitySettings, assess_text
+from insight_assets.core.ingestion.chunking import PROFILES, chunk_document
+from insight_assets.core.ingestion.pdf import parse_pdf
+from insight_assets.core.ingestion.text_quality import (
+    DEGRADED,
+    UNUSABLE,
+    USABLE,
+    QualitySettings,
+    assess_text,
+)
 from insight_assets_tests import pdf_factory as make
 
 DEFAULTS = QualitySettings()

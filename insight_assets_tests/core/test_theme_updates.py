@@ -1,10 +1,15 @@
-"""Themes carried from one build to the next (core/theme_updates.py): what a new paper's chunks touch
+"""Themes carried from one build to the next (core/themes/theme_updates.py): what a new paper's chunks touch
 changes, the rest stays exactly as it was, and removing them again restores the earlier graph."""
 
 import numpy as np
 import pytest
 
-from insight_assets.core.clustering import ThemeGraph, ThemeGraphSettings, build_theme_graph, cluster_count
+from insight_assets.core.themes.clustering import (
+    ThemeGraph,
+    ThemeGraphSettings,
+    build_theme_graph,
+    cluster_count,
+)
 
 from .test_clustering import blobs, texts_for
 

@@ -54,7 +54,7 @@ def test_a_rebuild_encodes_only_new_texts_and_drops_gone_ones(tmp_path, model):
 
 
 def test_the_embedding_pass_gives_the_rerankers_token_vectors(model):
-    from insight_assets.core.embedding import LocalEmbedder
+    from insight_assets.core.embedding.models import LocalEmbedder
 
     embedder = LocalEmbedder(precision=model._embedder.precision)
     assert model.shares_model_with(embedder)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from insight_assets.core.chunking import PROFILES
-from insight_assets.core.documents import ParsedDocument
-from insight_assets.core.embedding import HashingEmbedder, LocalEmbedder
-from insight_assets.core.ingest import chunk_documents
-from insight_assets.core.pdf import parse_pdf
-from insight_assets.core.vectorize import pooling_plan, vectorize_chunks
+from insight_assets.core.embedding.models import HashingEmbedder, LocalEmbedder
+from insight_assets.core.embedding.vectorize import pooling_plan, vectorize_chunks
+from insight_assets.core.ingestion.chunking import PROFILES
+from insight_assets.core.ingestion.documents import ParsedDocument
+from insight_assets.core.ingestion.ingest import chunk_documents
+from insight_assets.core.ingestion.pdf import parse_pdf
 from insight_assets_tests.conftest import DEMO_COLLECTION
 
 PARAGRAPH = (

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.defs.bundles import load_bundle, op_config
 from insight_assets.defs.resources import LLMResource
 from insight_assets.defs.runs import ALL_ASSETS, materialize_collection
+from insight_assets.defs.stage_assets import load_bundle, op_config
 from insight_assets_tests.fake_model_server import FakeModelServer
 
 __all__ = [

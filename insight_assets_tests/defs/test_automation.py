@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from insight_assets.core.stores import Warehouse
+from insight_assets.core.storage.stores import Warehouse
 from insight_assets.definitions import defs
 from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
 from insight_assets.defs.ingestion.assets import source_documents

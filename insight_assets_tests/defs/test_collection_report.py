@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from insight_assets.core.headlines import load_headlines
+from insight_assets.core.page.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
 from insight_assets.defs.resources import EmbedderResource

@@ -49,7 +49,7 @@ def test_the_assets_config_is_the_settings_model_and_a_refused_value_fails_the_s
 
 
 def test_the_parsing_config_is_the_quality_settings_model_plus_its_workers():
-    from insight_assets.core.text_quality import QualitySettings
+    from insight_assets.core.ingestion.text_quality import QualitySettings
     from insight_assets.defs.ingestion.assets import IngestionParsingConfig
 
     assert set(IngestionParsingConfig.model_fields) == set(QualitySettings.model_fields) | {"workers"}

@@ -22,7 +22,7 @@ import dagster as dg
 import pytest
 
 from insight_assets.core.llm import CallLedger, ResponseCache
-from insight_assets.core.stores import warehouse_tables
+from insight_assets.core.storage.stores import warehouse_tables
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import ALL_ASSETS, INGESTION_ASSETS, materialize_collection
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE, add_collection, copy_stores

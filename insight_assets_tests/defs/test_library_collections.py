@@ -11,12 +11,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from insight_assets.core.collection_page import CollectionFacts, SideBySide, render_page
 from insight_assets.core.collection_sources import registry_for
-from insight_assets.core.ingest import paper_names
+from insight_assets.core.ingestion.ingest import paper_names
+from insight_assets.core.page.collection_page import CollectionFacts, SideBySide, render_page
 from insight_assets.core.reader_notes import VECTOR_KIND, search_notes
 from insight_assets.core.retrieval import Retriever
-from insight_assets.core.stores import VectorStore, warehouse_tables
+from insight_assets.core.storage.stores import VectorStore, warehouse_tables
 from insight_assets.defs.automation import collection_folders_sensor
 from insight_assets.defs.ingestion.assets import source_documents
 from insight_assets.defs.resources import EmbedderResource, LLMResource

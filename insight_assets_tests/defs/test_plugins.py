@@ -1,4 +1,4 @@
-"""A method is a plug-in: one stage declaration (``core/stage.py``) and a defs folder that makes its
+"""A method is a plug-in: one stage declaration (``core/runtime/stage.py``) and a defs folder that makes its
 asset are found by the catalog, the dry run, the bundles and the CLI, and its own tables join the
 warehouse, with nothing shared edited; a part misnamed is an error, not a part left out."""
 
@@ -14,18 +14,18 @@ import pytest
 import insight_assets.app.cli
 import insight_assets.definitions
 import insight_assets.defs
-from insight_assets.core import stores
-from insight_assets.core.stores import Warehouse, warehouse_tables
-from insight_assets.defs import bundles, stage_assets
+from insight_assets.core.storage import stores
+from insight_assets.core.storage.stores import Warehouse, warehouse_tables
+from insight_assets.defs import stage_assets
 
 # The whole toy method: its table, its settings, its work, what it keeps, and its declaration.
 STAGES = '''
     from pydantic import Field
 
     from insight_assets.core.curation.stages import kept_pairs_of
-    from insight_assets.core.stage import Stage, StageSettings
-    from insight_assets.core.stage_output import StageOutput, table
-    from insight_assets.core.stores import declare_tables
+    from insight_assets.core.runtime.stage import Stage, StageSettings
+    from insight_assets.core.runtime.stage_output import StageOutput, table
+    from insight_assets.core.storage.stores import declare_tables
 
     declare_tables({"toy_method_rows": "collection VARCHAR, pairs INTEGER"})
 
@@ -99,7 +99,7 @@ def toy_method(tmp_path, monkeypatch):
 
 def test_a_new_stage_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
     from insight_assets.defs.catalog import domain_assets, domains
-    from insight_assets.defs.estimating import estimate_steps
+    from insight_assets.defs.estimate import estimate_steps
 
     assert "toy_method" in domains()
     assets = {key.to_user_string(): asset for asset in domain_assets() for key in asset.keys}
@@ -150,30 +150,30 @@ def test_a_bundle_setting_a_field_its_stage_lacks_or_no_asset_is_an_error(toy_me
     from insight_assets.defs.catalog import domain_assets
 
     assets = domain_assets()
-    monkeypatch.setattr(bundles, "BUNDLES", tmp_path)
+    monkeypatch.setattr(stage_assets, "BUNDLES", tmp_path)
     (tmp_path / "quick.json").write_text(json.dumps({"toy_method_rows": {"max_pairs": 2, "max_tokens": 50}}))
-    assert bundles.load_bundle("quick", assets=assets) == {
+    assert stage_assets.load_bundle("quick", assets=assets) == {
         "toy_method_rows": {"max_pairs": 2, "max_tokens": 50}
     }
     (tmp_path / "quick.json").write_text(json.dumps({"toy_method_rows": {"max_pair": 2}}))
-    with pytest.raises(bundles.BundleError, match="quick.*toy_method_rows.*max_pair"):
-        bundles.load_bundle("quick", assets=assets)
+    with pytest.raises(stage_assets.BundleError, match="quick.*toy_method_rows.*max_pair"):
+        stage_assets.load_bundle("quick", assets=assets)
     (tmp_path / "quick.json").write_text(json.dumps({"toy_method_row": {"max_pairs": 2}}))
-    with pytest.raises(bundles.BundleError, match="sets 'toy_method_row', which is not an asset"):
-        bundles.load_bundle("quick", assets=assets)
+    with pytest.raises(stage_assets.BundleError, match="sets 'toy_method_row', which is not an asset"):
+        stage_assets.load_bundle("quick", assets=assets)
     (tmp_path / "quick.json").write_text(json.dumps({"theme_graph": {"max_cluster": 2}}))
-    with pytest.raises(bundles.BundleError, match="theme_graph: no setting 'max_cluster'"):
-        bundles.load_bundle("quick", assets=assets)
-    with pytest.raises(bundles.BundleError, match="no bundle 'slow'; the bundles are quick"):
-        bundles.load_bundle("slow", assets=assets)
+    with pytest.raises(stage_assets.BundleError, match="theme_graph: no setting 'max_cluster'"):
+        stage_assets.load_bundle("quick", assets=assets)
+    with pytest.raises(stage_assets.BundleError, match="no bundle 'slow'; the bundles are quick"):
+        stage_assets.load_bundle("slow", assets=assets)
 
 
 def test_the_shipped_bundles_set_only_settings_that_exist_and_lay_over_one_another():
     for name in ("smoke", "brief_training", "every_baseline"):
-        assert bundles.load_bundle(name)
-    smoke = bundles.load_bundle("smoke")
+        assert stage_assets.load_bundle(name)
+    smoke = stage_assets.load_bundle("smoke")
     assert smoke["contregen_answers"]["baselines"] is False
-    both = bundles.load_bundle("smoke", "every_baseline")
+    both = stage_assets.load_bundle("smoke", "every_baseline")
     assert both["contregen_answers"] == {**smoke["contregen_answers"], "baselines": True}
 
 

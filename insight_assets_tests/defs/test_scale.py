@@ -23,8 +23,8 @@ from insight_assets.core.deployment import (
     LANCEDB_URI_ENV,
     POSTGRES_URL_ENV,
 )
-from insight_assets.core.lake import LakeWarehouse
-from insight_assets.core.stores import VectorStore, Warehouse, warehouse_tables
+from insight_assets.core.storage.lake import LakeWarehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse, warehouse_tables
 from insight_assets.defs.pools import POOLS
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 from insight_assets.defs.runs import register_collections

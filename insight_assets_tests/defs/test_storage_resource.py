@@ -1,11 +1,11 @@
-"""The Dagster storage resource and the plain ``core.storage.Storage`` (the MCP server's, without
+"""The Dagster storage resource and the plain ``core.storage.project.Storage`` (the MCP server's, without
 Dagster) name the same paths with the same defaults, and the resource reads its stores through it."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from insight_assets.core.storage import Storage
+from insight_assets.core.storage.project import Storage
 from insight_assets.defs.resources import StorageResource
 
 

@@ -13,7 +13,7 @@ def export(args: argparse.Namespace) -> int:
     """Write a collection's kept question-answer pairs as SCOpE-QA-style JSONL."""
     collection, output = args.collection, args.output
     from insight_assets.core import curation
-    from insight_assets.core.ingest import paper_titles
+    from insight_assets.core.ingestion.ingest import paper_titles
 
     storage = storage_resource()
     problem = known_collection(storage, collection)

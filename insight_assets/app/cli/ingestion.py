@@ -29,8 +29,8 @@ def search(args: argparse.Namespace) -> int:
     """The chunks that best match a query, with their papers and pages (the shared retrieval layer)."""
     collection, query, k, mode, reranker = args.collection, args.query, args.k, args.mode, args.rerank
     candidates = args.candidates
-    from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
+    from insight_assets.core.retrieval.index import IndexMissing
 
     # Dagster is not needed to search, nor the model unless it reranks (``--rerank llm``).
     storage = stores()

@@ -24,11 +24,11 @@ def ideas(args: argparse.Namespace) -> int:
     with the routes that found them, and the dual path's ideas with the papers that inspired them;
     the same as ``ask --method scipip`` (``ideas_for``, with the settings of the collection's build)."""
     collection, background, file = args.collection, args.background, args.file
-    from insight_assets.core.index import IndexMissing
     from insight_assets.core.llm import LLMError
     from insight_assets.core.methods import scipip
     from insight_assets.core.methods.scipip.stages import ideas_for
-    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.core.retrieval.index import IndexMissing
+    from insight_assets.defs.materialization import scope_of
     from insight_assets.defs.scipip.ask import ideas_text
 
     storage = storage_resource()

@@ -52,7 +52,7 @@ def _resolve_papers(storage, collection: str, names: list[str]) -> tuple[list[st
     """Document ids for ``names`` (an id or its first 8+ characters, a file name, or a title), and
     the names that match no paper."""
     from insight_assets.core.citations.references import fold
-    from insight_assets.core.ingest import paper_names
+    from insight_assets.core.ingestion.ingest import paper_names
 
     rows = paper_names(storage.warehouse, collection)
     found, unknown = [], []

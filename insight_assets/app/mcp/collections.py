@@ -66,7 +66,7 @@ class Collections:
         make_llm: Callable[[], Any],
         max_cost_usd: float = DEFAULT_MAX_COST_USD,
     ):
-        """``storage`` (``core.storage.Storage`` or the Dagster resource), ``embedder`` (anything with
+        """``storage`` (``core.storage.project.Storage`` or the Dagster resource), ``embedder`` (anything with
         ``get_embedder()``), and ``make_llm`` making the model's ``LLMResource`` when a call first
         needs it (it loads Dagster, which a search does not need)."""
         from insight_assets.app.mcp.opened import OpenedCollections
@@ -114,8 +114,8 @@ class Collections:
         """Every collection (folder or library collection): its papers, which method groups are
         built, whether its source changed since, its page."""
         from insight_assets.core.collection_sources import find_sources
-        from insight_assets.core.ingest import paper_count
-        from insight_assets.core.ingest_store import built_source_signatures
+        from insight_assets.core.ingestion.ingest import paper_count
+        from insight_assets.core.ingestion.ingest_store import built_source_signatures
 
         root = Path(self.storage.collections_root)
         groups, found = _asset_groups(), []
@@ -192,8 +192,8 @@ class Collections:
 
     def collection_report(self, collection: str) -> ToolOutput:
         """Where the collection's page is, and each method report's headline tables."""
-        from insight_assets.core.headlines import load_headlines
-        from insight_assets.core.markdown import markdown_table
+        from insight_assets.core.page.headlines import load_headlines
+        from insight_assets.core.page.markdown import markdown_table
 
         self.check_built(collection)
         headlines = load_headlines(self.storage.warehouse, collection)

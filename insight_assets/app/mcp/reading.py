@@ -35,7 +35,7 @@ def search(
     """The ``k`` passages that best match ``query`` in ``collection`` (every built collection when
     None), reranked, each cited; with ``notes``, the reader's matching notes, apart."""
     from insight_assets.app.passages import SEARCH_MODES, note_json, search_notes, search_passages
-    from insight_assets.core.index import IndexMissing
+    from insight_assets.core.retrieval.index import IndexMissing
 
     if not query.strip():
         raise ToolProblem("the query is empty: say in words what to look for")

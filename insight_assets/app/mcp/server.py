@@ -364,8 +364,8 @@ def serve(args: argparse.Namespace) -> int:
             return 2
     from insight_assets.app.mcp.collections import method_names
     from insight_assets.core.deployment import Deployment
-    from insight_assets.core.embedding import EmbedderChoice
-    from insight_assets.core.storage import Storage
+    from insight_assets.core.embedding.models import EmbedderChoice
+    from insight_assets.core.storage.project import Storage
 
     def make_llm():
         from insight_assets.defs.resources import LLMResource

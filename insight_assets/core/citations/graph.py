@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from insight_assets.core.lazy import pa
+from insight_assets.core.startup.lazy import pa
 
 from .matching import DEFAULT_MATCH, Match, MatchSettings, Paper, TitleIndex
 from .references import split_references

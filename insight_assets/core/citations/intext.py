@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 _NUMERIC_GROUP = lazy_regex(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
 # Between the surname and the year: "et al., ", " and Mikolov (", " & Lapata, 2008; ".

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from insight_assets.core.lazy import lazy_regex
 from insight_assets.core.library.model import normalized_doi
+from insight_assets.core.runtime.stage_settings import Settings
+from insight_assets.core.startup.lazy import lazy_regex
 
-from ..stage_settings import Settings
 from .references import YEAR, Reference, cited_segment, first_author, fold, fold_positions, reference_year
 
 # Words too common in titles to say anything about a match on their own.

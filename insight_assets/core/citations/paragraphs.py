@@ -13,12 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..ingest import load_documents
-from ..sections import find_section, section_spans
+from insight_assets.core.ingestion.ingest import load_documents
+from insight_assets.core.ingestion.sections import find_section, section_spans
+
 from .intext import CitedReference, cited_documents
 
 if TYPE_CHECKING:
-    from ..stores import Warehouse
+    from insight_assets.core.storage.stores import Warehouse
 
 RELATED_WORK_NAMES = (
     "related work",

@@ -19,7 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 # "[12]", "[Mik13]", "[Chen and Manning2014]", "[Afonso et al.2002]".
 _BRACKETED = lazy_regex(r"^\s*\[(\d{1,3}|[^\[\],]{2,60}?\d{2,4}[a-z]?)\]\s*")

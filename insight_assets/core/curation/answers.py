@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from insight_assets.core.lazy import LazyModel, np
+from insight_assets.core.runtime.stage_settings import StageSettings
+from insight_assets.core.startup.lazy import LazyModel, np
 
 from ..extractive import rank_sentences
 from ..llm.tasks import Task, narrowed, register_task
-from ..stage_settings import StageSettings
 from ..text import split_sentences
 from .question_tasks import format_papers, names_paper, papers_of
 from .records import USER, CompressedDocument, Embed, ItemFailure, QAPair, Question, rendered_statements

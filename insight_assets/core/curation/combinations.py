@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from ..stage_settings import StageSettings
+from insight_assets.core.runtime.stage_settings import StageSettings
 
 # Up to this many possible combinations they are listed and sampled from; beyond it distinct ones
 # are drawn at random until there are enough (C(35, 10) is 183 million: never list those).

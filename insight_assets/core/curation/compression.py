@@ -19,18 +19,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from insight_assets.core.lazy import LazyModel, lazy_regex
+from insight_assets.core.runtime.stage_settings import StageSettings
+from insight_assets.core.startup.lazy import LazyModel, lazy_regex
 
 from ..extractive import rank_sentences
 from ..keyphrases import document_keyphrases
 from ..llm.tasks import Task, register_task
-from ..stage_settings import StageSettings
 from ..text import count_tokens, cut_to_tokens, drop_leading_heading, split_sentences
 from .open_problems import SHORT_QUOTE_WORDS, is_open_problem, quotable
 from .records import CompressedDocument, ItemFailure, SourceDocument, render_compressed
 
 if TYPE_CHECKING:
-    from ..documents import ParsedDocument
+    from insight_assets.core.ingestion.documents import ParsedDocument
+
     from ..llm.client import LLMClient
 
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ..text import without_citation_markers
 

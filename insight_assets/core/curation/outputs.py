@@ -1,20 +1,27 @@
-"""What the curation's stages keep (see ``core/stage_output.py``): the tables each writes, and its report."""
+"""What the curation's stages keep (see ``core/runtime/stage_output.py``): the tables each writes, and its report."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
+from insight_assets.core.runtime.stage_output import (
+    CheckOutcome,
+    Json,
+    StageOutput,
+    preview,
+    stop_if_over_budget,
+)
+from insight_assets.core.startup.lazy import np
 
-from ..stage_output import CheckOutcome, Json, StageOutput, preview, stop_if_over_budget
 from .answers import AnswerOutcome, AnswersSettings, citations_valid
 from .compression import COMPRESS_DOCUMENT, CompressionOutcome, CompressionSettings
 from .tables import answers_table, compressed_table, question_tables, stored_answers
 from .user_questions import USER_QUESTIONS_FILE
 
 if TYPE_CHECKING:
-    from ..stage import CollectionScope
+    from insight_assets.core.runtime.stage import CollectionScope
+
     from .combinations import QuestionsSettings
     from .stages import Asked
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 from ..extractive import terms
 from ..llm.tasks import Task, narrowed, register_task

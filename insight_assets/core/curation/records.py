@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from insight_assets.core.lazy import np
+    from insight_assets.core.startup.lazy import np
 
 # Question.source / Answer.source: generated from the collection, or from the user's file.
 GENERATED = "generated"

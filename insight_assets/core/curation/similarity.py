@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
-
-from ..vectors import normalize_rows
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 if TYPE_CHECKING:
     from .records import Embed

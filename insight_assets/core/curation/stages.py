@@ -1,4 +1,4 @@
-"""The curation's stages, one per asset (see ``core/stage.py``): the work the build and the dry run
+"""The curation's stages, one per asset (see ``core/runtime/stage.py``): the work the build and the dry run
 share, and their declarations (``STAGES``). The methods read the curated answers through
 ``answers_of`` and ``kept_pairs_of``.
 """
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import ingest
-from ..stage import Check, CollectionScope, NothingToDo, Stage
-from ..stage_output import stop_if_over_budget
+from insight_assets.core.ingestion import ingest
+from insight_assets.core.runtime.stage import Check, CollectionScope, NothingToDo, Stage
+from insight_assets.core.runtime.stage_output import stop_if_over_budget
+
 from . import outputs
 from .answers import (
     ANSWER_QUESTION,

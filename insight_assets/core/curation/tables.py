@@ -9,13 +9,14 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import pa
+from insight_assets.core.startup.lazy import pa
 
 from .answers import Answer, kept_pairs
 from .records import CompressedDocument, QAPair, Question
 
 if TYPE_CHECKING:
-    from ..stores import Warehouse
+    from insight_assets.core.storage.stores import Warehouse
+
     from .compression import CompressionOutcome
     from .questions import QuestionOutcome
     from .user_questions import LineProblem

@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 
 class LibraryError(Exception):

@@ -90,7 +90,7 @@ def _printed(path: Path) -> _Printed:
     """The PDF's DOI, title and page-1 text; empty where it cannot be opened (the build says why)."""
     import pymupdf
 
-    from insight_assets.core.pdf.structure import largest_font_title, metadata_title
+    from insight_assets.core.ingestion.pdf.structure import largest_font_title, metadata_title
 
     try:
         with pymupdf.open(path) as document:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, get_origin
 
 from pydantic import BaseModel, RootModel, ValidationError
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 T = TypeVar("T", bound=BaseModel)
 

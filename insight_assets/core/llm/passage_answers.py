@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 from ..extractive import rank_sentences
 from ..text import sentence_texts

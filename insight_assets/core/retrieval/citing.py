@@ -14,12 +14,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ..text import sentence_texts
 
 if TYPE_CHECKING:
-    from ..stores import Warehouse
+    from insight_assets.core.storage.stores import Warehouse
+
     from .search import Hit
 
 # A citation as the models write it: "[S3]" or "[S2, S7]".

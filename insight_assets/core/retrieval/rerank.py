@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel, np
+from insight_assets.core.embedding.models import token_rows
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import LazyModel, np
 
-from ..embedding import token_rows
 from ..extractive import STOPWORDS, terms
 from ..llm import LLMClient, Task, register_task
-from ..vectors import normalize_rows
 from .token_store import StoredTokens
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class LateInteraction:
         precision: str = "auto",
         stored: StoredTokens | None = None,
     ):
-        from ..embedding import LocalEmbedder
+        from insight_assets.core.embedding.models import LocalEmbedder
 
         self._embedder = LocalEmbedder(batch_size=batch_size, precision=precision)
         self.batch_size = batch_size
@@ -172,7 +172,7 @@ class LateInteraction:
     def shares_model_with(self, embedder: Any) -> bool:
         """Whether ``embedder`` runs this reranker's model at its precision, so that its forward
         passes give these token vectors too (``LocalEmbedder.embed_with_token_vectors``)."""
-        from ..embedding import LocalEmbedder
+        from insight_assets.core.embedding.models import LocalEmbedder
 
         mine = self._embedder
         return isinstance(embedder, LocalEmbedder) and (embedder.device, embedder.precision) == (

@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from insight_assets.core.lazy import np, pa
-
-from ..chunking import PASSAGE
-from ..embedding import one_torch_thread
-from ..index import CollectionIndex, load_index
-from ..stores import VectorStore, Warehouse, sql_text
-from ..vectors import normalize_rows, top_rows
+from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.embedding.vectors import normalize_rows, top_rows
+from insight_assets.core.ingestion.chunking import PASSAGE
+from insight_assets.core.retrieval.index import CollectionIndex, load_index
+from insight_assets.core.startup.lazy import np, pa
+from insight_assets.core.storage.stores import VectorStore, Warehouse, sql_text
 
 RETRIEVAL_MODES = ("dense", "lexical", "hybrid")
 DEFAULT_PROFILE = PASSAGE

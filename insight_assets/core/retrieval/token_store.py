@@ -18,9 +18,8 @@ import functools
 import hashlib
 from collections.abc import Callable, Sequence
 
-from insight_assets.core.lazy import np, pa, pc
-
-from ..stores import VectorStore
+from insight_assets.core.startup.lazy import np, pa, pc
+from insight_assets.core.storage.stores import VectorStore
 
 TOKEN_KIND = "token_vectors"
 DIMENSION = 384

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core import ingest, ingest_store
 from insight_assets.core.citations import (
     CitingDocument,
     MatchSettings,
@@ -15,11 +14,13 @@ from insight_assets.core.citations import (
     reference_table,
     render_citation_graph_png,
 )
-from insight_assets.core.index import short_title
+from insight_assets.core.ingestion import ingest, ingest_store
+from insight_assets.core.retrieval.index import short_title
+from insight_assets.core.runtime.stage_output import items_check
 from insight_assets.defs.ingestion.assets import parsed_documents
-from insight_assets.defs.metadata import (
+from insight_assets.defs.materialization import (
     CollectionReport,
-    items_check,
+    check_result,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -80,7 +81,9 @@ def _citations(storage: StorageResource, collection: str, settings: MatchSetting
     edge_rows, rejected, pairs = _previews(graph)
     without_references = [doc.doc_id for doc in documents if not graph.matches[doc.doc_id]]
     return CollectionReport(
-        checks=[items_check("citation_links", len(edges), _why_no_links(graph, len(documents)))],
+        checks=[
+            check_result(items_check("citation_links", len(edges), _why_no_links(graph, len(documents))))
+        ],
         metadata={
             "dagster/row_count": len(edges),
             "papers": len(documents),

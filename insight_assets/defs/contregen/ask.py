@@ -14,7 +14,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.core.methods.contregen import stages
     from insight_assets.core.methods.contregen.report import tree_text
     from insight_assets.core.retrieval.citing import cited_chunks, render_citations
-    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.defs.materialization import scope_of
 
     scope = scope_of(asked.storage, asked.embedder, client, asked.collection)
     if asked.options.get("notes"):

@@ -12,14 +12,15 @@ from collections import Counter
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.core import ingest, ingest_store, papers
-from insight_assets.core.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
+from insight_assets.core import papers
 from insight_assets.core.collection_sources import CollectionSource
-from insight_assets.core.cores import available_cores
-from insight_assets.core.parser_version import PARSER_VERSION, parser_version
-from insight_assets.core.text_quality import QualitySettings
+from insight_assets.core.ingestion import ingest, ingest_store
+from insight_assets.core.ingestion.chunking import PASSAGE, PROFILES, SECTION, ChunkProfile
+from insight_assets.core.ingestion.parser_version import PARSER_VERSION, parser_version
+from insight_assets.core.ingestion.text_quality import QualitySettings
+from insight_assets.core.runtime.cores import available_cores
 from insight_assets.defs.ingestion.source_files import source_documents
-from insight_assets.defs.metadata import (
+from insight_assets.defs.materialization import (
     CollectionReport,
     invalid_config,
     markdown_table,
@@ -32,7 +33,7 @@ from insight_assets.defs.stage_assets import dagster_config, settings_of
 
 
 class IngestionParsingConfig(dagster_config(QualitySettings)):
-    """The text-quality gate's thresholds (``core/text_quality.py``'s ``QualitySettings``). A file
+    """The text-quality gate's thresholds (``core/ingestion/text_quality.py``'s ``QualitySettings``). A file
     whose text layer is garbled, or holds almost no text, is unusable; a few garbled pages are
     dropped with a warning. The defaults leave a margin around every real paper of the test corpus."""
 

@@ -6,13 +6,19 @@ from collections import Counter
 
 import dagster as dg
 
-from insight_assets.core import imports, ingest, ingest_store
-from insight_assets.core.embedding import EmbeddingError
-from insight_assets.core.lazy import np, pa, prefetch
+from insight_assets.core.embedding.models import EmbeddingError
+from insight_assets.core.embedding.vectorize import vectorize_chunks
+from insight_assets.core.ingestion import ingest, ingest_store
 from insight_assets.core.retrieval import LateInteraction
-from insight_assets.core.vectorize import vectorize_chunks
+from insight_assets.core.startup import imports
+from insight_assets.core.startup.lazy import np, pa, prefetch
 from insight_assets.defs.ingestion.assets import chunks
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.materialization import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
@@ -159,7 +165,7 @@ def _keep_token_vectors(
     """The reranker's token vectors of the passages, kept with the build (``core.retrieval.token_store``):
     the build's reranks, the MCP server and searches read them instead of running the model. Those
     the embedding's forward passes gave (``computed``, by text) are not computed again."""
-    from insight_assets.core.chunking import PASSAGE
+    from insight_assets.core.ingestion.chunking import PASSAGE
     from insight_assets.core.retrieval.token_store import keep_token_vectors
 
     def encode(texts: list[str]) -> list[np.ndarray]:

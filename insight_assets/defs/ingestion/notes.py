@@ -3,15 +3,16 @@ into a vector table of their own ("your notes"), searchable beside the papers' c
 
 import dagster as dg
 
-from insight_assets.core import ingest
-from insight_assets.core.embedding import EmbeddingError
+from insight_assets.core.embedding.models import EmbeddingError
+from insight_assets.core.ingestion import ingest
 from insight_assets.core.reader_notes import VECTOR_KIND, note_vectors, stored_notes
-from insight_assets.core.stores import VectorStore
+from insight_assets.core.runtime.stage_output import items_check
+from insight_assets.core.storage.stores import VectorStore
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.ingestion.source_files import source_documents
-from insight_assets.defs.metadata import (
+from insight_assets.defs.materialization import (
     CollectionReport,
-    items_check,
+    check_result,
     markdown_table,
     materialize_each,
     nothing_to_do,
@@ -84,7 +85,7 @@ def _reader_note_embeddings(
                 )
             ),
         },
-        checks=[items_check("reader_notes_found", table.num_rows, _NO_NOTES)],
+        checks=[check_result(items_check("reader_notes_found", table.num_rows, _NO_NOTES))],
         data_version=ingest.fingerprint(
             [model.variant] + [f"{note['note_id']}:{note['text']}:{note['comment']}" for note in notes]
         ),

@@ -5,23 +5,22 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core.embedding import one_torch_thread
-from insight_assets.core.headlines import Headline, headline_table, played_offline
-from insight_assets.core.ingest import paper_count
-from insight_assets.core.lazy import pa
+from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.ingestion.ingest import paper_count
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import accuracy, report, scores, stages, store
 from insight_assets.core.methods.insight_rag.cpt import read_training
 from insight_assets.core.methods.insight_rag.schemas import MATCHING, MULTI
+from insight_assets.core.page.headlines import Headline, headline_table, played_offline
 from insight_assets.core.retrieval.citing import load_sources, strip_citations
-from insight_assets.core.stage_output import ReportPlace, standin_note
-from insight_assets.core.stores import Warehouse
-from insight_assets.defs.metadata import (
+from insight_assets.core.runtime.stage_output import ReportPlace, standin_note
+from insight_assets.core.startup.lazy import pa
+from insight_assets.core.storage.stores import Warehouse
+from insight_assets.defs.materialization import (
     CollectionReport,
     markdown_table,
     materialize_each,
     report_metadata,
-    writers,
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
@@ -154,7 +153,7 @@ def _report_notes(
     """What the numbers are (and are not): the measured ones, the models in each role, the adapter."""
     roles = {
         "triple extractor": ", ".join(storage.warehouse.labels(stages.TRIPLES, "extractor", collection)),
-        "question writer": writers(storage, stages.BENCHMARK, collection),
+        "question writer": storage.warehouse.writers(stages.BENCHMARK, collection),
         "identifier": identifier,
         "writer": writer,
     }
@@ -188,7 +187,7 @@ def _headline(
             ),
         ),
         notes=tuple(notes),
-        writer=writers(storage, stages.ANSWERS, collection),
+        writer=storage.warehouse.writers(stages.ANSWERS, collection),
     )
 
 

@@ -14,7 +14,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.core.methods.insight_rag import stages
     from insight_assets.core.methods.insight_rag.schemas import OK
     from insight_assets.core.retrieval.citing import cited_chunks, render_citations
-    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.defs.materialization import scope_of
 
     mode = asked.options.get("retriever") or INSIGHT_RETRIEVERS[0]
     scope = scope_of(asked.storage, asked.embedder, client, asked.collection)

@@ -9,16 +9,17 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from insight_assets.core.lazy import pa
 from insight_assets.core.llm.errors import ConfigurationError
 from insight_assets.core.llm.gguf import BUNDLED_PACKAGE
 from insight_assets.core.methods.insight_rag import cpt, stages, store
 from insight_assets.core.methods.insight_rag.causal_lm import base_model_source, device_name
 from insight_assets.core.methods.insight_rag.report import render_training_chart
+from insight_assets.core.runtime.stage_output import items_check
+from insight_assets.core.startup.lazy import pa
 from insight_assets.core.text import count_tokens
-from insight_assets.defs.metadata import (
+from insight_assets.defs.materialization import (
     CollectionReport,
-    items_check,
+    check_result,
     materialize_each,
 )
 from insight_assets.defs.partitions import asset_settings, collection_check
@@ -93,7 +94,7 @@ def _not_trained(storage, collection: str, reason: str, metadata: dict | None = 
     _record(storage, collection, {"status": store.SKIPPED, "reason": reason})
     return CollectionReport(
         metadata={"status": store.SKIPPED, "why_none": reason, **(metadata or {})},
-        checks=[items_check("adapter_trained", 0, reason), _beats_base_check(None, reason)],
+        checks=[check_result(items_check("adapter_trained", 0, reason)), _beats_base_check(None, reason)],
     )
 
 
@@ -149,7 +150,7 @@ def _train(
             ),
             "adapter": dg.MetadataValue.path(str(folder.resolve())),
         },
-        checks=[items_check("adapter_trained", 1, ""), _beats_base_check(training, "")],
+        checks=[check_result(items_check("adapter_trained", 1, "")), _beats_base_check(training, "")],
         data_version=key,
     )
 

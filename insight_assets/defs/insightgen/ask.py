@@ -11,7 +11,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     from insight_assets.core.curation import stages as curation_stages
     from insight_assets.core.curation.answers import KEPT
     from insight_assets.core.methods.insightgen import stages
-    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.defs.materialization import scope_of
 
     scope = scope_of(asked.storage, asked.embedder, client, asked.collection)
     given = asked.options.get("answer")

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core.headlines import Headline, headline_table
 from insight_assets.core.methods.insightgen import store as insightgen_store
 from insight_assets.core.methods.insightgen.judge import JudgeRow, mean_scores
 from insight_assets.core.methods.insightgen.report import (
@@ -16,13 +15,13 @@ from insight_assets.core.methods.insightgen.report import (
     render_method_report,
 )
 from insight_assets.core.methods.insightgen.stages import JUDGE_SCORES
-from insight_assets.core.stage_output import ReportPlace, standin_note
-from insight_assets.defs.metadata import (
+from insight_assets.core.page.headlines import Headline, headline_table
+from insight_assets.core.runtime.stage_output import ReportPlace, standin_note
+from insight_assets.defs.materialization import (
     CollectionReport,
     markdown_table,
     materialize_each,
     report_metadata,
-    writers,
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
@@ -48,7 +47,11 @@ def _report_notes(storage: StorageResource, collection: str, judges: list[str]) 
         ),
         *filter(
             None,
-            [standin_note({"writer": writers(storage, "insights", collection), "judge": ", ".join(judges)})],
+            [
+                standin_note(
+                    {"writer": storage.warehouse.writers("insights", collection), "judge": ", ".join(judges)}
+                )
+            ],
         ),
     ]
 
@@ -79,7 +82,7 @@ def _method_report(storage: StorageResource, collection: str) -> CollectionRepor
             headline_table("Cost per question", costs, COST_COLUMNS),
         ),
         notes=tuple(notes if report.ranking else [NOT_JUDGED, *notes]),
-        writer=writers(storage, "insights", collection),
+        writer=storage.warehouse.writers("insights", collection),
         judge=", ".join(sorted({row.judge for row in rows})),
     )
     written = report_metadata(

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core.clustering import (
+from insight_assets.core.methods import insightgen
+from insight_assets.core.page.graph_plot import render_theme_graph_png
+from insight_assets.core.retrieval.index import IndexMissing, load_index
+from insight_assets.core.themes.clustering import (
     ThemeGraph,
     ThemeGraphSettings,
     build_theme_graph,
 )
-from insight_assets.core.graph_plot import render_theme_graph_png
-from insight_assets.core.index import IndexMissing, load_index
-from insight_assets.core.methods import insightgen
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
-from insight_assets.defs.metadata import (
+from insight_assets.defs.materialization import (
     CollectionReport,
     markdown_table,
     materialize_each,
@@ -26,7 +26,7 @@ from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource
 from insight_assets.defs.stage_assets import dagster_config, settings_of
 
-# The theme graph's settings (``core/clustering.py``): the paper's system and its ablations.
+# The theme graph's settings (``core/themes/clustering.py``): the paper's system and its ablations.
 InsightGenThemeGraphConfig = dagster_config(ThemeGraphSettings)
 
 

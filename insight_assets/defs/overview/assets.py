@@ -1,13 +1,14 @@
 """``collection_report``: data/reports/<collection>/index.html, one self-contained page per
-collection with what every method made of it (see ``core/collection_page.py``)."""
+collection with what every method made of it (see ``core/page/collection_page.py``)."""
 
 from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core import ingest_store
 from insight_assets.core.citations.graph import citation_links, render_citation_graph_png
-from insight_assets.core.collection_page import (
+from insight_assets.core.ingestion import ingest_store
+from insight_assets.core.ingestion.ingest import paper_names
+from insight_assets.core.page.collection_page import (
     CollectionFacts,
     MethodSection,
     SideBySide,
@@ -15,11 +16,15 @@ from insight_assets.core.collection_page import (
     render_page,
     standins,
 )
-from insight_assets.core.headlines import load_headlines
-from insight_assets.core.ingest import paper_names
+from insight_assets.core.page.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.defs.materialization import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.overview.side_by_side import (
     CollectionReportConfig,
     answer_every_method,

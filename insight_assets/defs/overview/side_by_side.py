@@ -9,12 +9,12 @@ from pydantic import Field
 from insight_assets.core.curation.records import QAPair
 from insight_assets.core.curation.stages import kept_pairs_of
 from insight_assets.core.curation.tables import first_question
-from insight_assets.core.stores import Warehouse
+from insight_assets.core.storage.stores import Warehouse
 from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
 
 if TYPE_CHECKING:
-    from insight_assets.defs.estimating import DryRun
+    from insight_assets.defs.estimate import DryRun
 
 
 class CollectionReportConfig(dg.Config):

@@ -32,7 +32,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     collection was built with); citations are the retrieved papers (their summaries, so no pages)."""
     from insight_assets.core.methods import scipip
     from insight_assets.core.methods.scipip.stages import ideas_for
-    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.defs.materialization import scope_of
 
     background = scipip.Background(scipip.backgrounds.background_id(asked.question), asked.question)
     found = ideas_for(scope_of(asked.storage, asked.embedder, client, asked.collection), [background])

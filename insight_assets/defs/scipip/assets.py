@@ -8,10 +8,15 @@ from pathlib import Path
 
 import dagster as dg
 
-from insight_assets.core.lazy import pa
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, stages
-from insight_assets.defs.metadata import CollectionReport, markdown_table, materialize_each, nothing_to_do
+from insight_assets.core.startup.lazy import pa
+from insight_assets.defs.materialization import (
+    CollectionReport,
+    markdown_table,
+    materialize_each,
+    nothing_to_do,
+)
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
 from insight_assets.defs.stage_assets import stage_assets

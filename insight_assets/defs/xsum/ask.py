@@ -15,7 +15,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     scope given that target, with the build's settings."""
     from insight_assets.core.methods import xsum
     from insight_assets.core.methods.xsum import stages
-    from insight_assets.defs.model_calls import scope_of
+    from insight_assets.defs.materialization import scope_of
 
     scope = scope_of(asked.storage, asked.embedder, client, asked.collection)
     topic, retriever = asked.question, scope.retriever(xsum.PROFILE)

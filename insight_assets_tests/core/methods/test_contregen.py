@@ -12,7 +12,8 @@ from collections.abc import Callable
 import pyarrow as pa
 import pytest
 
-from insight_assets.core.embedding import HashingEmbedder
+from insight_assets.core.embedding.models import HashingEmbedder
+from insight_assets.core.embedding.vectorize import vectorize_chunks
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import contregen
 from insight_assets.core.methods.contregen import offline, records, scores
@@ -25,8 +26,7 @@ from insight_assets.core.methods.contregen.schemas import (
 )
 from insight_assets.core.retrieval import Retriever
 from insight_assets.core.retrieval.citing import cited_chunks
-from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.core.vectorize import vectorize_chunks
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import Failure, Received, Reply
 

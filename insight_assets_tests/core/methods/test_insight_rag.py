@@ -13,7 +13,9 @@ import sys
 import pyarrow as pa
 import pytest
 
-from insight_assets.core.embedding import HashingEmbedder
+from insight_assets.core.embedding.models import HashingEmbedder
+from insight_assets.core.embedding.vectorize import vectorize_chunks
+from insight_assets.core.embedding.vectors import normalize_rows
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import insight_rag
 from insight_assets.core.methods.insight_rag import offline, retriever, scores
@@ -28,9 +30,7 @@ from insight_assets.core.methods.insight_rag.triples import (
 )
 from insight_assets.core.retrieval import Retriever
 from insight_assets.core.retrieval.citing import load_sources
-from insight_assets.core.stores import VectorStore, Warehouse
-from insight_assets.core.vectorize import vectorize_chunks
-from insight_assets.core.vectors import normalize_rows
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT
 from insight_assets_tests.core.conftest import fake_openai_client
 from insight_assets_tests.fake_model_server import Reply

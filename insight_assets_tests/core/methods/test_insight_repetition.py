@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from insight_assets.core.embedding import LocalEmbedder
+from insight_assets.core.embedding.models import LocalEmbedder
 from insight_assets.core.methods.insightgen.repetition import REPEATS_ANSWER_COSINE, repeating_insights
 
 ANSWER = (

@@ -353,9 +353,9 @@ def _words_model(request):
 def test_the_rag_baselines_decompose_reformulate_imagine_refine_and_rerank(tmp_path):
     """Each baseline's context comes from its own queries, at InsightGen's chunk budget."""
     from insight_assets.core.curation import QAPair
-    from insight_assets.core.index import ChunkRecord
     from insight_assets.core.llm import LLMClient, LLMSettings
     from insight_assets.core.methods.insightgen import rag_baselines
+    from insight_assets.core.retrieval.index import ChunkRecord
     from insight_assets_tests.fake_model_server import FakeModelServer
 
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
@@ -395,7 +395,7 @@ def test_the_rag_baselines_decompose_reformulate_imagine_refine_and_rerank(tmp_p
 
 def test_the_citation_check_names_insights_that_cite_outside_their_methods_context(tmp_path):
     from insight_assets.core.methods.insightgen import store
-    from insight_assets.core.stores import Warehouse
+    from insight_assets.core.storage.stores import Warehouse
 
     warehouse = Warehouse(tmp_path / "w.duckdb")
     runs = [

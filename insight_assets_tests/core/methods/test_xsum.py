@@ -11,11 +11,11 @@ import pytest
 
 from insight_assets.core.citations.intext import CitedReference, cited_documents, numeric_labels
 from insight_assets.core.citations.paragraphs import CitingPaper
+from insight_assets.core.ingestion.sections import find_section, section_spans
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods import xsum
 from insight_assets.core.methods.xsum import offline, scores, targets
 from insight_assets.core.methods.xsum.tasks import XSUM_ANSWER, XSUM_EDITOR
-from insight_assets.core.sections import find_section, section_spans
 
 PAPER = """Title of the paper
 

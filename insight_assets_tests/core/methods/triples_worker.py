@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from insight_assets.core.chunking import PASSAGE, PROFILES
-from insight_assets.core.ingest import chunk_documents
+from insight_assets.core.ingestion.chunking import PASSAGE, PROFILES
+from insight_assets.core.ingestion.ingest import chunk_documents
+from insight_assets.core.ingestion.pdf import parse_pdf
 from insight_assets.core.llm import LLMClient, LLMSettings
 from insight_assets.core.methods.insight_rag.collection import read_triples
-from insight_assets.core.pdf import parse_pdf
 
 
 def main(folder: str) -> None:

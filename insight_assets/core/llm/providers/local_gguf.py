@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.runtime.cores import available_cores
+from insight_assets.core.startup.lazy import lazy_regex
 
-from ...cores import available_cores
 from ..errors import ConfigurationError, ContextTooLongError, RequestRejectedError
 from ..gguf import INSTALL_LOCAL
 from ..settings import DEFAULT_LOCAL_CONTEXT_TOKENS, LOCAL, ModelParams

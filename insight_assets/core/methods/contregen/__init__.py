@@ -29,7 +29,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from ...chunking import PASSAGE
+from insight_assets.core.ingestion.chunking import PASSAGE
+
 from . import multihop, references, store  # store declares the method's warehouse tables
 from .baselines import iterative, one_retrieval, tree_answer
 from .schemas import CONTREGEN, ITERATIVE, METHODS, RETGEN, RETGEN_BUDGET, Answer, Tree, TreeQuestion

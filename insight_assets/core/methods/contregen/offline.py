@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ...extractive import STOPWORDS, rank_sentences, terms, tfidf, whole_sentences
 from ...keyphrases import rake_keyphrases

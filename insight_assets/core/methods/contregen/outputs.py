@@ -1,15 +1,12 @@
-"""What ConTReGen's stages keep (see ``core/stage_output.py``): the tables each writes, and its report."""
+"""What ConTReGen's stages keep (see ``core/runtime/stage_output.py``): the tables each writes, and its report."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import pa
-
-from ...headlines import Headline, headline_table, played_offline
-from ...ingest import paper_count
-from ...retrieval.citing import citation_problems, render_citations
-from ...stage_output import (
+from insight_assets.core.ingestion.ingest import paper_count
+from insight_assets.core.page.headlines import Headline, headline_table, played_offline
+from insight_assets.core.runtime.stage_output import (
     CheckOutcome,
     Json,
     Markdown,
@@ -18,13 +15,16 @@ from ...stage_output import (
     preview,
     standin_note,
     write_report,
-    writers,
 )
+from insight_assets.core.startup.lazy import pa
+
+from ...retrieval.citing import citation_problems, render_citations
 from . import records, report, scores, tasks
 from .schemas import CONTREGEN, FAILED, KEPT, METHODS, PRUNED_NO_PASSAGE, PRUNED_NOT_NEEDED, ROOT, TRUNCATED
 
 if TYPE_CHECKING:
-    from ...stage import CollectionScope
+    from insight_assets.core.runtime.stage import CollectionScope
+
     from .schemas import Tree
     from .settings import AnswersSettings, ScoresSettings, TreesSettings
     from .stages import Scored, Written
@@ -147,7 +147,7 @@ def scores_output(scope: CollectionScope, settings: ScoresSettings, result: Scor
     collection_size = paper_count(scope.warehouse, collection)
     judge = scope.client.writer_label(tasks.CONTREGEN_JUDGE_ANSWER)
     rows = scores.method_table(scored, questions, collection_size)
-    answer_writers = writers(scope, "contregen_answers")
+    answer_writers = scope.warehouse.writers("contregen_answers", scope.collection)
     notes = _score_notes(scope, judge, answer_writers, collection_size)
     example = max(grown, key=lambda tree: len(tree.nodes))
     files = write_report(
@@ -178,7 +178,11 @@ def scores_output(scope: CollectionScope, settings: ScoresSettings, result: Scor
 
 
 def _score_notes(scope, judge: str, answer_writers: str, collection_size: int) -> list[str]:
-    roles = {"planner": writers(scope, "contregen_trees"), "writer": answer_writers, "judge": judge}
+    roles = {
+        "planner": scope.warehouse.writers("contregen_trees", scope.collection),
+        "writer": answer_writers,
+        "judge": judge,
+    }
     return [
         report.measured_line(played_offline(judge)),
         judge_note(

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from insight_assets.core.lazy import pa
+from insight_assets.core.startup.lazy import pa
 
 from ...retrieval.citing import Source, render_citations
 from .schemas import Answer, Tree, TreeNode, TreePassage, TreeQuestion, Usage

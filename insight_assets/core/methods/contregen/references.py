@@ -23,15 +23,16 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ...retrieval.citing import strip_citations
 from ...text import sentence_texts, without_citation_markers
 from .schemas import TreeQuestion
 
 if TYPE_CHECKING:
+    from insight_assets.core.storage.stores import Warehouse
+
     from ...citations.paragraphs import ReferenceParagraph
-    from ...stores import Warehouse
 
 REFERENCE = "reference"
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"

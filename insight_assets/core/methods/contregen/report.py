@@ -7,8 +7,9 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ...headlines import measured_note
-from ...markdown import markdown_table
+from insight_assets.core.page.headlines import measured_note
+from insight_assets.core.page.markdown import markdown_table
+
 from .schemas import KEPT, ROOT, Tree, TreeNode
 from .scores import CHANCE, JUDGED_COLUMNS, SCORE_COLUMNS
 

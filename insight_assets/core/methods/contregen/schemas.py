@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 # §4.3: top-k = 5 passages per retrieval (3 for ODSUM-Story), tree depth at most 2;
 # Appendix A.1: 5 sub-questions per plan.

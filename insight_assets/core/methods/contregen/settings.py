@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
+from insight_assets.core.runtime.stage_settings import JudgedSettings, StageSettings
+
 from ...curation.records import GENERATED, USER
 from ...retrieval.search import RETRIEVAL_MODES
-from ...stage_settings import JudgedSettings, StageSettings
 from .schemas import (
     ANSWER_WORDS,
     CONTEXT_TOKENS,

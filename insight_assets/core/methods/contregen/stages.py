@@ -1,10 +1,12 @@
-"""ConTReGen's stages, one per asset (see ``core/stage.py``): the work the build, the dry run and
+"""ConTReGen's stages, one per asset (see ``core/runtime/stage.py``): the work the build, the dry run and
 ``ask`` share, and their declarations (``STAGES``); their settings models are in ``settings.py``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from insight_assets.core.runtime.stage import Check, CollectionScope, NothingToDo, Stage
 
 from ...citations.paragraphs import collection_paragraphs
 from ...curation.answers import reference_answers
@@ -13,7 +15,6 @@ from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import QUESTIONS as CURATED_QUESTIONS
 from ...curation.stages import answers_of, questions_of
 from ...retrieval.citing import Source, load_sources
-from ...stage import Check, CollectionScope, NothingToDo, Stage
 from . import (
     PROFILE,
     grow_trees,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...stores import Warehouse, declare_tables
+from insight_assets.core.storage.stores import Warehouse, declare_tables
+
 from . import records
 
 if TYPE_CHECKING:

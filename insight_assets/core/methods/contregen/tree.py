@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from insight_assets.core.lazy import np
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 from ...llm.results import TRUNCATED as CUT_OFF
 from ...retrieval.citing import Source, aliased, chunk_citations, passage, without_unknown_chunks
 from ...text import count_tokens, cut_to_tokens, sentence_texts
-from ...vectors import normalize_rows
 from .schemas import (
     DEPTH_LIMIT,
     EXPANDED,

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from insight_assets.core.ingestion.ingest import load_documents
+
 from ...citations import citation_links
-from ...ingest import load_documents
 from . import store  # declares the method's warehouse tables
 from .benchmark import Benchmark, BenchmarkItem, build_questions, matching_pairs
 from .collection import phrase_questions, read_triples
@@ -31,7 +32,7 @@ from .tasks import ANSWER_TASKS, BENCHMARK_TASKS, TRIPLE_TASKS
 from .triples import EXTRACTOR, Triple, extract
 
 if TYPE_CHECKING:
-    from ...stores import Warehouse
+    from insight_assets.core.storage.stores import Warehouse
 
 TASKS = TRIPLE_TASKS + BENCHMARK_TASKS + ANSWER_TASKS
 

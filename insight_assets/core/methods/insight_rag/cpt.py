@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from ...cores import available_cores
-from ...stage_settings import Settings
+from insight_assets.core.runtime.cores import available_cores
+from insight_assets.core.runtime.stage_settings import Settings
+
 from .causal_lm import BaseModelSource, CausalLM, device_name, load_base, no_library_notices, quiet
 from .scores import exact_match
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ...extractive import terms
 from ...text import sentence_texts

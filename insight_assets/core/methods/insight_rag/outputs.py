@@ -1,16 +1,24 @@
-"""What Insight-RAG's stages keep (see ``core/stage_output.py``): the tables each writes (and the
+"""What Insight-RAG's stages keep (see ``core/runtime/stage_output.py``): the tables each writes (and the
 searchable triples' vectors), and its report."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np, pa
+from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.runtime.stage_output import (
+    CheckOutcome,
+    Json,
+    StageOutput,
+    items_check,
+    preview,
+    skipped,
+    table,
+)
+from insight_assets.core.startup.lazy import np, pa
 
 from ...citations import citation_links
-from ...embedding import one_torch_thread
 from ...retrieval.citing import citation_problems
-from ...stage_output import CheckOutcome, Json, StageOutput, items_check, preview, skipped, table
 from . import accuracy, retriever, store
 from .benchmark import why_no_matching
 from .schemas import FAILED, KINDS, MATCHING
@@ -18,7 +26,8 @@ from .tasks import INSIGHT_RAG_ANSWER, INSIGHT_RAG_IDENTIFY, INSIGHT_RAG_QUESTIO
 from .triples import EXTRACTOR
 
 if TYPE_CHECKING:
-    from ...stage import CollectionScope
+    from insight_assets.core.runtime.stage import CollectionScope
+
     from .collection import ChunkTriples
     from .settings import AccuracySettings, AnswersSettings, BenchmarkSettings, TriplesSettings
     from .stages import Answered, Benchmarked, Measured

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 
-from ...markdown import markdown_table
+from insight_assets.core.page.markdown import markdown_table
 
 TABLE_COLUMNS = [
     "kind",

@@ -21,19 +21,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np, pa
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.retrieval.index import CollectionIndex, index_from_rows, read_vectors
+from insight_assets.core.startup.lazy import np, pa
 
-from ...index import CollectionIndex, index_from_rows, read_vectors
 from ...retrieval import Hit, Retriever
 from ...text import count_tokens, cut_to_tokens
-from ...vectors import normalize_rows
 from .offline import ABSTAIN, completion
 from .schemas import INDEX, INSIGHT_MAX_TOKENS, LLM, RANK_DEPTH, SENTENCES
 from .tasks import INSIGHT_RAG_COMPLETE
 
 if TYPE_CHECKING:
+    from insight_assets.core.storage.stores import VectorStore, Warehouse
+
     from ...llm import LLMClient
-    from ...stores import VectorStore, Warehouse
     from .causal_lm import CausalLM
     from .triples import Triple
 

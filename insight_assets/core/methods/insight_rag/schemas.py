@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, ConfigDict, Field, RootModel
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 # Question kinds (§3): deeply buried, multi-document, and the non-QA matching task.
 BURIED = "buried"

@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ...retrieval.citing import strip_citations
-from ...vectors import normalize_rows
 from .benchmark import BenchmarkItem, normalised_text
 from .schemas import FAILED, INDEX, LLM, MATCHING, RANK_DEPTH, insight_method
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from ...chunking import PASSAGE
+from insight_assets.core.ingestion.chunking import PASSAGE
+from insight_assets.core.runtime.stage_settings import StageSettings
+
 from ...retrieval.search import RETRIEVAL_MODES
-from ...stage_settings import StageSettings
 from .schemas import (
     ACCURACY_MODES,
     BASE_MODEL,

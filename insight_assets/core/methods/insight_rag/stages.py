@@ -1,4 +1,4 @@
-"""Insight-RAG's model-calling stages, one per asset (see ``core/stage.py``): the work the build and
+"""Insight-RAG's model-calling stages, one per asset (see ``core/runtime/stage.py``): the work the build and
 the dry run share, and their declarations (``STAGES``); their settings models are in ``settings.py``. The insight
 retriever's training (``insight_retriever``) calls no priced model and is not a stage.
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...stage import Check, CollectionScope, NothingToDo, Stage
+from insight_assets.core.runtime.stage import Check, CollectionScope, NothingToDo, Stage
+
 from . import accuracy, collection_benchmark, outputs, store
 from .benchmark import Benchmark, BenchmarkItem
 from .causal_lm import CausalLM, base_model_source

@@ -13,14 +13,14 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from insight_assets.core.lazy import pa
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.ingestion.ingest import load_documents
+from insight_assets.core.retrieval.index import IndexMissing
+from insight_assets.core.startup.lazy import pa
+from insight_assets.core.storage.stores import VectorStore, Warehouse, declare_tables
 
-from ...index import IndexMissing
-from ...ingest import load_documents
 from ...retrieval import Retriever
 from ...retrieval.citing import load_sources, render_citations
-from ...stores import VectorStore, Warehouse, declare_tables
-from ...vectors import normalize_rows
 from . import retriever
 from .benchmark import BenchmarkItem
 from .causal_lm import CausalLM, base_model_source

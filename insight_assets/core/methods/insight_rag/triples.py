@@ -23,8 +23,8 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from insight_assets.core import imports
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup import imports
+from insight_assets.core.startup.lazy import lazy_regex
 
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "CD", "FW", "VBG"}) | NOUN_TAGS

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...chunking import SECTION
+from insight_assets.core.ingestion.chunking import SECTION
+
 from ...llm.spending import Spent, spending
 from . import store  # declares the method's warehouse tables
 from .contexts import MethodContext, build_contexts
@@ -62,12 +63,12 @@ from .tasks import (
 )
 
 if TYPE_CHECKING:
-    from insight_assets.core.lazy import np
+    from insight_assets.core.retrieval.index import CollectionIndex
+    from insight_assets.core.startup.lazy import np
+    from insight_assets.core.storage.stores import VectorStore, Warehouse
 
     from ...curation import QAPair
-    from ...index import CollectionIndex
     from ...llm import LLMClient
-    from ...stores import VectorStore, Warehouse
 
 # The chunk profile InsightGen clusters and reads: about 2,000 tokens a chunk (§4.1).
 PROFILE = SECTION

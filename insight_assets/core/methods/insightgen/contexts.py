@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
+from insight_assets.core.embedding.vectors import nearest_rows
+from insight_assets.core.retrieval.index import ChunkRecord
+from insight_assets.core.startup.lazy import np
 
-from ...index import ChunkRecord
 from ...text import count_tokens, cut_to_tokens
-from ...vectors import nearest_rows
 from .selection import ANSWER_CHUNK_TOKENS, ClusterIndex, answer_pieces, select_context
 
 if TYPE_CHECKING:

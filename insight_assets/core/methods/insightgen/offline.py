@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from insight_assets.core.lazy import lazy_regex, np
+from insight_assets.core.startup.lazy import lazy_regex, np
 
 from ...extractive import terms, tfidf
 from ...keyphrases import rake_keyphrases

@@ -1,13 +1,11 @@
-"""What InsightGen's stages keep (see ``core/stage_output.py``): the tables each writes, and its report."""
+"""What InsightGen's stages keep (see ``core/runtime/stage_output.py``): the tables each writes, and its report."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np, pa
-
-from ...stage_output import (
+from insight_assets.core.runtime.stage_output import (
     CheckOutcome,
     Json,
     Markdown,
@@ -15,15 +13,17 @@ from ...stage_output import (
     items_check,
     judge_note,
     preview,
-    writers,
 )
+from insight_assets.core.startup.lazy import np, pa
+
 from . import GENERATE_INSIGHTS, OK, store
 from .judge import JUDGE_INSIGHT_SET, judge_agreement, mean_scores
 from .repetition import REPEATS_ANSWER_COSINE, repeating_insights
 from .schemas import insight_text
 
 if TYPE_CHECKING:
-    from ...stage import CollectionScope
+    from insight_assets.core.runtime.stage import CollectionScope
+
     from .settings import InsightsSettings, JudgeSettings
     from .stages import Found, Judged
 
@@ -207,7 +207,7 @@ def judge_scores(scope: CollectionScope, settings: JudgeSettings, judged: Judged
         for name, outcome in judged.outcomes.items()
         for question, error in outcome.failures
     ]
-    insight_writers = writers(scope, "insights")
+    insight_writers = scope.warehouse.writers("insights", scope.collection)
     clients = dict(zip(judged.outcomes, [member.client for member in scope.panel], strict=True))
     judge_notes = [
         f"{name}: "

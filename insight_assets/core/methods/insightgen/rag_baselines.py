@@ -26,19 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel, np
+from insight_assets.core.embedding.vectors import nearest_rows
+from insight_assets.core.startup.lazy import LazyModel, np
 
 from ...extractive import terms
 from ...keyphrases import rake_keyphrases
 from ...llm import LLMClient, Task, list_problems, narrowed, register_task
 from ...retrieval import Hit
 from ...retrieval.rerank import rerank
-from ...vectors import nearest_rows
 from .contexts import MethodContext
 
 if TYPE_CHECKING:
+    from insight_assets.core.retrieval.index import ChunkRecord
+
     from ...curation import QAPair
-    from ...index import ChunkRecord
 
 ITERATIVE_RAG, MULTI_QUERY_RAG, AGENTIC_RAG = "iterative_rag", "multi_query_rag", "agentic_rag"
 RAG_METHODS = (ITERATIVE_RAG, MULTI_QUERY_RAG, AGENTIC_RAG)

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from insight_assets.core.lazy import np
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 from ...text import sentence_texts
-from ...vectors import normalize_rows
 
 REPEATS_ANSWER_COSINE = 0.75
 

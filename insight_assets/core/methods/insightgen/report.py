@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...markdown import markdown_table
-from ...placeholder_mark import mark_placeholder
+from insight_assets.core.page.markdown import markdown_table
+from insight_assets.core.page.placeholder_mark import mark_placeholder
+
 from .judge.schemas import JUDGE_PANELS
 
 CRITERIA = ("novelty", "diversity", "relevance", "depth", "overall")

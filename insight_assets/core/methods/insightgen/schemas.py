@@ -7,7 +7,7 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 InsightType = Literal[
     "missing information",

@@ -24,14 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.chunking import ChunkProfile, chunk_text
-from insight_assets.core.lazy import np
-from insight_assets.core.vectors import normalize_rows
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.ingestion.chunking import ChunkProfile, chunk_text
+from insight_assets.core.startup.lazy import np
 
 from .settings import InsightsSettings
 
 if TYPE_CHECKING:
-    from insight_assets.core.clustering import ThemeGraph
+    from insight_assets.core.themes.clustering import ThemeGraph
 
 ANSWER = "answer"
 RELATED = "related"

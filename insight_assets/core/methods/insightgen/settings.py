@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from ...stage_settings import JudgeModel, StageSettings
+from insight_assets.core.runtime.stage_settings import JudgeModel, StageSettings
+
 from .schemas import INSIGHT_METHODS
 
 LEVELS = ("set", "insight")

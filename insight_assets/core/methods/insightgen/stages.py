@@ -1,4 +1,4 @@
-"""InsightGen's stages (see ``core/stage.py``): the work the build, the dry run and ``ask`` share,
+"""InsightGen's stages (see ``core/runtime/stage.py``): the work the build, the dry run and ``ask`` share,
 and their declarations (``STAGES``); their settings models are in ``settings.py``. The judging stage runs ``judge_questions``
 on ``questions_to_judge`` once per judge of its panel, each with its own client."""
 
@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from insight_assets.core.runtime.stage import Check, CollectionScope, Stage
+from insight_assets.core.runtime.stage_output import stop_if_over_budget
+
 from ...curation.stages import ANSWERS as CURATED_ANSWERS
 from ...curation.stages import kept_pairs_of
 from ...curation.tables import load_pairs
-from ...stage import Check, CollectionScope, Stage
-from ...stage_output import stop_if_over_budget
 from . import (
     TASKS,
     InsightGenResult,
@@ -34,8 +35,9 @@ from .schemas import insight_text
 from .settings import InsightsSettings, JudgeSettings
 
 if TYPE_CHECKING:
+    from insight_assets.core.retrieval.index import CollectionIndex
+
     from ...curation.records import QAPair
-    from ...index import CollectionIndex
 
 INSIGHTS, JUDGE_SCORES = "insights", "judge_scores"
 JUDGED = "judged_questions"

@@ -1,5 +1,5 @@
 """InsightGen's warehouse tables: each question's runs and intent, the insights, and the judge's
-scores (the theme graph it reads is shared: ``core/clustering.py``).
+scores (the theme graph it reads is shared: ``core/themes/clustering.py``).
 
 Declared here, where the method reads them back, and added to the warehouse when the method is
 imported (``stores.declare_tables``). The theme index, read back for context selection, raises
@@ -8,9 +8,10 @@ imported (``stores.declare_tables``). The theme index, read back for context sel
 
 from __future__ import annotations
 
-from ...clustering import ThemeGraph
-from ...index import CollectionIndex, IndexMissing, load_index
-from ...stores import VectorStore, Warehouse, declare_tables
+from insight_assets.core.retrieval.index import CollectionIndex, IndexMissing, load_index
+from insight_assets.core.storage.stores import VectorStore, Warehouse, declare_tables
+from insight_assets.core.themes.clustering import ThemeGraph
+
 from .selection import ClusterIndex
 
 TABLES = {

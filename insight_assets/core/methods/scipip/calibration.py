@@ -17,9 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from insight_assets.core.lazy import np
-
-from ...vectors import normalize_rows
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 
 @dataclass(frozen=True)

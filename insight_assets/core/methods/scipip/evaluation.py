@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 from ...citations import missing_links
-from ...vectors import normalize_rows
 from .retrieval import DEFAULT_SETTINGS, Library, Retrieval, for_library, keyword_ranking, retrieve
 from .schemas import KEYWORD_ONLY, SEMANTIC_ONLY, SKC, SKC_FILTERED, VARIANTS
 from .settings import RetrievalSettings

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from insight_assets.core.lazy import np
-
-from ...vectors import normalize_rows
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 # The paper's wording, for a library with nothing to infer from.
 DEFAULT_FIELD = "artificial intelligence"

@@ -22,9 +22,8 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from insight_assets.core.lazy import lazy_regex, np
-
-from ...vectors import normalize_rows
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import lazy_regex, np
 
 _WORD = lazy_regex(r"[a-z0-9]+")
 

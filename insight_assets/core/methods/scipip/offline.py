@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from insight_assets.core.lazy import lazy_regex
+from insight_assets.core.startup.lazy import lazy_regex
 
 from ...extractive import rank_sentences, terms, tfidf
 from ...keyphrases import document_keyphrases, rake_keyphrases

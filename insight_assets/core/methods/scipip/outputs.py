@@ -1,4 +1,4 @@
-"""What SciPIP's stages keep (see ``core/stage_output.py``): the tables each writes (and the paper
+"""What SciPIP's stages keep (see ``core/runtime/stage_output.py``): the tables each writes (and the paper
 summaries' vectors), and its report."""
 
 from __future__ import annotations
@@ -6,12 +6,11 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
-
-from ...embedding import one_torch_thread
-from ...headlines import Headline, headline_table
-from ...stage import CollectionScope, NothingToDo
-from ...stage_output import (
+from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.page.headlines import Headline, headline_table
+from insight_assets.core.runtime.stage import CollectionScope, NothingToDo
+from insight_assets.core.runtime.stage_output import (
     CheckOutcome,
     Json,
     StageOutput,
@@ -21,9 +20,9 @@ from ...stage_output import (
     standin_note,
     table,
     write_report,
-    writers,
 )
-from ...vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
+
 from . import report, store, tasks
 from .backgrounds import BACKGROUNDS_FILE
 from .evaluation import RECALL_AT, leave_one_out, recall_table, skipped_routes, why_no_recall
@@ -263,7 +262,11 @@ def _score_notes(scope, names, judged, pairs, runs) -> list[str]:
         report.SCIENTIST_NOTE + " " + _novelty_counts(runs.values()),
         *filter(
             None,
-            [standin_note({"idea writer": writers(scope, "scipip_ideas"), "judge": judge})],
+            [
+                standin_note(
+                    {"idea writer": scope.warehouse.writers("scipip_ideas", scope.collection), "judge": judge}
+                )
+            ],
         ),
     ]
 
@@ -307,7 +310,7 @@ def _headline(scope, tables, judge: str, by_model: bool, notes: list[str]) -> He
             headline_table("Recall of the held-out paper's references", tables.recall, report.RECALL_COLUMNS),
         ),
         notes=(*([] if by_model else [report.NOT_JUDGED]), *notes),
-        writer=writers(scope, "scipip_ideas"),
+        writer=scope.warehouse.writers("scipip_ideas", scope.collection),
         judge=judge,
     )
 

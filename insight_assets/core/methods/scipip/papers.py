@@ -8,12 +8,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...sections import SectionSpan, find_section, section_spans
+from insight_assets.core.ingestion.sections import SectionSpan, find_section, section_spans
+
 from ...text import cut_to_tokens
 from .tasks import SCIPIP_DIGEST, SCIPIP_ENTITIES, SCIPIP_METHOD
 
 if TYPE_CHECKING:
-    from ...documents import ParsedDocument
+    from insight_assets.core.ingestion.documents import ParsedDocument
+
     from ...llm import LLMClient
 
 INTRODUCTION_NAMES = ("introduction", "motivation")

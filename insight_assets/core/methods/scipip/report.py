@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...markdown import markdown_table
-from ...placeholder_mark import mark_placeholder
+from insight_assets.core.page.markdown import markdown_table
+from insight_assets.core.page.placeholder_mark import mark_placeholder
+
 from .keywords import KeywordGraph, filter_values
 from .schemas import TAU
 

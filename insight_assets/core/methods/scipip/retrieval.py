@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
+from insight_assets.core.startup.lazy import np
 
 from ...citations import co_citations
 from .keywords import KeywordGraph, filter_values, normal_keywords, normalise_keyword

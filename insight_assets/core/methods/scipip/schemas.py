@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 # §3.1 / Table 6: a paper's keywords are at most 5 noun phrases of 2 to 5 words.
 MAX_KEYWORDS = 5

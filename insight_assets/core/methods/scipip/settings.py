@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...stage_settings import JudgedSettings, JudgeModel, StageSettings
+from insight_assets.core.runtime.stage_settings import JudgedSettings, JudgeModel, StageSettings
+
 from .schemas import AI_SCIENTIST_REFLECTIONS, INTEGRATED_IDEAS, N_COCITE, N_PAPERS, TOP_K
 
 

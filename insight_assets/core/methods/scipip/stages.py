@@ -1,4 +1,4 @@
-"""SciPIP's stages (see ``core/stage.py``): the work the build, the dry run and ``ask`` share, and
+"""SciPIP's stages (see ``core/runtime/stage.py``): the work the build, the dry run and ``ask`` share, and
 their declarations (``STAGES``); their settings models are in ``settings.py``. The scoring stage judges ``idea_sets`` once per
 judge of its panel, each with its own client. ``ideas_for`` is what ``insight-assets ideas``, ``ask
 --method scipip`` and the MCP server run: the ideas stage's own path for one background, with the
@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from insight_assets.core.ingestion.ingest import load_documents
+from insight_assets.core.runtime.stage import Check, CollectionScope, NothingToDo, Stage
+
 from ...citations import citation_links
-from ...ingest import load_documents
-from ...stage import Check, CollectionScope, NothingToDo, Stage
 from . import outputs, store
 from .backgrounds import BACKGROUNDS_FILE, Background, research_backgrounds
 from .evaluation import Query, make_queries

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np, pa
+from insight_assets.core.retrieval.index import IndexMissing, read_vectors
+from insight_assets.core.startup.lazy import np, pa
+from insight_assets.core.storage.stores import VectorStore, Warehouse, declare_tables
 
 from ...citations import citation_links
-from ...index import IndexMissing, read_vectors
-from ...stores import VectorStore, Warehouse, declare_tables
 from .calibration import Calibration, calibrate
 from .evaluation import Query, RecallRow
 from .keywords import KeywordGraph, KeywordSpace

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...chunking import PASSAGE
+from insight_assets.core.ingestion.chunking import PASSAGE
+
 from ...retrieval.citing import Source, chunk_citations, cited_chunks, render_citations
 from ...retrieval.rerank import LateInteraction
 from . import store  # declares the method's warehouse tables

@@ -7,9 +7,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from insight_assets.core.ingestion.ingest import load_documents, paper_titles
+
 from ...citations import missing_links
 from ...citations.paragraphs import citing_papers
-from ...ingest import load_documents, paper_titles
 from .runs import paper_input
 from .schemas import ABSTRACT_FALLBACK_TOKENS, PaperInput, SummaryTarget
 from .targets import (
@@ -22,8 +23,9 @@ from .targets import (
 )
 
 if TYPE_CHECKING:
+    from insight_assets.core.storage.stores import Warehouse
+
     from ...retrieval.citing import Source
-    from ...stores import Warehouse
 
 
 def first_chunks(sources: dict[str, Source]) -> dict[str, str]:

@@ -1,15 +1,12 @@
-"""What XSum's stages keep (see ``core/stage_output.py``): the tables each writes, and its report."""
+"""What XSum's stages keep (see ``core/runtime/stage_output.py``): the tables each writes, and its report."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import pa
-
-from ...citations import citation_links
-from ...headlines import Headline, headline_table, measured_note, played_offline
-from ...stage_output import (
+from insight_assets.core.page.headlines import Headline, headline_table, measured_note, played_offline
+from insight_assets.core.runtime.stage_output import (
     CheckOutcome,
     Json,
     Markdown,
@@ -20,8 +17,10 @@ from ...stage_output import (
     standin_note,
     table,
     write_report,
-    writers,
 )
+from insight_assets.core.startup.lazy import pa
+
+from ...citations import citation_links
 from . import report, scores
 from . import tasks as xsum_tasks
 from .load import USER_TARGETS_FILE, why_no_evaluation_targets
@@ -41,7 +40,8 @@ from .schemas import (
 from .store import summary_costs
 
 if TYPE_CHECKING:
-    from ...stage import CollectionScope
+    from insight_assets.core.runtime.stage import CollectionScope
+
     from .settings import AnswersSettings, QuestionsSettings, ScoresSettings, SummariesSettings
     from .stages import Answered, Asked, Scored, Summarized
 
@@ -312,10 +312,10 @@ def _write_scores_report(scope, targets, written, scored, tables, judge, mode) -
         {(s.target_id, s.method): {"topic": topics[s.target_id], "rendered": s.rendered} for s in written},
         ranked_by,
     )
-    summary_writers = writers(scope, "xsum_summaries")
+    summary_writers = scope.warehouse.writers("xsum_summaries", scope.collection)
     roles = {
-        "question writer": writers(scope, "xsum_questions"),
-        "answerer": writers(scope, "xsum_answers"),
+        "question writer": scope.warehouse.writers("xsum_questions", scope.collection),
+        "answerer": scope.warehouse.writers("xsum_answers", scope.collection),
         "summary writer": summary_writers,
         "judge": judge,
     }

@@ -8,7 +8,8 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...markdown import markdown_table
+from insight_assets.core.page.markdown import markdown_table
+
 from .schemas import SUMMARY_METHODS
 from .scores import ABSTRACTS, SCORE_COLUMNS, SECTION, ScoredSummary, mean_scores
 

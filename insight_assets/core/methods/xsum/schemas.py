@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 # §3.2: k = 5 broad questions per paper, from its title and abstract.
 QUESTIONS_PER_PAPER = 5

@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.lazy import np
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.startup.lazy import np
 
 from ...retrieval.citing import cited_aliases, strip_citations
 from ...text import sentence_texts, without_citation_markers
-from ...vectors import normalize_rows
 from .schemas import Checklist, CoverageRating, ScoreProbabilities, SummaryRecord, SummaryTarget
 from .tasks import (
     CHECKEVAL_ANSWERS,

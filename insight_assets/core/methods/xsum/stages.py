@@ -1,4 +1,4 @@
-"""XSum's stages, one per asset (see ``core/stage.py``): the work the build, the dry run and ``ask``
+"""XSum's stages, one per asset (see ``core/runtime/stage.py``): the work the build, the dry run and ``ask``
 share, and their declarations (``STAGES``); each stage's settings model is in ``settings.py``.
 
 Each reads its inputs (the warehouse, or in a dry run what the stage before planned), makes the
@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from insight_assets.core.runtime.stage import Check, CollectionScope, NothingToDo, Stage
+
 from ...retrieval.citing import Source, load_sources
 from ...retrieval.rerank import LateInteraction
-from ...stage import Check, CollectionScope, NothingToDo, Stage
 from . import PROFILE, answer_target_questions, load, outputs, scores, store
 from . import tasks as xsum_tasks
 from .runs import QuestionsOutcome, generate_questions

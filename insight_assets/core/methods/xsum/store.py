@@ -6,7 +6,8 @@ imported (``stores.declare_tables``).
 
 from __future__ import annotations
 
-from ...stores import Warehouse, declare_tables
+from insight_assets.core.storage.stores import Warehouse, declare_tables
+
 from .schemas import SummaryRecord, SummaryTarget, XSumAnswerRecord, XSumQuestion
 
 TABLES = {

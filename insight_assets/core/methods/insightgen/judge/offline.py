@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from insight_assets.core.lazy import np
+from insight_assets.core.startup.lazy import np
 
 from ....extractive import terms, tfidf
 from ....text import split_sentences

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from insight_assets.core.lazy import LazyModel
+from insight_assets.core.startup.lazy import LazyModel
 
 CRITERIA_SET = ("novelty", "diversity", "relevance", "depth")
 CRITERIA_SINGLE = ("novelty", "relevance", "depth")
