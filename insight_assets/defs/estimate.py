@@ -22,7 +22,7 @@ from dagster._core.definitions.assets.graph.asset_graph import AssetGraph
 from insight_assets.core.llm import DryRunEstimate, LLMClient, ResponseCache
 from insight_assets.core.page.markdown import markdown_table
 from insight_assets.core.retrieval.index import IndexMissing
-from insight_assets.core.runtime.stage import CollectionScope, Judge, NothingToDo, Stage, settings_key
+from insight_assets.core.runtime.stage import CollectionScope, Judge, NothingToDo, Stage
 from insight_assets.defs.catalog import domain_assets
 from insight_assets.defs.domain import all_domains
 from insight_assets.defs.materialization import scope_of
@@ -124,7 +124,7 @@ def estimate_collection(
         cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
         estimate_only=True,
     )
-    scope = scope_of(storage, embedder, client, collection, planned={})
+    scope = scope_of(storage, embedder, client, collection).dry_run()
     run = DryRun(storage, embedder, scope)
     if view is not None:
         view.total = len(steps)
@@ -145,9 +145,8 @@ def _price(stage: Stage, settings, scope: CollectionScope) -> str:
     """Run the stage on the estimate-only client (each judge of a panel on it too); a stage whose
     inputs a build has not made yet (chunk vectors, a theme graph) prices nothing."""
     scope.panel = tuple(Judge(judge.name, scope.client) for judge in stage.panel(settings))
-    scope.plan(settings_key(stage.name), settings)
     try:
-        stage.run(scope, settings)
+        scope.run(stage, settings)
     except (NothingToDo, IndexMissing) as missing:
         return f"skipped: {missing}"
     return "priced"

@@ -281,11 +281,11 @@ def scope_of(
     embedder: EmbedderResource | None,
     client: LLMClient,
     collection: str,
-    planned: dict[str, Any] | None = None,
     panel: tuple[Judge, ...] = (),
 ) -> CollectionScope:
-    """``collection`` in ``storage``'s stores, with ``client`` (``planned``: a dry run's; ``panel``:
-    a judging stage's judges; see ``core/runtime/stage.py``)."""
+    """A build's scope of ``collection`` in ``storage``'s stores, with ``client`` (``panel``: a
+    judging stage's judges; ``.dry_run()`` and ``.for_question(...)`` make the other modes, see
+    ``core/runtime/stage.py``)."""
     return CollectionScope(
         warehouse=storage.warehouse,
         vectors=storage.vectors,
@@ -294,7 +294,6 @@ def scope_of(
         client=client,
         collection=collection,
         folder=collection_folder(storage.collections_root, collection),
-        planned=planned,
         panel=panel,
         reports_dir=Path(storage.reports_dir),
         adapters_dir=Path(storage.adapters_dir),
@@ -374,7 +373,7 @@ def _build_collection(
     clients = [judge.client for judge in panel] or [client]
     with model_errors_as_failures(clients, collection):
         try:
-            output = stage.output(scope, settings, stage.run(scope, settings))
+            output = stage.output(scope, settings, scope.run(stage, settings))
         except (NothingToDo, IndexMissing) as missing:
             raise nothing_to_do(collection, str(missing)) from missing
     scope.warehouse.replace_partition(collection, output.tables)

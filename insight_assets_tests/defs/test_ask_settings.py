@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from insight_assets.core.methods.contregen.settings import TreesSettings
-from insight_assets.core.methods.insight_rag.stages import AnswersSettings
+from insight_assets.core.methods.insight_rag.settings import AnswersSettings
 from insight_assets.core.methods.insightgen.settings import InsightsSettings
 from insight_assets.core.methods.scipip.settings import RetrievalSettings
 from insight_assets.core.methods.xsum.settings import QuestionsSettings

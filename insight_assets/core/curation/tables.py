@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from insight_assets.core.startup.lazy import pa
 
-from .answers import Answer, kept_pairs
+from .answers import DUPLICATE, KEPT, Answer, kept_pairs
 from .records import CompressedDocument, QAPair, Question
 
 if TYPE_CHECKING:
@@ -289,6 +289,11 @@ def load_answers(
         [collection, list(statuses)],
     )
     return [_answer(row) for row in rows]
+
+
+def load_answers_and_duplicates(warehouse: Warehouse, collection: str) -> list[Answer]:
+    """Every stored answer kept or set aside as a near-duplicate, in question order."""
+    return load_answers(warehouse, collection, statuses=(KEPT, DUPLICATE))
 
 
 def stored_answers(table: pa.Table, *, statuses: Sequence[str] = ("kept",)) -> list[Answer]:

@@ -21,103 +21,16 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-from .retry import parse_retry_after
+from .rate_limits import RateLimitHint
 
 # How often a call waiting for another process's slot looks again.
 _SLOT_POLL_S = 0.02
-
-
-@dataclass(frozen=True)
-class RateLimitHint:
-    """What a provider's answer said of its rate limits; ``None`` where it did not say."""
-
-    remaining_requests: int | None = None
-    remaining_tokens: int | None = None
-    # Seconds until the request and token allowances are whole again.
-    reset_requests_s: float | None = None
-    reset_tokens_s: float | None = None
-    retry_after_s: float | None = None
-
-    def pause_s(self) -> float | None:
-        """How long no new call should start: the reset of an allowance that is used up."""
-        waits = [
-            reset
-            for remaining, reset in (
-                (self.remaining_requests, self.reset_requests_s),
-                (self.remaining_tokens, self.reset_tokens_s),
-            )
-            if remaining is not None and remaining <= 0 and reset is not None
-        ]
-        return max(waits) if waits else None
-
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def _seconds(value: str | None, now: datetime | None = None) -> float | None:
-    """A reset time as seconds from now: OpenAI's durations ("20ms", "1s", "6m0s"), plain seconds,
-    or Anthropic's RFC 3339 instants."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    parts = _DURATION_PART.findall(value)
-    if parts and "".join(number + unit for number, unit in parts) == value:
-        return sum(float(number) * _UNIT_S[unit] for number, unit in parts)
-    try:
-        when = datetime.fromisoformat(value)  # Python 3.11 reads a trailing "Z"
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def _count(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def parse_rate_limit_headers(headers: Mapping[str, str] | None) -> RateLimitHint | None:
-    """The rate-limit headers of an answer (OpenAI's and the compatible servers' ``x-ratelimit-*``,
-    Anthropic's ``anthropic-ratelimit-*``, ``Retry-After``); ``None`` when there are none."""
-    if not headers:
-        return None
-    lowered = {name.lower(): value for name, value in headers.items()}
-
-    def first(*names: str) -> str | None:
-        return next((lowered[name] for name in names if name in lowered), None)
-
-    hint = RateLimitHint(
-        remaining_requests=_count(
-            first("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining")
-        ),
-        remaining_tokens=_count(
-            first(
-                "x-ratelimit-remaining-tokens",
-                "anthropic-ratelimit-tokens-remaining",
-                "anthropic-ratelimit-input-tokens-remaining",
-            )
-        ),
-        reset_requests_s=_seconds(first("x-ratelimit-reset-requests", "anthropic-ratelimit-requests-reset")),
-        reset_tokens_s=_seconds(first("x-ratelimit-reset-tokens", "anthropic-ratelimit-tokens-reset")),
-        retry_after_s=parse_retry_after(headers),
-    )
-    return None if hint == RateLimitHint() else hint
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .concurrency import RateLimitHint
+    from .rate_limits import RateLimitHint
 
 
 class LLMError(RuntimeError):

@@ -9,13 +9,11 @@ are injectable so tests can check the waits without waiting.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TypeVar
 
 from .errors import RetriesExhaustedError, TransientProviderError
@@ -36,34 +34,6 @@ class RetryPolicy:
         """The wait before retry ``retry_number`` (1 for the first retry)."""
         step = min(self.max_backoff_s, self.initial_backoff_s * 2 ** (retry_number - 1))
         return step / 2 + rng.uniform(0, step / 2)
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` (OpenAI's), or ``retry-after`` as seconds or an HTTP
-    date; ``None`` when absent or unreadable."""
-    if not headers:
-        return None
-    lowered = {name.lower(): value for name, value in headers.items()}
-    milliseconds = lowered.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass

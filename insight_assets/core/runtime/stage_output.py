@@ -13,7 +13,7 @@ import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from insight_assets.core.llm import BudgetExceeded
 from insight_assets.core.page.headlines import OFFLINE_PREFIX, Headline, played_offline, store_headline
@@ -21,7 +21,6 @@ from insight_assets.core.page.markdown import markdown_table
 from insight_assets.core.startup.lazy import pa
 
 if TYPE_CHECKING:
-    from insight_assets.core.runtime.stage import CollectionScope
     from insight_assets.core.storage.stores import Warehouse
 
 MAX_PREVIEW_ROWS = 50
@@ -113,10 +112,18 @@ def table(collection: str, rows: Sequence[Mapping[str, Any]], schema: pa.Schema 
     return pa.Table.from_pylist([{"collection": collection, **row} for row in rows], schema=schema)
 
 
+class ReportsAt(Protocol):
+    """Where a report goes: its collection's headline in ``warehouse``, its files under
+    ``reports_dir/<collection>/``: a ``ReportPlace``, or a stage's ``CollectionScope``."""
+
+    warehouse: Warehouse
+    reports_dir: Path
+    collection: str
+
+
 @dataclass(frozen=True)
 class ReportPlace:
-    """Where a report goes: its collection's headline in ``warehouse``, its files under
-    ``reports_dir/<collection>/`` (a ``CollectionScope`` is one too)."""
+    """A report's place (see ``ReportsAt``) outside a stage."""
 
     warehouse: Warehouse
     reports_dir: Path
@@ -124,7 +131,7 @@ class ReportPlace:
 
 
 def write_report(
-    place: CollectionScope | ReportPlace,
+    place: ReportsAt,
     markdown_file: str,
     markdown: str,
     chart_file: str,

@@ -30,13 +30,29 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from insight_assets.core.startup.lazy import np
 from insight_assets.core.themes.cluster_splitting import two_means
 
 if TYPE_CHECKING:
-    from insight_assets.core.themes.clustering import ThemeGraph, ThemeGraphSettings
+    from pydantic import BaseModel
+
+
+class EarlierGraph(Protocol):
+    """What carrying themes over reads of the last build's graph (a ``clustering.ThemeGraph``)."""
+
+    centroids: np.ndarray
+    assignments: np.ndarray
+    chunk_ids: tuple[str, ...]
+    labels: tuple[str, ...]
+    fit_key: str
+    fitted: np.ndarray | None
+    fit_size: int
+
+    @property
+    def k(self) -> int: ...
+
 
 # The settings that decide which chunks go together; labels and edges are made again at every build.
 _FIT_FIELDS = (
@@ -53,13 +69,14 @@ _FIT_FIELDS = (
 _LABEL_FIELDS = ("label_terms", "label_chunks")
 
 
-def _digest(settings: ThemeGraphSettings, names: Sequence[str], extra: str = "") -> str:
+def _digest(settings: BaseModel, names: Sequence[str], extra: str = "") -> str:
     fields = "|".join(f"{name}={getattr(settings, name)!r}" for name in names)
     return hashlib.sha256(f"{fields}|{extra}".encode()).hexdigest()[:12]
 
 
-def fit_key(settings: ThemeGraphSettings, embedder: str) -> str:
-    """What a graph was made with: "<clustering settings and embedder>.<label settings>"."""
+def fit_key(settings: BaseModel, embedder: str) -> str:
+    """What a graph was made with (``settings``: its ``ThemeGraphSettings``): "<clustering settings
+    and embedder>.<label settings>"."""
     return f"{_digest(settings, _FIT_FIELDS, f'embedder={embedder}')}.{_digest(settings, _LABEL_FIELDS)}"
 
 
@@ -93,7 +110,7 @@ class Refit:
 
 
 def carry_over(
-    previous: ThemeGraph | None,
+    previous: EarlierGraph | None,
     chunk_ids: Sequence[str],
     unit: np.ndarray,
     *,
@@ -167,7 +184,7 @@ def _spread(unit: np.ndarray, assignments: np.ndarray) -> np.ndarray:
 
 
 def kept_labels(
-    previous: ThemeGraph, chunk_ids: Sequence[str], assignments: np.ndarray, labels: Sequence[str]
+    previous: EarlierGraph, chunk_ids: Sequence[str], assignments: np.ndarray, labels: Sequence[str]
 ) -> tuple[str, ...]:
     """``labels`` with each theme whose chunks are exactly those of a theme of ``previous`` given
     that theme's label."""

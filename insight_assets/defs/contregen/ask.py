@@ -7,7 +7,7 @@ from insight_assets.defs.asking import Asked, AskFlow, MethodAnswer, citations
 
 
 def answer(asked: Asked, client) -> MethodAnswer:
-    """ConTReGen for one question: the trees and answers stages on a scope given it, with the
+    """ConTReGen for one question: the trees and answers stages run for it, with the
     build's settings (the tree as deep and wide, the answer as long, as the collection's own); the
     tree shown. With ``notes``, the reader's notes are retrieved beside the papers' passages."""
     from insight_assets.core.methods import contregen

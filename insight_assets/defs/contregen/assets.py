@@ -1,4 +1,4 @@
-"""ConTReGen's assets: its declared stages (``core/methods/contregen/stages.py``), the trees
+"""ConTReGen's assets: its declared stages (``core/methods/contregen/stages/``), the trees
 (top-down planning, retrieval and verification), the answers (bottom-up synthesis, and the
 baselines on the same questions), and their scores with the report."""
 

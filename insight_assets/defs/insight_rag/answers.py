@@ -152,8 +152,8 @@ def _report_notes(
 ) -> list[str]:
     """What the numbers are (and are not): the measured ones, the models in each role, the adapter."""
     roles = {
-        "triple extractor": ", ".join(storage.warehouse.labels(stages.TRIPLES, "extractor", collection)),
-        "question writer": storage.warehouse.writers(stages.BENCHMARK, collection),
+        "triple extractor": ", ".join(storage.warehouse.labels(stages.TRIPLES.name, "extractor", collection)),
+        "question writer": storage.warehouse.writers(stages.BENCHMARK.name, collection),
         "identifier": identifier,
         "writer": writer,
     }

@@ -13,6 +13,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     (with sources), and the answer generated from them."""
     from insight_assets.core.methods.insight_rag import stages
     from insight_assets.core.methods.insight_rag.schemas import OK
+    from insight_assets.core.methods.insight_rag.settings import AnswersSettings
     from insight_assets.core.retrieval.citing import cited_chunks, render_citations
     from insight_assets.defs.materialization import scope_of
 
@@ -23,7 +24,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     if identified.status != OK:
         reason = identified.error or "it found no fragment to complete"
         raise AskFailed(f"the insight identifier gave nothing to retrieve: {reason}")
-    search = scope.built_settings(stages.ANSWERS, stages.AnswersSettings).insight_search_mode
+    search = scope.built_settings(stages.ANSWERS, AnswersSettings).insight_search_mode
     lines = [f"Identified insights ({client.provider_label}):"]
     lines += [
         f"- {found.insight} … ({'several answers' if found.multi_answer else 'one answer'})"

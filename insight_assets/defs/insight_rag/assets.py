@@ -1,4 +1,4 @@
-"""Insight-RAG's stage assets (``core/methods/insight_rag/stages.py``): the collection's knowledge
+"""Insight-RAG's stage assets (``core/methods/insight_rag/stages/``): the collection's knowledge
 triples (and its searchable triples and sentences), the benchmark built from them and the citation
 graph, the answers of Insight-RAG and its baselines, and the insight retriever scored alone."""
 

@@ -66,7 +66,7 @@ class InsightRetrieverConfig(dagster_config(cpt.CPTSettings)):
             description="The adapter recalls more of the probed facts than its base model did before training.",
         ),
     ],
-    **asset_settings("insight_rag", deps=[stages.TRIPLES]),
+    **asset_settings("insight_rag", deps=[stages.TRIPLES.name]),
 )
 def insight_retriever(
     context: dg.AssetExecutionContext, config: InsightRetrieverConfig, storage: StorageResource

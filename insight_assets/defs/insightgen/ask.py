@@ -7,7 +7,7 @@ from insight_assets.defs.asking import Asked, AskFailed, AskFlow, MethodAnswer, 
 
 def answer(asked: Asked, client) -> MethodAnswer:
     """Answer (unless given) and related insights for one question: the curation's answer stage and
-    InsightGen's insights stage on a scope given that question, with the build's settings."""
+    InsightGen's insights stage run for that question, with the build's settings."""
     from insight_assets.core.curation import stages as curation_stages
     from insight_assets.core.curation.answers import KEPT
     from insight_assets.core.methods.insightgen import stages
@@ -18,7 +18,7 @@ def answer(asked: Asked, client) -> MethodAnswer:
     answered = curation_stages.answer_for(scope, asked.question, given)
     if answered.status != KEPT:
         raise AskFailed("no answer: " + (answered.error or "none was produced"))
-    found = stages.insights_for(scope)
+    found = stages.insights_for(scope, answered)
     if found.result is None:
         raise AskFailed("no question-answer pair to find insights for")
     (run,) = found.result.outcome.runs

@@ -1,4 +1,4 @@
-"""InsightGen's stage assets (``core/methods/insightgen/stages.py``): the insights of InsightGen
+"""InsightGen's stage assets (``core/methods/insightgen/stages/``): the insights of InsightGen
 and its four baselines for every question-answer pair (§4, §5.1), and the judges' scores of them
 (§5.3, Appendix D)."""
 

@@ -1,4 +1,4 @@
-"""SciPIP's assets: its declared stages (``core/methods/scipip/stages.py``: the collection as a
+"""SciPIP's assets: its declared stages (``core/methods/scipip/stages/``: the collection as a
 literature database, SKC retrievals for the user's research backgrounds and, as leave-one-out
 examples, for every paper's own background, with their recall; ideas by the dual path, each path
 alone and a direct prompt; and their scores with the report), and the paper-keyword graph."""

@@ -11,8 +11,8 @@ TOPIC_PAPERS = 5
 
 def answer(asked: Asked, client) -> MethodAnswer:
     """XSum's summary for the question as a topic, over the papers in ``papers`` (document ids) or
-    those holding the chunks that best match it: the questions, answers and summaries stages on a
-    scope given that target, with the build's settings."""
+    those holding the chunks that best match it: the questions, answers and summaries stages run for
+    that one target, with the build's settings."""
     from insight_assets.core.methods import xsum
     from insight_assets.core.methods.xsum import stages
     from insight_assets.defs.materialization import scope_of

@@ -1,4 +1,4 @@
-"""XSum's assets: its declared stages (``core/methods/xsum/stages.py``), questions per paper,
+"""XSum's assets: its declared stages (``core/methods/xsum/stages/``), questions per paper,
 answers per target, summaries (XSum and its baselines), and their scores with the report."""
 
 from insight_assets.core.methods.xsum import stages

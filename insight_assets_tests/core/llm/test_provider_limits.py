@@ -11,12 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, InvalidOutputError, LLMSettings
-from insight_assets.core.llm.concurrency import (
-    ProviderLimiter,
-    RateLimitHint,
-    parse_rate_limit_headers,
-    shared_limiter,
-)
+from insight_assets.core.llm.concurrency import ProviderLimiter, shared_limiter
+from insight_assets.core.llm.rate_limits import RateLimitHint, parse_rate_limit_headers
 from insight_assets_tests.fake_model_server import Failure, Reply
 
 from .conftest import PASSAGES, VALID_ANSWER, Harness

@@ -26,8 +26,9 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.llm.jsonout import OutputProblem, extract_json, parse_output
 from insight_assets.core.llm.pricing import estimate_cost
+from insight_assets.core.llm.rate_limits import parse_retry_after
 from insight_assets.core.llm.redaction import Redactor
-from insight_assets.core.llm.retry import RetryPolicy, parse_retry_after
+from insight_assets.core.llm.retry import RetryPolicy
 
 
 class Answer(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..concurrency import parse_rate_limit_headers
+from ..rate_limits import parse_rate_limit_headers
 from .base import Completion, ErrorContext, Message, call_stainless_sdk
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..concurrency import RateLimitHint, parse_rate_limit_headers
 from ..errors import (
     AuthenticationError,
     ProviderError,
@@ -20,7 +19,7 @@ from ..errors import (
     TransientProviderError,
     UnknownModelError,
 )
-from ..retry import parse_retry_after
+from ..rate_limits import RateLimitHint, parse_rate_limit_headers, parse_retry_after
 
 if TYPE_CHECKING:
     from ..redaction import Redactor

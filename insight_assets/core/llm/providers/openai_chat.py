@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..concurrency import parse_rate_limit_headers
+from ..rate_limits import parse_rate_limit_headers
 from ..settings import OPENAI, OPENAI_COMPATIBLE, ModelParams
 from .base import Completion, ErrorContext, Message, call_stainless_sdk, choice_reply
 from .schema_bounds import decoding_schema

@@ -14,6 +14,7 @@ from insight_assets.core.storage.stores import Warehouse, declare_tables
 from . import records
 
 if TYPE_CHECKING:
+    from ...retrieval.citing import Source
     from .schemas import Answer, Tree
 
 TABLES = {
@@ -47,6 +48,13 @@ def load_trees(warehouse: Warehouse, collection: str) -> list[Tree]:
     return records.trees_from_rows(
         warehouse.rows("SELECT * FROM contregen_trees WHERE collection = ?", [collection])
     )
+
+
+def tree_sources(warehouse: Warehouse, collection: str) -> dict[str, Source]:
+    """The passages the trees retrieved beyond the collection's own, as a build reads them back:
+    none, since a build's answers read the collection's passages (``load_sources``) and nothing
+    else is stored."""
+    return {}
 
 
 def load_answers(warehouse: Warehouse, collection: str) -> list[Answer]:

@@ -1,60 +1,102 @@
-"""What InsightGen's stages keep (see ``core/runtime/stage_output.py``): the tables each writes, and its report."""
+"""InsightGen's insights stage: every method's related insights for each kept question-answer pair, and
+the questions they hand the judges."""
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from insight_assets.core.runtime.stage_output import (
-    CheckOutcome,
-    Json,
-    Markdown,
-    StageOutput,
-    items_check,
-    judge_note,
-    preview,
+from insight_assets.core.curation.stages import ANSWERS as CURATED_ANSWERS
+from insight_assets.core.curation.stages import kept_pairs_of
+from insight_assets.core.curation.tables import load_pairs
+from insight_assets.core.methods.insightgen import (
+    GENERATE_INSIGHTS,
+    OK,
+    TASKS,
+    InsightGenResult,
+    load_insightgen_index,
+    run_insightgen,
+    store,
 )
+from insight_assets.core.methods.insightgen.judge import JudgedQuestion, judged_questions
+from insight_assets.core.methods.insightgen.repetition import REPEATS_ANSWER_COSINE, repeating_insights
+from insight_assets.core.methods.insightgen.schemas import insight_text
+from insight_assets.core.methods.insightgen.settings import InsightsSettings
+from insight_assets.core.runtime.stage import Check, CollectionScope, Handoff, Stage
+from insight_assets.core.runtime.stage_output import CheckOutcome, Json, StageOutput, items_check, preview
 from insight_assets.core.startup.lazy import np, pa
 
-from . import GENERATE_INSIGHTS, OK, store
-from .judge import JUDGE_INSIGHT_SET, judge_agreement, mean_scores
-from .repetition import REPEATS_ANSWER_COSINE, repeating_insights
-from .schemas import insight_text
-
 if TYPE_CHECKING:
-    from insight_assets.core.runtime.stage import CollectionScope
+    from insight_assets.core.curation.records import QAPair
+    from insight_assets.core.retrieval.index import CollectionIndex
+    from insight_assets.core.storage.stores import Warehouse
 
-    from .settings import InsightsSettings, JudgeSettings
-    from .stages import Found, Judged
+
+INSIGHTS = "insights"
+
+
+def stored_judged_questions(warehouse: Warehouse, collection: str) -> list[JudgedQuestion]:
+    """Each stored question with insights: its pair and every method's insights (or why it has none)."""
+    rows, runs = store.judging_inputs(warehouse, collection)
+    return judged_questions(
+        load_pairs(warehouse, collection),
+        ((r["question_id"], r["method"], f"{r['hook']}: {r['body']}") for r in rows),
+        (
+            (r["question_id"], r["method"], r["error"] or f"its run is {r['status']} with no insight")
+            for r in runs
+        ),
+    )
+
+
+# Each question with insights, as the judges read it (see ``judged_questions``).
+JUDGED = Handoff("judged_questions", stored_judged_questions)
+
+
+@dataclass(frozen=True)
+class Found:
+    pairs: list[QAPair]  # the pairs insights were sought for; none: nothing was run
+    result: InsightGenResult | None
+    index: CollectionIndex  # the collection's InsightGen chunks (titles, labels) the insights cite
+
+
+def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
+    """Every method's insights for the first ``max_questions`` kept pairs (``IndexMissing`` before
+    the collection has its theme graph). No pair (every answer failed its checks, say): nothing is
+    run, and the stage keeps zero rows with a warning that says why."""
+    index, cluster_index = load_insightgen_index(
+        scope.warehouse, scope.vectors, scope.collection, scope.embedder.variant
+    )
+    pairs = kept_pairs_of(scope, settings.max_questions)
+    if not pairs:
+        return Found(pairs, None, index)
+    return Found(
+        pairs, run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings), index
+    )
+
+
+def questions_found(found: Found) -> list[JudgedQuestion]:
+    """The questions ``find_insights`` found insights for, as the judges read them."""
+    runs = found.result.outcome.runs if found.result is not None else []
+    return judged_questions(
+        found.pairs,
+        ((run.question_id, run.method, insight_text(insight)) for run in runs for insight in run.insights),
+        ((run.question_id, run.method, run.error) for run in runs),
+    )
+
 
 CITE_CONTEXT = "insights_cite_their_context"
+
+
 NOT_REPEATING = "insights_do_not_repeat_the_answer"
+
+
 QUESTIONS_FOUND = "questions_to_find_insights_for"
+
+
 INSIGHT_TABLES = ("insight_runs", "insights", "insight_intents")
-SCORE_COLUMNS = [
-    "judge",
-    "level",
-    "panel",
-    "method",
-    "novelty",
-    "diversity",
-    "relevance",
-    "depth",
-    "overall",
-    "count",
-]
-AGREEMENT_COLUMNS = [
-    "level",
-    "judge_a",
-    "judge_b",
-    "questions",
-    "pairwise_agreement",
-    "spearman_median",
-    "spearman_mean",
-]
 
 
-def insights(scope: CollectionScope, settings: InsightsSettings, found: Found) -> StageOutput:
+def output(scope: CollectionScope, settings: InsightsSettings, found: Found) -> StageOutput:
     pairs, result = found.pairs, found.result
     if result is None:
         return _no_insights(scope)
@@ -193,59 +235,32 @@ def _tables(collection, contexts, outcome, writer, retrieval) -> dict[str, pa.Ta
     }
 
 
-def judge_scores(scope: CollectionScope, settings: JudgeSettings, judged: Judged) -> StageOutput:
-    """Every judge's scores, their means and agreement, and each judge's model and calls."""
-    if not judged.questions:
-        why = "no insights to judge: `insights` produced none (see its checks and failures)."
-        return StageOutput(
-            tables={"judge_scores": pa.Table.from_pylist([])},
-            metadata={"dagster/row_count": 0, "why_none": why},
-        )
-    rows = [row for outcome in judged.outcomes.values() for row in outcome.rows]
-    failures = [
-        {"judge": name, "question": question, "error": error}
-        for name, outcome in judged.outcomes.items()
-        for question, error in outcome.failures
-    ]
-    insight_writers = scope.warehouse.writers("insights", scope.collection)
-    clients = dict(zip(judged.outcomes, [member.client for member in scope.panel], strict=True))
-    judge_notes = [
-        f"{name}: "
-        + judge_note(
-            client.writer_label(JUDGE_INSIGHT_SET),
-            insight_writers,
-            "lexical stand-in scores, not a model's judgement",
-        )
-        for name, client in clients.items()
-    ]
-    names = list(judged.outcomes)
-    agreements = [
-        {key: _rounded(value) for key, value in judge_agreement(rows, a, b, level).items()}
-        for level in settings.levels
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-    ]
-    scores = [{key: _rounded(value) for key, value in row.items()} for row in mean_scores(rows)]
-    one_judge = "One judge: configure two or more `judges` to measure agreement."
-    return StageOutput(
-        tables={
-            "judge_scores": pa.Table.from_pylist(
-                [{"collection": scope.collection, **dataclasses.asdict(row)} for row in rows]
-            )
-        },
-        metadata={
-            "dagster/row_count": len(rows),
-            "questions": len(judged.questions),
-            "judges": ", ".join(names),
-            "judge_models": Markdown("\n".join(f"- {note}" for note in judge_notes)),
-            "failed_calls": len(failures),
-            "mean_scores": preview(scores, SCORE_COLUMNS, empty="Nothing judged."),
-            "judge_agreement": preview(agreements, AGREEMENT_COLUMNS, empty=one_judge),
-            "failures": preview(failures, ["judge", "question", "error"], empty="None."),
-            "llm_by_judge": Json({name: client.summary().as_metadata() for name, client in clients.items()}),
-        },
-    )
-
-
-def _rounded(value):
-    return round(value, 3) if isinstance(value, float) else value
+INSIGHTS_STAGE = Stage(
+    INSIGHTS,
+    "insightgen",
+    "Up to five related insights per question-answer pair and method: InsightGen (the answer's "
+    "theme clusters and their graph neighbours, chain of thought) and the baselines Direct, CoT, "
+    "vector top-k and vector top-k with CoT, in one table with a `method` column.",
+    InsightsSettings,
+    reads=("theme_graph", CURATED_ANSWERS.name),
+    run=find_insights,
+    hands=(JUDGED.of(questions_found),),
+    output=output,
+    tasks=TASKS,
+    checks=(
+        Check(
+            CITE_CONTEXT,
+            "Every stored insight cites at least one chunk, and only chunks its method was given for "
+            "that question (the run's context).",
+        ),
+        Check(
+            NOT_REPEATING,
+            f"No insight is at cosine >= {REPEATS_ANSWER_COSINE} to a sentence of its answer.",
+        ),
+        Check(
+            QUESTIONS_FOUND,
+            "`generated_answers` kept a question-answer pair to find insights for.",
+        ),
+    ),
+    embedder=True,
+)

@@ -1,0 +1,107 @@
+"""SciPIP's summaries stage (Appendix A): every paper's summary, keywords, background and method,
+knowing its citations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from insight_assets.core.citations import citation_links
+from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.embedding.vectors import normalize_rows
+from insight_assets.core.ingestion.ingest import load_documents
+from insight_assets.core.methods.scipip import store, tasks
+from insight_assets.core.methods.scipip.papers import PaperParts, PaperSummary, paper_parts, summarize_papers
+from insight_assets.core.methods.scipip.settings import SummariesSettings
+from insight_assets.core.methods.scipip.tasks import SUMMARY_TASKS
+from insight_assets.core.runtime.stage import CollectionScope, Handoff, NothingToDo, Stage
+from insight_assets.core.runtime.stage_output import StageOutput, preview
+
+SUMMARIES = "paper_summaries"
+
+
+# The summarized papers' doc_id, title and method; each paper's summary and method as one text.
+PAPERS = Handoff("scipip_papers", store.load_papers)
+
+
+PAPER_TEXTS = Handoff("scipip_paper_texts", store.paper_texts)
+
+
+@dataclass(frozen=True)
+class Summarized:
+    parts: list[PaperParts]  # each paper's sections as the summary read them
+    summaries: list[PaperSummary]
+
+
+def summaries(scope: CollectionScope, settings: SummariesSettings) -> Summarized:
+    """Every paper's summary, keywords, background and method (Appendix A), knowing its citations."""
+    documents = [d for d in load_documents(scope.warehouse, scope.collection) if d.abstract or d.text.strip()]
+    if not documents:
+        raise NothingToDo("no parsed paper to summarize.")
+    references: dict[str, list[str]] = {}
+    for citing, cited in citation_links(scope.warehouse, scope.collection):
+        references.setdefault(citing, []).append(cited)
+    parts = [paper_parts(document) for document in documents]
+    summarized = summarize_papers(scope.client, parts, references)
+    if not any(summary.status == "ok" for summary in summarized):
+        raise NothingToDo(f"no paper could be summarized: {summarized[0].error}")
+    return Summarized(parts, summarized)
+
+
+def summarized_papers(summarized: Summarized) -> list[dict]:
+    """The papers summarized, as ``store.load_papers`` reads them back."""
+    usable = [s for s in summarized.summaries if s.status == "ok"]
+    return [{"doc_id": s.doc_id, "title": s.title, "method": s.method} for s in usable]
+
+
+def summarized_texts(summarized: Summarized) -> dict[str, str]:
+    """Each paper's summary and method as one text, as ``store.paper_texts`` reads them back."""
+    return {s.doc_id: f"{s.summary} {s.method}" for s in summarized.summaries}
+
+
+def output(scope: CollectionScope, settings: SummariesSettings, summarized: Summarized) -> StageOutput:
+    """The papers' summaries, their backgrounds and summaries embedded into their vector table."""
+    parts, found = summarized.parts, summarized.summaries
+    usable = [s for s in found if s.status == "ok"]
+    model = scope.embedder
+    with one_torch_thread():
+        vectors = normalize_rows(model.embed([s.background for s in usable] + [s.summary for s in usable]))
+    store.summary_vectors(scope.vectors_uri).replace(
+        scope.collection, store.summary_vector_table(scope.collection, usable, vectors, model.variant)
+    )
+    writer = scope.client.writer_label(tasks.SCIPIP_DIGEST)
+    failed = [s for s in found if s.status != "ok"]
+    sample = [
+        {"title": s.title[:60], "keywords": "; ".join(s.keywords), "summary": s.summary[:200]}
+        for s in usable[:8]
+    ]
+    return StageOutput(
+        tables={"scipip_papers": store.papers_table(scope.collection, found, parts, writer)},
+        metadata={
+            "dagster/row_count": len(usable),
+            "papers_failed": len(failed),
+            "failures": "; ".join(f"{s.title[:40]}: {s.error}" for s in failed[:5]) or "none",
+            "without_introduction_heading": sum(p.introduction_span is None for p in parts),
+            "without_method_heading": sum(p.method_span is None for p in parts),
+            "writer": writer,
+            "sample": preview(sample, ["title", "keywords", "summary"]),
+        },
+    )
+
+
+SUMMARIES_STAGE = Stage(
+    SUMMARIES,
+    "scipip",
+    "Every paper as SciPIP's literature database holds it: keywords (at most 5 noun phrases), a "
+    "one-sentence summary, a background (two motivations), ideas (three details), a concise method "
+    "and its references in the collection; the background and summary embedded into LanceDB. "
+    "Offline: extractive sentences and key phrases, labelled.",
+    SummariesSettings,
+    reads=("parsed_documents", "citations"),
+    run=summaries,
+    hands=(PAPERS.of(summarized_papers), PAPER_TEXTS.of(summarized_texts)),
+    output=output,
+    tasks=SUMMARY_TASKS,
+    kinds=("duckdb", "lancedb"),
+    embedder=True,
+    outputs_present=lambda vectors_uri, collection: store.summary_vectors(vectors_uri).exists(collection),
+)
