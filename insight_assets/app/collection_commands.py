@@ -67,9 +67,10 @@ def build(args: argparse.Namespace) -> int:
     from insight_assets.definitions import defs
     from insight_assets.defs.runs import register_collections
 
-    available = find_sources(storage.collections_root).collections
+    sources = find_sources(storage.collections_root)
+    available = sources.collections
     collections = sorted(available) if args.all else args.collection
-    problem = _why_not_build(storage, collections)
+    problem = _why_not_build(storage, collections, sources)
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -91,12 +92,13 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _why_not_build(storage, collections: list[str] | None) -> str | None:
-    """Why the build cannot start: no collection, one unknown, a model without its key."""
+def _why_not_build(storage, collections: list[str] | None, sources) -> str | None:
+    """Why the build cannot start: no collection, one unknown (of ``sources``, the project's), a
+    model without its key."""
     if not collections:
         return f"No collections to build under {Path(storage.collections_root).resolve()}."
     for name in collections:
-        problem = known_collection(storage, name)
+        problem = known_collection(storage, name, sources)
         if problem:
             return problem
     return missing_key()

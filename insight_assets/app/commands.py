@@ -128,8 +128,9 @@ def answer_and_print(asked, flows: list, *, as_json: bool = False) -> int:
     return 0 if all(found.ok for found in answers) else 1
 
 
-def known_collection(storage, name: str) -> str | None:
-    """An error message when ``name`` is not a valid, existing collection."""
+def known_collection(storage, name: str, found=None) -> str | None:
+    """An error message when ``name`` is not a valid, existing collection (``found``: the project's
+    ``Sources``, when the caller has listed them already)."""
     from insight_assets.core.collection_sources import (
         InvalidCollectionKey,
         find_sources,
@@ -140,7 +141,7 @@ def known_collection(storage, name: str) -> str | None:
         validate_collection_key(name)
     except InvalidCollectionKey as error:
         return str(error)
-    found = find_sources(storage.collections_root)
+    found = found or find_sources(storage.collections_root)
     if name not in found.collections:
         unreadable = "".join(f"\n  {reason}" for reason in found.unreadable.values())
         return (

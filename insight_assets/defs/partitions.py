@@ -13,7 +13,6 @@ from insight_assets.core.collection_sources import (
     CollectionSource,
     InvalidCollectionKey,
     collection_source,
-    validate_collection_key,
 )
 from insight_assets.core.library import LibraryError
 
@@ -52,7 +51,6 @@ def collection_check(name: str, asset: str, description: str | None = None) -> d
 def collection_folder(root: str | Path, key: str) -> Path:
     """The folder of collection ``key``'s side files (its PDFs too, for a folder collection), after
     validating the key; it may not exist."""
-    validate_collection_key(key)
     try:
         return collection_source(root, key).folder
     except LibraryError:

@@ -27,7 +27,7 @@ from insight_assets.core.llm import (
     TaskParams,
 )
 from insight_assets.core.llm.concurrency import shared_limiter
-from insight_assets.core.llm.settings import OFFLINE
+from insight_assets.core.llm.settings import OFFLINE, CallSettings
 from insight_assets.core.storage.project import Storage
 
 if TYPE_CHECKING:
@@ -131,8 +131,7 @@ class ModelChoice:
             api_key = settings.api_key
         else:
             api_key = os.environ.get(key_env) if key_env else None
-        return dataclasses.replace(
-            settings,
+        return settings.replaced(
             provider=provider,
             model=self.model or (settings.model if same else None),
             base_url=self.base_url or (settings.base_url if same else None),
@@ -180,7 +179,7 @@ def _context_tokens_from_environment() -> int | None:
     return int(value)
 
 
-class LLMResource(dg.ConfigurableResource):
+class LLMResource(dg.ConfigurableResource, CallSettings):
     """Which model answers the tasks, how hard to try, and what a run may spend.
 
     ``provider`` is offline (extractive, no network, no key), local (a GGUF model run in-process by
@@ -198,40 +197,21 @@ class LLMResource(dg.ConfigurableResource):
     ledger): a call that could pass the limit is not sent and the asset fails, saying so; answers
     already paid for stay in the cache, so a rerun with a higher budget resumes where it stopped.
     The cache and the ledger are SQLite files under ``data_dir``/cache.
+
+    The call settings (timeouts, retries, concurrency, context window...) are ``CallSettings``'
+    fields, with their defaults. Those left unset here are read from the environment when a run
+    starts: ``max_concurrency`` from INSIGHT_ASSETS_LLM_CONCURRENCY, ``retry_failed`` from
+    INSIGHT_ASSETS_LLM_RETRY_FAILED=1 (what `insight-assets build --retry-failed` sets),
+    ``context_tokens`` from INSIGHT_ASSETS_LLM_CONTEXT_TOKENS, ``budget_usd`` from
+    INSIGHT_ASSETS_LLM_BUDGET_USD (what `insight-assets build --budget-usd` sets).
     """
 
     provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
     api_key: str | None = None
-    api_key_env: str | None = None
-    temperature: float | None = None  # None: each task's own default (the papers' values)
-    max_tokens: int | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 4
-    max_total_retry_s: float = 120.0
-    # The first retry waits about this long (half of it fixed, half random), each next one twice as
-    # long up to max_backoff_s, and never less than the server's Retry-After.
-    initial_backoff_s: float = 1.0
-    max_backoff_s: float = 30.0
-    # Calls in flight to the provider, shared by every step of every run of this machine (unset:
-    # 16 for a hosted provider, 1 for local; see core/llm/concurrency.py). Unset here:
-    # INSIGHT_ASSETS_LLM_CONCURRENCY, read when a run starts.
-    max_concurrency: int | None = None
-    # Ask again the requests whose answers failed for good on an earlier build (invalid after a
-    # repair, refused): else they fail from their record at no cost. Unset here:
-    # INSIGHT_ASSETS_LLM_RETRY_FAILED=1 (what `insight-assets build --retry-failed` sets).
-    retry_failed: bool = False
-    # Unset here: INSIGHT_ASSETS_LLM_BUDGET_USD (what `insight-assets build --budget-usd` sets).
     budget_usd: float | None = None
     budget_tokens: int | None = None
     use_cache: bool = True
     data_dir: str = "data"
-    # The context window: for local a cap on the model's own (default 8192), for openai-compatible
-    # the server's (unknown otherwise), for hosted models a limit below the price table's. Unset:
-    # INSIGHT_ASSETS_LLM_CONTEXT_TOKENS, read when a run starts.
-    context_tokens: int | None = None
-    threads: int | None = None  # local: llama.cpp's CPU threads (default: the cores)
 
     def choice(self) -> tuple[str, str | None, str | None]:
         """(provider, model, base_url): the configured ones, else the environment's (read now, at run
@@ -266,23 +246,18 @@ class LLMResource(dg.ConfigurableResource):
         key_env = self.api_key_env or DEFAULT_API_KEY_ENV.get(provider)
         api_key = self.api_key or (os.environ.get(key_env) if key_env else None)
         return LLMSettings(
-            provider=provider,
-            model=model,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            timeout_s=self.timeout_s,
-            base_url=base_url,
-            api_key=api_key or None,
-            api_key_env=key_env,
-            max_retries=self.max_retries,
-            max_total_retry_s=self.max_total_retry_s,
-            initial_backoff_s=self.initial_backoff_s,
-            max_backoff_s=self.max_backoff_s,
-            max_concurrency=self.max_concurrency or _concurrency_from_environment(),
-            retry_failed=self.retries_failed(),
-            task_overrides=dict(task_overrides or {}),
-            context_tokens=self.context_tokens or _context_tokens_from_environment(),
-            threads=self.threads,
+            **{
+                **self.model_dump(include=set(CallSettings.model_fields)),
+                "provider": provider,
+                "model": model,
+                "base_url": base_url,
+                "api_key": api_key or None,
+                "api_key_env": key_env,
+                "max_concurrency": self.max_concurrency or _concurrency_from_environment(),
+                "retry_failed": self.retries_failed(),
+                "task_overrides": dict(task_overrides or {}),
+                "context_tokens": self.context_tokens or _context_tokens_from_environment(),
+            }
         )
 
     def client(

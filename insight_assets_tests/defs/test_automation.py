@@ -12,15 +12,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from insight_assets.core.collection_sources import InvalidCollectionKey, validate_collection_key
 from insight_assets.core.storage.stores import Warehouse
 from insight_assets.definitions import defs
 from insight_assets.defs.automation import collection_folders_sensor, nightly_reingest
 from insight_assets.defs.ingestion.assets import source_documents
-from insight_assets.defs.partitions import (
-    InvalidCollectionKey,
-    collection_partitions,
-    validate_collection_key,
-)
+from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource
 from insight_assets.defs.sources import BUILD_SIGNATURE_TAG
 from insight_assets_tests.conftest import DEMO_COLLECTION, REPO_ROOT, add_collection

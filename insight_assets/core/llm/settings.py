@@ -1,13 +1,15 @@
-"""What the LLM layer is configured with: a plain, frozen dataclass.
+"""What the LLM layer is configured with: ``LLMSettings``, a frozen pydantic model.
 
-The caller (the Dagster resource) reads the API key from an environment variable and passes its
-value in ``api_key`` together with the variable's name in ``api_key_env``; the name is what error
-messages quote, the value is never written anywhere (it is left out of ``repr`` and of every cache
-key, ledger row and message).
+The settings a call is made with that the Dagster resource (``defs/resources.py``'s ``LLMResource``)
+takes as they are live in ``CallSettings``, which both extend: each default is written once, here.
+The caller (the resource) reads the API key from an environment variable and passes its value in
+``api_key`` together with the variable's name in ``api_key_env``; the name is what error messages
+quote, the value is never written anywhere (it is left out of ``repr`` and of every cache key,
+ledger row and message).
 
 Parameters are resolved per task, lowest priority first: the task's own defaults, the values set
 here for all tasks, then ``task_overrides[task.name]``. An asset that needs other values builds its
-own settings with ``dataclasses.replace`` or ``with_task_override``.
+own settings with ``replaced`` or ``with_task_override``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import gguf
 from .errors import ConfigurationError
@@ -124,34 +128,31 @@ class ModelParams:
         return identity
 
 
-@dataclass(frozen=True)
-class LLMSettings:
-    """How to reach a model and how hard to try.
+class CallSettings(BaseModel):
+    """How to reach a model and how hard to try, as the resource and the LLM layer both take it.
 
     ``max_retries`` counts retries after the first attempt; ``max_total_retry_s`` bounds the time
-    from the first attempt to the last (waits included), whatever the count. ``max_concurrency``
-    is the most calls in flight to the provider, shared by every client of the process and of the
-    machine (``concurrency.py``); unset, the provider's default (``concurrency``). With
-    ``retry_failed`` an item whose answer failed for good before (invalid twice, refused) is asked
-    again instead of failing from its record.
+    from the first attempt to the last (waits included), whatever the count. The first retry waits
+    about ``initial_backoff_s`` (half of it fixed, half random), each next one twice as long up to
+    ``max_backoff_s``, and never less than the server's Retry-After. ``max_concurrency`` is the most
+    calls in flight to the provider, shared by every client of the process and of the machine
+    (``concurrency.py``); unset, the provider's default (16 hosted, 1 local). With ``retry_failed``
+    an item whose answer failed for good before (invalid twice, refused) is asked again instead of
+    failing from its record.
     """
 
-    provider: str = OFFLINE
     model: str | None = None
-    temperature: float | None = None
-    top_p: float | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None  # None: each task's own default (the papers' values)
     max_tokens: int | None = None
     timeout_s: float = 60.0
-    base_url: str | None = None
-    api_key: str | None = field(default=None, repr=False, compare=False)
-    api_key_env: str | None = None
     max_retries: int = 4
     max_total_retry_s: float = 120.0
     initial_backoff_s: float = 1.0
     max_backoff_s: float = 30.0
     max_concurrency: int | None = None
     retry_failed: bool = False
-    task_overrides: Mapping[str, TaskParams] = field(default_factory=dict)
     # The model's context window in tokens. ``local``: a cap on the model's trained context
     # (default DEFAULT_LOCAL_CONTEXT_TOKENS). ``openai-compatible``: the server's window, which only
     # the configuration knows (Ollama's default is 2048-4096). Hosted models: a lower limit than the
@@ -160,7 +161,18 @@ class LLMSettings:
     # ``local``: CPU threads for llama.cpp (default: the cores this process may use).
     threads: int | None = None
 
-    def __post_init__(self) -> None:
+
+class LLMSettings(CallSettings):
+    """``CallSettings`` resolved for one client: the provider, the key, the per-task overrides."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str = OFFLINE
+    top_p: float | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    task_overrides: Mapping[str, TaskParams] = Field(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
         if self.provider not in PROVIDERS:
             raise ConfigurationError(
                 f"{self.provider!r} is not a provider: choose one of {', '.join(PROVIDERS)}"
@@ -231,7 +243,7 @@ class LLMSettings:
         if self.is_local:
             path = gguf.model_file(override.model or self.model)
             model, model_path, model_bytes = gguf.model_name(path), str(path), path.stat().st_size
-        if model is None:  # unreachable after __post_init__, kept for the type checker
+        if model is None:  # unreachable after model_post_init, kept for the type checker
             raise ConfigurationError(f"no model configured for provider {self.provider!r}")
 
         def pick(name: str, task_default: Any) -> Any:
@@ -265,4 +277,8 @@ class LLMSettings:
         current = self.task_overrides.get(task_name, TaskParams())
         overrides = dict(self.task_overrides)
         overrides[task_name] = dataclasses.replace(current, **params)
-        return dataclasses.replace(self, task_overrides=overrides)
+        return self.replaced(task_overrides=overrides)
+
+    def replaced(self, **changes: Any) -> LLMSettings:
+        """A copy with ``changes``, checked as new settings are."""
+        return LLMSettings(**{**dict(self), **changes})
