@@ -2,9 +2,10 @@
 
 A model a researcher pays for is asked only after the build has said what it plans. The assets
 that need no model run first, in a run of their own (parsing, chunks, embeddings, the theme graph:
-what the later steps' prompts are made from); the dry run (``defs/estimate.py``) then prices
-every model-calling step on them, following the cached answers where a prompt was asked before, and
-the plan is printed with the run's budget; then the build's run asks the model. A collection whose
+what the later steps' prompts are made from); the dry run (``materialization.estimate_collection``
+in ``defs/``) then prices every model-calling step on them, following the cached answers where a
+prompt was asked before, and the plan is printed with the run's budget; then the build's run asks
+the model. A collection whose
 build signature is its last successful build's has nothing to plan: nothing changed.
 """
 
@@ -89,7 +90,7 @@ def plan_first(
 def plan_lines(collection: str, *, llm, storage, embedder) -> list[str]:
     """The plan in words: calls to make and answers the cache has, the expected and the highest
     cost, the steps it could not price, the run's budget."""
-    from insight_assets.defs.estimate import estimate_collection
+    from insight_assets.defs.materialization import estimate_collection
 
     outcomes = StepOutcomes()
     estimates = estimate_collection(storage, llm, embedder, collection, outcomes)

@@ -246,12 +246,8 @@ def estimate(args: argparse.Namespace) -> int:
 
     # Every task's row and the total: a price is read to its last line.
     from insight_assets.core.page.markdown import markdown_table
-    from insight_assets.defs.estimate import (
-        estimate_collection,
-        estimate_columns,
-        estimate_rows,
-        total_seconds,
-    )
+    from insight_assets.defs.estimate import estimate_columns, estimate_rows, total_seconds
+    from insight_assets.defs.materialization import estimate_collection
     from insight_assets.defs.resources import LLMResource
 
     storage = storage_resource()

@@ -1,12 +1,21 @@
-"""How an asset's partition is materialized: built, or its last build reused, and reported.
+"""Running a declared stage, or any asset, on a collection: materialized (built, or its last
+build reused, and reported), or priced in a dry run that writes nothing.
 
 ``materialize_each`` builds every collection of a run's partitions (or returns a collection's last
 complete build when its inputs are unchanged, see ``reuse.py``) and makes one materialization of
 them; ``materialize_stage`` is that for a declared stage (``core/runtime/stage.py``): a scope and a
 model client per collection (one per judge for a judging stage), the stage's work, its tables
-written and its report turned into Dagster's metadata, with the model calls' tokens and cost, and
-check results, each recorded for its collection's partition. The helpers below turn rows and report
-values into what a person reads in the Dagster UI.
+written and its report turned into Dagster's metadata (``metadata.py``), with the model calls'
+tokens and cost, and check results, each recorded for its collection's partition.
+
+The dry run (``estimate_collection``: ``insight-assets estimate``, the job ``estimate_llm_cost``,
+and ``insight-assets build`` with a hosted model before its first call) runs each declared stage,
+in the asset graph's order, through an estimate-only client (see ``LLMClient``): each stage prices
+the prompts the configured provider would read and goes on with the answers the build would get
+where they are known (a cached answer is free and is what the build will read; a request recorded
+as failed fails here too), else with the offline answers; what it hands on goes to the stages
+after it instead of being written, so the later stages are priced on inputs of a realistic size.
+No provider is called and no key is needed.
 
 Model-calling assets run in the pool ``llm`` (see ``pools.py``; limit it with ``dagster instance
 concurrency set llm N`` or in the UI under Deployment -> Concurrency). However many steps run, the
@@ -18,81 +27,36 @@ shares (the ``llm`` resource's ``max_concurrency``, see ``core/llm/concurrency.p
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
+from dagster._core.definitions.assets.graph.asset_graph import AssetGraph
 
 from insight_assets.core.llm import (
     BudgetExceeded,
     ConfigurationError,
+    DryRunEstimate,
     LLMClient,
     LLMError,
+    ResponseCache,
     RunSummary,
     TaskParams,
 )
-from insight_assets.core.page.markdown import markdown_table as core_markdown_table
 from insight_assets.core.retrieval.index import IndexMissing
 from insight_assets.core.runtime import stage_output
 from insight_assets.core.runtime.stage import CollectionScope, Judge, NothingToDo, Stage, StageSettings
 from insight_assets.defs import reuse
+from insight_assets.defs.domain import all_domains
+from insight_assets.defs.metadata import check_result, markdown_table, metadata_value, nothing_to_do
 from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import ModelChoice
 
 if TYPE_CHECKING:
     from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
-
-
-def markdown_table(rows: Sequence[dict], columns: Sequence[str], *, empty: str = "No rows.") -> str:
-    """A markdown table of ``rows`` (first ``stage_output.MAX_PREVIEW_ROWS``), or ``empty`` when there are none."""
-    return core_markdown_table(rows, columns, empty=empty, max_rows=stage_output.MAX_PREVIEW_ROWS)
-
-
-def nothing_to_do(collection: str, what: str) -> dg.Failure:
-    """The failure of a step that found no input: it says what is missing rather than reporting an
-    empty success. Raise it: ``raise nothing_to_do(collection, "no question-answer pairs ...")``."""
-    return dg.Failure(description=f"collection {collection!r}: {what}")
-
-
-def metadata_value(value: Any) -> Any:
-    """A report value (``core/runtime/stage_output.py``) as Dagster's metadata."""
-    if isinstance(value, stage_output.Markdown):
-        return dg.MetadataValue.md(value.text)
-    if isinstance(value, stage_output.Json):
-        return dg.MetadataValue.json(value.value)
-    if isinstance(value, stage_output.FilePath):
-        return dg.MetadataValue.path(value.path)
-    return value
-
-
-def check_result(check: stage_output.CheckOutcome) -> dg.AssetCheckResult:
-    """A check's outcome as Dagster's result: an error when it fails, or a warning."""
-    return dg.AssetCheckResult(
-        check_name=check.name,
-        passed=check.passed,
-        severity=dg.AssetCheckSeverity.WARN if check.warning else dg.AssetCheckSeverity.ERROR,
-        description=check.description,
-        metadata={name: metadata_value(value) for name, value in check.metadata.items()},
-    )
-
-
-@contextlib.contextmanager
-def invalid_config(asset: str) -> Iterator[None]:
-    """A config's settings that fail their own checks (``ValueError``) fail the step with the
-    reason: ``with invalid_config("my_answers"): return MySettings(...)``."""
-    try:
-        yield
-    except ValueError as error:
-        raise dg.Failure(description=f"Invalid {asset} config: {error}") from error
-
-
-def report_metadata(place: stage_output.ReportPlace, *report: Any) -> dict[str, dg.MetadataValue]:
-    """``core.runtime.stage_output.write_report`` at ``place`` (``report``: its file, text, chart and
-    headline), and the metadata that shows the chart in the UI and links the report."""
-    return {name: metadata_value(value) for name, value in stage_output.write_report(place, *report).items()}
 
 
 @dataclass
@@ -406,3 +370,123 @@ def _calls_metadata(clients: list[LLMClient]) -> dict[str, Any]:
     metadata: dict[str, Any] = dict(total.as_metadata())
     metadata["llm_cost_usd"] = dg.MetadataValue.float(float(metadata["llm_cost_usd"]))
     return metadata
+
+
+# Every stage an asset was made of, by name (``stage_assets.stage_asset`` records each): what the dry
+# run prices once the catalog has loaded.
+_DECLARED: dict[str, Stage] = {}
+
+
+def declared_stages() -> list[Stage]:
+    """The stages assets were made of so far (all of them once ``defs.catalog`` has loaded)."""
+    return list(_DECLARED.values())
+
+
+def declare(stage: Stage) -> Stage:
+    """Record ``stage`` as made into an asset; the stage already recorded under its name, if any."""
+    return _DECLARED.setdefault(stage.name, stage)
+
+
+def build_order(assets: list[dg.AssetsDefinition]) -> list[str]:
+    """Asset names, each after those it depends on: Dagster's own order of the asset graph (its
+    ``AssetGraph``, which needs no resources, unlike ``Definitions.resolve_asset_graph``)."""
+    return [key.to_user_string() for key in AssetGraph.from_assets(assets).toposorted_asset_keys]
+
+
+@dataclass
+class DryRun:
+    """What a dry run's steps share: the resources, and the collection's scope with the
+    estimate-only client and what the stages before planned (see ``core/runtime/stage.py``)."""
+
+    storage: StorageResource
+    embedder: EmbedderResource
+    scope: CollectionScope
+
+    @property
+    def client(self) -> LLMClient:
+        return self.scope.client
+
+    @property
+    def collection(self) -> str:
+        return self.scope.collection
+
+
+@dataclass(frozen=True)
+class Step:
+    """One priced step: a declared stage, or a defs folder's own (``Domain.price``: the page's)."""
+
+    asset: str
+    stage: Stage | None = None
+    price: Callable[[Mapping[str, Any], DryRun], None] | None = None
+
+
+def estimate_steps() -> list[Step]:
+    """Every declared stage and every folder's own priced step, in build order: each is priced on
+    the answers (cached, else offline) of those before it."""
+    from insight_assets.defs.catalog import (
+        domain_assets,  # the catalog loads every asset, this one's users too
+    )
+
+    steps = [Step(stage.name, stage=stage) for stage in declared_stages()]
+    steps += [Step(name, price=price) for domain in all_domains() for name, price in domain.price.items()]
+    position = {name: index for index, name in enumerate(build_order(domain_assets()))}
+    return sorted(steps, key=lambda step: position[step.asset])
+
+
+def estimate_collection(
+    storage: StorageResource,
+    llm: LLMResource,
+    embedder: EmbedderResource,
+    collection: str,
+    view: Any | None = None,
+    configs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[DryRunEstimate]:
+    """What building ``collection``'s model-calling assets would cost with their default settings
+    (one judge, the configured model), or the settings ``configs`` gives an asset (its values by
+    field name, as a run's op config has them).
+
+    Needs the collection's parsed documents in the warehouse. A step whose inputs come from a build
+    (chunk vectors, a theme graph, indexed triples, embedded summaries) is priced once the
+    collection has them and skipped before (the stage raises ``IndexMissing`` or ``NothingToDo``).
+    ``view`` (a ``StepsView``) shows each step as it is priced.
+    """
+    configs = configs or {}
+    steps = estimate_steps()
+    settings = {step.asset: step.stage.settings_from(configs.get(step.asset)) for step in steps if step.stage}
+    overrides = {
+        name: params
+        for step in steps
+        if step.stage
+        for name, params in settings[step.asset].task_overrides(step.stage.tasks).items()
+    }
+    client = LLMClient(
+        llm.settings(overrides),
+        cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
+        estimate_only=True,
+    )
+    scope = scope_of(storage, embedder, client, collection).dry_run()
+    run = DryRun(storage, embedder, scope)
+    if view is not None:
+        view.total = len(steps)
+    for step in steps:
+        if view is not None:
+            view.started(step.asset)
+        if step.stage is not None:
+            outcome = _price(step.stage, settings[step.asset], scope)
+        else:
+            step.price(configs.get(step.asset, {}), run)
+            outcome = "priced"
+        if view is not None:
+            view.finished(step.asset, outcome)
+    return client.estimates()
+
+
+def _price(stage: Stage, settings, scope: CollectionScope) -> str:
+    """Run the stage on the estimate-only client (each judge of a panel on it too); a stage whose
+    inputs a build has not made yet (chunk vectors, a theme graph) prices nothing."""
+    scope.panel = tuple(Judge(judge.name, scope.client) for judge in stage.panel(settings))
+    try:
+        scope.run(stage, settings)
+    except (NothingToDo, IndexMissing) as missing:
+        return f"skipped: {missing}"
+    return "priced"

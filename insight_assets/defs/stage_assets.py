@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 
 from insight_assets.core.runtime.stage import Stage, StageSettings
 from insight_assets.core.runtime.stage_settings import settings_problems
-from insight_assets.defs.materialization import materialize_stage
+from insight_assets.defs.materialization import declare, declared_stages, materialize_stage
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import LLM_POOL, pooled
 
@@ -69,10 +69,6 @@ def settings_of(settings: type[S], config: dg.Config, asset: str) -> S:
         raise dg.Failure(description=f"Invalid {asset} config: {settings_problems(error)}") from error
 
 
-# Every stage an asset was made of, by name: what the dry run prices once the catalog has loaded.
-_DECLARED: dict[str, Stage] = {}
-
-
 class DeclarationError(RuntimeError):
     """Two stages of one name, or a stage whose declaration does not hold together."""
 
@@ -82,14 +78,9 @@ def stage_assets(stages: Sequence[Stage]) -> list[dg.AssetsDefinition]:
     return [stage_asset(stage) for stage in stages]
 
 
-def declared_stages() -> list[Stage]:
-    """The stages assets were made of so far (all of them once ``defs.catalog`` has loaded)."""
-    return list(_DECLARED.values())
-
-
 def stage_asset(stage: Stage) -> dg.AssetsDefinition:
     """The Dagster asset that runs ``stage`` for each collection of a run and keeps its output."""
-    known = _DECLARED.setdefault(stage.name, stage)
+    known = declare(stage)
     if known is not stage:
         raise DeclarationError(f"two stages are named {stage.name!r}: {known.method} and {stage.method}")
     config_class = dagster_config(stage.settings)

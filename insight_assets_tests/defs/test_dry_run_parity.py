@@ -13,7 +13,7 @@ import pytest
 
 from insight_assets.core.llm.ledger import ANSWER, DEFAULT_LEDGER_FILE
 from insight_assets.core.storage.stores import warehouse_tables
-from insight_assets.defs.estimate import estimate_collection
+from insight_assets.defs.materialization import estimate_collection
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import BRIEF_TRAINING
 

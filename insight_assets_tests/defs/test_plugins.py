@@ -16,7 +16,7 @@ import insight_assets.definitions
 import insight_assets.defs
 from insight_assets.core.storage import stores
 from insight_assets.core.storage.stores import Warehouse, warehouse_tables
-from insight_assets.defs import stage_assets
+from insight_assets.defs import materialization, stage_assets
 
 # The whole toy method: its table, its settings, its work, what it keeps, and its declaration.
 STAGES = '''
@@ -90,7 +90,7 @@ def toy_method(tmp_path, monkeypatch):
     monkeypatch.setattr(insight_assets.app.cli, "__path__", [*insight_assets.app.cli.__path__, str(faces)])
     # The toy's table and stage are declared for this test only (every real method's were, at import, for good).
     monkeypatch.setattr(stores, "_DECLARED", dict(stores._DECLARED))
-    monkeypatch.setattr(stage_assets, "_DECLARED", dict(stage_assets._DECLARED))
+    monkeypatch.setattr(materialization, "_DECLARED", dict(materialization._DECLARED))
     yield folder
     toy = ("insight_assets.defs.toy_method", "insight_assets.app.cli.toy_method")
     for module in [name for name in sys.modules if name.startswith(toy)]:
@@ -99,7 +99,7 @@ def toy_method(tmp_path, monkeypatch):
 
 def test_a_new_stage_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
     from insight_assets.defs.catalog import domain_assets, domains
-    from insight_assets.defs.estimate import estimate_steps
+    from insight_assets.defs.materialization import estimate_steps
 
     assert "toy_method" in domains()
     assets = {key.to_user_string(): asset for asset in domain_assets() for key in asset.keys}

@@ -18,13 +18,8 @@ from insight_assets.core.ingestion import ingest, ingest_store
 from insight_assets.core.retrieval.index import short_title
 from insight_assets.core.runtime.stage_output import items_check
 from insight_assets.defs.ingestion.assets import parsed_documents
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    check_result,
-    markdown_table,
-    materialize_each,
-    nothing_to_do,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import check_result, markdown_table, nothing_to_do
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.resources import StorageResource
 from insight_assets.defs.stage_assets import dagster_config, settings_of

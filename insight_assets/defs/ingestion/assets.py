@@ -20,12 +20,8 @@ from insight_assets.core.ingestion.parser_version import PARSER_VERSION, parser_
 from insight_assets.core.ingestion.text_quality import QualitySettings
 from insight_assets.core.runtime.cores import available_cores
 from insight_assets.defs.ingestion.source_files import source_documents
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    invalid_config,
-    markdown_table,
-    materialize_each,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import invalid_config, markdown_table
 from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.progress import StepProgress
 from insight_assets.defs.resources import StorageResource

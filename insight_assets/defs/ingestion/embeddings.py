@@ -13,12 +13,8 @@ from insight_assets.core.retrieval import LateInteraction
 from insight_assets.core.startup import imports
 from insight_assets.core.startup.lazy import np, pa, prefetch
 from insight_assets.defs.ingestion.assets import chunks
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    markdown_table,
-    materialize_each,
-    nothing_to_do,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table, nothing_to_do
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource

@@ -10,13 +10,8 @@ from insight_assets.core.runtime.stage_output import items_check
 from insight_assets.core.storage.stores import VectorStore
 from insight_assets.defs.ingestion.assets import parsed_documents
 from insight_assets.defs.ingestion.source_files import source_documents
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    check_result,
-    markdown_table,
-    materialize_each,
-    nothing_to_do,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import check_result, markdown_table, nothing_to_do
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource

@@ -11,7 +11,8 @@ from insight_assets.core.curation import USER_QUESTIONS_FILE
 from insight_assets.core.ingestion import ingest, ingest_store
 from insight_assets.core.ingestion.documents import sha256_file
 from insight_assets.core.library import LibraryError
-from insight_assets.defs.materialization import CollectionReport, markdown_table, materialize_each
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table
 from insight_assets.defs.partitions import asset_settings, collection_check, existing_collection_source
 from insight_assets.defs.resources import StorageResource
 

@@ -16,12 +16,8 @@ from insight_assets.core.retrieval.citing import load_sources, strip_citations
 from insight_assets.core.runtime.stage_output import ReportPlace, standin_note
 from insight_assets.core.startup.lazy import pa
 from insight_assets.core.storage.stores import Warehouse
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    markdown_table,
-    materialize_each,
-    report_metadata,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table, report_metadata
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource

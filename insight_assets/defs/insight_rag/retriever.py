@@ -17,11 +17,8 @@ from insight_assets.core.methods.insight_rag.report import render_training_chart
 from insight_assets.core.runtime.stage_output import items_check
 from insight_assets.core.startup.lazy import pa
 from insight_assets.core.text import count_tokens
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    check_result,
-    materialize_each,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import check_result
 from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.progress import StepProgress

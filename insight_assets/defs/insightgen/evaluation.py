@@ -17,12 +17,8 @@ from insight_assets.core.methods.insightgen.report import (
 from insight_assets.core.methods.insightgen.stages import JUDGE_SCORES
 from insight_assets.core.page.headlines import Headline, headline_table
 from insight_assets.core.runtime.stage_output import ReportPlace, standin_note
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    markdown_table,
-    materialize_each,
-    report_metadata,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table, report_metadata
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
 

@@ -15,12 +15,8 @@ from insight_assets.core.themes.clustering import (
     build_theme_graph,
 )
 from insight_assets.defs.ingestion.embeddings import chunk_embeddings
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    markdown_table,
-    materialize_each,
-    nothing_to_do,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table, nothing_to_do
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import EMBEDDING_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, StorageResource

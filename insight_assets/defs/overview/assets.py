@@ -19,12 +19,8 @@ from insight_assets.core.page.collection_page import (
 from insight_assets.core.page.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    markdown_table,
-    materialize_each,
-    nothing_to_do,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table, nothing_to_do
 from insight_assets.defs.overview.side_by_side import (
     CollectionReportConfig,
     answer_every_method,

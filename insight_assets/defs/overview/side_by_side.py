@@ -14,7 +14,7 @@ from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
 
 if TYPE_CHECKING:
-    from insight_assets.defs.estimate import DryRun
+    from insight_assets.defs.materialization import DryRun
 
 
 class CollectionReportConfig(dg.Config):

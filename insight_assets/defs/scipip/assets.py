@@ -11,12 +11,8 @@ import dagster as dg
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, stages
 from insight_assets.core.startup.lazy import pa
-from insight_assets.defs.materialization import (
-    CollectionReport,
-    markdown_table,
-    materialize_each,
-    nothing_to_do,
-)
+from insight_assets.defs.materialization import CollectionReport, materialize_each
+from insight_assets.defs.metadata import markdown_table, nothing_to_do
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.resources import StorageResource
 from insight_assets.defs.stage_assets import stage_assets
