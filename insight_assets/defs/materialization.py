@@ -47,13 +47,19 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.retrieval.index import IndexMissing
 from insight_assets.core.runtime import stage_output
-from insight_assets.core.runtime.stage import CollectionScope, Judge, NothingToDo, Stage, StageSettings
+from insight_assets.core.runtime.stage import (
+    CollectionScope,
+    Judge,
+    JudgeModel,
+    NothingToDo,
+    Stage,
+    StageSettings,
+)
 from insight_assets.defs import reuse
 from insight_assets.defs.domain import all_domains
 from insight_assets.defs.metadata import check_result, markdown_table, metadata_value, nothing_to_do
 from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.progress import StepProgress
-from insight_assets.defs.resources import ModelChoice
 
 if TYPE_CHECKING:
     from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
@@ -221,7 +227,7 @@ def model_client(
     overrides: dict[str, TaskParams],
     max_concurrency: int | None,
     collection: str,
-    model_choice: ModelChoice | None = None,
+    model_choice: JudgeModel | None = None,
 ) -> LLMClient:
     """A client whose ledger rows name this asset, partition and run; ``overrides``: the asset's
     settings for its tasks."""
@@ -325,7 +331,7 @@ def _build_collection(
     panel = tuple(
         Judge(
             judge.name,
-            model_client(context, resources.llm, overrides, concurrency, collection, _choice(judge)),
+            model_client(context, resources.llm, overrides, concurrency, collection, judge),
         )
         for judge in stage.panel(settings)
     )
@@ -344,10 +350,6 @@ def _build_collection(
     if output.checks_of_stored is not None:
         output.checks += output.checks_of_stored()
     return _report(output, clients)
-
-
-def _choice(judge) -> ModelChoice:
-    return ModelChoice(judge.provider, judge.model, judge.base_url, judge.api_key_env)
 
 
 def _report(output: stage_output.StageOutput, clients: list[LLMClient]) -> CollectionReport:

@@ -28,6 +28,7 @@ from insight_assets.core.llm import (
 )
 from insight_assets.core.llm.concurrency import shared_limiter
 from insight_assets.core.llm.settings import OFFLINE, CallSettings
+from insight_assets.core.runtime.stage_settings import JudgeModel
 from insight_assets.core.storage.project import Storage
 
 if TYPE_CHECKING:
@@ -112,32 +113,24 @@ class EmbedderResource(dg.ConfigurableResource):
         return self._embedder
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelChoice:
-    """Another provider or model than the resource's, for one piece of work. Its key is read from
-    ``api_key_env`` (default: the provider's usual variable), unless the provider is the
-    resource's own, whose key it then shares."""
-
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-
-    def apply(self, settings: LLMSettings) -> LLMSettings:
-        provider = self.provider or settings.provider
-        same = provider == settings.provider
-        key_env = self.api_key_env or (settings.api_key_env if same else DEFAULT_API_KEY_ENV.get(provider))
-        if same and not self.api_key_env:
-            api_key = settings.api_key
-        else:
-            api_key = os.environ.get(key_env) if key_env else None
-        return settings.replaced(
-            provider=provider,
-            model=self.model or (settings.model if same else None),
-            base_url=self.base_url or (settings.base_url if same else None),
-            api_key=api_key or None,
-            api_key_env=key_env,
-        )
+def with_model_choice(settings: LLMSettings, choice: JudgeModel) -> LLMSettings:
+    """``settings`` with another provider or model for one piece of work (a judge's). Its key is
+    read from ``choice.api_key_env`` (default: the provider's usual variable), unless the provider is
+    the resource's own, whose key it then shares."""
+    provider = choice.provider or settings.provider
+    same = provider == settings.provider
+    key_env = choice.api_key_env or (settings.api_key_env if same else DEFAULT_API_KEY_ENV.get(provider))
+    if same and not choice.api_key_env:
+        api_key = settings.api_key
+    else:
+        api_key = os.environ.get(key_env) if key_env else None
+    return settings.replaced(
+        provider=provider,
+        model=choice.model or (settings.model if same else None),
+        base_url=choice.base_url or (settings.base_url if same else None),
+        api_key=api_key or None,
+        api_key_env=key_env,
+    )
 
 
 CONTEXT_TOKENS_ENV = "INSIGHT_ASSETS_LLM_CONTEXT_TOKENS"
@@ -269,7 +262,7 @@ class LLMResource(dg.ConfigurableResource, CallSettings):
         task_overrides: Mapping[str, TaskParams] | None = None,
         max_concurrency: int | None = None,
         logger: logging.Logger | logging.LoggerAdapter | None = None,
-        model_choice: ModelChoice | None = None,
+        model_choice: JudgeModel | None = None,
         progress: Callable[[CallProgress], None] | None = None,
     ) -> LLMClient:
         """A client for one asset's work on one partition, its calls recorded under that name.
@@ -277,7 +270,7 @@ class LLMResource(dg.ConfigurableResource, CallSettings):
         each call answered."""
         settings = self.settings(task_overrides)
         if model_choice is not None:
-            settings = model_choice.apply(settings)
+            settings = with_model_choice(settings, model_choice)
         data_dir = Path(self.data_dir)
         ledger = CallLedger.in_data_dir(data_dir)
         budget = None
