@@ -53,8 +53,6 @@ def kept_pairs_of(scope: CollectionScope, limit: int | None = None) -> list[QAPa
 
 
 CITATIONS_NAME_DOCUMENTS = "citations_name_combination_documents"
-
-
 EVERY_QUESTION_ANSWERED = "every_question_answered"
 
 

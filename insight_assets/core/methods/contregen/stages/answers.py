@@ -49,8 +49,6 @@ def answers(scope: CollectionScope, settings: AnswersSettings) -> Written:
 
 
 CITE_RETRIEVED = "answers_cite_retrieved_passages"
-
-
 NOT_TRUNCATED = "answers_not_truncated"
 
 

@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
 
 TREES = Handoff("contregen_trees", store.load_trees)
-
-
 # The passages the trees retrieved (the reader's notes too, when a retriever offers them).
 TREE_SOURCES = Handoff("contregen_tree_sources", store.tree_sources)
 

@@ -27,8 +27,6 @@ from insight_assets.core.runtime.stage_output import CheckOutcome, Json, StageOu
 from insight_assets.core.startup.lazy import np, pa
 
 ANSWERS = "insight_rag_answers"
-
-
 # The parametric retriever's training: an asset of its own (not a stage: it calls no priced model).
 RETRIEVER = "insight_retriever"
 

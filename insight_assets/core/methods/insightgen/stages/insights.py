@@ -85,14 +85,8 @@ def questions_found(found: Found) -> list[JudgedQuestion]:
 
 
 CITE_CONTEXT = "insights_cite_their_context"
-
-
 NOT_REPEATING = "insights_do_not_repeat_the_answer"
-
-
 QUESTIONS_FOUND = "questions_to_find_insights_for"
-
-
 INSIGHT_TABLES = ("insight_runs", "insights", "insight_intents")
 
 

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 
 RETRIEVALS = "scipip_retrievals"
-
-
 # The entities each background's query searched by, by query id.
 QUERIES = Handoff("scipip_queries", store.query_entities)
 
@@ -63,11 +61,7 @@ def retrievals(scope: CollectionScope, settings: RetrievalSettings) -> Queried:
 
 
 BACKGROUNDS_READABLE = "backgrounds_readable"
-
-
 RETRIEVALS_MADE = "retrievals_made"
-
-
 # tau was tuned for the paper's embedder (jina-embeddings-v3); the report shows what it does on ours.
 TAU_SWEEP = (0.5, 0.6, 0.7, 0.8, 0.9)
 

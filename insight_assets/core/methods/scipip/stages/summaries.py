@@ -17,12 +17,8 @@ from insight_assets.core.runtime.stage import CollectionScope, Handoff, NothingT
 from insight_assets.core.runtime.stage_output import StageOutput, preview
 
 SUMMARIES = "paper_summaries"
-
-
 # The summarized papers' doc_id, title and method; each paper's summary and method as one text.
 PAPERS = Handoff("scipip_papers", store.load_papers)
-
-
 PAPER_TEXTS = Handoff("scipip_paper_texts", store.paper_texts)
 
 

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 
 TARGETS = Handoff("xsum_targets", store.load_targets)
-
-
 ANSWERS = Handoff("xsum_answers", store.load_answers)
 # What a question stands in for the build's summary targets: its one topic over its papers.
 TARGET_CHOICE = Handoff[tuple[list[SummaryTarget], list]]("xsum_targets_summarised")

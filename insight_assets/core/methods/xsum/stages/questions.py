@@ -13,8 +13,6 @@ from insight_assets.core.runtime.stage import CollectionScope, Handoff, NothingT
 from insight_assets.core.runtime.stage_output import Json, StageOutput, preview, table
 
 QUESTIONS = Handoff("xsum_questions", store.load_questions)
-
-
 # What a question stands in for the papers the build asks about: those of its one topic.
 PAPER_CHOICE = Handoff[list[PaperInput]]("xsum_papers_asked_about")
 

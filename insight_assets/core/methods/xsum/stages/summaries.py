@@ -70,8 +70,6 @@ def summaries(scope: CollectionScope, settings: SummariesSettings) -> Summarized
 
 
 CITATIONS_IN_TARGET = "summary_citations_in_target"
-
-
 NOT_TRUNCATED = "summaries_not_truncated"
 
 
