@@ -125,6 +125,12 @@ async def _reporting(ctx: Any, methods: int, run, *args) -> Any:
             reporting.cancel_scope.cancel()
     except anyio.get_cancelled_exc_class():
         progress.cancelled.set()
+        # For whoever runs the server: why the model calls stopped mid-answer.
+        print(
+            f"insight-assets mcp: the client cancelled {run.__name__}; it stops after the model call under way",
+            file=sys.stderr,
+            flush=True,
+        )
         raise
     # What the work said since the last tick: a call that ends within a second (its answers cached,
     # its failures on record) would otherwise end without its log lines ("insightgen: started").
