@@ -182,6 +182,7 @@ SHARED_BUILDS = {
         "insight_assets_tests/test_mcp.py",
         "insight_assets_tests/test_mcp_long_calls.py",
         "insight_assets_tests/test_mcp_clients.py",
+        "insight_assets_tests/test_changes.py",
     ),
 }
 

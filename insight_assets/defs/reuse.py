@@ -48,6 +48,9 @@ _WORK_COUNTS = frozenset(
         "rechunked",
     }
 )
+# Metadata that tells what a build changed (the digest, ``overview/changes.py``): a reuse changed
+# nothing, and says so instead of repeating the digest of the build it reuses.
+_NEWS = {"changes": "Nothing changed since the last build: this one reused it."}
 # Metadata every model-calling step reports (``materialization.llm_metadata``): work left undone that
 # the next run must try again.
 _UNDONE_COUNTS = {
@@ -172,9 +175,12 @@ def undone_work(metadata: Mapping[str, Any]) -> str | None:
 
 def without_work(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """A build's metadata as a reuse of it reports it: what the build made as it was, what it did
-    (``_WORK_COUNTS``, model calls and tokens, seconds) as 0."""
+    (``_WORK_COUNTS``, model calls and tokens, seconds) as 0, and what it changed as nothing."""
     reported = {}
     for key, value in metadata.items():
+        if key in _NEWS:
+            reported[key] = dg.MetadataValue.md(_NEWS[key])
+            continue
         number = value.value if isinstance(value, dg.FloatMetadataValue | dg.IntMetadataValue) else value
         is_work = key in _WORK_COUNTS or key.startswith("llm_") or key.endswith("_seconds")
         reported[key] = type(number)(0) if is_work and isinstance(number, int | float) else value

@@ -190,6 +190,23 @@ class Collections:
         """SciPIP's ideas for a research ``background``, with the papers that inspired them."""
         return self.ask(collection, background, IDEAS_METHOD, progress=progress)
 
+    def what_changed(self, collection: str, since: str | None = None) -> ToolOutput:
+        """What the collection's last build changed (or every build after ``since``, a build or a
+        date), as ``insight-assets changes --json`` gives it, each finding's citations also as
+        passage ids that ``fetch`` reads."""
+        from insight_assets.app.mcp.citing import passage_id
+        from insight_assets.core.changes import store
+        from insight_assets.core.changes.digest import as_markdown
+
+        self.check_built(collection)
+        try:
+            data = store.digest_data(self.storage.warehouse, collection, since)
+        except store.NoSuchBuild as error:
+            raise ToolProblem(str(error)) from None
+        for finding in data["findings"]:
+            finding["passages"] = [passage_id(collection, chunk) for chunk in finding["chunk_ids"]]
+        return ToolOutput(as_markdown(data, page_link=None), data)
+
     def collection_report(self, collection: str) -> ToolOutput:
         """Where the collection's page is, and each method report's headline tables."""
         from insight_assets.core.page.headlines import load_headlines

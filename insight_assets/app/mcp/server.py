@@ -239,6 +239,22 @@ def _add_collection_tools(server: Any, collections: Collections) -> None:
         return await _reading(reading.fetch, collections, id)
 
     @server.tool(annotations=reads)
+    async def what_changed(
+        collection: CollectionName,
+        since: Annotated[
+            str | None,
+            Field(
+                description="Leave it out for the last build; else a build (its run id) or a date "
+                "(YYYY-MM-DD): what every build after it changed."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """What the collection's last build changed: papers in and out, themes that gained or lost
+        papers, and the findings (insights, summaries, answers, ideas, judge scores) that are new,
+        changed (with the old text and why) or gone, each with the papers and passage ids it cites."""
+        return await _reading(collections.what_changed, collection, since)
+
+    @server.tool(annotations=reads)
     async def collection_report(collection: CollectionName) -> CallToolResult:
         """The path of the collection's page and each method report's headline numbers."""
         return await _reading(collections.collection_report, collection)

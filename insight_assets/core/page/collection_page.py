@@ -18,7 +18,7 @@ from insight_assets.core.papers import citation_label
 
 from .headlines import OFFLINE_PREFIX, StoredHeadline
 
-_STYLE = """
+STYLE = """
 :root { color-scheme: light; --ink: #1d2430; --muted: #5b6575; --line: #d9dee7; --accent: #2456a6; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
@@ -96,8 +96,13 @@ def answered_the_question(answer: dict) -> bool:
 
 
 def render_page(
-    collection: str, facts: CollectionFacts, sections: Sequence[MethodSection], side_by_side: SideBySide
+    collection: str,
+    facts: CollectionFacts,
+    sections: Sequence[MethodSection],
+    side_by_side: SideBySide,
+    since: str = "",
 ) -> str:
+    """The page; ``since``: its first section, what the last build changed (``changes_section``)."""
     built = sum(section.headline is not None for section in sections)
     numbers = [
         (len(facts.papers), "papers"),
@@ -113,7 +118,7 @@ def render_page(
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(collection)}: insight_assets</title><style>{_STYLE}</style></head><body><main>",
+        f"<title>{escape(collection)}: insight_assets</title><style>{STYLE}</style></head><body><main>",
         '<header id="top">',
         f"<h1>Collection <code>{escape(collection)}</code></h1>",
         '<ul class="numbers">'
@@ -131,10 +136,13 @@ def render_page(
     parts.append(_models_table(sections, side_by_side))
     parts.append(
         "<nav>"
+        + ('<a href="#changes">Since the last build</a>' if since else "")
         + '<a href="#collection">Collection</a><a href="#question">Question</a>'
         + "".join(f'<a href="#method-{escape(s.method)}">{escape(s.method)}</a>' for s in sections)
         + "</nav></header>"
     )
+    if since:
+        parts.append(since)
     parts.append(_collection_section(facts))
     parts.append(_question_section(side_by_side, sections))
     parts.extend(_method_section(section) for section in sections)

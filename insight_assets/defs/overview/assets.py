@@ -5,6 +5,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from insight_assets.core.changes import store as changes_store
+from insight_assets.core.changes.digest import as_data, as_markdown, headline, when
 from insight_assets.core.citations.graph import citation_links, render_citation_graph_png
 from insight_assets.core.ingestion import ingest_store
 from insight_assets.core.ingestion.ingest import paper_names
@@ -16,11 +18,13 @@ from insight_assets.core.page.collection_page import (
     render_page,
     standins,
 )
+from insight_assets.core.page.changes_section import since_section
 from insight_assets.core.page.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
 from insight_assets.defs.materialization import CollectionReport, materialize_each
 from insight_assets.defs.metadata import markdown_table, nothing_to_do
+from insight_assets.defs.overview.changes import DIGESTS
 from insight_assets.defs.overview.side_by_side import (
     CollectionReportConfig,
     answer_every_method,
@@ -40,7 +44,7 @@ PAGES = method_pages()
     kinds={"html"},
     code_version="1",
     **pooled(LLM_POOL),
-    **asset_settings("overview", deps=[page.report for page in PAGES]),
+    **asset_settings("overview", deps=[*(page.report for page in PAGES), "collection_changes"]),
 )
 def collection_report(
     context: dg.AssetExecutionContext,
@@ -79,7 +83,8 @@ def _page(
     folder = Path(storage.reports_dir) / collection
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / PAGE_FILE
-    path.write_text(render_page(collection, facts, sections, side_by_side), encoding="utf-8")
+    since, digest = _since_last_build(storage, collection)
+    path.write_text(render_page(collection, facts, sections, side_by_side, since), encoding="utf-8")
     answered = [a for a in side_by_side.answers if answered_the_question(a)]
     preview = [
         {
@@ -108,11 +113,29 @@ def _page(
                 + markdown_table(preview, ["method", "report", "answered"])
                 + (f"\n\nOffline stand-ins: {', '.join(offline)}." if offline else "")
             ),
+            "changes": dg.MetadataValue.md(digest),
             "methods_reported": sum(s.headline is not None for s in sections),
             "methods_answered": len(answered),
             "bytes": path.stat().st_size,
         }
     )
+
+
+def _since_last_build(storage: StorageResource, collection: str) -> tuple[str, str]:
+    """The page's "Since the last build" section and the digest's Markdown, from the change set
+    ``collection_changes`` kept for this build, with links to the earlier builds' digest pages."""
+    kept = changes_store.change_sets(storage.warehouse, collection)
+    if not kept:
+        return since_section(None, ()), "No build of this collection has compared with another yet."
+    folder = Path(storage.reports_dir) / collection
+    earlier = [
+        (f"{DIGESTS}/{page.name}", f"{when(change_set.built_at)}: {headline(change_set)}")
+        for change_set in kept[1:]
+        if change_set.changed
+        for page in folder.glob(f"{DIGESTS}/*-{change_set.build_id[:8]}.html")
+    ]
+    data = as_data(kept[0])
+    return since_section(data, earlier), as_markdown(data, page_link=None)
 
 
 def _facts(storage: StorageResource, collection: str) -> CollectionFacts:

@@ -1,0 +1,204 @@
+"""A change set as people read it: one structured form (``as_data``: the command line's ``--json``,
+the MCP tool, the page) and its Markdown (``as_markdown``: the command line, the UI's metadata, the
+digest files). The findings citing a changed paper come first; the papers each thing cites are named
+by title."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .compare import COLLECTION, MODEL, PAPERS, SETTINGS, Change, ChangeSet
+
+# Findings listed per group in Markdown; the structured form holds them all.
+MARKDOWN_LISTED = 25
+_SNIPPET = 240
+FINDING_KINDS = ("insight", "summary", "answer", "idea", "judge score")
+CAUSES = {
+    PAPERS: "a paper it cites changed",
+    COLLECTION: "the collection's papers changed (a collection-wide step drew on them)",
+    SETTINGS: "a step's settings changed; no paper did",
+    MODEL: "the model answered differently; no paper or setting changed (its cache was cleared, or it is not deterministic)",
+}
+SECTION_TITLES = {
+    "insightgen": "InsightGen",
+    "xsum": "XSum",
+    "contregen": "ConTReGen",
+    "insight_rag": "Insight-RAG",
+    "scipip": "SciPIP",
+}
+
+
+def when(moment: str | None) -> str:
+    """An ISO 8601 moment as people read it: ``2026-12-02 10:30 UTC``."""
+    return "-" if not moment else moment[:16].replace("T", " ") + " UTC"
+
+
+def headline(change_set: ChangeSet) -> str:
+    """The digest in one line."""
+    if change_set.first:
+        return f"the first build of {change_set.collection} ({when(change_set.built_at)}): nothing to compare with"
+    if not change_set.changed:
+        return f"nothing changed since the build of {when(change_set.previous_built_at)}"
+    groups = (
+        ("paper", change_set.of("paper")),
+        ("theme", change_set.of("theme")),
+        ("finding", [c for c in change_set.changes if c.kind in FINDING_KINDS]),
+    )
+    parts = [
+        # "2 themes changed, 1 new"
+        ", ".join(f"{_plural(n, noun) if i == 0 else n} {change}" for i, (change, n) in enumerate(_counts(changes).items()))
+        for noun, changes in groups
+        if changes
+    ]
+    return f"since the build of {when(change_set.previous_built_at)}: " + "; ".join(parts)
+
+
+def _counts(changes: Sequence[Change]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for change in changes:
+        counts[change.change] = counts.get(change.change, 0) + 1
+    return counts
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def as_data(change_set: ChangeSet) -> dict[str, Any]:
+    """The change set as plain data: papers, themes and findings, each naming its papers."""
+    titles = change_set.titles
+
+    def cited(doc_ids: Sequence[str]) -> list[dict[str, str]]:
+        return [{"doc_id": doc, "title": titles.get(doc, doc)} for doc in doc_ids]
+
+    themes = change_set.of("theme")
+    papers = []
+    for change in change_set.of("paper"):
+        joined = [
+            {"theme_id": int(theme.key), "label": theme.subject}
+            for theme in themes
+            if change.key in theme.detail.get("papers_gained", ())
+            or (theme.change == "new" and change.key in theme.doc_ids)
+        ]
+        papers.append(
+            {"doc_id": change.key, "title": change.subject, "change": change.change, **change.detail, "themes_joined": joined}
+        )
+    findings = sorted(
+        (c for c in change_set.changes if c.kind in FINDING_KINDS),
+        key=lambda c: (c.cause != PAPERS, ("new", "changed", "gone").index(c.change), c.section or "", c.kind),
+    )
+    return {
+        "collection": change_set.collection,
+        "build": change_set.build_id,
+        "built_at": change_set.built_at,
+        "previous_build": change_set.previous_build_id,
+        "previous_built_at": change_set.previous_built_at,
+        "first": change_set.first,
+        "changed": change_set.changed,
+        "headline": headline(change_set),
+        "papers": papers,
+        "themes": [
+            {
+                "theme_id": int(theme.key),
+                "label": theme.subject,
+                "change": theme.change,
+                "previous_label": theme.before if theme.change == "changed" else None,
+                "papers_gained": cited(theme.detail.get("papers_gained", ())),
+                "papers_lost": cited(theme.detail.get("papers_lost", ())),
+                "papers": theme.detail.get("papers"),
+            }
+            for theme in themes
+        ],
+        "findings": [
+            {
+                "kind": change.kind,
+                "method": change.method,
+                "section": change.section,
+                "key": change.key,
+                "change": change.change,
+                "cause": change.cause,
+                "subject": change.subject,
+                "before": change.before,
+                "after": change.after,
+                "cites": cited(change.doc_ids),
+                "chunk_ids": list(change.chunk_ids),
+                **({"writer": change.detail["writer"]} if "writer" in change.detail else {}),
+            }
+            for change in findings
+        ],
+        "unchanged": dict(change_set.unchanged),
+        "settings_changed": list(change_set.settings_changed),
+    }
+
+
+def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -> str:
+    """``as_data``'s digest in Markdown; ``page_link``: the collection's page, which each finding
+    links to its section of (None: no links)."""
+    lines = [f"## What changed in `{data['collection']}`", "", data["headline"][0].upper() + data["headline"][1:] + "."]
+    if data["first"] or not data["changed"]:
+        return "\n".join(lines) + "\n"
+    lines += [
+        "",
+        f"Build `{data['build']}` ({when(data['built_at'])}) against build `{data['previous_build']}` "
+        f"({when(data['previous_built_at'])}).",
+    ]
+    if data["papers"]:
+        lines += ["", "### Papers", ""]
+        for paper in data["papers"]:
+            joined = ", ".join(f"{t['theme_id']} “{t['label']}”" for t in paper["themes_joined"])
+            lines.append(
+                f"- {paper['change']}: **{paper['title']}** ({paper['file']}; chunks +{paper['chunks_added']} "
+                f"−{paper['chunks_removed']})" + (f"; joined themes {joined}" if joined else "")
+                + "".join(f"; {name}: {v['before']!r} → {v['after']!r}" for name, v in paper.get("fields", {}).items())
+            )
+    if data["themes"]:
+        lines += ["", "### Themes", ""]
+        for theme in data["themes"]:
+            moves = [
+                f"{verb} {', '.join(p['title'] for p in theme[key])}"
+                for verb, key in (("gained", "papers_gained"), ("lost", "papers_lost"))
+                if theme[key]
+            ]
+            if theme["previous_label"] and theme["previous_label"] != theme["label"]:
+                moves.append(f"was “{theme['previous_label']}”")
+            lines.append(f"- {theme['change']}: theme {theme['theme_id']} “{theme['label']}”" + (": " + "; ".join(moves) if moves else ""))
+    for change in ("new", "changed", "gone"):
+        listed = [f for f in data["findings"] if f["change"] == change]
+        if not listed:
+            continue
+        lines += ["", f"### {change.capitalize()} findings ({len(listed)}: {by_method(listed)})", ""]
+        lines += [_finding_line(finding, page_link) for finding in listed[:MARKDOWN_LISTED]]
+        if len(listed) > MARKDOWN_LISTED:
+            lines.append(f"- … and {len(listed) - MARKDOWN_LISTED} more (`insight-assets changes --json` lists them all)")
+    unchanged = ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in data["unchanged"].items() if n)
+    if unchanged:
+        lines += ["", f"Unchanged: {unchanged}."]
+    return "\n".join(lines) + "\n"
+
+
+def by_method(findings: Sequence[Mapping[str, Any]]) -> str:
+    """How many of ``findings`` each method's section holds: ``InsightGen 12, XSum 3``."""
+    counts: dict[str, int] = {}
+    for finding in findings:
+        where = SECTION_TITLES.get(finding["section"], finding["section"])
+        counts[where] = counts.get(where, 0) + 1
+    return ", ".join(f"{where} {n}" for where, n in counts.items())
+
+
+def _finding_line(finding: Mapping[str, Any], page_link: str | None) -> str:
+    where = SECTION_TITLES.get(finding["section"], finding["section"])
+    name = f"{where} {finding['kind']} ({finding['method']})"
+    if page_link:
+        name = f"[{name}]({page_link}#method-{finding['section']})"
+    text = finding["before"] if finding["change"] == "gone" else finding["after"]
+    line = f"- {name} on “{_snippet(finding['subject'], 80)}”: {_snippet(text)}"
+    if finding["change"] == "changed":
+        line += f" (was: {_snippet(finding['before'])}; why: {CAUSES[finding['cause']]})"
+    cites = "; ".join(p["title"] for p in finding["cites"])
+    return line + (f" Cites: {cites}." if cites else "")
+
+
+def _snippet(text: str | None, length: int = _SNIPPET) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= length else flat[: length - 1].rstrip() + "…"

@@ -1,0 +1,239 @@
+"""The kept history of a collection's builds: each build's snapshot (the last ``KEEP_SNAPSHOTS``, so
+that ``--since`` can compare with an older one), its change set, and one row per changed thing
+(``changes``)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import asdict
+
+from insight_assets.core.startup.lazy import pa
+from insight_assets.core.storage.stores import Warehouse, declare_tables
+
+from .compare import Change, ChangeSet, compare
+from .digest import as_data, when
+from .snapshot import Snapshot
+
+KEEP_SNAPSHOTS = 20
+# The asset every build builds (it reads the collection's folder; nothing reuses it): its last run is
+# the collection's last build, which changed nothing when it is not the last change set's.
+FOLDER_ASSET = "source_documents"
+
+TABLES = {
+    "build_snapshots": """
+        collection VARCHAR, build_id VARCHAR, built_at VARCHAR, snapshot VARCHAR""",
+    "build_change_sets": """
+        collection VARCHAR, build_id VARCHAR, built_at VARCHAR, previous_build_id VARCHAR,
+        previous_built_at VARCHAR, changed BOOLEAN, unchanged VARCHAR, titles VARCHAR,
+        settings_changed VARCHAR[]""",
+    "changes": """
+        collection VARCHAR, build_id VARCHAR, position INTEGER, kind VARCHAR, key VARCHAR,
+        change VARCHAR, subject VARCHAR, doc_ids VARCHAR[], chunk_ids VARCHAR[], before VARCHAR,
+        after VARCHAR, cause VARCHAR, section VARCHAR, method VARCHAR, detail VARCHAR""",
+}
+declare_tables(TABLES)
+
+
+class NoSuchBuild(LookupError):
+    """``--since`` names no build kept for the collection."""
+
+
+def record(warehouse: Warehouse, change_set: ChangeSet, snapshot: Snapshot) -> None:
+    """Keep ``snapshot`` and the change set it made, replacing what the same build kept before (a
+    step retried in its run), and forget snapshots beyond the last ``KEEP_SNAPSHOTS``."""
+    collection, build = change_set.collection, change_set.build_id
+    change_set_row = {
+        "collection": collection,
+        "build_id": build,
+        "built_at": change_set.built_at,
+        "previous_build_id": change_set.previous_build_id,
+        "previous_built_at": change_set.previous_built_at,
+        "changed": change_set.changed,
+        "unchanged": json.dumps(dict(change_set.unchanged), sort_keys=True),
+        "titles": json.dumps(dict(change_set.titles), sort_keys=True),
+        "settings_changed": list(change_set.settings_changed),
+    }
+    change_rows = [
+        {
+            **{name: value for name, value in asdict(change).items() if name != "detail"},
+            "collection": collection,
+            "build_id": build,
+            "position": position,
+            "doc_ids": list(change.doc_ids),
+            "chunk_ids": list(change.chunk_ids),
+            "detail": json.dumps(dict(change.detail), sort_keys=True, default=str),
+        }
+        for position, change in enumerate(change_set.changes)
+    ]
+    snapshot_row = {
+        "collection": collection,
+        "build_id": build,
+        "built_at": snapshot.built_at,
+        "snapshot": json.dumps(snapshot.to_json(), sort_keys=True),
+    }
+    where = "collection = ? AND build_id = ?"
+    for table, rows in (
+        ("build_snapshots", [snapshot_row]),
+        ("build_change_sets", [change_set_row]),
+        ("changes", change_rows),
+    ):
+        warehouse.replace_rows(table, where, [collection, build], _rows(table, rows))
+    kept = [row["build_id"] for row in _snapshot_rows(warehouse, collection)][KEEP_SNAPSHOTS:]
+    if kept:
+        warehouse.write(
+            lambda connection: connection.execute(
+                f"DELETE FROM build_snapshots WHERE collection = ? AND build_id IN ({', '.join('?' * len(kept))})",
+                [collection, *kept],
+            )
+        )
+
+
+def _rows(table: str, rows: list[dict]) -> pa.Table:
+    columns = [part.split()[0] for part in TABLES[table].split(",")]
+    if not rows:
+        return pa.Table.from_pylist([], schema=pa.schema([(c, pa.string()) for c in columns]))
+    return pa.Table.from_pylist([{column: row.get(column) for column in columns} for row in rows])
+
+
+def _snapshot_rows(warehouse: Warehouse, collection: str) -> list[dict]:
+    """The kept snapshots' builds, newest first (without the snapshots)."""
+    return warehouse.rows(
+        "SELECT build_id, built_at FROM build_snapshots WHERE collection = ? ORDER BY built_at DESC, build_id",
+        [collection],
+    )
+
+
+def _snapshot(warehouse: Warehouse, collection: str, build_id: str) -> Snapshot:
+    (row,) = warehouse.rows(
+        "SELECT snapshot FROM build_snapshots WHERE collection = ? AND build_id = ?", [collection, build_id]
+    )
+    return Snapshot.from_json(json.loads(row["snapshot"]))
+
+
+def previous_snapshot(warehouse: Warehouse, collection: str, build_id: str) -> Snapshot | None:
+    """The last snapshot kept before ``build_id``'s (None: the collection was never built before)."""
+    for row in _snapshot_rows(warehouse, collection):
+        if row["build_id"] != build_id:
+            return _snapshot(warehouse, collection, row["build_id"])
+    return None
+
+
+def latest_change_set(warehouse: Warehouse, collection: str) -> ChangeSet | None:
+    """The change set of the collection's last build that compared (None: never built)."""
+    rows = warehouse.rows(
+        "SELECT build_id FROM build_change_sets WHERE collection = ? ORDER BY built_at DESC LIMIT 1",
+        [collection],
+    )
+    return change_set_of(warehouse, collection, rows[0]["build_id"]) if rows else None
+
+
+def change_sets(warehouse: Warehouse, collection: str) -> list[ChangeSet]:
+    """Every kept change set of the collection, newest first."""
+    return [
+        change_set_of(warehouse, collection, row["build_id"])
+        for row in warehouse.rows(
+            "SELECT build_id FROM build_change_sets WHERE collection = ? ORDER BY built_at DESC", [collection]
+        )
+    ]
+
+
+def change_set_of(warehouse: Warehouse, collection: str, build_id: str) -> ChangeSet:
+    with warehouse.session() as db:
+        (row,) = db.rows(
+            "SELECT * FROM build_change_sets WHERE collection = ? AND build_id = ?", [collection, build_id]
+        )
+        changes = db.rows(
+            "SELECT * FROM changes WHERE collection = ? AND build_id = ? ORDER BY position", [collection, build_id]
+        )
+    return ChangeSet(
+        collection,
+        build_id,
+        row["built_at"],
+        row["previous_build_id"],
+        row["previous_built_at"],
+        [
+            Change(
+                change["kind"],
+                change["key"],
+                change["change"],
+                change["subject"],
+                tuple(change["doc_ids"] or ()),
+                tuple(change["chunk_ids"] or ()),
+                change["before"],
+                change["after"],
+                change["cause"],
+                change["section"],
+                change["method"],
+                json.loads(change["detail"] or "{}"),
+            )
+            for change in changes
+        ],
+        json.loads(row["unchanged"] or "{}"),
+        json.loads(row["titles"] or "{}"),
+        tuple(row["settings_changed"] or ()),
+    )
+
+
+def changes_since(warehouse: Warehouse, collection: str, since: str) -> ChangeSet:
+    """What the builds after ``since`` changed, together: the last kept snapshot compared with the
+    one of build ``since`` (an id, or the start of one), or with the last one built before the date
+    ``since`` (YYYY-MM-DD, or a moment in ISO 8601; the oldest kept when none was)."""
+    builds = _snapshot_rows(warehouse, collection)
+    if not builds:
+        raise NoSuchBuild(f"collection {collection!r} has no build on record")
+    baseline = _baseline(builds, since)
+    if baseline is None:
+        raise NoSuchBuild(
+            f"{since!r} is neither a date (YYYY-MM-DD) nor one of the {len(builds)} builds kept for "
+            f"{collection!r} (`insight-assets changes -c {collection} --json` lists them)"
+        )
+    latest = _snapshot(warehouse, collection, builds[0]["build_id"])
+    # The kept snapshots carry their themes' ids from build to build: compared as they are.
+    change_set, _ = compare(_snapshot(warehouse, collection, baseline), latest, theme_kept_share=None)
+    return change_set
+
+
+def _baseline(builds: list[dict], since: str) -> str | None:
+    matching = [row["build_id"] for row in builds if row["build_id"].startswith(since)]
+    if matching:
+        return matching[0]
+    try:
+        moment = datetime.datetime.fromisoformat(since)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    earlier = [row for row in builds if datetime.datetime.fromisoformat(row["built_at"]) < moment]
+    return (earlier[0] if earlier else builds[-1])["build_id"]
+
+
+def digest_data(warehouse: Warehouse, collection: str, since: str | None = None) -> dict:
+    """The digest's structured form (``digest.as_data``) of the collection's last build, or of every
+    build after ``since``: what the command line, the MCP tool and the page show. A last build that
+    reused everything changed nothing and says so. ``NoSuchBuild`` when nothing is on record."""
+    if since is not None:
+        return as_data(changes_since(warehouse, collection, since))
+    change_set = latest_change_set(warehouse, collection)
+    if change_set is None:
+        raise NoSuchBuild(f"collection {collection!r} has no build on record: build it first")
+    data = as_data(change_set)
+    last = warehouse.builds(collection).get(FOLDER_ASSET)
+    if last is None or last["run_id"] in (None, change_set.build_id):
+        return data
+    built_at = last["built_at"].replace(tzinfo=datetime.UTC).isoformat(timespec="seconds")
+    if built_at <= change_set.built_at:
+        return data
+    return {
+        **data,
+        "build": last["run_id"],
+        "built_at": built_at,
+        "previous_build": change_set.build_id,
+        "previous_built_at": change_set.built_at,
+        "first": False,
+        "changed": False,
+        "headline": f"nothing changed since the build of {when(change_set.built_at)}",
+        "papers": [],
+        "themes": [],
+        "findings": [],
+    }

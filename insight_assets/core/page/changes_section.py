@@ -1,0 +1,135 @@
+"""What the last build changed, on the collection's page ("Since the last build") and as a page of
+its own per build that changed something (``digest_page``), from the digest's structured form
+(``core/changes/digest.as_data``), so that the page says what the command line and the MCP tool say."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from insight_assets.core.changes.digest import CAUSES, SECTION_TITLES, by_method, when
+
+# Findings shown per group on the page; the digest's own page lists them all.
+ON_PAGE = 12
+
+
+def since_section(
+    data: Mapping[str, Any] | None, earlier: Sequence[tuple[str, str]], page: str = "", listed: int | None = ON_PAGE
+) -> str:
+    """The "Since the last build" section. ``data``: the last change set's digest (None: none yet);
+    ``earlier``: ``(link, headline)`` of the kept digest pages, newest first; ``page``: the
+    collection page's address from where this is shown (its method sections are linked)."""
+    parts = ['<section id="changes" data-section="changes"><h2>Since the last build</h2>']
+    if data is None:
+        parts.append("<p>No build of this collection has compared with another yet.</p>")
+    else:
+        parts.append(f'<p data-headline="1">{escape(_sentence(data["headline"]))}</p>')
+        if data["changed"] and not data["first"]:
+            parts.append(
+                f'<p class="muted">This build: {escape(when(data["built_at"]))}; the one before: '
+                f"{escape(when(data['previous_built_at']))}.</p>"
+            )
+            parts.append(_papers(data["papers"]))
+            parts.append(_themes(data["themes"]))
+            parts.append(_findings(data["findings"], page, listed))
+    if earlier:
+        parts.append("<h3>Earlier builds' digests</h3><ul>")
+        parts += [f'<li><a href="{escape(link)}">{escape(text)}</a></li>' for link, text in earlier]
+        parts.append("</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def digest_page(data: Mapping[str, Any], style: str) -> str:
+    """One build's digest as a page of its own, beside the collection's page (one folder down)."""
+    title = f"{data['collection']}: what changed on {when(data['built_at'])}"
+    return "\n".join(
+        [
+            "<!doctype html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape(title)}</title><style>{style}</style></head><body><main>",
+            f'<p><a href="../index.html">← the collection\'s page</a></p><h1>{escape(title)}</h1>',
+            since_section(data, (), page="../index.html", listed=None),
+            "</main></body></html>",
+        ]
+    )
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
+def _titles(papers: Sequence[Mapping[str, str]]) -> str:
+    return "; ".join(escape(paper["title"]) for paper in papers)
+
+
+def _papers(papers: Sequence[Mapping[str, Any]]) -> str:
+    if not papers:
+        return "<p>No paper came in, left or changed.</p>"
+    items = []
+    for paper in papers:
+        joined = ", ".join(f"{t['theme_id']} “{escape(t['label'])}”" for t in paper["themes_joined"])
+        fields = "".join(
+            f"; {escape(name)}: {escape(repr(v['before']))} → {escape(repr(v['after']))}"
+            for name, v in paper.get("fields", {}).items()
+        )
+        items.append(
+            f'<li data-change="{escape(paper["change"])}"><strong>{escape(paper["change"])}</strong>: '
+            f"{escape(paper['title'])} <span class=\"muted\">({escape(paper['file'])}; chunks "
+            f"+{paper['chunks_added']} −{paper['chunks_removed']})</span>"
+            + (f"; joined themes {joined}" if joined else "")
+            + fields
+            + "</li>"
+        )
+    return "<h3>Papers</h3><ul>" + "".join(items) + "</ul>"
+
+
+def _themes(themes: Sequence[Mapping[str, Any]]) -> str:
+    if not themes:
+        return ""
+    items = []
+    for theme in themes:
+        moves = [
+            f"{verb} {_titles(theme[key])}"
+            for verb, key in (("gained", "papers_gained"), ("lost", "papers_lost"))
+            if theme[key]
+        ]
+        if theme["previous_label"] and theme["previous_label"] != theme["label"]:
+            moves.append(f"was “{escape(theme['previous_label'])}”")
+        items.append(
+            f"<li><strong>{escape(theme['change'])}</strong>: theme {theme['theme_id']} “{escape(theme['label'])}”"
+            + (": " + "; ".join(moves) if moves else "")
+            + "</li>"
+        )
+    return "<h3>Themes</h3><ul>" + "".join(items) + "</ul>"
+
+
+def _findings(findings: Sequence[Mapping[str, Any]], page: str, listed: int | None) -> str:
+    parts = []
+    for change in ("new", "changed", "gone"):
+        group = [f for f in findings if f["change"] == change]
+        if not group:
+            continue
+        parts.append(f"<h3>{change.capitalize()} findings ({len(group)}: {escape(by_method(group))})</h3><ul>")
+        parts += [_finding(finding, page) for finding in group[:listed]]
+        if listed is not None and len(group) > listed:
+            parts.append(f"<li class=\"muted\">… and {len(group) - listed} more in this build's digest.</li>")
+        parts.append("</ul>")
+    return "".join(parts)
+
+
+def _finding(finding: Mapping[str, Any], page: str) -> str:
+    where = SECTION_TITLES.get(finding["section"], finding["section"])
+    text = finding["before"] if finding["change"] == "gone" else finding["after"]
+    item = (
+        f'<li data-kind="{escape(finding["kind"])}"><a href="{escape(page)}#method-{escape(finding["section"])}">'
+        f"{escape(where)} {escape(finding['kind'])}</a> <span class=\"muted\">({escape(finding['method'])}) on "
+        f"“{escape(finding['subject'])}”</span><pre>{escape(text or '')}</pre>"
+    )
+    if finding["change"] == "changed":
+        item += f'<p class="muted">Was: {escape(finding["before"] or "")}<br>Why: {escape(CAUSES[finding["cause"]])}</p>'
+    if finding["cites"]:
+        item += f'<p class="muted">Cites: {_titles(finding["cites"])}</p>'
+    return item + "</li>"

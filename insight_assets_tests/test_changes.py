@@ -1,0 +1,152 @@
+"""What each build changed, on real builds (`insight-assets build`, offline, in processes of their
+own): a paper added, nothing changed, the paper removed, and a library title edited, each read from
+`insight-assets changes --json`, the collection's page and the MCP tool ``what_changed`` over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import duckdb
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject, run_cli
+from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
+
+COLLECTION = BuiltProject.COLLECTION
+ADDED = DEMO_PDFS_BY_SIZE[1]  # the demo's next smallest paper
+FINDING_KINDS = {"insight", "summary", "answer", "idea", "judge score"}
+
+
+def build(project: Path, collection: str = COLLECTION) -> None:
+    built = run_cli(project, "build", "--collection", collection, environment={"PYTHONHASHSEED": "1"})
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
+
+
+def changes(project: Path, *args: str, collection: str = COLLECTION) -> dict:
+    shown = run_cli(project, "changes", "-c", collection, "--json", *args)
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)
+
+
+def what_changed(project: Path) -> dict:
+    """``what_changed`` as an assistant's client gets it, from a server it starts over stdio."""
+    command = [sys.executable, "-m", "insight_assets.cli", "mcp", "--project", str(project)]
+    environment = {"HF_HUB_OFFLINE": "1", "PATH": os.environ["PATH"]}
+
+    async def session() -> dict:
+        parameters = StdioServerParameters(command=command[0], args=command[1:], env=environment, cwd="/")
+        async with Client(parameters) as client:
+            answered = await client.call_tool("what_changed", {"collection": COLLECTION})
+            assert not answered.is_error
+            return answered.structured_content
+
+    return anyio.run(session)
+
+
+def first_theme_ids(project: Path) -> set[int]:
+    """The theme ids the collection's first build kept."""
+    with duckdb.connect(str(project / "data" / "warehouse.duckdb"), read_only=True) as db:
+        (snapshot,) = db.execute(
+            "SELECT snapshot FROM build_snapshots WHERE collection = ? ORDER BY built_at LIMIT 1", [COLLECTION]
+        ).fetchone()
+    return {theme["theme_id"] for theme in json.loads(snapshot)["themes"]}
+
+
+def digests(project: Path) -> list[Path]:
+    return sorted((project / "data" / "reports" / COLLECTION / "changes").glob("*.html"))
+
+
+def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_that(tmp_path, built_by_cli: BuiltProject):
+    project = built_by_cli.copy(tmp_path)
+    first = changes(project)
+    assert first["first"] and first["headline"].endswith("nothing to compare with")
+    assert not digests(project)
+    themes_before = first_theme_ids(project)
+
+    shutil.copyfile(ADDED, project / "data" / "collections" / COLLECTION / ADDED.name)
+    build(project)
+    added = changes(project)
+    (paper,) = added["papers"]
+    assert (paper["change"], paper["file"]) == ("added", ADDED.name) and paper["chunks_added"] > 0
+    new_doc = paper["doc_id"]
+    # The themes it joined, new or gaining it; the themes that went on kept their ids, the new
+    # ones have ids of their own (the ids' rule on a theme that gains a paper: core/test_changes.py).
+    joined = {t["theme_id"] for t in paper["themes_joined"]}
+    assert joined and all(
+        new_doc in [p["doc_id"] for p in t["papers_gained"]] for t in added["themes"] if t["theme_id"] in joined
+    )
+    new_ids = {t["theme_id"] for t in added["themes"] if t["change"] == "new"}
+    assert new_ids and not new_ids & themes_before
+    assert {t["theme_id"] for t in added["themes"] if t["change"] in ("changed", "gone")} <= themes_before
+    findings = added["findings"]
+    assert {f["kind"] for f in findings} <= FINDING_KINDS
+    citing = [f for f in findings if new_doc in [p["doc_id"] for p in f["cites"]]]
+    assert citing and {f["change"] for f in citing} <= {"new", "changed"}
+    # Nothing else changed: every other change is put down to the papers, never to the model.
+    assert {f["cause"] for f in findings} <= {"papers", "collection"}
+    assert added["unchanged"]["paper"] == 1
+
+    # The page opens with the same digest; the MCP tool gives it with passage ids.
+    page = (project / "data" / "reports" / COLLECTION / "index.html").read_text()
+    since = page[page.index('<section id="changes"') : page.index('<section id="collection"')]
+    assert added["headline"][1:] in since and paper["title"] in since and "joined themes" in since
+    served = what_changed(project)
+    assert {key: value for key, value in served.items() if key != "findings"} == {
+        key: value for key, value in added.items() if key != "findings"
+    }
+    assert [{k: v for k, v in f.items() if k != "passages"} for f in served["findings"]] == findings
+    assert all(p == f"{COLLECTION}/{c}" for f in served["findings"] for p, c in zip(f["passages"], f["chunk_ids"], strict=True))
+    (digest,) = digests(project)
+    assert digest.with_suffix(".md").read_text().startswith(f"## What changed in `{COLLECTION}`")
+
+    build(project)
+    unchanged = changes(project)
+    assert not unchanged["changed"] and unchanged["headline"].startswith("nothing changed since")
+    assert unchanged["papers"] == unchanged["findings"] == [] and len(digests(project)) == 1
+    shown = run_cli(project, "changes", "-c", COLLECTION)
+    assert shown.stdout.count("\n") == 3 and "Nothing changed since" in shown.stdout
+
+    (project / "data" / "collections" / COLLECTION / ADDED.name).unlink()
+    build(project)
+    removed = changes(project)
+    assert [(p["change"], p["doc_id"]) for p in removed["papers"]] == [("removed", new_doc)]
+    gone = [f for f in removed["findings"] if f["change"] == "gone"]
+    assert gone and any(new_doc in [p["doc_id"] for p in f["cites"]] for f in gone)
+    assert {p["title"] for f in gone for p in f["cites"] if p["doc_id"] == new_doc} == {paper["title"]}
+    # Since the first build, the paper came and went: the papers are as they were.
+    assert changes(project, "--since", first["build"])["papers"] == []
+    assert len(digests(project)) == 2 and 'href="changes/' in (project / "data" / "reports" / COLLECTION / "index.html").read_text()
+
+
+def test_a_title_edited_in_the_library_is_the_one_change(tmp_path):
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    shutil.copyfile(SMALLEST_DEMO_PDF, pdfs / SMALLEST_DEMO_PDF.name)
+    export = tmp_path / "library.json"
+
+    def export_titled(title: str) -> None:
+        item = {"id": SMALLEST_DEMO_PDF.stem, "type": "article-journal", "title": title,
+                "author": [{"family": "Author", "given": "A."}], "issued": {"date-parts": [[2024]]}}
+        export.write_text(json.dumps([item]))
+
+    export_titled("The first title")
+    (tmp_path / "data" / "collections").mkdir(parents=True)
+    added = run_cli(tmp_path, "library", "add", "csl", str(export), "--name", "lib", "--pdfs", str(pdfs))
+    assert added.returncode == 0, added.stderr
+    build(tmp_path, "lib")
+    export_titled("The second title")
+    build(tmp_path, "lib")
+    edited = changes(tmp_path, collection="lib")
+    (paper,) = edited["papers"]
+    assert paper["change"] == "metadata changed"
+    assert paper["fields"] == {"title": {"before": "The first title", "after": "The second title"}}
+    assert edited["themes"] == [] and paper["chunks_added"] == paper["chunks_removed"] == 0
+    # A finding may quote the title; none changed for another reason.
+    assert all(f["cause"] == "papers" and f["cites"] == [{"doc_id": paper["doc_id"], "title": "The second title"}]
+               for f in edited["findings"])
