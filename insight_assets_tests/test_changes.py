@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import dagster as dg
 import duckdb
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -53,16 +54,33 @@ def first_theme_ids(project: Path) -> set[int]:
     """The theme ids the collection's first build kept."""
     with duckdb.connect(str(project / "data" / "warehouse.duckdb"), read_only=True) as db:
         (snapshot,) = db.execute(
-            "SELECT snapshot FROM build_snapshots WHERE collection = ? ORDER BY built_at LIMIT 1", [COLLECTION]
+            "SELECT snapshot FROM build_snapshots WHERE collection = ? ORDER BY built_at LIMIT 1",
+            [COLLECTION],
         ).fetchone()
     return {theme["theme_id"] for theme in json.loads(snapshot)["themes"]}
+
+
+def page_metadata(project: Path) -> str:
+    """The digest the last run's materialization of the collection's page holds (the UI's history)."""
+    with dg.DagsterInstance.from_config(str(project / "home")) as instance:
+        run = instance.get_runs(limit=1)[0]
+        records = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+    (page,) = [
+        record.dagster_event.event_specific_data.materialization
+        for record in records
+        if record.dagster_event.event_specific_data.materialization.asset_key.to_user_string()
+        == "collection_report"
+    ]
+    return page.metadata["changes"].value
 
 
 def digests(project: Path) -> list[Path]:
     return sorted((project / "data" / "reports" / COLLECTION / "changes").glob("*.html"))
 
 
-def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_that(tmp_path, built_by_cli: BuiltProject):
+def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_that(
+    tmp_path, built_by_cli: BuiltProject
+):
     project = built_by_cli.copy(tmp_path)
     first = changes(project)
     assert first["first"] and first["headline"].endswith("nothing to compare with")
@@ -79,7 +97,9 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     # ones have ids of their own (the ids' rule on a theme that gains a paper: core/test_changes.py).
     joined = {t["theme_id"] for t in paper["themes_joined"]}
     assert joined and all(
-        new_doc in [p["doc_id"] for p in t["papers_gained"]] for t in added["themes"] if t["theme_id"] in joined
+        new_doc in [p["doc_id"] for p in t["papers_gained"]]
+        for t in added["themes"]
+        if t["theme_id"] in joined
     )
     new_ids = {t["theme_id"] for t in added["themes"] if t["change"] == "new"}
     assert new_ids and not new_ids & themes_before
@@ -101,8 +121,15 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
         key: value for key, value in added.items() if key != "findings"
     }
     assert [{k: v for k, v in f.items() if k != "passages"} for f in served["findings"]] == findings
-    assert all(p == f"{COLLECTION}/{c}" for f in served["findings"] for p, c in zip(f["passages"], f["chunk_ids"], strict=True))
+    assert all(
+        p == f"{COLLECTION}/{c}"
+        for f in served["findings"]
+        for p, c in zip(f["passages"], f["chunk_ids"], strict=True)
+    )
     (digest,) = digests(project)
+    assert page_metadata(project).startswith(
+        f"## What changed in `{COLLECTION}`\n\n{added['headline'][0].upper()}"
+    )
     assert digest.with_suffix(".md").read_text().startswith(f"## What changed in `{COLLECTION}`")
 
     build(project)
@@ -111,6 +138,7 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     assert unchanged["papers"] == unchanged["findings"] == [] and len(digests(project)) == 1
     shown = run_cli(project, "changes", "-c", COLLECTION)
     assert shown.stdout.count("\n") == 3 and "Nothing changed since" in shown.stdout
+    assert page_metadata(project).startswith("Nothing changed since the last build")
 
     (project / "data" / "collections" / COLLECTION / ADDED.name).unlink()
     build(project)
@@ -121,7 +149,10 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     assert {p["title"] for f in gone for p in f["cites"] if p["doc_id"] == new_doc} == {paper["title"]}
     # Since the first build, the paper came and went: the papers are as they were.
     assert changes(project, "--since", first["build"])["papers"] == []
-    assert len(digests(project)) == 2 and 'href="changes/' in (project / "data" / "reports" / COLLECTION / "index.html").read_text()
+    assert (
+        len(digests(project)) == 2
+        and 'href="changes/' in (project / "data" / "reports" / COLLECTION / "index.html").read_text()
+    )
 
 
 def test_a_title_edited_in_the_library_is_the_one_change(tmp_path):
@@ -131,8 +162,13 @@ def test_a_title_edited_in_the_library_is_the_one_change(tmp_path):
     export = tmp_path / "library.json"
 
     def export_titled(title: str) -> None:
-        item = {"id": SMALLEST_DEMO_PDF.stem, "type": "article-journal", "title": title,
-                "author": [{"family": "Author", "given": "A."}], "issued": {"date-parts": [[2024]]}}
+        item = {
+            "id": SMALLEST_DEMO_PDF.stem,
+            "type": "article-journal",
+            "title": title,
+            "author": [{"family": "Author", "given": "A."}],
+            "issued": {"date-parts": [[2024]]},
+        }
         export.write_text(json.dumps([item]))
 
     export_titled("The first title")
@@ -148,5 +184,7 @@ def test_a_title_edited_in_the_library_is_the_one_change(tmp_path):
     assert paper["fields"] == {"title": {"before": "The first title", "after": "The second title"}}
     assert edited["themes"] == [] and paper["chunks_added"] == paper["chunks_removed"] == 0
     # A finding may quote the title; none changed for another reason.
-    assert all(f["cause"] == "papers" and f["cites"] == [{"doc_id": paper["doc_id"], "title": "The second title"}]
-               for f in edited["findings"])
+    assert all(
+        f["cause"] == "papers" and f["cites"] == [{"doc_id": paper["doc_id"], "title": "The second title"}]
+        for f in edited["findings"]
+    )

@@ -21,7 +21,16 @@ from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject
 from insight_assets_tests.fake_model_server import FakeModelServer
 from insight_assets_tests.servers import free_port, wait_for_port
 
-TOOLS = {"list_collections", "search", "fetch", "ask", "summarize", "propose_ideas", "collection_report", "what_changed"}
+TOOLS = {
+    "list_collections",
+    "search",
+    "fetch",
+    "ask",
+    "summarize",
+    "propose_ideas",
+    "collection_report",
+    "what_changed",
+}
 TOKEN = "a-secret-for-this-test"
 
 

@@ -15,8 +15,15 @@ from insight_assets.core.storage.stores import Warehouse
 
 
 def _paper(doc: str, chunks: int = 4, title: str | None = None, file: str | None = None) -> Paper:
-    return Paper(doc, file or f"{doc}.pdf", title or f"Paper {doc}", ("A. Author",), 2024, None,
-                 tuple(f"{doc}c{n}" for n in range(chunks)))
+    return Paper(
+        doc,
+        file or f"{doc}.pdf",
+        title or f"Paper {doc}",
+        ("A. Author",),
+        2024,
+        None,
+        tuple(f"{doc}c{n}" for n in range(chunks)),
+    )
 
 
 def _theme(theme_id: int, label: str, chunks: list[str]) -> Theme:
@@ -24,13 +31,29 @@ def _theme(theme_id: int, label: str, chunks: list[str]) -> Theme:
 
 
 def _finding(key: str, text: str, cites: list[str], writer: str = "model-a") -> Finding:
-    return Finding("insight", key, "insightgen", "insightgen", "How?", text, tuple(cites),
-                   tuple(f"{doc}c0" for doc in cites), writer)
+    return Finding(
+        "insight",
+        key,
+        "insightgen",
+        "insightgen",
+        "How?",
+        text,
+        tuple(cites),
+        tuple(f"{doc}c0" for doc in cites),
+        writer,
+    )
 
 
 def _snapshot(build: str, papers, themes, findings, steps=None, at="2026-12-01T10:00:00+00:00") -> Snapshot:
-    return Snapshot("c", build, at, {p.doc_id: p for p in papers}, themes, findings,
-                    steps or {"insights": "1|config|models"})
+    return Snapshot(
+        "c",
+        build,
+        at,
+        {p.doc_id: p for p in papers},
+        themes,
+        findings,
+        steps or {"insights": "1|config|models"},
+    )
 
 
 BEFORE = _snapshot(
@@ -46,10 +69,16 @@ def test_an_added_paper_is_listed_with_the_themes_it_joined_and_the_findings_tha
         "run-2",
         [_paper("a"), _paper("b"), _paper("n", 2)],
         # Renumbered by a refit: the theme holding the old "text" chunks keeps id 1 and gains "n".
-        [_theme(0, "text", ["ac2", "ac3", "bc1", "bc2", "bc3", "nc0"]), _theme(1, "graphs", ["ac0", "ac1", "bc0"]),
-         _theme(2, "new things", ["nc1"])],
-        [_finding("q1/insightgen/0", "A graph of themes.", ["a"]), _finding("q1/insightgen/1", "Text and N.", ["b", "n"]),
-         _finding("q2/insightgen/0", "What N says.", ["n"])],
+        [
+            _theme(0, "text", ["ac2", "ac3", "bc1", "bc2", "bc3", "nc0"]),
+            _theme(1, "graphs", ["ac0", "ac1", "bc0"]),
+            _theme(2, "new things", ["nc1"]),
+        ],
+        [
+            _finding("q1/insightgen/0", "A graph of themes.", ["a"]),
+            _finding("q1/insightgen/1", "Text and N.", ["b", "n"]),
+            _finding("q2/insightgen/0", "What N says.", ["n"]),
+        ],
         at="2026-12-02T10:00:00+00:00",
     )
     change_set, kept = compare(BEFORE, after)
@@ -66,7 +95,9 @@ def test_an_added_paper_is_listed_with_the_themes_it_joined_and_the_findings_tha
     data = as_data(change_set)
     (paper,) = data["papers"]
     assert paper["chunks_added"] == 2 and [t["theme_id"] for t in paper["themes_joined"]] == [1, 2]
-    assert [f["cites"] for f in data["findings"] if f["change"] == "new"] == [[{"doc_id": "n", "title": "Paper n"}]]
+    assert [f["cites"] for f in data["findings"] if f["change"] == "new"] == [
+        [{"doc_id": "n", "title": "Paper n"}]
+    ]
     markdown = as_markdown(data)
     assert "added: **Paper n**" in markdown and "(index.html#method-insightgen)" in markdown
     assert headline(change_set).endswith(": 1 paper added; 1 theme changed, 1 new; 1 finding changed, 1 new")
@@ -80,7 +111,9 @@ def test_a_removed_paper_takes_its_findings_and_a_theme_keeps_its_id_while_most_
         [_finding("q1/insightgen/0", "A graph of themes.", ["a"])],
     )
     change_set, kept = compare(BEFORE, after)
-    assert [(c.change, c.key, c.detail["chunks_removed"]) for c in change_set.of("paper")] == [("removed", "b", 4)]
+    assert [(c.change, c.key, c.detail["chunks_removed"]) for c in change_set.of("paper")] == [
+        ("removed", "b", 4)
+    ]
     assert [t.theme_id for t in kept.themes] == [0, 1]
     assert {c.key: c.detail["papers_lost"] for c in change_set.of("theme")} == {"0": ["b"], "1": ["b"]}
     (gone,) = change_set.of("insight", "gone")
@@ -101,31 +134,48 @@ def test_a_theme_that_keeps_less_than_its_share_gets_a_new_id():
 def test_a_changed_text_a_changed_title_and_the_cause_of_each_changed_finding():
     replaced = dataclasses.replace(_paper("a2", file="a.pdf"))
     retitled = _paper("b", title="Paper b, second edition")
-    after = _snapshot("run-2", [replaced, retitled], BEFORE.themes,
-                      [_finding("q1/insightgen/0", "Another graph.", ["a2"]), _finding("q1/insightgen/1", "Text.", ["b"])])
+    after = _snapshot(
+        "run-2",
+        [replaced, retitled],
+        BEFORE.themes,
+        [_finding("q1/insightgen/0", "Another graph.", ["a2"]), _finding("q1/insightgen/1", "Text.", ["b"])],
+    )
     change_set, _ = compare(BEFORE, after)
     changes = {c.key: c for c in change_set.of("paper")}
     assert changes["a2"].change == "text changed" and changes["a2"].doc_ids == ("a", "a2")
-    assert changes["b"].detail["fields"] == {"title": {"before": "Paper b", "after": "Paper b, second edition"}}
+    assert changes["b"].detail["fields"] == {
+        "title": {"before": "Paper b", "after": "Paper b, second edition"}
+    }
     assert change_set.of("insight")[0].cause == "papers"
 
-    same_papers = _snapshot("run-2", [_paper("a"), _paper("b")], BEFORE.themes,
-                            [_finding("q1/insightgen/0", "Worded anew.", ["a"]), BEFORE.findings[1]])
+    same_papers = _snapshot(
+        "run-2",
+        [_paper("a"), _paper("b")],
+        BEFORE.themes,
+        [_finding("q1/insightgen/0", "Worded anew.", ["a"]), BEFORE.findings[1]],
+    )
     (by_model,) = compare(BEFORE, same_papers)[0].changes
     assert by_model.cause == "model"
     resettled = dataclasses.replace(same_papers, steps={"insights": "1|other config|models"})
     (by_settings,) = compare(BEFORE, resettled)[0].changes
     assert by_settings.cause == "settings"
     other_paper = _snapshot("run-2", [_paper("a"), _paper("b", 5)], BEFORE.themes, same_papers.findings)
-    assert {c.key: c.cause for c in compare(BEFORE, other_paper)[0].changes}["q1/insightgen/0"] == "collection"
+    assert {c.key: c.cause for c in compare(BEFORE, other_paper)[0].changes}[
+        "q1/insightgen/0"
+    ] == "collection"
 
 
 def test_the_first_build_and_an_unchanged_one_say_so_in_one_line():
     first, _ = compare(None, BEFORE)
     assert first.first and headline(first).endswith("nothing to compare with")
-    same, _ = compare(BEFORE, dataclasses.replace(BEFORE, build_id="run-2", built_at="2026-12-02T10:00:00+00:00"))
+    same, _ = compare(
+        BEFORE, dataclasses.replace(BEFORE, build_id="run-2", built_at="2026-12-02T10:00:00+00:00")
+    )
     assert not same.changed and headline(same) == "nothing changed since the build of 2026-12-01 10:00 UTC"
-    assert as_markdown(as_data(same)) == "## What changed in `c`\n\nNothing changed since the build of 2026-12-01 10:00 UTC.\n"
+    assert (
+        as_markdown(as_data(same))
+        == "## What changed in `c`\n\nNothing changed since the build of 2026-12-01 10:00 UTC.\n"
+    )
 
 
 def test_the_history_is_kept_and_read_back_from_the_warehouse(tmp_path):
@@ -134,7 +184,9 @@ def test_the_history_is_kept_and_read_back_from_the_warehouse(tmp_path):
         store.digest_data(warehouse, "c")
     first, kept = compare(None, BEFORE)
     store.record(warehouse, first, kept)
-    after = _snapshot("run-2", [_paper("a")], BEFORE.themes[:1], BEFORE.findings[:1], at="2026-12-02T10:00:00+00:00")
+    after = _snapshot(
+        "run-2", [_paper("a")], BEFORE.themes[:1], BEFORE.findings[:1], at="2026-12-02T10:00:00+00:00"
+    )
     assert store.previous_snapshot(warehouse, "c", "run-2") == BEFORE
     change_set, kept = compare(store.previous_snapshot(warehouse, "c", "run-2"), after)
     store.record(warehouse, change_set, kept)

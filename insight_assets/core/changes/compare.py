@@ -87,7 +87,9 @@ def compare(
     if before is None:
         return ChangeSet(after.collection, after.build_id, after.built_at, None, None), after
     if theme_kept_share is not None:
-        after = dataclasses.replace(after, themes=carry_theme_ids(before.themes, after.themes, theme_kept_share))
+        after = dataclasses.replace(
+            after, themes=carry_theme_ids(before.themes, after.themes, theme_kept_share)
+        )
     themes = after.themes
     paper_changes = _paper_changes(before.papers, after.papers)
     touched = {doc for change in paper_changes for doc in change.doc_ids}
@@ -95,9 +97,7 @@ def compare(
         asset for asset, step in after.steps.items() if before.steps.get(asset) not in (None, step)
     )
     theme_changes, themes_unchanged = _theme_changes(before.themes, themes)
-    finding_changes, unchanged = _finding_changes(
-        before.findings, after.findings, touched, settings_changed
-    )
+    finding_changes, unchanged = _finding_changes(before.findings, after.findings, touched, settings_changed)
     unchanged = {
         "paper": len(after.papers) - sum(c.change != "removed" for c in paper_changes),
         "theme": themes_unchanged,
@@ -152,7 +152,8 @@ def _paper_changes(before: Mapping[str, Paper], after: Mapping[str, Paper]) -> l
     replaced = {
         paper.doc_id: before_by_file[paper.file]
         for paper in after.values()
-        if paper.doc_id not in before and paper.file in before_by_file
+        if paper.doc_id not in before
+        and paper.file in before_by_file
         and before_by_file[paper.file].doc_id not in after
     }
     replaced_ids = {old.doc_id for old in replaced.values()}
@@ -256,7 +257,9 @@ def _finding_changes(
         changes.append(_finding_change(finding, "new" if old is None else "changed", old, cause))
     for identity, old in earlier.items():
         if identity not in later:
-            changes.append(_finding_change(old, "gone", old, _cause(set(old.doc_ids), touched, settings_changed)))
+            changes.append(
+                _finding_change(old, "gone", old, _cause(set(old.doc_ids), touched, settings_changed))
+            )
     return changes, unchanged
 
 

@@ -47,7 +47,10 @@ def headline(change_set: ChangeSet) -> str:
     )
     parts = [
         # "2 themes changed, 1 new"
-        ", ".join(f"{_plural(n, noun) if i == 0 else n} {change}" for i, (change, n) in enumerate(_counts(changes).items()))
+        ", ".join(
+            f"{_plural(n, noun) if i == 0 else n} {change}"
+            for i, (change, n) in enumerate(_counts(changes).items())
+        )
         for noun, changes in groups
         if changes
     ]
@@ -82,11 +85,22 @@ def as_data(change_set: ChangeSet) -> dict[str, Any]:
             or (theme.change == "new" and change.key in theme.doc_ids)
         ]
         papers.append(
-            {"doc_id": change.key, "title": change.subject, "change": change.change, **change.detail, "themes_joined": joined}
+            {
+                "doc_id": change.key,
+                "title": change.subject,
+                "change": change.change,
+                **change.detail,
+                "themes_joined": joined,
+            }
         )
     findings = sorted(
         (c for c in change_set.changes if c.kind in FINDING_KINDS),
-        key=lambda c: (c.cause != PAPERS, ("new", "changed", "gone").index(c.change), c.section or "", c.kind),
+        key=lambda c: (
+            c.cause != PAPERS,
+            ("new", "changed", "gone").index(c.change),
+            c.section or "",
+            c.kind,
+        ),
     )
     return {
         "collection": change_set.collection,
@@ -135,22 +149,30 @@ def as_data(change_set: ChangeSet) -> dict[str, Any]:
 def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -> str:
     """``as_data``'s digest in Markdown; ``page_link``: the collection's page, which each finding
     links to its section of (None: no links)."""
-    lines = [f"## What changed in `{data['collection']}`", "", data["headline"][0].upper() + data["headline"][1:] + "."]
+    lines = [
+        f"## What changed in `{data['collection']}`",
+        "",
+        data["headline"][0].upper() + data["headline"][1:] + ".",
+    ]
     if data["first"] or not data["changed"]:
         return "\n".join(lines) + "\n"
-    lines += [
-        "",
+    compared = (
         f"Build `{data['build']}` ({when(data['built_at'])}) against build `{data['previous_build']}` "
-        f"({when(data['previous_built_at'])}).",
-    ]
+        f"({when(data['previous_built_at'])})."
+    )
+    lines += ["", compared]
     if data["papers"]:
         lines += ["", "### Papers", ""]
         for paper in data["papers"]:
             joined = ", ".join(f"{t['theme_id']} “{t['label']}”" for t in paper["themes_joined"])
             lines.append(
                 f"- {paper['change']}: **{paper['title']}** ({paper['file']}; chunks +{paper['chunks_added']} "
-                f"−{paper['chunks_removed']})" + (f"; joined themes {joined}" if joined else "")
-                + "".join(f"; {name}: {v['before']!r} → {v['after']!r}" for name, v in paper.get("fields", {}).items())
+                f"−{paper['chunks_removed']})"
+                + (f"; joined themes {joined}" if joined else "")
+                + "".join(
+                    f"; {name}: {v['before']!r} → {v['after']!r}"
+                    for name, v in paper.get("fields", {}).items()
+                )
             )
     if data["themes"]:
         lines += ["", "### Themes", ""]
@@ -162,7 +184,10 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
             ]
             if theme["previous_label"] and theme["previous_label"] != theme["label"]:
                 moves.append(f"was “{theme['previous_label']}”")
-            lines.append(f"- {theme['change']}: theme {theme['theme_id']} “{theme['label']}”" + (": " + "; ".join(moves) if moves else ""))
+            lines.append(
+                f"- {theme['change']}: theme {theme['theme_id']} “{theme['label']}”"
+                + (": " + "; ".join(moves) if moves else "")
+            )
     for change in ("new", "changed", "gone"):
         listed = [f for f in data["findings"] if f["change"] == change]
         if not listed:
@@ -170,7 +195,9 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
         lines += ["", f"### {change.capitalize()} findings ({len(listed)}: {by_method(listed)})", ""]
         lines += [_finding_line(finding, page_link) for finding in listed[:MARKDOWN_LISTED]]
         if len(listed) > MARKDOWN_LISTED:
-            lines.append(f"- … and {len(listed) - MARKDOWN_LISTED} more (`insight-assets changes --json` lists them all)")
+            lines.append(
+                f"- … and {len(listed) - MARKDOWN_LISTED} more (`insight-assets changes --json` lists them all)"
+            )
     unchanged = ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in data["unchanged"].items() if n)
     if unchanged:
         lines += ["", f"Unchanged: {unchanged}."]

@@ -213,7 +213,9 @@ def _steps(db, collection: str) -> dict[str, str]:
     """Each built asset's settings as its build recorded them: what reuse compares, less the
     upstream data versions (a change of papers is told apart from a change of settings)."""
     steps = {}
-    for row in db.rows("SELECT asset, inputs FROM asset_builds WHERE collection = ? AND inputs IS NOT NULL", [collection]):
+    for row in db.rows(
+        "SELECT asset, inputs FROM asset_builds WHERE collection = ? AND inputs IS NOT NULL", [collection]
+    ):
         inputs = json.loads(row["inputs"])
         steps[row["asset"]] = f"{inputs.get('code_version')}|{inputs.get('config')}|{inputs.get('models')}"
     return steps

@@ -15,7 +15,7 @@ from .compare import Change, ChangeSet, compare
 from .digest import as_data, when
 from .snapshot import Snapshot
 
-KEEP_SNAPSHOTS = 20
+KEEP_SNAPSHOTS = 10
 # The asset every build builds (it reads the collection's folder; nothing reuses it): its last run is
 # the collection's last build, which changed nothing when it is not the last change set's.
 FOLDER_ASSET = "source_documents"
@@ -144,7 +144,8 @@ def change_set_of(warehouse: Warehouse, collection: str, build_id: str) -> Chang
             "SELECT * FROM build_change_sets WHERE collection = ? AND build_id = ?", [collection, build_id]
         )
         changes = db.rows(
-            "SELECT * FROM changes WHERE collection = ? AND build_id = ? ORDER BY position", [collection, build_id]
+            "SELECT * FROM changes WHERE collection = ? AND build_id = ? ORDER BY position",
+            [collection, build_id],
         )
     return ChangeSet(
         collection,

@@ -15,7 +15,10 @@ ON_PAGE = 12
 
 
 def since_section(
-    data: Mapping[str, Any] | None, earlier: Sequence[tuple[str, str]], page: str = "", listed: int | None = ON_PAGE
+    data: Mapping[str, Any] | None,
+    earlier: Sequence[tuple[str, str]],
+    page: str = "",
+    listed: int | None = ON_PAGE,
 ) -> str:
     """The "Since the last build" section. ``data``: the last change set's digest (None: none yet);
     ``earlier``: ``(link, headline)`` of the kept digest pages, newest first; ``page``: the
@@ -77,7 +80,7 @@ def _papers(papers: Sequence[Mapping[str, Any]]) -> str:
         )
         items.append(
             f'<li data-change="{escape(paper["change"])}"><strong>{escape(paper["change"])}</strong>: '
-            f"{escape(paper['title'])} <span class=\"muted\">({escape(paper['file'])}; chunks "
+            f'{escape(paper["title"])} <span class="muted">({escape(paper["file"])}; chunks '
             f"+{paper['chunks_added']} −{paper['chunks_removed']})</span>"
             + (f"; joined themes {joined}" if joined else "")
             + fields
@@ -112,10 +115,12 @@ def _findings(findings: Sequence[Mapping[str, Any]], page: str, listed: int | No
         group = [f for f in findings if f["change"] == change]
         if not group:
             continue
-        parts.append(f"<h3>{change.capitalize()} findings ({len(group)}: {escape(by_method(group))})</h3><ul>")
+        parts.append(
+            f"<h3>{change.capitalize()} findings ({len(group)}: {escape(by_method(group))})</h3><ul>"
+        )
         parts += [_finding(finding, page) for finding in group[:listed]]
         if listed is not None and len(group) > listed:
-            parts.append(f"<li class=\"muted\">… and {len(group) - listed} more in this build's digest.</li>")
+            parts.append(f'<li class="muted">… and {len(group) - listed} more in this build\'s digest.</li>')
         parts.append("</ul>")
     return "".join(parts)
 
@@ -125,7 +130,7 @@ def _finding(finding: Mapping[str, Any], page: str) -> str:
     text = finding["before"] if finding["change"] == "gone" else finding["after"]
     item = (
         f'<li data-kind="{escape(finding["kind"])}"><a href="{escape(page)}#method-{escape(finding["section"])}">'
-        f"{escape(where)} {escape(finding['kind'])}</a> <span class=\"muted\">({escape(finding['method'])}) on "
+        f'{escape(where)} {escape(finding["kind"])}</a> <span class="muted">({escape(finding["method"])}) on '
         f"“{escape(finding['subject'])}”</span><pre>{escape(text or '')}</pre>"
     )
     if finding["change"] == "changed":

@@ -10,6 +10,7 @@ from insight_assets.core.changes.digest import as_data, as_markdown, headline, w
 from insight_assets.core.citations.graph import citation_links, render_citation_graph_png
 from insight_assets.core.ingestion import ingest_store
 from insight_assets.core.ingestion.ingest import paper_names
+from insight_assets.core.page.changes_section import since_section
 from insight_assets.core.page.collection_page import (
     CollectionFacts,
     MethodSection,
@@ -18,7 +19,6 @@ from insight_assets.core.page.collection_page import (
     render_page,
     standins,
 )
-from insight_assets.core.page.changes_section import since_section
 from insight_assets.core.page.headlines import load_headlines
 from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages

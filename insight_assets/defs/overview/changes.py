@@ -51,7 +51,9 @@ def collection_changes(
     changed (and their chunks), themes matched by membership with the papers they gained and lost,
     and every method's findings new, changed (with the old text and why) and gone, each naming the
     papers it cites. One row per change in ``changes``; the digest in the metadata."""
-    return materialize_each(context, storage, lambda collection: _changes(context, config, storage, collection))
+    return materialize_each(
+        context, storage, lambda collection: _changes(context, config, storage, collection)
+    )
 
 
 def _changes(
