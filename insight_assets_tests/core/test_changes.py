@@ -41,6 +41,7 @@ def _finding(key: str, text: str, cites: list[str], writer: str = "model-a") -> 
         tuple(cites),
         tuple(f"{doc}c0" for doc in cites),
         writer,
+        "insights",
     )
 
 
@@ -52,7 +53,7 @@ def _snapshot(build: str, papers, themes, findings, steps=None, at="2026-12-01T1
         {p.doc_id: p for p in papers},
         themes,
         findings,
-        steps or {"insights": "1|config|models"},
+        steps or {"insights": {"settings": "1|config|models", "upstream": "themes-1"}},
     )
 
 
@@ -156,9 +157,23 @@ def test_a_changed_text_a_changed_title_and_the_cause_of_each_changed_finding():
     )
     (by_model,) = compare(BEFORE, same_papers)[0].changes
     assert by_model.cause == "model"
-    resettled = dataclasses.replace(same_papers, steps={"insights": "1|other config|models"})
+    resettled = dataclasses.replace(
+        same_papers, steps={"insights": {"settings": "1|other config|models", "upstream": "themes-1"}}
+    )
     (by_settings,) = compare(BEFORE, resettled)[0].changes
     assert by_settings.cause == "settings"
+    refitted = dataclasses.replace(
+        same_papers, steps={"insights": {"settings": "1|config|models", "upstream": "themes-2"}}
+    )
+    (by_upstream,) = compare(BEFORE, refitted)[0].changes
+    assert by_upstream.cause == "upstream"
+    # Another step's settings are not this finding's cause.
+    xsum_before = dataclasses.replace(BEFORE, steps={**BEFORE.steps, "xsum_summaries": {"settings": "1"}})
+    xsum_after = dataclasses.replace(
+        same_papers, steps={**same_papers.steps, "xsum_summaries": {"settings": "2"}}
+    )
+    (by_model_still,) = compare(xsum_before, xsum_after)[0].changes
+    assert by_model_still.cause == "model"
     other_paper = _snapshot("run-2", [_paper("a"), _paper("b", 5)], BEFORE.themes, same_papers.findings)
     assert {c.key: c.cause for c in compare(BEFORE, other_paper)[0].changes}[
         "q1/insightgen/0"

@@ -9,8 +9,10 @@ themes apart); pairs are taken best share first, one to one. Findings are matche
 
 Each changed finding says why (``cause``): ``papers`` when it cites a paper that was added, removed
 or changed; ``collection`` when other papers changed (collection-wide steps draw on them all);
-``settings`` when no paper changed but a step's settings did; else ``model``: with the same inputs
-the model answered differently (its cache was cleared, or another model answered).
+``settings`` when no paper changed but the settings of the step that wrote it did (its config,
+models or code); ``upstream`` when neither did but a step before it made something else (a theme
+graph fitted anew); else ``model``: with the same inputs the model answered differently (its cache
+was cleared, or it is not deterministic).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ THEME_KEPT_SHARE = 0.5
 PAPERS = "papers"
 COLLECTION = "collection"
 SETTINGS = "settings"
+UPSTREAM = "upstream"
 MODEL = "model"
 
 
@@ -93,11 +96,12 @@ def compare(
     themes = after.themes
     paper_changes = _paper_changes(before.papers, after.papers)
     touched = {doc for change in paper_changes for doc in change.doc_ids}
-    settings_changed = sorted(
-        asset for asset, step in after.steps.items() if before.steps.get(asset) not in (None, step)
-    )
+    settings_changed = _steps_changed(before, after, "settings")
+    upstream_changed = set(_steps_changed(before, after, "upstream"))
     theme_changes, themes_unchanged = _theme_changes(before.themes, themes)
-    finding_changes, unchanged = _finding_changes(before.findings, after.findings, touched, settings_changed)
+    finding_changes, unchanged = _finding_changes(
+        before.findings, after.findings, touched, set(settings_changed), upstream_changed
+    )
     unchanged = {
         "paper": len(after.papers) - sum(c.change != "removed" for c in paper_changes),
         "theme": themes_unchanged,
@@ -116,6 +120,15 @@ def compare(
         tuple(settings_changed),
     )
     return change_set, after
+
+
+def _steps_changed(before: Snapshot, after: Snapshot, part: str) -> list[str]:
+    """The steps whose ``part`` of what they read (``Snapshot.steps``) differs between the builds."""
+    return sorted(
+        asset
+        for asset, step in after.steps.items()
+        if asset in before.steps and before.steps[asset].get(part) != step.get(part)
+    )
 
 
 def carry_theme_ids(before: Sequence[Theme], after: Sequence[Theme], kept_share: float) -> list[Theme]:
@@ -241,10 +254,21 @@ def _finding_changes(
     before: Sequence[Finding],
     after: Sequence[Finding],
     touched: set[str],
-    settings_changed: Sequence[str],
+    settings_changed: set[str],
+    upstream_changed: set[str],
 ) -> tuple[list[Change], dict[str, int]]:
     earlier = {finding.identity: finding for finding in before}
     later = {finding.identity: finding for finding in after}
+
+    def cause(finding: Finding, cited: set[str]) -> str:
+        if cited & touched:
+            return PAPERS
+        if touched:
+            return COLLECTION
+        if finding.step in settings_changed:
+            return SETTINGS
+        return UPSTREAM if finding.step in upstream_changed else MODEL
+
     changes, unchanged = [], {}
     for identity, finding in later.items():
         old = earlier.get(identity)
@@ -253,22 +277,13 @@ def _finding_changes(
             unchanged[finding.kind] += 1
             continue
         cited = set(finding.doc_ids) | set(old.doc_ids if old else ())
-        cause = _cause(cited, touched, settings_changed)
-        changes.append(_finding_change(finding, "new" if old is None else "changed", old, cause))
+        changes.append(
+            _finding_change(finding, "new" if old is None else "changed", old, cause(finding, cited))
+        )
     for identity, old in earlier.items():
         if identity not in later:
-            changes.append(
-                _finding_change(old, "gone", old, _cause(set(old.doc_ids), touched, settings_changed))
-            )
+            changes.append(_finding_change(old, "gone", old, cause(old, set(old.doc_ids))))
     return changes, unchanged
-
-
-def _cause(cited: set[str], touched: set[str], settings_changed: Sequence[str]) -> str:
-    if cited & touched:
-        return PAPERS
-    if touched:
-        return COLLECTION
-    return SETTINGS if settings_changed else MODEL
 
 
 def _finding_change(finding: Finding, change: str, old: Finding | None, cause: str) -> Change:

@@ -8,17 +8,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .compare import COLLECTION, MODEL, PAPERS, SETTINGS, Change, ChangeSet
+from .compare import COLLECTION, MODEL, PAPERS, SETTINGS, UPSTREAM, Change, ChangeSet
 
 # Findings listed per group in Markdown; the structured form holds them all.
 MARKDOWN_LISTED = 25
 _SNIPPET = 240
 FINDING_KINDS = ("insight", "summary", "answer", "idea", "judge score")
+# Findings that are numbers about other findings: counted in Markdown and on the page, listed in
+# the structured form (a judge scores every insight of every question several times).
+SCORE_KINDS = ("judge score",)
 CAUSES = {
     PAPERS: "a paper it cites changed",
     COLLECTION: "the collection's papers changed (a collection-wide step drew on them)",
-    SETTINGS: "a step's settings changed; no paper did",
-    MODEL: "the model answered differently; no paper or setting changed (its cache was cleared, or it is not deterministic)",
+    SETTINGS: "the settings of the step that wrote it changed (its config, model or code); no paper did",
+    UPSTREAM: "a step before it made something else (a theme graph fitted anew, say); no paper or setting changed",
+    MODEL: "the model answered differently to the same inputs (its cache was cleared, or it is not deterministic)",
 }
 SECTION_TITLES = {
     "insightgen": "InsightGen",
@@ -43,7 +47,8 @@ def headline(change_set: ChangeSet) -> str:
     groups = (
         ("paper", change_set.of("paper")),
         ("theme", change_set.of("theme")),
-        ("finding", [c for c in change_set.changes if c.kind in FINDING_KINDS]),
+        ("finding", [c for c in change_set.changes if c.kind in FINDING_KINDS and c.kind not in SCORE_KINDS]),
+        ("judge score", [c for c in change_set.changes if c.kind in SCORE_KINDS]),
     )
     parts = [
         # "2 themes changed, 1 new"
@@ -189,7 +194,7 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
                 + (": " + "; ".join(moves) if moves else "")
             )
     for change in ("new", "changed", "gone"):
-        listed = [f for f in data["findings"] if f["change"] == change]
+        listed = [f for f in data["findings"] if f["change"] == change and f["kind"] not in SCORE_KINDS]
         if not listed:
             continue
         lines += ["", f"### {change.capitalize()} findings ({len(listed)}: {by_method(listed)})", ""]
@@ -198,10 +203,23 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
             lines.append(
                 f"- … and {len(listed) - MARKDOWN_LISTED} more (`insight-assets changes --json` lists them all)"
             )
+    scores = scores_line(data["findings"])
+    if scores:
+        lines += ["", scores]
     unchanged = ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in data["unchanged"].items() if n)
     if unchanged:
         lines += ["", f"Unchanged: {unchanged}."]
     return "\n".join(lines) + "\n"
+
+
+def scores_line(findings: Sequence[Mapping[str, Any]]) -> str:
+    """The changed scores (``SCORE_KINDS``) in one sentence, or "" when none changed."""
+    scores = [f for f in findings if f["kind"] in SCORE_KINDS]
+    if not scores:
+        return ""
+    counts = _counts([Change(f["kind"], f["key"], f["change"], f["subject"]) for f in scores])
+    changes = ", ".join(f"{n} {change}" for change, n in counts.items())
+    return f"Judge scores: {changes} ({by_method(scores)}; `insight-assets changes --json` lists each)."
 
 
 def by_method(findings: Sequence[Mapping[str, Any]]) -> str:

@@ -8,6 +8,7 @@ beside the build (``store.py``) and two of them are compared without the tables 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -57,6 +58,7 @@ class Finding:
     doc_ids: tuple[str, ...]
     chunk_ids: tuple[str, ...] = ()
     writer: str = ""  # the model (or offline stand-in) that wrote or judged it
+    step: str = ""  # the asset that wrote it
 
     @property
     def identity(self) -> tuple[str, str]:
@@ -71,8 +73,9 @@ class Snapshot:
     papers: Mapping[str, Paper]  # doc_id ->
     themes: Sequence[Theme]
     findings: Sequence[Finding]
-    # asset -> its code version, config and models as the build recorded them (``asset_builds``)
-    steps: Mapping[str, str] = field(default_factory=dict)
+    # asset -> what its build read as the build recorded it (``asset_builds``): ``settings``, its
+    # code version, config and models; ``upstream``, a digest of every upstream asset's data version
+    steps: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,8 +108,9 @@ def _tuples(row: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class FindingSource:
-    """Where one kind of finding is stored: a query giving ``key``, ``method``, ``subject``,
-    ``text``, ``writer`` and the chunks (``chunk_ids``) or paper titles (``titles``) it cites."""
+    """Where one kind of finding is stored: ``table``, written by the asset of that name, and a
+    query giving ``key``, ``method``, ``subject``, ``text``, ``writer`` and the chunks
+    (``chunk_ids``) or paper titles (``titles``) it cites."""
 
     kind: str
     section: str
@@ -209,15 +213,19 @@ def take_snapshot(warehouse: Warehouse, collection: str, build_id: str, built_at
     return Snapshot(collection, build_id, built_at, papers, themes, findings, steps)
 
 
-def _steps(db, collection: str) -> dict[str, str]:
-    """Each built asset's settings as its build recorded them: what reuse compares, less the
-    upstream data versions (a change of papers is told apart from a change of settings)."""
+def _steps(db, collection: str) -> dict[str, dict[str, str]]:
+    """What each built asset read, as its build recorded it (what reuse compares), in two parts: a
+    change of its settings is told apart from a change upstream of it."""
     steps = {}
     for row in db.rows(
         "SELECT asset, inputs FROM asset_builds WHERE collection = ? AND inputs IS NOT NULL", [collection]
     ):
         inputs = json.loads(row["inputs"])
-        steps[row["asset"]] = f"{inputs.get('code_version')}|{inputs.get('config')}|{inputs.get('models')}"
+        upstream = json.dumps(inputs.get("upstream"), sort_keys=True)
+        steps[row["asset"]] = {
+            "settings": f"{inputs.get('code_version')}|{inputs.get('config')}|{inputs.get('models')}",
+            "upstream": hashlib.sha256(upstream.encode()).hexdigest()[:16],
+        }
     return steps
 
 
@@ -290,6 +298,7 @@ def _findings(
                 tuple(sorted({doc for doc in cited if doc})),
                 chunk_ids,
                 row["writer"] or "",
+                source.table,
             )
         )
     return found

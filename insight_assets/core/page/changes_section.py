@@ -8,7 +8,14 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from insight_assets.core.changes.digest import CAUSES, SECTION_TITLES, by_method, when
+from insight_assets.core.changes.digest import (
+    CAUSES,
+    SCORE_KINDS,
+    SECTION_TITLES,
+    by_method,
+    scores_line,
+    when,
+)
 
 # Findings shown per group on the page; the digest's own page lists them all.
 ON_PAGE = 12
@@ -112,7 +119,7 @@ def _themes(themes: Sequence[Mapping[str, Any]]) -> str:
 def _findings(findings: Sequence[Mapping[str, Any]], page: str, listed: int | None) -> str:
     parts = []
     for change in ("new", "changed", "gone"):
-        group = [f for f in findings if f["change"] == change]
+        group = [f for f in findings if f["change"] == change and f["kind"] not in SCORE_KINDS]
         if not group:
             continue
         parts.append(
@@ -122,6 +129,9 @@ def _findings(findings: Sequence[Mapping[str, Any]], page: str, listed: int | No
         if listed is not None and len(group) > listed:
             parts.append(f'<li class="muted">… and {len(group) - listed} more in this build\'s digest.</li>')
         parts.append("</ul>")
+    scores = scores_line(findings)
+    if scores:
+        parts.append(f"<p>{escape(scores)}</p>")
     return "".join(parts)
 
 
