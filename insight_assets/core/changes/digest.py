@@ -70,7 +70,9 @@ def _counts(changes: Sequence[Change]) -> dict[str, int]:
 
 
 def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun[:-1]}ies" if noun.endswith("y") else f"{count} {noun}s"
 
 
 def as_data(change_set: ChangeSet) -> dict[str, Any]:
@@ -206,7 +208,7 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
     scores = scores_line(data["findings"])
     if scores:
         lines += ["", scores]
-    unchanged = ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in data["unchanged"].items() if n)
+    unchanged = ", ".join(_plural(n, kind) for kind, n in data["unchanged"].items() if n)
     if unchanged:
         lines += ["", f"Unchanged: {unchanged}."]
     return "\n".join(lines) + "\n"
