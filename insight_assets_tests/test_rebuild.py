@@ -171,6 +171,9 @@ def test_a_rebuild_reads_only_what_changed_and_nothing_when_nothing_did(tmp_path
             # Every call of the first build is answered from the cache; only the new paper's are made.
             assert earlier and sum(hits) == len(earlier) and len(hits) > len(earlier), step
         assert added["theme_graph"]["build"].startswith("built: upstream changed")
+        # The build the schedule asked for leaves the digest of what it changed.
+        (digest,) = (project / "data" / "reports" / COLLECTION / "changes").glob("*.md")
+        assert f"({ADDED.name};" in digest.read_text() and "- added: **" in digest.read_text()
         assert all(value == "FRESH" for value in staleness(workspace).values())
         assert isinstance(nightly(project), dg.SkipReason)
 
