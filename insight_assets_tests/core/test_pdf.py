@@ -241,6 +241,15 @@ def test_specter_title_and_abstract(specter) -> None:
     assert specter.abstract.endswith("baselines on the benchmark.")
 
 
+def test_a_first_page_set_in_one_font_size_has_no_title_of_its_own(tmp_path) -> None:
+    from insight_assets_tests.pdf_factory import english_pages, write_pdf
+
+    result = parse_pdf(write_pdf(tmp_path / "plain.pdf", english_pages(2)))
+    assert result.ok
+    # Every line is in the page's one size: none of them is set apart as a title.
+    assert result.document.title == ""
+
+
 def test_specter_sections(specter) -> None:
     sections = specter.sections
     for heading in ("Abstract", "1 Introduction", "2.1 Overview", "7 Related Work", "References"):

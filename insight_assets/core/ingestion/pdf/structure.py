@@ -249,6 +249,8 @@ _ABSTRACT_INLINE = lazy_regex(
 _MAX_ABSTRACT_CHARS = 3000
 _TITLE_MARKS = " *\u2217\u2020\u2021\u00a7\u00b6"  # footnote marks after a title
 _TITLE_MIN_SPAN_SIZE = 0.75
+# More lines than this in the largest font are body text, not a title: a page set in one size.
+_MAX_TITLE_LINES = 6
 _CAPITALS_HYPHENATION = lazy_regex(r"(?<=[A-Z])-\n(?=[A-Z]{2})")
 _FILE_NAME = lazy_regex(r"\.(?:dvi|pdf|docx?|tex|txt|ps|indd|ai)\s*$", re.IGNORECASE)
 
@@ -274,7 +276,8 @@ def metadata_title(metadata: dict | None, first_page_text: str) -> str:
 
 
 def largest_font_title(page: pymupdf.Page, textpage: pymupdf.TextPage) -> str:
-    """The largest-font horizontal lines in the top half of a page, in order."""
+    """The largest-font horizontal lines in the top half of a page, in order; "" when more than
+    ``_MAX_TITLE_LINES`` are in that font (the page has no larger title line)."""
     lines: list[tuple[float, list[dict]]] = []
     top_half = page.rect.height / 2
     for block in textpage.extractDICT()["blocks"]:
@@ -302,6 +305,8 @@ def largest_font_title(page: pymupdf.Page, textpage: pymupdf.TextPage) -> str:
         kept = [s for s in spans if s["text"].isspace() or s["size"] >= _TITLE_MIN_SPAN_SIZE * largest]
         title_sizes.update(round(s["size"], 1) for s in kept if not s["text"].isspace())
         parts.append("".join(s["text"] for s in kept).strip())
+    if len(parts) > _MAX_TITLE_LINES:
+        return ""
     title = join_hyphenated_lines(repair_ligatures("\n".join(parts)))
     title = _CAPITALS_HYPHENATION.sub("", title)  # "COMPRE-" / "HENSION" in all-capitals titles
     return _squash(title).strip(_TITLE_MARKS)
