@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject, run_cli
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
+from insight_assets_tests.pdf_factory import english_pages, write_pdf
 
 COLLECTION = BuiltProject.COLLECTION
 ADDED = DEMO_PDFS_BY_SIZE[1]  # the demo's next smallest paper
@@ -50,12 +51,11 @@ def what_changed(project: Path) -> dict:
     return anyio.run(session)
 
 
-def first_theme_ids(project: Path) -> set[int]:
-    """The theme ids the collection's first build kept."""
+def theme_ids(project: Path, build: str) -> set[int]:
+    """The ids of the themes a build kept."""
     with duckdb.connect(str(project / "data" / "warehouse.duckdb"), read_only=True) as db:
         (snapshot,) = db.execute(
-            "SELECT snapshot FROM build_snapshots WHERE collection = ? ORDER BY built_at LIMIT 1",
-            [COLLECTION],
+            "SELECT snapshot FROM build_snapshots WHERE collection = ? AND build_id = ?", [COLLECTION, build]
         ).fetchone()
     return {theme["theme_id"] for theme in json.loads(snapshot)["themes"]}
 
@@ -85,7 +85,7 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     first = changes(project)
     assert first["first"] and first["headline"].endswith("nothing to compare with")
     assert not digests(project)
-    themes_before = first_theme_ids(project)
+    themes_before = theme_ids(project, first["build"])
 
     shutil.copyfile(ADDED, project / "data" / "collections" / COLLECTION / ADDED.name)
     build(project)
@@ -153,6 +153,17 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
         len(digests(project)) == 2
         and 'href="changes/' in (project / "data" / "reports" / COLLECTION / "index.html").read_text()
     )
+
+    # A short paper moves few chunks: the theme graph keeps its themes, and those that take in the
+    # paper's chunks gain it under the ids they had.
+    write_pdf(project / "data" / "collections" / COLLECTION / "note.pdf", english_pages(2))
+    build(project)
+    noted = changes(project)
+    (note,) = noted["papers"]
+    gaining = [t for t in noted["themes"] if note["doc_id"] in [p["doc_id"] for p in t["papers_gained"]]]
+    kept = theme_ids(project, removed["build"])
+    assert gaining and all(t["change"] == "changed" and t["theme_id"] in kept for t in gaining)
+    assert {t["theme_id"] for t in gaining} == {t["theme_id"] for t in note["themes_joined"]}
 
 
 def test_a_title_edited_in_the_library_is_the_one_change(tmp_path):

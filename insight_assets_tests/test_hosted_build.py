@@ -63,7 +63,7 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
     # What needs no model ran first, in a run of its own; then the plan was shown; then every other
     # step ran, each in a process of its own, their debug lines off the terminal.
     first, plan, budget, rest = _lines_starting(
-        built.stdout, "7 step(s) built", "Plan:", "Budget:", "25 step(s) built"
+        built.stdout, "7 step(s) built", "Plan:", "Budget:", "26 step(s) built"
     )
     assert first < plan < budget < rest
     planned = int(
@@ -85,7 +85,7 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
 
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing changed since the last build: no model call is planned." in again.stdout
-    assert "31 reused" in again.stdout and len(server.requests) == calls
+    assert "32 reused" in again.stdout and len(server.requests) == calls
 
     # What ./run does before the UI starts, with the model switched to one loaded here: one step again.
     environment = {

@@ -23,7 +23,7 @@ from insight_assets.core.page.collection_page import STYLE
 from insight_assets.defs.domain import method_pages
 from insight_assets.defs.materialization import CollectionReport, materialize_each
 from insight_assets.defs.metadata import nothing_to_do
-from insight_assets.defs.partitions import asset_settings
+from insight_assets.defs.partitions import asset_settings, collection_check
 from insight_assets.defs.resources import StorageResource
 
 DIGESTS = "changes"  # the digests' folder beside the collection's page
@@ -39,9 +39,19 @@ class ChangesConfig(dg.Config):
     )
 
 
+CHECK = "something_changed"
+
+
 @dg.asset(
     kinds={"duckdb"},
     code_version="1",
+    check_specs=[
+        collection_check(
+            CHECK,
+            "collection_changes",
+            "Warns when the build has nothing to report: the collection's first build, or one that changed nothing.",
+        )
+    ],
     **asset_settings("overview", deps=[page.report for page in method_pages()]),
 )
 def collection_changes(
@@ -81,7 +91,13 @@ def _changes(
     # something it shows changed.
     content = {**kept.to_json(), "build_id": None, "built_at": None}
     version = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
-    return CollectionReport(metadata=metadata, data_version=version)
+    check = dg.AssetCheckResult(
+        check_name=CHECK,
+        passed=change_set.changed,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=headline(change_set)[:1].upper() + headline(change_set)[1:] + ".",
+    )
+    return CollectionReport(metadata=metadata, checks=[check], data_version=version)
 
 
 def write_digest(folder: Path, data: dict) -> Path:
