@@ -184,16 +184,10 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
     if data["themes"]:
         lines += ["", "### Themes", ""]
         for theme in data["themes"]:
-            moves = [
-                f"{verb} {', '.join(p['title'] for p in theme[key])}"
-                for verb, key in (("gained", "papers_gained"), ("lost", "papers_lost"))
-                if theme[key]
-            ]
-            if theme["previous_label"] and theme["previous_label"] != theme["label"]:
-                moves.append(f"was “{theme['previous_label']}”")
+            moves = theme_moves(theme)
             lines.append(
                 f"- {theme['change']}: theme {theme['theme_id']} “{theme['label']}”"
-                + (": " + "; ".join(moves) if moves else "")
+                + (f": {moves}" if moves else "")
             )
     for change in ("new", "changed", "gone"):
         listed = [f for f in data["findings"] if f["change"] == change and f["kind"] not in SCORE_KINDS]
@@ -212,6 +206,18 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
     if unchanged:
         lines += ["", f"Unchanged: {unchanged}."]
     return "\n".join(lines) + "\n"
+
+
+def theme_moves(theme: Mapping[str, Any]) -> str:
+    """What happened to a theme (``as_data``'s entry): the papers it gained and lost, its old label."""
+    moves = [
+        f"{verb} {', '.join(p['title'] for p in theme[key])}"
+        for verb, key in (("gained", "papers_gained"), ("lost", "papers_lost"))
+        if theme[key]
+    ]
+    if theme["previous_label"] and theme["previous_label"] != theme["label"]:
+        moves.append(f"was “{theme['previous_label']}”")
+    return "; ".join(moves)
 
 
 def scores_line(findings: Sequence[Mapping[str, Any]]) -> str:

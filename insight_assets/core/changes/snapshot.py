@@ -119,6 +119,17 @@ class FindingSource:
     cites_titles: bool = False
 
 
+def _cited_answers(table: str, item: str, text: str, subjects: str, subject: str) -> str:
+    """The query of a method's texts that cite chunks (``cited_chunk_ids``), one per ``item`` and
+    method, each about the ``subject`` that table ``subjects`` gives its item."""
+    return f"""SELECT a.{item} || '/' || a.method AS key, a.method, coalesce(t.subject, a.{item}) AS subject,
+                      coalesce(a.{text}, 'failed: ' || a.error) AS text, coalesce(a.cited_chunk_ids, []) AS chunk_ids,
+                      a.writer
+               FROM {table} a LEFT JOIN (SELECT {item}, any_value({subject}) AS subject FROM {subjects}
+                                          WHERE collection = $collection GROUP BY {item}) t USING ({item})
+               WHERE a.collection = $collection"""
+
+
 # Each method's findings. A method's baselines are findings too (their ``method`` says which).
 FINDING_SOURCES = (
     FindingSource(
@@ -149,35 +160,19 @@ FINDING_SOURCES = (
         "summary",
         "xsum",
         "xsum_summaries",
-        """SELECT s.target_id || '/' || s.method AS key, s.method, coalesce(t.topic, s.target_id) AS subject,
-                  coalesce(s.summary, 'failed: ' || s.error) AS text, coalesce(s.cited_chunk_ids, []) AS chunk_ids,
-                  s.writer
-           FROM xsum_summaries s LEFT JOIN (SELECT target_id, any_value(topic) AS topic FROM xsum_targets
-                                            WHERE collection = $collection GROUP BY target_id) t USING (target_id)
-           WHERE s.collection = $collection""",
+        _cited_answers("xsum_summaries", "target_id", "summary", "xsum_targets", "topic"),
     ),
     FindingSource(
         "answer",
         "contregen",
         "contregen_answers",
-        """SELECT a.question_id || '/' || a.method AS key, a.method, coalesce(t.query, a.question_id) AS subject,
-                  coalesce(a.answer, 'failed: ' || a.error) AS text, coalesce(a.cited_chunk_ids, []) AS chunk_ids,
-                  a.writer
-           FROM contregen_answers a LEFT JOIN (SELECT question_id, any_value(query) AS query FROM contregen_trees
-                                               WHERE collection = $collection GROUP BY question_id) t USING (question_id)
-           WHERE a.collection = $collection""",
+        _cited_answers("contregen_answers", "question_id", "answer", "contregen_trees", "query"),
     ),
     FindingSource(
         "answer",
         "insight_rag",
         "insight_rag_answers",
-        """SELECT a.item_id || '/' || a.method AS key, a.method, coalesce(b.question, a.item_id) AS subject,
-                  coalesce(a.answer, 'failed: ' || a.error) AS text, coalesce(a.cited_chunk_ids, []) AS chunk_ids,
-                  a.writer
-           FROM insight_rag_answers a LEFT JOIN (SELECT item_id, any_value(question) AS question
-                                                 FROM insight_rag_benchmark WHERE collection = $collection
-                                                 GROUP BY item_id) b USING (item_id)
-           WHERE a.collection = $collection""",
+        _cited_answers("insight_rag_answers", "item_id", "answer", "insight_rag_benchmark", "question"),
     ),
     FindingSource(
         "idea",

@@ -14,6 +14,7 @@ from insight_assets.core.changes.digest import (
     SECTION_TITLES,
     by_method,
     scores_line,
+    theme_moves,
     when,
 )
 
@@ -101,16 +102,10 @@ def _themes(themes: Sequence[Mapping[str, Any]]) -> str:
         return ""
     items = []
     for theme in themes:
-        moves = [
-            f"{verb} {_titles(theme[key])}"
-            for verb, key in (("gained", "papers_gained"), ("lost", "papers_lost"))
-            if theme[key]
-        ]
-        if theme["previous_label"] and theme["previous_label"] != theme["label"]:
-            moves.append(f"was “{escape(theme['previous_label'])}”")
+        moves = theme_moves(theme)
         items.append(
             f"<li><strong>{escape(theme['change'])}</strong>: theme {theme['theme_id']} “{escape(theme['label'])}”"
-            + (": " + "; ".join(moves) if moves else "")
+            + (f": {escape(moves)}" if moves else "")
             + "</li>"
         )
     return "<h3>Themes</h3><ul>" + "".join(items) + "</ul>"
