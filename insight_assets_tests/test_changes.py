@@ -13,12 +13,15 @@ from pathlib import Path
 import anyio
 import dagster as dg
 import duckdb
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject, run_cli
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 from insight_assets_tests.pdf_factory import english_pages, write_pdf
+
+pytestmark = pytest.mark.long  # builds in processes of their own, several each
 
 COLLECTION = BuiltProject.COLLECTION
 ADDED = DEMO_PDFS_BY_SIZE[1]  # the demo's next smallest paper
