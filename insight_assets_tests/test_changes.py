@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from insight_assets.core.changes.store import unpack
 from insight_assets_tests.command_line import SMALLEST_DEMO_PDF, BuiltProject, run_cli
 from insight_assets_tests.conftest import DEMO_PDFS_BY_SIZE
 from insight_assets_tests.pdf_factory import english_pages, write_pdf
@@ -60,7 +61,7 @@ def theme_ids(project: Path, build: str) -> set[int]:
         (snapshot,) = db.execute(
             "SELECT snapshot FROM build_snapshots WHERE collection = ? AND build_id = ?", [COLLECTION, build]
         ).fetchone()
-    return {theme["theme_id"] for theme in json.loads(snapshot)["themes"]}
+    return {theme.theme_id for theme in unpack(snapshot).themes}
 
 
 def page_metadata(project: Path) -> str:

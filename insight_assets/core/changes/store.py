@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import zlib
 from dataclasses import asdict
 
 from insight_assets.core.startup.lazy import pa
@@ -22,7 +23,7 @@ FOLDER_ASSET = "source_documents"
 
 TABLES = {
     "build_snapshots": """
-        collection VARCHAR, build_id VARCHAR, built_at VARCHAR, snapshot VARCHAR""",
+        collection VARCHAR, build_id VARCHAR, built_at VARCHAR, snapshot BLOB""",
     "build_change_sets": """
         collection VARCHAR, build_id VARCHAR, built_at VARCHAR, previous_build_id VARCHAR,
         previous_built_at VARCHAR, changed BOOLEAN, unchanged VARCHAR, titles VARCHAR,
@@ -70,7 +71,7 @@ def record(warehouse: Warehouse, change_set: ChangeSet, snapshot: Snapshot) -> N
         "collection": collection,
         "build_id": build,
         "built_at": snapshot.built_at,
-        "snapshot": json.dumps(snapshot.to_json(), sort_keys=True),
+        "snapshot": pack(snapshot),
     }
     where = "collection = ? AND build_id = ?"
     for table, rows in (
@@ -87,6 +88,16 @@ def record(warehouse: Warehouse, change_set: ChangeSet, snapshot: Snapshot) -> N
                 [collection, *kept],
             )
         )
+
+
+def pack(snapshot: Snapshot) -> bytes:
+    """A snapshot as kept: its JSON, compressed (its texts repeat from build to build, and shrink
+    about tenfold)."""
+    return zlib.compress(json.dumps(snapshot.to_json(), sort_keys=True).encode("utf-8"), 6)
+
+
+def unpack(kept: bytes) -> Snapshot:
+    return Snapshot.from_json(json.loads(zlib.decompress(kept)))
 
 
 def _rows(table: str, rows: list[dict]) -> pa.Table:
@@ -108,7 +119,7 @@ def _snapshot(warehouse: Warehouse, collection: str, build_id: str) -> Snapshot:
     (row,) = warehouse.rows(
         "SELECT snapshot FROM build_snapshots WHERE collection = ? AND build_id = ?", [collection, build_id]
     )
-    return Snapshot.from_json(json.loads(row["snapshot"]))
+    return unpack(row["snapshot"])
 
 
 def previous_snapshot(warehouse: Warehouse, collection: str, build_id: str) -> Snapshot | None:
