@@ -245,7 +245,7 @@ def _finding_line(finding: Mapping[str, Any], page_link: str | None) -> str:
     if page_link:
         name = f"[{name}]({page_link}#method-{finding['section']})"
     text = finding["before"] if finding["change"] == "gone" else finding["after"]
-    line = f"- {name} on “{_snippet(finding['subject'], 80)}”: {_snippet(text)}"
+    line = f"- {name} on “{_snippet(finding['subject'], 160)}”: {_snippet(text)}"
     if finding["change"] == "changed":
         line += f" (was: {_snippet(finding['before'])}; why: {CAUSES[finding['cause']]})"
     cites = "; ".join(p["title"] for p in finding["cites"])
