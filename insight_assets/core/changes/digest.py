@@ -62,6 +62,11 @@ def headline(change_set: ChangeSet) -> str:
     return f"since the build of {when(change_set.previous_built_at)}: " + "; ".join(parts)
 
 
+def sentence(line: str) -> str:
+    """A headline as a sentence of its own: capitalised, with its full stop."""
+    return line[:1].upper() + line[1:] + "."
+
+
 def _counts(changes: Sequence[Change]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for change in changes:
@@ -159,7 +164,7 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
     lines = [
         f"## What changed in `{data['collection']}`",
         "",
-        data["headline"][0].upper() + data["headline"][1:] + ".",
+        sentence(data["headline"]),
     ]
     if data["first"] or not data["changed"]:
         return "\n".join(lines) + "\n"

@@ -73,21 +73,29 @@ def record(warehouse: Warehouse, change_set: ChangeSet, snapshot: Snapshot) -> N
         "built_at": snapshot.built_at,
         "snapshot": pack(snapshot),
     }
-    where = "collection = ? AND build_id = ?"
-    for table, rows in (
-        ("build_snapshots", [snapshot_row]),
-        ("build_change_sets", [change_set_row]),
-        ("changes", change_rows),
-    ):
-        warehouse.replace_rows(table, where, [collection, build], _rows(table, rows))
-    kept = [row["build_id"] for row in _snapshot_rows(warehouse, collection)][KEEP_SNAPSHOTS:]
-    if kept:
-        warehouse.write(
-            lambda connection: connection.execute(
-                f"DELETE FROM build_snapshots WHERE collection = ? AND build_id IN ({', '.join('?' * len(kept))})",
-                [collection, *kept],
-            )
-        )
+    this_build = ("collection = ? AND build_id = ?", [collection, build])
+    # The new snapshot is the newest: of the others, the last KEEP_SNAPSHOTS - 1 stay.
+    older = [row["build_id"] for row in _snapshot_rows(warehouse, collection) if row["build_id"] != build]
+    forgotten = older[KEEP_SNAPSHOTS - 1 :]
+    warehouse.replace_together(
+        [
+            ("build_snapshots", *this_build, _rows("build_snapshots", [snapshot_row])),
+            ("build_change_sets", *this_build, _rows("build_change_sets", [change_set_row])),
+            ("changes", *this_build, _rows("changes", change_rows)),
+            *(
+                [
+                    (
+                        "build_snapshots",
+                        f"collection = ? AND build_id IN ({', '.join('?' * len(forgotten))})",
+                        [collection, *forgotten],
+                        _rows("build_snapshots", []),
+                    )
+                ]
+                if forgotten
+                else []
+            ),
+        ]
+    )
 
 
 def pack(snapshot: Snapshot) -> bytes:
@@ -101,9 +109,8 @@ def unpack(kept: bytes) -> Snapshot:
 
 
 def _rows(table: str, rows: list[dict]) -> pa.Table:
+    """``rows`` as a table with ``table``'s columns, in its order (none: nothing to insert)."""
     columns = [part.split()[0] for part in TABLES[table].split(",")]
-    if not rows:
-        return pa.Table.from_pylist([], schema=pa.schema([(c, pa.string()) for c in columns]))
     return pa.Table.from_pylist([{column: row.get(column) for column in columns} for row in rows])
 
 
@@ -132,58 +139,69 @@ def previous_snapshot(warehouse: Warehouse, collection: str, build_id: str) -> S
 
 def latest_change_set(warehouse: Warehouse, collection: str) -> ChangeSet | None:
     """The change set of the collection's last build that compared (None: never built)."""
-    rows = warehouse.rows(
-        "SELECT build_id FROM build_change_sets WHERE collection = ? ORDER BY built_at DESC LIMIT 1",
-        [collection],
-    )
-    return change_set_of(warehouse, collection, rows[0]["build_id"]) if rows else None
-
-
-def change_sets(warehouse: Warehouse, collection: str) -> list[ChangeSet]:
-    """Every kept change set of the collection, newest first."""
-    return [
-        change_set_of(warehouse, collection, row["build_id"])
-        for row in warehouse.rows(
-            "SELECT build_id FROM build_change_sets WHERE collection = ? ORDER BY built_at DESC", [collection]
-        )
-    ]
+    found = change_sets(warehouse, collection, limit=1)
+    return found[0] if found else None
 
 
 def change_set_of(warehouse: Warehouse, collection: str, build_id: str) -> ChangeSet:
+    (found,) = _read_change_sets(warehouse, collection, "AND build_id = ?", [build_id])
+    return found
+
+
+def change_sets(warehouse: Warehouse, collection: str, limit: int | None = None) -> list[ChangeSet]:
+    """The kept change sets of the collection, newest first (the last ``limit``)."""
+    return _read_change_sets(warehouse, collection, "", [], limit)
+
+
+def _read_change_sets(
+    warehouse: Warehouse, collection: str, where: str, params: list, limit: int | None = None
+) -> list[ChangeSet]:
+    """The change sets matching ``where``, newest first, each with its changes: two queries."""
     with warehouse.session() as db:
-        (row,) = db.rows(
-            "SELECT * FROM build_change_sets WHERE collection = ? AND build_id = ?", [collection, build_id]
+        rows = db.rows(
+            f"SELECT * FROM build_change_sets WHERE collection = ? {where} ORDER BY built_at DESC"
+            + (f" LIMIT {int(limit)}" if limit else ""),
+            [collection, *params],
         )
-        changes = db.rows(
-            "SELECT * FROM changes WHERE collection = ? AND build_id = ? ORDER BY position",
-            [collection, build_id],
+        builds = [row["build_id"] for row in rows]
+        by_build: dict[str, list[Change]] = {build: [] for build in builds}
+        if builds:
+            for change in db.rows(
+                f"SELECT * FROM changes WHERE collection = ? AND build_id IN ({', '.join('?' * len(builds))}) "
+                "ORDER BY build_id, position",
+                [collection, *builds],
+            ):
+                by_build[change["build_id"]].append(_change(change))
+    return [
+        ChangeSet(
+            collection,
+            row["build_id"],
+            row["built_at"],
+            row["previous_build_id"],
+            row["previous_built_at"],
+            by_build[row["build_id"]],
+            json.loads(row["unchanged"] or "{}"),
+            json.loads(row["titles"] or "{}"),
+            tuple(row["settings_changed"] or ()),
         )
-    return ChangeSet(
-        collection,
-        build_id,
-        row["built_at"],
-        row["previous_build_id"],
-        row["previous_built_at"],
-        [
-            Change(
-                change["kind"],
-                change["key"],
-                change["change"],
-                change["subject"],
-                tuple(change["doc_ids"] or ()),
-                tuple(change["chunk_ids"] or ()),
-                change["before"],
-                change["after"],
-                change["cause"],
-                change["section"],
-                change["method"],
-                json.loads(change["detail"] or "{}"),
-            )
-            for change in changes
-        ],
-        json.loads(row["unchanged"] or "{}"),
-        json.loads(row["titles"] or "{}"),
-        tuple(row["settings_changed"] or ()),
+        for row in rows
+    ]
+
+
+def _change(row: dict) -> Change:
+    return Change(
+        row["kind"],
+        row["key"],
+        row["change"],
+        row["subject"],
+        tuple(row["doc_ids"] or ()),
+        tuple(row["chunk_ids"] or ()),
+        row["before"],
+        row["after"],
+        row["cause"],
+        row["section"],
+        row["method"],
+        json.loads(row["detail"] or "{}"),
     )
 
 

@@ -14,6 +14,7 @@ from insight_assets.core.changes.digest import (
     SECTION_TITLES,
     by_method,
     scores_line,
+    sentence,
     theme_moves,
     when,
 )
@@ -35,7 +36,7 @@ def since_section(
     if data is None:
         parts.append("<p>No build of this collection has compared with another yet.</p>")
     else:
-        parts.append(f'<p data-headline="1">{escape(_sentence(data["headline"]))}</p>')
+        parts.append(f'<p data-headline="1">{escape(sentence(data["headline"]))}</p>')
         if data["changed"] and not data["first"]:
             parts.append(
                 f'<p class="muted">This build: {escape(when(data["built_at"]))}; the one before: '
@@ -66,10 +67,6 @@ def digest_page(data: Mapping[str, Any], style: str) -> str:
             "</main></body></html>",
         ]
     )
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."
 
 
 def _titles(papers: Sequence[Mapping[str, str]]) -> str:

@@ -267,15 +267,15 @@ class Warehouse:
 
     def replace_rows(self, table: str, where: str, params: Sequence, rows: pa.Table) -> None:
         """Replace the rows of ``table`` matching ``where`` (SQL with ``?`` for ``params``) by ``rows``."""
-        self._replace([(table, where, params, rows)])
+        self.replace_together([(table, where, params, rows)])
 
     def replace_partition(self, collection: str, tables: dict[str, pa.Table]) -> None:
         """Replace ``collection``'s rows of each named table, all in one transaction."""
-        self._replace([(name, "collection = ?", [collection], rows) for name, rows in tables.items()])
+        self.replace_together([(name, "collection = ?", [collection], rows) for name, rows in tables.items()])
 
-    def _replace(self, replacements: Sequence[tuple[str, str, Sequence, pa.Table]]) -> None:
-        """Each ``(table, where, params, rows)``: delete the matching rows and insert ``rows``, all in
-        one transaction."""
+    def replace_together(self, replacements: Sequence[tuple[str, str, Sequence, pa.Table]]) -> None:
+        """Each ``(table, where, params, rows)``: delete the matching rows and insert ``rows`` (none:
+        a deletion), all in one transaction."""
         for table, *_ in replacements:
             if table not in warehouse_tables():
                 raise StoreError(f"Unknown warehouse table {table!r}")

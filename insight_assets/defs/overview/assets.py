@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 
 from insight_assets.core.changes import store as changes_store
-from insight_assets.core.changes.digest import as_data, as_markdown, headline, when
+from insight_assets.core.changes.digest import as_markdown, headline, when
 from insight_assets.core.citations.graph import citation_links, render_citation_graph_png
 from insight_assets.core.ingestion import ingest_store
 from insight_assets.core.ingestion.ingest import paper_names
@@ -24,7 +24,7 @@ from insight_assets.defs import asking
 from insight_assets.defs.domain import method_pages
 from insight_assets.defs.materialization import CollectionReport, materialize_each
 from insight_assets.defs.metadata import markdown_table, nothing_to_do
-from insight_assets.defs.overview.changes import DIGESTS
+from insight_assets.defs.overview.changes import digest_page_path
 from insight_assets.defs.overview.side_by_side import (
     CollectionReportConfig,
     answer_every_method,
@@ -122,19 +122,21 @@ def _page(
 
 
 def _since_last_build(storage: StorageResource, collection: str) -> tuple[str, str]:
-    """The page's "Since the last build" section and the digest's Markdown, from the change set
-    ``collection_changes`` kept for this build, with links to the earlier builds' digest pages."""
-    kept = changes_store.change_sets(storage.warehouse, collection)
-    if not kept:
+    """The page's "Since the last build" section and the digest's Markdown, as the command line
+    and the MCP tool give them (``store.digest_data``), with links to the earlier builds' digest
+    pages."""
+    try:
+        data = changes_store.digest_data(storage.warehouse, collection)
+    except changes_store.NoSuchBuild:
         return since_section(None, ()), "No build of this collection has compared with another yet."
     folder = Path(storage.reports_dir) / collection
     earlier = [
-        (f"{DIGESTS}/{page.name}", f"{when(change_set.built_at)}: {headline(change_set)}")
-        for change_set in kept[1:]
+        (str(page.relative_to(folder)), f"{when(change_set.built_at)}: {headline(change_set)}")
+        for change_set in changes_store.change_sets(storage.warehouse, collection)
         if change_set.changed
-        for page in folder.glob(f"{DIGESTS}/*-{change_set.build_id[:8]}.html")
+        and change_set.build_id != data["build"]
+        and (page := digest_page_path(folder, change_set.built_at, change_set.build_id)).exists()
     ]
-    data = as_data(kept[0])
     return since_section(data, earlier), as_markdown(data, page_link=None)
 
 

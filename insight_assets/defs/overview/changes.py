@@ -16,7 +16,7 @@ from pydantic import Field
 
 from insight_assets.core.changes import store
 from insight_assets.core.changes.compare import THEME_KEPT_SHARE, compare
-from insight_assets.core.changes.digest import as_data, as_markdown, headline
+from insight_assets.core.changes.digest import as_data, as_markdown, sentence
 from insight_assets.core.changes.snapshot import take_snapshot
 from insight_assets.core.page.changes_section import digest_page
 from insight_assets.core.page.collection_page import STYLE
@@ -80,7 +80,7 @@ def _changes(
     data = as_data(change_set)
     metadata = {
         "changes": dg.MetadataValue.md(as_markdown(data, page_link=None)),
-        "headline": headline(change_set),
+        "headline": data["headline"],
         "changed": change_set.changed,
         "dagster/row_count": len(change_set.changes),
     }
@@ -95,18 +95,21 @@ def _changes(
         check_name=CHECK,
         passed=change_set.changed,
         severity=dg.AssetCheckSeverity.WARN,
-        description=headline(change_set)[:1].upper() + headline(change_set)[1:] + ".",
+        description=sentence(data["headline"]),
     )
     return CollectionReport(metadata=metadata, checks=[check], data_version=version)
 
 
+def digest_page_path(folder: Path, built_at: str, build: str) -> Path:
+    """Where the page of a build's digest is: data/reports/<collection>/changes/<when>-<build>.html,
+    named by its moment and build (its Markdown beside it, ``.md``)."""
+    return folder / DIGESTS / f"{built_at[:19].replace(':', '').replace('-', '')}-{build[:8]}.html"
+
+
 def write_digest(folder: Path, data: dict) -> Path:
-    """The digest of a build that changed something, as Markdown and as a page, named by its
-    moment and build: data/reports/<collection>/changes/<when>-<build>.html (and .md)."""
-    digests = folder / DIGESTS
-    digests.mkdir(parents=True, exist_ok=True)
-    stem = f"{data['built_at'][:19].replace(':', '').replace('-', '')}-{data['build'][:8]}"
-    (digests / f"{stem}.md").write_text(as_markdown(data, page_link="../index.html"), encoding="utf-8")
-    path = digests / f"{stem}.html"
+    """The digest of a build that changed something, as Markdown and as a page (``digest_page_path``)."""
+    path = digest_page_path(folder, data["built_at"], data["build"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".md").write_text(as_markdown(data, page_link="../index.html"), encoding="utf-8")
     path.write_text(digest_page(data, STYLE), encoding="utf-8")
     return path
