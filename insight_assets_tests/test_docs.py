@@ -43,6 +43,20 @@ def test_the_readme_fits_on_a_page_and_starts_with_the_two_commands():
         assert (ROOT / target).is_file(), target
 
 
+# A time or a date as prose writes one: "5 minutes", "in seconds", "a quarter of an hour", "2026-12-02".
+_TIME = re.compile(
+    r"\b(\d+(\.\d+)? ?(ms|s|min|seconds?|minutes?|hours?)|seconds|minutes|hours|an? (second|minute|hour))\b"
+)
+_DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+def test_the_readme_is_a_front_page_not_a_lab_notebook():
+    """Measured times live in docs/performance.md's dated table; the README says roughly how long."""
+    text = README.read_text(encoding="utf-8")
+    assert not _DATE.findall(text)
+    assert len(_TIME.findall(text)) <= 3, [match.group(0) for match in _TIME.finditer(text)]
+
+
 def test_the_site_builds_strictly_with_every_asset_in_its_table(tmp_path):
     from insight_assets.definitions import defs
 
