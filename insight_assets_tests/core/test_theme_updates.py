@@ -4,6 +4,9 @@ changes, the rest stays exactly as it was, and removing them again restores the 
 import numpy as np
 import pytest
 
+from insight_assets.core.methods.insightgen.store import load_theme_graph
+from insight_assets.core.storage.stores import Warehouse
+from insight_assets.core.themes import graph_archive
 from insight_assets.core.themes.clustering import (
     ThemeGraph,
     ThemeGraphSettings,
@@ -180,3 +183,68 @@ def test_the_fit_survives_the_warehouse_tables(collection):
     again = build(ids, vectors, texts, previous=stored)
     assert np.array_equal(again.assignments, grown.assignments)
     assert again.labels == grown.labels
+
+
+def _graph_equal(one: ThemeGraph, other: ThemeGraph) -> bool:
+    return (
+        one.chunk_ids == other.chunk_ids
+        and np.array_equal(one.assignments, other.assignments)
+        and np.array_equal(one.centroids, other.centroids)
+        and one.labels == other.labels
+        and one.edges == other.edges
+        and np.array_equal(one.fitted, other.fitted)
+        and one.fit_size == other.fit_size
+    )
+
+
+def test_a_collection_back_at_an_earlier_state_gets_that_states_graph_back(collection, tmp_path):
+    """100 chunks make 10 themes (the count rule's ceiling of sqrt), 112 make 11: the paper's chunks
+    are carried in and a theme is split; removed again, carrying alone does not undo the split (the
+    halves keep their members' means). The archive gives the first graph back."""
+    ids, vectors, texts, _ = collection
+    paper = np.arange(len(ids)) >= 100
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    settings = ThemeGraphSettings()
+
+    def build_and_keep(chosen: np.ndarray, previous: ThemeGraph | None) -> tuple[ThemeGraph, bool]:
+        inputs = graph_archive.built_from(list(ids[chosen]), list(texts[chosen]), settings, "model-a", "2")
+        kept = graph_archive.kept_graph(warehouse, "demo", inputs)
+        graph = kept[0] if kept else build(ids[chosen], vectors[chosen], texts[chosen], previous=previous)
+        warehouse.replace_together(
+            graph_archive.replacements(warehouse, "demo", inputs, graph.to_tables("demo"))
+        )
+        return graph, kept is not None
+
+    first, _ = build_and_keep(~paper, None)
+    grown, restored = build_and_keep(np.ones(len(ids), dtype=bool), first)
+    assert not restored and grown.k == first.k + 1 and "carried over" in grown.account
+    carried = build(ids[~paper], vectors[~paper], texts[~paper], previous=grown)
+    assert not _graph_equal(carried, first)  # what carrying alone gives: the history shows
+    back, restored = build_and_keep(~paper, grown)
+    assert restored and _graph_equal(back, first)
+    assert _graph_equal(load_theme_graph(warehouse, "demo"), first)
+
+
+def test_the_archive_tells_other_settings_and_texts_apart_and_keeps_the_last_graphs(collection, tmp_path):
+    ids, vectors, texts, _ = collection
+    key = graph_archive.built_from(list(ids), list(texts), ThemeGraphSettings(), "model-a", "2")
+    assert key != graph_archive.built_from(
+        list(ids), list(texts), ThemeGraphSettings(label_terms=5), "model-a", "2"
+    )
+    assert key != graph_archive.built_from(list(ids), list(texts), ThemeGraphSettings(), "model-b", "2")
+    assert key != graph_archive.built_from(
+        list(ids), [*texts[:-1], "another text"], ThemeGraphSettings(), "model-a", "2"
+    )
+    assert key != graph_archive.built_from(list(ids), list(texts), ThemeGraphSettings(), "model-a", "3")
+
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    graph = build(ids, vectors, texts)
+    keys = [f"inputs-{n}" for n in range(graph_archive.KEEP_GRAPHS + 2)]
+    for inputs in keys:
+        warehouse.replace_together(
+            graph_archive.replacements(warehouse, "demo", inputs, graph.to_tables("demo"))
+        )
+    kept = [row["built_from"] for row in warehouse.rows("SELECT built_from FROM theme_graph_archive")]
+    assert sorted(kept) == sorted(keys[-graph_archive.KEEP_GRAPHS :])
+    assert graph_archive.kept_graph(warehouse, "demo", keys[0]) is None
+    assert graph_archive.kept_graph(warehouse, "other", keys[-1]) is None

@@ -1,6 +1,7 @@
 """The theme graph asset: InsightGen's thematic map of a collection (§4.1, Appendix B)."""
 
 import base64
+import dataclasses
 import time
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import dagster as dg
 from insight_assets.core.methods import insightgen
 from insight_assets.core.page.graph_plot import render_theme_graph_png
 from insight_assets.core.retrieval.index import IndexMissing, load_index
+from insight_assets.core.storage import kept_builds
+from insight_assets.core.themes import graph_archive
 from insight_assets.core.themes.clustering import (
     ThemeGraph,
     ThemeGraphSettings,
@@ -24,11 +27,12 @@ from insight_assets.defs.stage_assets import dagster_config, settings_of
 
 # The theme graph's settings (``core/themes/clustering.py``): the paper's system and its ablations.
 InsightGenThemeGraphConfig = dagster_config(ThemeGraphSettings)
+CODE_VERSION = "2"
 
 
 @dg.asset(
     kinds={"duckdb", "sklearn"},
-    code_version="2",
+    code_version=CODE_VERSION,
     **pooled(EMBEDDING_POOL),
     **asset_settings("insightgen", deps=[chunk_embeddings]),
 )
@@ -59,16 +63,12 @@ def _theme_graph(
     except IndexMissing as error:
         raise nothing_to_do(collection, f"nothing to cluster: {error}") from error
     started = time.perf_counter()
-    graph = build_theme_graph(
-        [chunk.chunk_id for chunk in index.chunks],
-        index.vectors,
-        [chunk.text for chunk in index.chunks],
-        settings,
-        previous=_last_graph(storage, collection),
-        embedder=variant,
-    )
+    graph, inputs = _kept_or_built(storage, settings, collection, index, variant)
     seconds = time.perf_counter() - started
-    storage.warehouse.replace_partition(collection, graph.to_tables(collection))
+    tables = graph.to_tables(collection)
+    storage.warehouse.replace_together(
+        graph_archive.replacements(storage.warehouse, collection, inputs, tables)
+    )
 
     picture = render_theme_graph_png(graph, index.vectors)
     report_dir = Path(storage.reports_dir) / collection
@@ -85,6 +85,7 @@ def _theme_graph(
         for cluster in range(graph.k)
     ]
     return CollectionReport(
+        data_version=kept_builds.content_version(tables),
         metadata={
             "dagster/row_count": graph.k,
             "chunks": len(graph.chunk_ids),
@@ -101,8 +102,24 @@ def _theme_graph(
             "cluster_sizes": dg.MetadataValue.md(
                 markdown_table(clusters, ["cluster", "label", "chunks", "neighbours"])
             ),
-        }
+        },
     )
+
+
+def _kept_or_built(
+    storage: StorageResource, settings: ThemeGraphSettings, collection: str, index, variant: str
+) -> tuple[ThemeGraph, str]:
+    """The graph kept for these very chunks and settings (``graph_archive.py``), else one built
+    carrying the last build's themes; and the digest of what it is made from."""
+    chunk_ids, texts = [chunk.chunk_id for chunk in index.chunks], [chunk.text for chunk in index.chunks]
+    inputs = graph_archive.built_from(chunk_ids, texts, settings, variant, CODE_VERSION)
+    kept = graph_archive.kept_graph(storage.warehouse, collection, inputs)
+    if kept is not None:
+        restored = f"the graph built from these very chunks and settings on {kept[1][:19]}, restored"
+        return dataclasses.replace(kept[0], account=restored), inputs
+    previous = _last_graph(storage, collection)
+    graph = build_theme_graph(chunk_ids, index.vectors, texts, settings, previous=previous, embedder=variant)
+    return graph, inputs
 
 
 def _last_graph(storage: StorageResource, collection: str) -> ThemeGraph | None:

@@ -1,0 +1,149 @@
+"""A step's last builds of a collection, kept by what each read, so that a step whose inputs are
+again those of an earlier build gets that build's rows and report back instead of building again.
+
+A paper added and then removed puts a collection back where it was two builds ago. Every model
+answer of that state is in the cache, but each step would still do its own work again around
+them (retrieval, reranking, embedding its texts, bookkeeping): most of a first build's CPU time.
+The steps that keep everything they make in the warehouse (the declared stages) therefore keep
+their last ``KEEP_BUILDS`` builds per collection: the rows of each table they wrote (Arrow IPC,
+compressed), the report and the inputs' key (``defs/reuse.py``).
+
+``content_version`` is a build's data version from the rows it wrote: a step rebuilt with the same
+result then leaves the steps after it as they were (they read nothing else of it).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from insight_assets.core.startup.lazy import pa
+from insight_assets.core.storage.stores import Warehouse, declare_tables
+
+KEEP_BUILDS = 3
+
+TABLES = {
+    "kept_builds": """
+        collection VARCHAR, asset VARCHAR, inputs_key VARCHAR, inputs VARCHAR, report VARCHAR,
+        data_version VARCHAR, run_id VARCHAR, kept_at VARCHAR""",
+    "kept_build_tables": """
+        collection VARCHAR, asset VARCHAR, inputs_key VARCHAR, table_name VARCHAR, rows BLOB""",
+}
+declare_tables(TABLES)
+
+
+@dataclass(frozen=True)
+class KeptBuild:
+    """An earlier build of one step for one collection: what it read (``inputs``, the JSON of its
+    ``StepInputs``), its encoded report and data version, the run that made it, and its tables."""
+
+    inputs: str
+    report: str
+    data_version: str | None
+    run_id: str
+    tables: dict[str, pa.Table]
+
+
+def table_bytes(table: pa.Table) -> bytes:
+    """``table`` in Arrow's IPC stream format, compressed: read back exactly, floats included."""
+    sink = io.BytesIO()
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def table_from_bytes(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(io.BytesIO(data)).read_all()
+
+
+def content_version(tables: Mapping[str, pa.Table]) -> str:
+    """A digest of the rows of ``tables`` (names, schemas and values; not how they are chunked)."""
+    digest = hashlib.sha256()
+    for name in sorted(tables):
+        table = tables[name].combine_chunks()
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        digest.update(name.encode("utf-8") + b"\x00")
+        digest.update(hashlib.sha256(sink.getvalue()).digest())
+    return digest.hexdigest()[:32]
+
+
+def keep(
+    warehouse: Warehouse,
+    collection: str,
+    asset: str,
+    build: KeptBuild,
+    inputs_key: str,
+) -> None:
+    """Keep ``build`` (replacing one of the same inputs) and forget those beyond the last
+    ``KEEP_BUILDS`` of the step and collection, in one transaction."""
+    step = "collection = ? AND asset = ?"
+    older = [
+        row["inputs_key"]
+        for row in warehouse.rows(
+            f"SELECT inputs_key FROM kept_builds WHERE {step} ORDER BY kept_at DESC", [collection, asset]
+        )
+        if row["inputs_key"] != inputs_key
+    ]
+    gone = [inputs_key, *older[KEEP_BUILDS - 1 :]]
+    where = f"{step} AND inputs_key IN ({', '.join('?' * len(gone))})"
+    kept_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
+    row = {
+        "collection": collection,
+        "asset": asset,
+        "inputs_key": inputs_key,
+        "inputs": build.inputs,
+        "report": build.report,
+        "data_version": build.data_version,
+        "run_id": build.run_id,
+        "kept_at": kept_at,
+    }
+    table_rows = [
+        {"collection": collection, "asset": asset, "inputs_key": inputs_key, "table_name": name}
+        | {"rows": table_bytes(table)}
+        for name, table in build.tables.items()
+    ]
+    warehouse.replace_together(
+        [
+            ("kept_builds", where, [collection, asset, *gone], _kept_builds_table([row])),
+            ("kept_build_tables", where, [collection, asset, *gone], _kept_tables_table(table_rows)),
+        ]
+    )
+
+
+def kept(warehouse: Warehouse, collection: str, asset: str, inputs_key: str) -> KeptBuild | None:
+    """The kept build of ``asset`` for ``collection`` that read inputs of ``inputs_key``, if any."""
+    found = warehouse.rows(
+        "SELECT inputs, report, data_version, run_id FROM kept_builds "
+        "WHERE collection = ? AND asset = ? AND inputs_key = ?",
+        [collection, asset, inputs_key],
+    )
+    if not found:
+        return None
+    tables = warehouse.rows(
+        "SELECT table_name, rows FROM kept_build_tables WHERE collection = ? AND asset = ? AND inputs_key = ?",
+        [collection, asset, inputs_key],
+    )
+    return KeptBuild(
+        inputs=found[0]["inputs"],
+        report=found[0]["report"],
+        data_version=found[0]["data_version"],
+        run_id=found[0]["run_id"],
+        tables={row["table_name"]: table_from_bytes(row["rows"]) for row in tables},
+    )
+
+
+def _kept_builds_table(rows: list[dict]) -> pa.Table:
+    names = ("collection", "asset", "inputs_key", "inputs", "report", "data_version", "run_id", "kept_at")
+    return pa.Table.from_pylist(rows, schema=pa.schema([(name, pa.string()) for name in names]))
+
+
+def _kept_tables_table(rows: list[dict]) -> pa.Table:
+    names = ("collection", "asset", "inputs_key", "table_name")
+    schema = pa.schema([*((name, pa.string()) for name in names), ("rows", pa.binary())])
+    return pa.Table.from_pylist(rows, schema=schema)
