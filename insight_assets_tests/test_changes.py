@@ -78,6 +78,15 @@ def page_metadata(project: Path) -> str:
     return page.metadata["changes"].value
 
 
+def step_builds(project: Path) -> dict[str, str]:
+    """Each asset's ``build`` metadata in the last run: why it was built, reused or restored."""
+    with dg.DagsterInstance.from_config(str(project / "home")) as instance:
+        run = instance.get_runs(limit=1)[0]
+        records = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+    made = [record.dagster_event.event_specific_data.materialization for record in records]
+    return {m.asset_key.to_user_string(): m.metadata["build"].value for m in made if "build" in m.metadata}
+
+
 def digests(project: Path) -> list[Path]:
     return sorted((project / "data" / "reports" / COLLECTION / "changes").glob("*.html"))
 
@@ -151,8 +160,20 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     gone = [f for f in removed["findings"] if f["change"] == "gone"]
     assert gone and any(new_doc in [p["doc_id"] for p in f["cites"]] for f in gone)
     assert {p["title"] for f in gone for p in f["cites"] if p["doc_id"] == new_doc} == {paper["title"]}
-    # Since the first build, the paper came and went: the papers are as they were.
-    assert changes(project, "--since", first["build"])["papers"] == []
+    # Since the first build, the paper came and went: the papers, the themes (the first build's graph
+    # comes back: core/themes/graph_archive.py) and every finding are as they were.
+    since_first = changes(project, "--since", first["build"])
+    assert since_first["papers"] == since_first["themes"] == since_first["findings"] == []
+    # The steps that keep all they make in the warehouse get the first build's rows back rather than
+    # doing their work again (core/storage/kept_builds.py).
+    restored = {asset for asset, why in step_builds(project).items() if why.startswith("restored")}
+    assert {
+        "generated_questions",
+        "insights",
+        "judge_scores",
+        "xsum_summaries",
+        "contregen_answers",
+    } <= restored
     assert (
         len(digests(project)) == 2
         and 'href="changes/' in (project / "data" / "reports" / COLLECTION / "index.html").read_text()

@@ -29,21 +29,24 @@ from insight_assets.app.commands import (
 
 
 def reuse_summary(result) -> str:
-    """How many of a run's steps were built and how many reused an earlier build (nothing they read
-    had changed), and which were built."""
+    """How many of a run's steps were built, how many reused their last build (nothing they read had
+    changed) and how many restored an earlier one (they read what it read), and which were built."""
     builds = {}
     for event in result.all_events:
         if event.event_type_value == "ASSET_MATERIALIZATION":
             materialization = event.event_specific_data.materialization
             value = materialization.metadata.get("build")
             builds[materialization.asset_key.to_user_string()] = value.value if value else ""
-    built = sorted(asset for asset, build in builds.items() if not build.startswith("reused"))
+    built = sorted(asset for asset, build in builds.items() if not build.startswith(progress.REUSED))
     if len(built) == len(builds):
         return f"{len(built)} step(s) built"
     named = f" ({', '.join(built)})" if len(built) <= 8 else ""
-    return (
-        f"{len(built)} step(s) built{named}, {len(builds) - len(built)} reused: nothing they read had changed"
-    )
+    restored = sum(build.startswith("restored") for build in builds.values())
+    reused = len(builds) - len(built) - restored
+    said = [f"{len(built)} step(s) built{named}", f"{reused} reused: nothing they read had changed"]
+    if restored:
+        said.append(f"{restored} restored: they read again what an earlier build of theirs read")
+    return ", ".join(said)
 
 
 def build(args: argparse.Namespace) -> int:

@@ -26,6 +26,9 @@ from insight_assets.defs.progress import PROGRESS_PREFIX
 # Off a terminal, a running step's progress is printed at most this often.
 PLAIN_PROGRESS_EVERY_S = 30.0
 POLL_S = 0.5
+# How a step's ``build`` metadata begins when it did no work: its last build reused, or an earlier
+# build with the same inputs restored (``defs/reuse.py``).
+REUSED = ("reused", "restored")
 
 
 @dataclass
@@ -75,9 +78,7 @@ class StepsView:
             self.finished_keys.append(key)
         seconds = time.monotonic() - step.started if step else 0.0
         if self._live is not None:
-            mark = (
-                "[red]✗[/red]" if failed else ("[dim]·[/dim]" if outcome == "reused" else "[green]✓[/green]")
-            )
+            mark = "[red]✗[/red]" if failed else ("[dim]·[/dim]" if outcome in REUSED else "[green]✓[/green]")
             self._live.console.print(f"  {mark} {key} [dim]{outcome}, {seconds:.1f} s[/dim]", highlight=False)
         else:
             done = f"[{len(self.finished_keys)}/{self.total}]"
@@ -145,7 +146,7 @@ class BuildView(StepsView):
         self.view_id = uuid.uuid4().hex
         self.run_id: str | None = None
         self._cursor: str | None = None
-        self._outcomes: dict[str, str] = {}  # step -> "built" / "reused"
+        self._outcomes: dict[str, str] = {}  # step -> "built" / "reused" / "restored"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="build-view", daemon=True)
 
@@ -181,7 +182,8 @@ class BuildView(StepsView):
             self.started(key)
         elif kind == "ASSET_MATERIALIZATION":
             build = event.event_specific_data.materialization.metadata.get("build")
-            self._outcomes[key] = "reused" if build and str(build.value).startswith("reused") else "built"
+            said = str(build.value) if build else ""
+            self._outcomes[key] = next((outcome for outcome in REUSED if said.startswith(outcome)), "built")
         elif kind in ("STEP_SUCCESS", "STEP_FAILURE"):
             failed = kind == "STEP_FAILURE"
             self.finished(key, "failed" if failed else self._outcomes.get(key, "done"), failed=failed)

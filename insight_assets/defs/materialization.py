@@ -55,9 +55,15 @@ from insight_assets.core.runtime.stage import (
     Stage,
     StageSettings,
 )
+from insight_assets.core.storage import kept_builds
 from insight_assets.defs import reuse
 from insight_assets.defs.domain import all_domains
-from insight_assets.defs.metadata import check_result, markdown_table, metadata_value, nothing_to_do
+from insight_assets.defs.metadata import (
+    check_result,
+    metadata_value,
+    nothing_to_do,
+    several_collections,
+)
 from insight_assets.defs.partitions import collection_folder
 from insight_assets.defs.progress import StepProgress
 
@@ -75,6 +81,9 @@ class CollectionReport:
     checks: list[dg.AssetCheckResult] = field(default_factory=list)
     data_version: str | None = None
     incomplete: str | None = None
+    # Every row the build wrote, by table (a declared stage's): kept for a later build that reads the
+    # same inputs (``core/storage/kept_builds.py``).
+    tables: dict[str, Any] | None = None
 
 
 def materialize_each(
@@ -122,7 +131,7 @@ def materialize_each(
             check_results=report.checks,
             data_version=dg.DataVersion(report.data_version) if report.data_version else None,
         )
-    return _several_collections(reports)
+    return several_collections(reports)
 
 
 def _require_upstream(collection: str, upstream: list[str], builds: dict) -> None:
@@ -151,16 +160,8 @@ def _build_or_reuse(
     recorded for the next run to compare with."""
     asset = context.asset_key.to_user_string()
     inputs = reuse.step_inputs(context, builds)
-    decision = (
-        reuse.decide(
-            builds.get(asset),
-            inputs,
-            lambda: warehouse.build_report(collection, asset),
-            present,
-            retry_failed=_retries_failed(context),
-        )
-        if reuse_builds
-        else reuse.Reuse(None, "it reads the collection's folder")
+    decision = reuse.step_decision(
+        context, warehouse, collection, builds.get(asset), inputs, present, reuse_builds
     )
     if decision.report is not None:
         metadata, checks, data_version = reuse.decode_report(decision.report)
@@ -172,6 +173,7 @@ def _build_or_reuse(
     incomplete = report.incomplete or reuse.undone_work(report.metadata)
     report.data_version = reuse.data_version(report.data_version, inputs, context.run_id, incomplete)
     report.metadata["build"] = f"built: {decision.why}"
+    encoded = reuse.encode_report(report.metadata, report.checks, report.data_version)
     warehouse.record_build(
         collection,
         asset,
@@ -179,46 +181,16 @@ def _build_or_reuse(
         data_version=report.data_version,
         run_id=context.run_id,
         inputs=inputs.to_json(),
-        report=reuse.encode_report(report.metadata, report.checks, report.data_version),
+        report=encoded,
         incomplete=incomplete,
         config=context.op_execution_context.op_config,
     )
+    if report.tables is not None and not incomplete:
+        build = kept_builds.KeptBuild(
+            inputs.to_json(), encoded, report.data_version, context.run_id, report.tables
+        )
+        kept_builds.keep(warehouse, collection, asset, build, inputs.key)
     return report
-
-
-def _retries_failed(context: dg.AssetExecutionContext) -> bool:
-    """Whether the run asks model calls that failed for good to be asked again."""
-    llm = getattr(context.resources, "llm", None)
-    return bool(llm is not None and llm.retries_failed())
-
-
-def _several_collections(reports: dict[str, CollectionReport]) -> dg.MaterializeResult:
-    """One materialization for a run of several collections: counters summed, a row per
-    collection, and each check passing only where it passed for all."""
-    numeric = sorted({key for r in reports.values() for key, v in r.metadata.items() if _is_number(v)})
-    metadata: dict[str, Any] = {key: sum(r.metadata.get(key, 0) for r in reports.values()) for key in numeric}
-    metadata["collections"] = dg.MetadataValue.md(
-        markdown_table(
-            [{"collection": name, **r.metadata} for name, r in reports.items()], ["collection", *numeric]
-        )
-    )
-    checks = []
-    for check_name in dict.fromkeys(c.check_name for r in reports.values() for c in r.checks):
-        results = {name: c for name, r in reports.items() for c in r.checks if c.check_name == check_name}
-        failing = sorted(name for name, c in results.items() if not c.passed)
-        checks.append(
-            dg.AssetCheckResult(
-                check_name=check_name,
-                passed=not failing,
-                severity=next(iter(results.values())).severity,
-                metadata={"failing_collections": ", ".join(failing) or "none"},
-            )
-        )
-    return dg.MaterializeResult(metadata=metadata, check_results=checks)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def model_client(
@@ -349,7 +321,9 @@ def _build_collection(
     scope.warehouse.replace_partition(collection, output.tables)
     if output.checks_of_stored is not None:
         output.checks += output.checks_of_stored()
-    return _report(output, clients)
+    report = _report(output, clients)
+    report.tables, report.data_version = output.tables, kept_builds.content_version(output.tables)
+    return report
 
 
 def _report(output: stage_output.StageOutput, clients: list[LLMClient]) -> CollectionReport:

@@ -5,7 +5,7 @@ failures of a step that found no input or a config its settings refuse."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
@@ -61,3 +61,33 @@ def report_metadata(place: stage_output.ReportPlace, *report: Any) -> dict[str, 
     """``core.runtime.stage_output.write_report`` at ``place`` (``report``: its file, text, chart and
     headline), and the metadata that shows the chart in the UI and links the report."""
     return {name: metadata_value(value) for name, value in stage_output.write_report(place, *report).items()}
+
+
+def several_collections(reports: Mapping[str, Any]) -> dg.MaterializeResult:
+    """One materialization for a run of several collections (each report with ``metadata`` and
+    ``checks``, a ``materialization.CollectionReport``): counters summed, a row per collection, and
+    each check passing only where it passed for all."""
+    numeric = sorted({key for r in reports.values() for key, v in r.metadata.items() if _is_number(v)})
+    metadata: dict[str, Any] = {key: sum(r.metadata.get(key, 0) for r in reports.values()) for key in numeric}
+    metadata["collections"] = dg.MetadataValue.md(
+        markdown_table(
+            [{"collection": name, **r.metadata} for name, r in reports.items()], ["collection", *numeric]
+        )
+    )
+    checks = []
+    for check_name in dict.fromkeys(c.check_name for r in reports.values() for c in r.checks):
+        results = {name: c for name, r in reports.items() for c in r.checks if c.check_name == check_name}
+        failing = sorted(name for name, c in results.items() if not c.passed)
+        checks.append(
+            dg.AssetCheckResult(
+                check_name=check_name,
+                passed=not failing,
+                severity=next(iter(results.values())).severity,
+                metadata={"failing_collections": ", ".join(failing) or "none"},
+            )
+        )
+    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -16,6 +16,13 @@ other outputs (``outputs_present``) are gone, and, when the run asks to retry fa
 (``--retry-failed``), one with model calls that failed for good. Such failures (an answer invalid
 after its repair, a refused request) are recorded with the cached answers and are final otherwise:
 asked again unchanged they would fail again, at a price.
+
+A declared stage keeps everything it makes in the warehouse, so its last few complete builds are
+kept too, by their inputs (``core/storage/kept_builds.py``): a step whose inputs are again those of
+an earlier build (a paper added, then removed) gets that build's rows and report back
+(``restore_kept``) instead of asking the cache for every answer and doing its own work around
+them again. Its data version is its rows' digest, so a stage rebuilt with the same result, or
+restored, leaves the steps after it as they were.
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+
+from insight_assets.core.storage import kept_builds
+from insight_assets.core.storage.stores import Warehouse
 
 # Metadata that counts what a build did (model calls, files parsed, texts embedded, seconds) rather
 # than what it made: a reused build does none of it, so a reuse reports these as 0.
@@ -281,3 +291,84 @@ def decide(
     if outputs_present is not None and not outputs_present():
         return Reuse(None, "its outputs outside the warehouse are gone")
     return Reuse(report, f"reused: nothing it reads changed since run {str(note['run_id'])[:8]}")
+
+
+# -- builds kept by their inputs (core/storage/kept_builds.py) -----------------------------------
+
+
+def restore_kept(
+    warehouse: Warehouse,
+    collection: str,
+    asset: str,
+    inputs: StepInputs,
+    run_id: str,
+    config: Mapping[str, Any] | None,
+    *,
+    retry_failed: bool,
+    otherwise: Reuse,
+) -> Reuse:
+    """An earlier kept build of the step that read these very ``inputs``, put back as its last build
+    (its rows written again, its note recorded for the next run to compare with), else ``otherwise``."""
+    build = kept_builds.kept(warehouse, collection, asset, inputs.key)
+    if build is None:
+        return otherwise
+    note = {"inputs": build.inputs, "reported": True, "run_id": build.run_id}
+    decision = decide(note, inputs, lambda: build.report, None, retry_failed=retry_failed)
+    if decision.report is None:
+        return otherwise
+    warehouse.forget_build_inputs(collection, asset)
+    warehouse.replace_partition(collection, build.tables)
+    metadata = decode_report(build.report)[0]
+    warehouse.record_build(
+        collection,
+        asset,
+        rows=metadata.get("dagster/row_count"),
+        data_version=build.data_version,
+        run_id=run_id,
+        inputs=build.inputs,
+        report=build.report,
+        config=config,
+    )
+    return Reuse(
+        build.report,
+        f"restored: its inputs are again those of its build in run {build.run_id[:8]} ({otherwise.why})",
+    )
+
+
+def step_decision(
+    context: dg.AssetExecutionContext,
+    warehouse,
+    collection: str,
+    note: Mapping | None,
+    inputs: StepInputs,
+    present: Callable[[], bool] | None,
+    reuse_builds: bool,
+) -> Reuse:
+    """Reuse the last build (``note``) when it read ``inputs``; else, for a step that keeps all it
+    makes in the warehouse, restore a kept earlier build that read them; else build, and why."""
+    if not reuse_builds:
+        return Reuse(None, "it reads the collection's folder")
+    asset = context.asset_key.to_user_string()
+    retry_failed = _retries_failed(context)
+    decision = decide(
+        note, inputs, lambda: warehouse.build_report(collection, asset), present, retry_failed=retry_failed
+    )
+    if decision.report is not None or present is not None:
+        return decision
+    config = context.op_execution_context.op_config
+    return restore_kept(
+        warehouse,
+        collection,
+        asset,
+        inputs,
+        context.run_id,
+        config,
+        retry_failed=retry_failed,
+        otherwise=decision,
+    )
+
+
+def _retries_failed(context: dg.AssetExecutionContext) -> bool:
+    """Whether the run asks model calls that failed for good to be asked again."""
+    llm = getattr(context.resources, "llm", None)
+    return bool(llm is not None and llm.retries_failed())

@@ -11,6 +11,7 @@ import dagster as dg
 from insight_assets.core.methods import scipip
 from insight_assets.core.methods.scipip import report, stages
 from insight_assets.core.startup.lazy import pa
+from insight_assets.core.storage import kept_builds
 from insight_assets.defs.materialization import CollectionReport, materialize_each
 from insight_assets.defs.metadata import markdown_table, nothing_to_do
 from insight_assets.defs.partitions import asset_settings
@@ -37,20 +38,18 @@ def _keyword_graph(storage, collection) -> CollectionReport:
     if not edges:
         raise nothing_to_do(collection, "no paper summary has keywords to link.")
     pairs = graph.co_occurrences()
-    warehouse.replace_partition(
-        collection,
-        {
-            "scipip_keyword_edges": pa.Table.from_pylist(
-                [{"collection": collection, "doc_id": doc, "keyword": keyword} for doc, keyword in edges]
-            ),
-            "scipip_keyword_pairs": pa.Table.from_pylist(
-                [
-                    {"collection": collection, "keyword_a": a, "keyword_b": b, "papers": count}
-                    for (a, b), count in sorted(pairs.items())
-                ]
-            ),
-        },
-    )
+    tables = {
+        "scipip_keyword_edges": pa.Table.from_pylist(
+            [{"collection": collection, "doc_id": doc, "keyword": keyword} for doc, keyword in edges]
+        ),
+        "scipip_keyword_pairs": pa.Table.from_pylist(
+            [
+                {"collection": collection, "keyword_a": a, "keyword_b": b, "papers": count}
+                for (a, b), count in sorted(pairs.items())
+            ]
+        ),
+    }
+    warehouse.replace_partition(collection, tables)
     shared = sorted(graph.holders, key=lambda k: (-len(graph.holders[k]), k))[:15]
     picture = report.keyword_graph_png(graph)
     report_dir = Path(storage.reports_dir) / collection
@@ -58,6 +57,8 @@ def _keyword_graph(storage, collection) -> CollectionReport:
     picture_path = report_dir / "scipip_keyword_graph.png"
     picture_path.write_bytes(picture)
     return CollectionReport(
+        # The rows' digest: the same graph leaves SciPIP's stages as they were (or restorable).
+        data_version=kept_builds.content_version(tables),
         metadata={
             "dagster/row_count": len(edges),
             "papers": len(graph.papers),
@@ -73,7 +74,7 @@ def _keyword_graph(storage, collection) -> CollectionReport:
                 f"![keyword graph](data:image/png;base64,{base64.b64encode(picture).decode('ascii')})"
             ),
             "graph_file": dg.MetadataValue.path(str(picture_path.resolve())),
-        }
+        },
     )
 
 
