@@ -185,7 +185,7 @@ def _build_or_reuse(
         incomplete=incomplete,
         config=context.op_execution_context.op_config,
     )
-    if report.tables is not None and not incomplete:
+    if report.tables is not None and present is None and not incomplete:  # all it made is in them
         build = kept_builds.KeptBuild(
             inputs.to_json(), encoded, report.data_version, context.run_id, report.tables
         )

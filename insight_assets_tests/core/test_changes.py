@@ -213,3 +213,32 @@ def test_the_history_is_kept_and_read_back_from_the_warehouse(tmp_path):
     assert store.digest_data(warehouse, "c", "2026-12-02")["previous_build"] == "run-1"
     with pytest.raises(store.NoSuchBuild, match="neither a date"):
         store.digest_data(warehouse, "c", "yesterday")
+
+
+def test_a_graph_that_comes_back_is_no_change_since_the_build_that_had_it(tmp_path):
+    """A paper added splits a theme (the halves take ids of their own) and, removed again, gives the
+    first graph back: build to build the ids moved, but since the first build no theme changed."""
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    first, kept = compare(None, BEFORE)
+    store.record(warehouse, first, kept)
+    split = [  # theme 0 in three, none with half of its chunks: three new ids
+        _theme(0, "graphs", ["ac0", "cc0", "cc1"]),
+        _theme(1, "more graphs", ["ac1", "cc2"]),
+        _theme(2, "other graphs", ["bc0", "cc3"]),
+        _theme(3, "text", ["ac2", "ac3", "bc1", "bc2", "bc3"]),
+    ]
+    grown = _snapshot(
+        "run-2",
+        [_paper("a"), _paper("b"), _paper("c")],
+        split,
+        BEFORE.findings,
+        at="2026-12-02T10:00:00+00:00",
+    )
+    again = dataclasses.replace(BEFORE, build_id="run-3", built_at="2026-12-03T10:00:00+00:00")
+    for snapshot in (grown, again):
+        change_set, kept = compare(store.previous_snapshot(warehouse, "c", snapshot.build_id), snapshot)
+        store.record(warehouse, change_set, kept)
+    back = store.change_set_of(warehouse, "c", "run-3")
+    assert {c.key for c in back.changes if c.kind == "theme"} - {"0"}  # build to build, the ids moved
+    since_first = store.digest_data(warehouse, "c", "run-1")
+    assert since_first["papers"] == since_first["themes"] == since_first["findings"] == []

@@ -95,6 +95,11 @@ def worker_arguments(storage: StorageResource, embedder: dict, llm: dict | None,
     }
 
 
+# What records builds rather than what they made: run ids, times, reports (the kept builds and theme
+# graphs are the builds' rows again, with those).
+BUILD_RECORDS = ("asset_builds", "source_states", "kept_builds", "kept_build_tables", "theme_graph_archive")
+
+
 def warehouse_snapshot(storage: StorageResource) -> dict[str, list[str]]:
     """Every table's rows for the collection, sorted: what must match an uninterrupted build (the
     build records, with their run ids and times, aside, and so the source's state as the build read
@@ -102,7 +107,7 @@ def warehouse_snapshot(storage: StorageResource) -> dict[str, list[str]]:
     snapshot = {}
     with storage.warehouse.session() as db:
         for table in warehouse_tables():
-            if table not in ("asset_builds", "source_states"):
+            if table not in BUILD_RECORDS:
                 rows = db.rows(f"SELECT * FROM {table} WHERE collection = ?", [COLLECTION])
                 kept = [{k: v for k, v in row.items() if not k.endswith("seconds")} for row in rows]
                 snapshot[table] = sorted(json.dumps(row, sort_keys=True, default=str) for row in kept)

@@ -82,17 +82,13 @@ def compare(
     before: Snapshot | None,
     after: Snapshot,
     *,
-    theme_kept_share: float | None = THEME_KEPT_SHARE,
+    theme_kept_share: float = THEME_KEPT_SHARE,
 ) -> tuple[ChangeSet, Snapshot]:
     """What ``after`` changed against ``before``, and ``after`` with the theme ids it keeps (the
-    snapshot to keep for the next build). ``theme_kept_share`` None: ``after``'s themes already
-    carry their ids (two kept snapshots), and are compared by id."""
+    snapshot to keep for the next build)."""
     if before is None:
         return ChangeSet(after.collection, after.build_id, after.built_at, None, None), after
-    if theme_kept_share is not None:
-        after = dataclasses.replace(
-            after, themes=carry_theme_ids(before.themes, after.themes, theme_kept_share)
-        )
+    after = dataclasses.replace(after, themes=carry_theme_ids(before.themes, after.themes, theme_kept_share))
     themes = after.themes
     paper_changes = _paper_changes(before.papers, after.papers)
     touched = {doc for change in paper_changes for doc in change.doc_ids}

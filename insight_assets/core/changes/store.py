@@ -219,8 +219,10 @@ def changes_since(warehouse: Warehouse, collection: str, since: str) -> ChangeSe
             f"{collection!r} (`insight-assets changes -c {collection} --json` lists them)"
         )
     latest = _snapshot(warehouse, collection, builds[0]["build_id"])
-    # The kept snapshots carry their themes' ids from build to build: compared as they are.
-    change_set, _ = compare(_snapshot(warehouse, collection, baseline), latest, theme_kept_share=None)
+    # The themes are matched with the baseline's by their chunks, as each build matches them with the
+    # last one's: ids carried from build to build lose a theme that left and came back (a paper
+    # added, then removed, gives the earlier graph back: core/themes/graph_archive.py).
+    change_set, _ = compare(_snapshot(warehouse, collection, baseline), latest)
     return change_set
 
 
