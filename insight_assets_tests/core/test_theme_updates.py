@@ -210,9 +210,8 @@ def test_a_collection_back_at_an_earlier_state_gets_that_states_graph_back(colle
         inputs = graph_archive.built_from(list(ids[chosen]), list(texts[chosen]), settings, "model-a", "2")
         kept = graph_archive.kept_graph(warehouse, "demo", inputs)
         graph = kept[0] if kept else build(ids[chosen], vectors[chosen], texts[chosen], previous=previous)
-        warehouse.replace_together(
-            graph_archive.replacements(warehouse, "demo", inputs, graph.to_tables("demo"))
-        )
+        warehouse.replace_partition("demo", graph.to_tables("demo"))
+        graph_archive.keep_graph(warehouse, "demo", inputs, graph.to_tables("demo"))
         return graph, kept is not None
 
     first, _ = build_and_keep(~paper, None)
@@ -241,10 +240,9 @@ def test_the_archive_tells_other_settings_and_texts_apart_and_keeps_the_last_gra
     graph = build(ids, vectors, texts)
     keys = [f"inputs-{n}" for n in range(graph_archive.KEEP_GRAPHS + 2)]
     for inputs in keys:
-        warehouse.replace_together(
-            graph_archive.replacements(warehouse, "demo", inputs, graph.to_tables("demo"))
-        )
-    kept = [row["built_from"] for row in warehouse.rows("SELECT built_from FROM theme_graph_archive")]
+        warehouse.replace_partition("demo", graph.to_tables("demo"))
+        graph_archive.keep_graph(warehouse, "demo", inputs, graph.to_tables("demo"))
+    kept = [row["inputs_key"] for row in warehouse.rows("SELECT inputs_key FROM kept_builds")]
     assert sorted(kept) == sorted(keys[-graph_archive.KEEP_GRAPHS :])
     assert graph_archive.kept_graph(warehouse, "demo", keys[0]) is None
     assert graph_archive.kept_graph(warehouse, "other", keys[-1]) is None

@@ -97,7 +97,7 @@ def worker_arguments(storage: StorageResource, embedder: dict, llm: dict | None,
 
 # What records builds rather than what they made: run ids, times, reports (the kept builds and theme
 # graphs are the builds' rows again, with those).
-BUILD_RECORDS = ("asset_builds", "source_states", "kept_builds", "kept_build_tables", "theme_graph_archive")
+BUILD_RECORDS = ("asset_builds", "source_states", "kept_builds", "kept_build_tables")
 
 
 def warehouse_snapshot(storage: StorageResource) -> dict[str, list[str]]:

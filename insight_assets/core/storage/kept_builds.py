@@ -45,6 +45,7 @@ class KeptBuild:
     data_version: str | None
     run_id: str
     tables: dict[str, pa.Table]
+    kept_at: str = ""  # when it was kept (ISO 8601, UTC): set when read back
 
 
 def table_bytes(table: pa.Table) -> bytes:
@@ -79,9 +80,11 @@ def keep(
     asset: str,
     build: KeptBuild,
     inputs_key: str,
+    *,
+    last: int = KEEP_BUILDS,
 ) -> None:
-    """Keep ``build`` (replacing one of the same inputs) and forget those beyond the last
-    ``KEEP_BUILDS`` of the step and collection, in one transaction."""
+    """Keep ``build`` (replacing one of the same inputs) and forget those beyond the ``last`` of the
+    step and collection, in one transaction."""
     step = "collection = ? AND asset = ?"
     older = [
         row["inputs_key"]
@@ -90,7 +93,7 @@ def keep(
         )
         if row["inputs_key"] != inputs_key
     ]
-    gone = [inputs_key, *older[KEEP_BUILDS - 1 :]]
+    gone = [inputs_key, *older[last - 1 :]]
     where = f"{step} AND inputs_key IN ({', '.join('?' * len(gone))})"
     kept_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
     row = {
@@ -119,7 +122,7 @@ def keep(
 def kept(warehouse: Warehouse, collection: str, asset: str, inputs_key: str) -> KeptBuild | None:
     """The kept build of ``asset`` for ``collection`` that read inputs of ``inputs_key``, if any."""
     found = warehouse.rows(
-        "SELECT inputs, report, data_version, run_id FROM kept_builds "
+        "SELECT inputs, report, data_version, run_id, kept_at FROM kept_builds "
         "WHERE collection = ? AND asset = ? AND inputs_key = ?",
         [collection, asset, inputs_key],
     )
@@ -135,6 +138,7 @@ def kept(warehouse: Warehouse, collection: str, asset: str, inputs_key: str) -> 
         data_version=found[0]["data_version"],
         run_id=found[0]["run_id"],
         tables={row["table_name"]: table_from_bytes(row["rows"]) for row in tables},
+        kept_at=found[0]["kept_at"],
     )
 
 

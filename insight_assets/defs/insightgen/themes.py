@@ -66,9 +66,8 @@ def _theme_graph(
     graph, inputs = _kept_or_built(storage, settings, collection, index, variant)
     seconds = time.perf_counter() - started
     tables = graph.to_tables(collection)
-    storage.warehouse.replace_together(
-        graph_archive.replacements(storage.warehouse, collection, inputs, tables)
-    )
+    storage.warehouse.replace_partition(collection, tables)
+    graph_archive.keep_graph(storage.warehouse, collection, inputs, tables)
 
     picture = render_theme_graph_png(graph, index.vectors)
     report_dir = Path(storage.reports_dir) / collection
