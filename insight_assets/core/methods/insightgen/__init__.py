@@ -27,7 +27,7 @@ One entry, ``run_insightgen``, does all of it for a batch of pairs: each method'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ from insight_assets.core.ingestion.chunking import SECTION
 
 from ...llm.spending import Spent, spending
 from . import store  # declares the method's warehouse tables
+from .baseline_documents import BaselineDocuments, documents_read, grouped, of_documents
 from .contexts import MethodContext, build_contexts
 from .rag_baselines import RAG_METHODS, RAG_TASKS, rag_contexts, with_budgets
 from .runs import FAILED, OK, SKIPPED, InsightRun, InsightsOutcome, run_insight_methods
@@ -81,6 +82,8 @@ class InsightGenResult:
     outcome: InsightsOutcome  # the runs (insights or why none), the inferred intents
     # The RAG baselines' retrieval cost per question (``Spent.per``): calls, tokens, seconds.
     retrieval: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The documents each question's baselines read (``baseline_documents.py``).
+    documents: dict[str, BaselineDocuments] = field(default_factory=dict)
 
 
 def load_insightgen_index(
@@ -98,29 +101,43 @@ def run_insightgen(
     cluster_index: ClusterIndex,
     embed: Callable[[list[str]], np.ndarray],
     settings: InsightsSettings,
+    earlier: Mapping[str, BaselineDocuments] | None = None,
 ) -> InsightGenResult:
     """Every method's insights for every pair: each method's context, then its insights, the
     chain-of-thought methods sharing one inferred intent per question. A failed call fails only
-    its own (method, question); ``LLMError``s that would fail every call alike are raised."""
+    its own (method, question); ``LLMError``s that would fail every call alike are raised.
+    ``earlier``: the documents each question's baselines read at the last build
+    (``baseline_documents.py``)."""
     # InsightGen's own selection always runs: its chunk count is the RAG baselines' budget.
     local = build_contexts(
-        pairs,
-        index.chunks,
-        index.vectors,
-        cluster_index,
-        embed,
-        ["insightgen", *settings.methods],
-        settings,
+        pairs, index.chunks, index.vectors, cluster_index, embed, ["insightgen", *settings.methods], settings
     )
+    present = frozenset(chunk.doc_id for chunk in index.chunks)
+    read = documents_read(
+        pairs,
+        {c.question_id: c for c in local if c.method == "insightgen"},
+        earlier or {},
+        present,
+        settings.baseline_documents,
+    )
+    groups = {
+        docs: (members, *of_documents(index.chunks, index.vectors, docs))
+        for docs, members in grouped(pairs, read).items()
+    }
     by_key = {(c.method, c.question_id): c for c in local}
+    for docs, (members, chunks, vectors) in groups.items():
+        if docs != present:  # the baselines of unchanged questions read what they read before
+            kept = build_contexts(members, chunks, vectors, cluster_index, embed, settings.methods, settings)
+            by_key.update({(c.method, c.question_id): c for c in kept if c.method != "insightgen"})
     budgets = with_budgets(local)
-    chosen = [p for p in pairs if p.question_id in budgets]
     retrieval: dict[str, Spent] = {}
     for method in (m for m in settings.methods if m in RAG_METHODS):
         # One method at a time, so that each is charged the calls its retrieval needs.
         with spending(client) as retrieval[method]:
-            found = rag_contexts(client, chosen, budgets, index.chunks, index.vectors, embed, [method])
-        by_key.update({(c.method, c.question_id): c for c in found})
+            for members, chunks, vectors in groups.values():
+                chosen = [p for p in members if p.question_id in budgets]
+                found = rag_contexts(client, chosen, budgets, chunks, vectors, embed, [method])
+                by_key.update({(c.method, c.question_id): c for c in found})
     contexts = [
         by_key.get((method, pair.question_id)) or MethodContext(method, pair.question_id, (), (), 0)
         for pair in pairs
@@ -129,8 +146,9 @@ def run_insightgen(
     outcome = run_insight_methods(
         client, pairs, contexts, max_insights=settings.max_insights, source_labels=index.source_labels
     )
+    asked = sum(1 for pair in pairs if pair.question_id in budgets)
     return InsightGenResult(
-        contexts, outcome, {method: spent.per(len(chosen)) for method, spent in retrieval.items()}
+        contexts, outcome, {method: spent.per(asked) for method, spent in retrieval.items()}, read
     )
 
 

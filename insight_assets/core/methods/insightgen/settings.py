@@ -3,6 +3,8 @@ methods run, §5.1's neighbourhood selection, Appendix C's generation) and the j
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from insight_assets.core.runtime.stage_settings import JudgeModel, StageSettings
@@ -29,6 +31,16 @@ class InsightsSettings(StageSettings):
     max_insights: int = Field(default=5, ge=1, description="Insights per method and question.")
     max_questions: int | None = Field(
         default=None, ge=1, description="Only the first N question-answer pairs (cost control)."
+    )
+    baseline_documents: Literal["kept", "current"] = Field(
+        default="kept",
+        description=(
+            "On a rebuild, a question whose question, answer and InsightGen context did not change: "
+            "its baselines read the documents they read at the last build ('kept': a paper added "
+            "since changes none of its prompts, so its insights and judgements are reused) or the "
+            "collection as it is now ('current': one more paper changes every Direct and CoT prompt "
+            "and so every judgement)."
+        ),
     )
     temperature: float | None = Field(default=0.7, description="Appendix C: temperature 0.7.")
     max_tokens: int | None = Field(default=4000, description="Appendix C: max_tokens 4000.")

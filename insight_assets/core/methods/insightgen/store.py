@@ -12,6 +12,7 @@ from insight_assets.core.retrieval.index import CollectionIndex, IndexMissing, l
 from insight_assets.core.storage.stores import VectorStore, Warehouse, declare_tables
 from insight_assets.core.themes.clustering import ThemeGraph
 
+from .baseline_documents import BaselineDocuments, from_rows
 from .selection import ClusterIndex
 
 TABLES = {
@@ -19,6 +20,9 @@ TABLES = {
         collection VARCHAR, question_id VARCHAR, method VARCHAR, status VARCHAR, error VARCHAR,
         chunk_ids VARCHAR[], context_tokens INTEGER, truncated BOOLEAN, answer_clusters INTEGER[],
         related_clusters INTEGER[], retrieval_calls DOUBLE, retrieval_seconds DOUBLE""",
+    "insight_pools": """
+        collection VARCHAR, question_id VARCHAR, pair_digest VARCHAR, insightgen_chunk_ids VARCHAR[],
+        doc_ids VARCHAR[]""",
     "insight_intents": """
         collection VARCHAR, question_id VARCHAR, intent VARCHAR, persona VARCHAR, goals VARCHAR[]""",
     "insights": """
@@ -94,6 +98,11 @@ def judging_inputs(warehouse: Warehouse, collection: str) -> tuple[list[dict], l
             "SELECT question_id, method, status, error FROM insight_runs WHERE collection = ?", [collection]
         )
     return insights, runs
+
+
+def baseline_documents(warehouse: Warehouse, collection: str) -> dict[str, BaselineDocuments]:
+    """The documents each question's baselines read at the last build (none before the first)."""
+    return from_rows(warehouse.rows("SELECT * FROM insight_pools WHERE collection = ?", [collection]))
 
 
 def load_judge_scores(warehouse: Warehouse, collection: str) -> list[dict]:

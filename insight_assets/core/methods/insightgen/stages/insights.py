@@ -14,6 +14,7 @@ from insight_assets.core.methods.insightgen import (
     OK,
     TASKS,
     InsightGenResult,
+    baseline_documents,
     load_insightgen_index,
     run_insightgen,
     store,
@@ -69,8 +70,11 @@ def find_insights(scope: CollectionScope, settings: InsightsSettings) -> Found:
     pairs = kept_pairs_of(scope, settings.max_questions)
     if not pairs:
         return Found(pairs, None, index)
+    earlier = store.baseline_documents(scope.warehouse, scope.collection)
     return Found(
-        pairs, run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings), index
+        pairs,
+        run_insightgen(scope.client, pairs, index, cluster_index, scope.embed, settings, earlier),
+        index,
     )
 
 
@@ -87,7 +91,7 @@ def questions_found(found: Found) -> list[JudgedQuestion]:
 CITE_CONTEXT = "insights_cite_their_context"
 NOT_REPEATING = "insights_do_not_repeat_the_answer"
 QUESTIONS_FOUND = "questions_to_find_insights_for"
-INSIGHT_TABLES = ("insight_runs", "insights", "insight_intents")
+INSIGHT_TABLES = ("insight_runs", "insights", "insight_intents", "insight_pools")
 
 
 def output(scope: CollectionScope, settings: InsightsSettings, found: Found) -> StageOutput:
@@ -108,7 +112,12 @@ def output(scope: CollectionScope, settings: InsightsSettings, found: Found) -> 
     }
     failures = [{"method": r.method, "question": r.question_id, "error": r.error} for r in failed]
     return StageOutput(
-        tables=_tables(scope.collection, contexts, outcome, writer, result.retrieval),
+        tables={
+            **_tables(scope.collection, contexts, outcome, writer, result.retrieval),
+            "insight_pools": pa.Table.from_pylist(
+                baseline_documents.rows(scope.collection, result.documents)
+            ),
+        },
         metadata={
             "dagster/row_count": len(insight_rows),
             "questions": len(pairs),
