@@ -141,6 +141,7 @@ class LLMClient(BatchingClient, EstimatingClient, RecordingClient):
         self._recorded_failures = 0
         self._trimmed_items = 0
         self._estimates: dict[str, tuple[Task[Any], EstimateTally]] = {}
+        self._planned_keys: set[str] = set()  # the requests a dry run counted as calls to make
         self._progress = progress
         self._planned = self._done = 0
 

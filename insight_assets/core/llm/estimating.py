@@ -27,9 +27,9 @@ class EstimatingClient:
     def dry_run(self, task: Task[T], inputs: Sequence[Mapping[str, Any]]) -> DryRunEstimate:
         """Tokens and cost of running ``task`` on ``inputs``, without calling any provider (and
         without needing an API key)."""
-        tally = EstimateTally()
+        tally, counted = EstimateTally(), set()
         for item in inputs:
-            self._tally(tally, task, task.complete_inputs(item))
+            self._tally(tally, task, task.complete_inputs(item), counted)
         return self._estimate(task, tally)
 
     def estimates(self) -> list[DryRunEstimate]:
@@ -46,7 +46,7 @@ class EstimatingClient:
         fails here too."""
         with self._lock:
             _, tally = self._estimates.setdefault(task.name, (task, EstimateTally()))
-        known = self._tally(tally, task, inputs)
+        known = self._tally(tally, task, inputs, self._planned_keys)
         if isinstance(known, InvalidOutputError):
             raise known
         if known is None:
@@ -54,14 +54,15 @@ class EstimatingClient:
         return Answer(known)
 
     def _tally(
-        self, tally: EstimateTally, task: Task[T], inputs: Mapping[str, Any]
+        self, tally: EstimateTally, task: Task[T], inputs: Mapping[str, Any], counted: set[str]
     ) -> T | InvalidOutputError | None:
         """Count one request; what a build would get without a call: the cached answer, the recorded
-        failure, or None (it would be asked)."""
+        failure, or None (it would be asked). A request already ``counted`` as a call to make counts
+        as cached: the build asks it once and reads it again from the cache."""
         params = self._params(task, inputs)
         prompt = task.render(inputs)
         known = self._known_answer(task, params, prompt, inputs)
-        cached = known is not None
+        cached = known is not None or self._counted_before(task, params, prompt, counted)
         tokens = 0 if cached else self._message_tokens(params, [Message("user", prompt)])
         with self._lock:
             tally.items += 1
@@ -69,6 +70,15 @@ class EstimatingClient:
             tally.input_tokens += tokens
             tally.max_output_tokens += 0 if cached else params.max_tokens
         return known
+
+    def _counted_before(self, task: Task[T], params: ModelParams, prompt: str, counted: set[str]) -> bool:
+        if self.cache is None or self.settings.is_offline:  # without a cache a build pays twice
+            return False
+        key = self._cache_key(task, params, prompt)
+        with self._lock:
+            seen = key in counted
+            counted.add(key)
+        return seen
 
     def _known_answer(
         self, task: Task[T], params: ModelParams, prompt: str, inputs: Mapping[str, Any]

@@ -179,3 +179,24 @@ def test_an_estimate_fails_what_the_build_would_fail_from_the_record(harness: Ha
     assert retrying.run(SUMMARIZE_PASSAGES, **asked).summary  # asked again: the offline answer
     (estimate,) = retrying.estimates()
     assert estimate.cached_items == 0
+
+
+def test_a_request_planned_twice_is_one_call_to_make_as_the_cache_makes_it(harness: Harness):
+    """Two steps of a build that ask the same prompt pay once: the second reads the first's answer."""
+    asked = {"question": "What links tokens?", "passages": PASSAGES}
+    client = harness.client("openai", estimate_only=True)
+    for _ in range(2):
+        client.run(SUMMARIZE_PASSAGES, **asked)
+    client.run(SUMMARIZE_PASSAGES, question="Another question?", passages=PASSAGES)
+    (estimate,) = client.estimates()
+    assert (estimate.items, estimate.cached_items) == (3, 1)
+    assert estimate.input_tokens == prompt_tokens(asked) + prompt_tokens(
+        {"question": "Another question?", "passages": PASSAGES}
+    )
+
+    twice = harness.client("openai").dry_run(SUMMARIZE_PASSAGES, [asked, asked])
+    assert (twice.items, twice.cached_items) == (2, 1)
+    # Without a cache a build asks it twice, and pays twice.
+    uncached = harness.client("openai", cache=False).dry_run(SUMMARIZE_PASSAGES, [asked, asked])
+    assert (uncached.items, uncached.cached_items) == (2, 0)
+    assert harness.server.requests == []
