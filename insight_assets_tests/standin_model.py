@@ -1,7 +1,7 @@
 """A stand-in hosted model behind ``FakeModelServer``: each request is answered with a reply valid
 against the JSON schema it carries (the openai-compatible provider sends the task's decoding schema:
-enums, ``const`` ids, counts and string patterns included), after a configurable latency, in words
-taken from its own prompt, and 429s with rate-limit headers once more calls are in flight than the
+enums, ``const`` ids, counts and string patterns included), after a configurable latency, in runs of
+words quoted from its own prompt, and 429s with rate-limit headers once more calls are in flight than the
 stand-in's own limit.
 
 It is what a test or a benchmark uses to build a collection "through a hosted model" without one:
@@ -39,6 +39,8 @@ _TITLES = (
 _ID_NAMES = ("id", "label", "passage_id", "chunk_id", "alias")
 _TITLE_HINTS = ("title", "inspired", "paper")
 _NUMBER_NAMES = ("number", "index", "candidate")
+# As many items as an array allows, up to this: a model asked for "up to five insights" writes five.
+_MOST_ITEMS = 8
 _FALLBACK_WORDS = ("research", "papers", "methods", "evidence", "results", "models", "datasets")
 
 
@@ -50,27 +52,30 @@ class _Writer:
     """Text for one request: words of its prompt, in an order seeded by the request."""
 
     def __init__(self, prompt: str):
-        words = list(dict.fromkeys(_WORD.findall(prompt.lower())))
-        self.words = words or list(_FALLBACK_WORDS)
+        self.words = _WORD.findall(prompt.lower()) or list(_FALLBACK_WORDS)
         self.seed = _digest(prompt)
         listed = list(dict.fromkeys(_LISTED_LABEL.findall(prompt)))
         self.labels = listed or list(dict.fromkeys(_LABEL.findall(prompt)))
         self.titles = next((found for pattern in _TITLES if (found := pattern.findall(prompt))), [])
         self._count = 0
+        self._quotes = 0
 
     def next_seed(self) -> int:
         self._count += 1
         return _digest(self.seed, self._count)
 
     def text(self, chars: int) -> str:
-        """About ``chars`` characters of distinct-looking words, ending without a space."""
-        seed = self.next_seed()
+        """About ``chars`` characters quoted from the prompt's words, from a place seeded by the
+        request, ending without a space: the distinct items of one answer quote distinct places, as
+        a model asked for distinct things writes about different ones, and a phrase it names (an
+        entity, a relation) is one its passages hold."""
+        # Successive quotes step on by the golden ratio of the prompt: spread over it, seldom overlapping.
+        self._quotes += 1
+        start = (self.seed + self._quotes * int(len(self.words) * 0.618)) % len(self.words)
         picked: list[str] = []
         length = 0
-        step = 0
         while length < chars:
-            word = self.words[_digest(seed, step) % len(self.words)]
-            step += 1
+            word = self.words[(start + len(picked)) % len(self.words)]
             picked.append(word)
             length += len(word) + 1
         return " ".join(picked)[: max(chars, 1)].rstrip() or self.words[0]
@@ -255,7 +260,7 @@ class _Instance:
             return [self.of(item) for item in prefix]
         low = schema.get("minItems", 1)
         high = schema.get("maxItems", max(low, 3))
-        count = max(low, min(high, 3))
+        count = max(low, min(high, _MOST_ITEMS))
         items = schema.get("items", {})
         item = self._resolve(items["$ref"]) if "$ref" in items else items
         keyed = self._keyed_items(item, low, high)
@@ -280,7 +285,7 @@ class _Instance:
             return [{**self.of(item), id_name: label} for label in labels]
         number = next((n for n in _NUMBER_NAMES if n in properties), None)
         if number is not None and properties[number].get("type") == "integer":
-            count = max(low, min(high, 3))
+            count = max(low, min(high, _MOST_ITEMS))
             first = properties[number].get("minimum", 1)
             return [{**self.of(item), number: first + position} for position in range(count)]
         return None

@@ -80,6 +80,24 @@ def test_prose_cites_a_listed_label_and_answers_are_a_function_of_the_request():
     assert first.text.endswith("[P1].") and first.text == again.text
 
 
+def test_the_items_of_one_answer_quote_distinct_runs_of_the_prompt():
+    """A phrase it names is one its prompt holds, and distinct items are about different places of it."""
+    model = StandInModel(FakeModelServer())
+    schema = {
+        "type": "object",
+        "properties": {
+            "questions": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 3}
+        },
+    }
+    questions = json.loads(model(_request(PROMPT, schema)).text)["questions"]
+
+    words = " ".join(re.findall(r"[a-z][a-z]{2,}", PROMPT.lower()))
+    quoted = [re.sub(r" \[P1\]$", "", question) for question in questions]
+    assert len(set(quoted)) == 3
+    # Each is a run of the prompt's words (the last one may be cut, and a run may wrap to the start).
+    assert all(" ".join(q.split()[:-1]) in words + " " + words for q in quoted)
+
+
 def test_past_its_limit_it_answers_429_with_rate_limit_headers():
     server = FakeModelServer().start()
     model = server.responder = StandInModel(server, max_in_flight=0, retry_after_s=0.25)
