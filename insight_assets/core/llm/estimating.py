@@ -14,7 +14,6 @@ from .providers import Message
 from .results import Answer
 
 if TYPE_CHECKING:
-    from .settings import ModelParams
     from .tasks import Task
 
 T = TypeVar("T", bound=BaseModel)
@@ -61,8 +60,12 @@ class EstimatingClient:
         as cached: the build asks it once and reads it again from the cache."""
         params = self._params(task, inputs)
         prompt = task.render(inputs)
-        known = self._known_answer(task, params, prompt, inputs)
-        cached = known is not None or self._counted_before(task, params, prompt, counted)
+        # Without a cache (or offline) nothing is known, and a build pays for every ask.
+        key = (
+            None if self.cache is None or self.settings.is_offline else self._cache_key(task, params, prompt)
+        )
+        known = self._known_answer(task, key, inputs)
+        cached = known is not None or self._counted_before(key, counted)
         tokens = 0 if cached else self._message_tokens(params, [Message("user", prompt)])
         with self._lock:
             tally.items += 1
@@ -71,21 +74,19 @@ class EstimatingClient:
             tally.max_output_tokens += 0 if cached else params.max_tokens
         return known
 
-    def _counted_before(self, task: Task[T], params: ModelParams, prompt: str, counted: set[str]) -> bool:
-        if self.cache is None or self.settings.is_offline:  # without a cache a build pays twice
+    def _counted_before(self, key: str | None, counted: set[str]) -> bool:
+        if key is None:
             return False
-        key = self._cache_key(task, params, prompt)
         with self._lock:
             seen = key in counted
             counted.add(key)
         return seen
 
     def _known_answer(
-        self, task: Task[T], params: ModelParams, prompt: str, inputs: Mapping[str, Any]
+        self, task: Task[T], key: str | None, inputs: Mapping[str, Any]
     ) -> T | InvalidOutputError | None:
-        if self.cache is None or self.settings.is_offline:
+        if key is None:
             return None
-        key = self._cache_key(task, params, prompt)
         cached = self._cached_answer(task, key, inputs)
         if cached is not None:
             return cached.value

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ...curation import QAPair
     from .contexts import MethodContext
 
-KEPT, CURRENT = "kept", "current"
+KEPT = "kept"
 
 
 @dataclass(frozen=True)
