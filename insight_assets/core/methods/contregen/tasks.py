@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...llm import Task, exactly, list_problems, narrowed, register_task
+from ...llm import Task, exactly, list_problems, narrowed, one_item_each, register_task
 from ...llm.grammars import cited_prose
 from ...retrieval.citing import cited_aliases, format_passages, unknown_citations
 from . import offline
@@ -62,6 +62,10 @@ CONTREGEN_PLAN: Task[Plan] = register_task(
             "max_sub_questions": str(inputs["max_sub_questions"]),
         },
         check_output=_check_plan,
+        # The bound the check holds the plan to, in the schema a provider decodes under.
+        decoding_schema=lambda inputs: narrowed(
+            Plan.model_json_schema(), sub_questions={"maxItems": inputs["max_sub_questions"]}
+        ),
         temperature=PLAN_TEMPERATURE,
         max_tokens=600,
         expected_output_tokens=150,
@@ -99,6 +103,13 @@ CONTREGEN_VERIFY_SUB_QUESTIONS: Task[SubQuestionVerdicts] = register_task(
             "sub_questions": "\n".join(f"{q['index']}. {q['text']}" for q in inputs["sub_questions"]),
         },
         check_output=_check_sub_question_verdicts,
+        # One verdict per sub-question, as the check wants them, in the schema decoded under.
+        decoding_schema=lambda inputs: one_item_each(
+            SubQuestionVerdicts.model_json_schema(),
+            "verdicts",
+            "index",
+            [q["index"] for q in inputs["sub_questions"]],
+        ),
         temperature=PLAN_TEMPERATURE,
         max_tokens=1200,
         expected_output_tokens=350,
@@ -132,6 +143,9 @@ CONTREGEN_JUDGE_PASSAGES: Task[PassageVerdicts] = register_task(
             "passages": format_passages(inputs["passages"]),
         },
         check_output=_check_passage_verdicts,
+        decoding_schema=lambda inputs: one_item_each(
+            PassageVerdicts.model_json_schema(), "verdicts", "id", [p["id"] for p in inputs["passages"]]
+        ),
         temperature=PLAN_TEMPERATURE,
         max_tokens=800,
         expected_output_tokens=250,
@@ -273,6 +287,9 @@ def _chain_task(name: str, template: str, description: str) -> Task[QueryChain]:
             trim_input="passages",
             format_inputs=_format_hops,
             check_output=_check_chain,
+            decoding_schema=lambda inputs: narrowed(
+                QueryChain.model_json_schema(), queries={"maxItems": inputs["max_queries"]}
+            ),
             temperature=PLAN_TEMPERATURE,
             max_tokens=400,
             expected_output_tokens=120,

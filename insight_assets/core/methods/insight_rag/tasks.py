@@ -84,6 +84,10 @@ INSIGHT_RAG_QUESTION: Task[PhrasedQuestion] = register_task(
             "answers": "several" if inputs["multi"] else "one",
         },
         check_output=_check_question,
+        # A question, as the check wants it: a capital first and the question mark last.
+        decoding_schema=lambda inputs: narrowed(
+            PhrasedQuestion.model_json_schema(), question={"pattern": '^[A-Z][^"\\\\?]{10,300}[?]$'}
+        ),
         temperature=TEMPERATURE,
         max_tokens=120,
         expected_output_tokens=30,
