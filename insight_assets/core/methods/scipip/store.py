@@ -89,12 +89,21 @@ def load_library(warehouse: Warehouse, lancedb_uri: str, embedder, collection: s
         raise IndexMissing(
             f"no summarized paper with vectors of embedder {embedder.variant!r}: materialize `paper_summaries`."
         )
+    return library_of(warehouse, embedder, collection, rows, found)
+
+
+def library_of(
+    warehouse: Warehouse, embedder, collection: str, rows: Sequence[dict], vectors: dict[str, dict]
+) -> Library:
+    """The library of the summarized papers ``rows`` (doc_id, keywords, background; none missing
+    from ``vectors``: each profile's unit vectors by doc_id), with their keyword graph and the
+    collection's citations among them."""
     docs = tuple(row["doc_id"] for row in rows)
     return Library(
         doc_ids=docs,
         backgrounds={row["doc_id"]: row["background"] for row in rows},
-        background_vectors=np.stack([found[BACKGROUND][doc] for doc in docs]),
-        summary_vectors=np.stack([found[SUMMARY][doc] for doc in docs]),
+        background_vectors=np.stack([vectors[BACKGROUND][doc] for doc in docs]),
+        summary_vectors=np.stack([vectors[SUMMARY][doc] for doc in docs]),
         graph=KeywordGraph.build(
             {row["doc_id"]: row["keywords"] for row in rows},
             KeywordSpace(embedder.embed, calibrated(embedder, "keywords").threshold),

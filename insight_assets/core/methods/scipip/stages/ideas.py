@@ -15,6 +15,7 @@ from insight_assets.core.methods.scipip.judging import IdeaSet
 from insight_assets.core.methods.scipip.retrieval import Library
 from insight_assets.core.methods.scipip.schemas import DUAL, IDEA_METHODS, Idea
 from insight_assets.core.methods.scipip.settings import IdeasSettings, RetrievalSettings
+from insight_assets.core.methods.scipip.stages import summaries
 from insight_assets.core.methods.scipip.stages.retrievals import QUERIES, RETRIEVALS, _backgrounds
 from insight_assets.core.methods.scipip.stages.summaries import PAPER_TEXTS, PAPERS
 from insight_assets.core.methods.scipip.tasks import IDEA_TASKS
@@ -41,7 +42,7 @@ class Proposed:
 def ideas(scope: CollectionScope, settings: IdeasSettings) -> Proposed:
     """§3.3: ideas for the first ``max_backgrounds`` backgrounds by the dual path, each path alone,
     the direct prompt and the AI-Scientist-style baseline."""
-    library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
+    library = summaries.library(scope)
     retrieval = scope.built_settings(RETRIEVALS, RetrievalSettings)
     backgrounds = _backgrounds(scope, library, retrieval.leave_one_out)[0][: settings.max_backgrounds]
     # The entities each background's retrieval searched by: the ideas are proposed for that query.

@@ -21,6 +21,7 @@ from insight_assets.core.methods.scipip.evaluation import (
 from insight_assets.core.methods.scipip.retrieval import Library, for_library, retrieve
 from insight_assets.core.methods.scipip.schemas import SKC_FILTERED
 from insight_assets.core.methods.scipip.settings import RetrievalSettings
+from insight_assets.core.methods.scipip.stages import summaries
 from insight_assets.core.methods.scipip.tasks import SCIPIP_ENTITIES
 from insight_assets.core.runtime.stage import Check, CollectionScope, Handoff, NothingToDo, Stage
 from insight_assets.core.runtime.stage_output import CheckOutcome, StageOutput, items_check, preview, skipped
@@ -55,7 +56,7 @@ class Queried:
 def retrievals(scope: CollectionScope, settings: RetrievalSettings) -> Queried:
     """Each research background as a query (its vector and entities), over the summarized papers
     (``IndexMissing`` before their summaries are embedded)."""
-    library = store.load_library(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection)
+    library = summaries.library(scope)
     backgrounds, problems = _backgrounds(scope, library, settings.leave_one_out)
     return Queried(library, backgrounds, problems, make_queries(scope.client, scope.embed, backgrounds))
 
