@@ -72,6 +72,9 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
     assert " - DEBUG - " not in built.stderr
     assert calls == model.answered > 100
     assert 0.5 < planned / calls < 2.0  # the offline answers' chain, not the stand-in's
+    # Every step is priced, those that search what the model's earlier steps make (Insight-RAG's
+    # triples, SciPIP's summaries) on what the plan itself made of them.
+    assert "Not in the plan" not in built.stdout
     with sqlite3.connect(tmp_path / "data" / "cache" / "llm_ledger.sqlite") as ledger:
         (runs,) = ledger.execute("SELECT count(DISTINCT run_id) FROM calls").fetchone()
     assert runs == 1  # no call before the plan: the first run asked nothing

@@ -148,7 +148,15 @@ def open_units(
                  FROM insight_rag_sentences s JOIN chunks c USING (collection, chunk_id)
                  JOIN parsed_documents d ON d.collection = s.collection AND d.doc_id = s.doc_id
                  WHERE s.collection = ? ORDER BY d.file, c.chunk_index, s.position"""
-    rows = [{**row, "token_count": count_tokens(row["text"])} for row in warehouse.rows(sql, [collection])]
+    return units_retriever(warehouse.rows(sql, [collection]), store, collection, embedder, profile)
+
+
+def units_retriever(
+    rows: Sequence[dict], store: VectorStore, collection: str, embedder, profile: str
+) -> Retriever:
+    """A retriever over the triples or sentences ``rows`` (``index_from_rows``'s, less the token
+    counts) that have a vector in ``store``."""
+    rows = [{**row, "token_count": count_tokens(row["text"])} for row in rows]
     if profile == TRIPLES and not rows:  # the extractor found none: every search finds nothing
         empty = CollectionIndex(profile, [], np.zeros((0, embedder.dimension), dtype=np.float32), {}, {})
         return Retriever(collection, empty, store, embedder.embed, embedder.variant)

@@ -30,6 +30,7 @@ from .retriever import InsightRetriever
 from .schemas import PARAMETRIC
 from .settings import PROFILE, AnswersSettings
 from .triples import Triple
+from .units import Units
 
 # The LanceDB tables of the searchable triples and sentences, one per collection.
 VECTOR_KIND = "insight_rag_index"
@@ -178,16 +179,10 @@ def load_retriever_accuracy(warehouse: Warehouse, collection: str) -> list[dict]
     )
 
 
-def open_setup(
-    warehouse: Warehouse, lancedb_uri: str, embedder, collection: str, settings: AnswersSettings
-) -> Setup:
-    """Retrieval over chunks, triples and sentences, the papers' texts and matching's offline rule,
-    and the adapted model when a mode needs it. Raises ``IndexMissing`` before the collection's
-    chunks, triples and sentences have vectors."""
-    chunks = Retriever.open(warehouse, VectorStore(lancedb_uri), collection, embedder, PROFILE)
-    stored = unit_vectors(lancedb_uri)
-    units = {
-        profile: retriever.open_units(warehouse, stored, collection, embedder, profile)
+def stored_units(warehouse: Warehouse, store: VectorStore, collection: str, embedder) -> Units:
+    """The units ``knowledge_triples`` stored (``IndexMissing`` before they have vectors)."""
+    retrievers = {
+        profile: retriever.open_units(warehouse, store, collection, embedder, profile)
         for profile in retriever.UNIT_PROFILES
     }
     chunk_of = {
@@ -198,7 +193,23 @@ def open_setup(
             [collection, collection],
         )
     }
-    triples = {t.triple_id: t for t in load_triples(warehouse, collection)}
+    return Units(retrievers, chunk_of, {t.triple_id: t for t in load_triples(warehouse, collection)})
+
+
+def open_setup(
+    warehouse: Warehouse,
+    lancedb_uri: str,
+    embedder,
+    collection: str,
+    settings: AnswersSettings,
+    units: Units | None = None,
+) -> Setup:
+    """Retrieval over chunks, triples and sentences (``units``, else those stored), the papers'
+    texts and matching's offline rule, and the adapted model when a mode needs it. Raises
+    ``IndexMissing`` before the collection's chunks, triples and sentences have vectors."""
+    chunks = Retriever.open(warehouse, VectorStore(lancedb_uri), collection, embedder, PROFILE)
+    if units is None:
+        units = stored_units(warehouse, unit_vectors(lancedb_uri), collection, embedder)
     documents = load_documents(warehouse, collection)
     papers = {d.doc_id: paper_text(d.title, d.abstract, d.text[: d.body_end]) for d in documents}
     centres = {}
@@ -220,10 +231,10 @@ def open_setup(
     return Setup(
         chunks=chunks,
         insights=InsightRetriever(
-            units[retriever.TRIPLES],
-            units[retriever.SENTENCES],
-            chunk_of,
-            triples,
+            units.retrievers[retriever.TRIPLES],
+            units.retrievers[retriever.SENTENCES],
+            units.chunk_of,
+            units.triples,
             settings.insight_search_mode,
             parametric,
             missing,

@@ -11,6 +11,7 @@ from insight_assets.core.methods.insight_rag.schemas import BASE_MODEL, LLM, PAR
 from insight_assets.core.methods.insight_rag.settings import AccuracySettings, AnswersSettings
 from insight_assets.core.methods.insight_rag.stages.answers import RETRIEVER
 from insight_assets.core.methods.insight_rag.stages.benchmark import BENCHMARK
+from insight_assets.core.methods.insight_rag.stages.triples import units
 from insight_assets.core.methods.insight_rag.tasks import INSIGHT_RAG_COMPLETE
 from insight_assets.core.runtime.stage import Check, CollectionScope, Stage
 from insight_assets.core.runtime.stage_output import StageOutput, items_check, preview, skipped, table
@@ -42,6 +43,7 @@ def retriever_accuracy(scope: CollectionScope, settings: AccuracySettings) -> Me
         scope.embedder,
         scope.collection,
         AnswersSettings(retriever_modes=list(searched or (PARAMETRIC,))),
+        units(scope),
     )
     base = _base_model(scope, skipped) if BASE_MODEL in modes else None
     if PARAMETRIC in modes and setup.insights.parametric is None:

@@ -16,6 +16,7 @@ from insight_assets.core.methods.insight_rag.pipeline import (
 from insight_assets.core.methods.insight_rag.schemas import FAILED, KINDS, PARAMETRIC
 from insight_assets.core.methods.insight_rag.settings import AnswersSettings
 from insight_assets.core.methods.insight_rag.stages.benchmark import BENCHMARK
+from insight_assets.core.methods.insight_rag.stages.triples import units
 from insight_assets.core.methods.insight_rag.tasks import (
     ANSWER_TASKS,
     INSIGHT_RAG_ANSWER,
@@ -56,7 +57,9 @@ def answers(scope: CollectionScope, answer_settings: AnswersSettings) -> Answere
         settings = settings.model_copy(update={"retriever_modes": modes})
     if not items or not settings.retriever_modes:
         return None
-    setup = store.open_setup(scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection, settings)
+    setup = store.open_setup(
+        scope.warehouse, scope.vectors_uri, scope.embedder, scope.collection, settings, units(scope)
+    )
     identified = identify(scope.client, items, setup)
     answered = answer(scope.client, items, identified, setup, answer_settings.baselines)
     return Answered(items, setup, identified, answered)
