@@ -19,7 +19,7 @@ from pydantic import Field, StringConstraints
 from insight_assets.core.startup.lazy import LazyModel
 
 from ..extractive import terms
-from ..llm.tasks import Task, narrowed, register_task
+from ..llm.tasks import Task, narrowed, question_shape, register_task
 from .open_problems import is_open_problem, quotable
 from .records import rendered_statements, word_count
 
@@ -162,8 +162,7 @@ _MIN_WORD_CHARS, _MAX_WORD_CHARS = 4, 6
 
 def _question_shape(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """One capitalised question ending in "?", of about the allowed length."""
-    low, high = _MIN_WORD_CHARS * inputs["min_words"], _MAX_WORD_CHARS * inputs["max_words"]
-    return {"type": "string", "pattern": f'^[A-Z][^"\\\\?]{{{low},{high}}}[?]$'}
+    return question_shape(_MIN_WORD_CHARS * inputs["min_words"], _MAX_WORD_CHARS * inputs["max_words"])
 
 
 def _questions_schema(inputs: Mapping[str, Any]) -> dict[str, Any]:

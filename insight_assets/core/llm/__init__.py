@@ -74,6 +74,7 @@ from .tasks import (
     list_problems,
     narrowed,
     one_item_each,
+    question_shape,
     register_task,
     registered_tasks,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "narrowed",
     "one_item_each",
     "price_for",
+    "question_shape",
     "register_task",
     "registered_tasks",
 ]

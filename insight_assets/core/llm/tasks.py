@@ -219,6 +219,12 @@ def exactly(count: int) -> dict[str, int]:
     return {"minItems": count, "maxItems": count}
 
 
+def question_shape(low: int, high: int) -> dict[str, str]:
+    """The keywords of one capitalised question ending in "?", of ``low`` to ``high`` characters
+    between its first letter and its question mark (no quote, no other question mark)."""
+    return {"type": "string", "pattern": f'^[A-Z][^"\\\\?]{{{low},{high}}}[?]$'}
+
+
 def one_item_each(
     schema: Mapping[str, Any],
     field: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...llm import Task, narrowed, register_task
+from ...llm import Task, narrowed, question_shape, register_task
 from ...retrieval.citing import format_passages, unknown_citations
 from . import offline
 from .benchmark import contains
@@ -86,7 +86,7 @@ INSIGHT_RAG_QUESTION: Task[PhrasedQuestion] = register_task(
         check_output=_check_question,
         # A question, as the check wants it: a capital first and the question mark last.
         decoding_schema=lambda inputs: narrowed(
-            PhrasedQuestion.model_json_schema(), question={"pattern": '^[A-Z][^"\\\\?]{10,300}[?]$'}
+            PhrasedQuestion.model_json_schema(), question=question_shape(10, 300)
         ),
         temperature=TEMPERATURE,
         max_tokens=120,
