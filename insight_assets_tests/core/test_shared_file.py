@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 import time
 
 import pyarrow as pa
+import pytest
 
+from insight_assets.core.runtime.forked import forked_map
 from insight_assets.core.storage import shared_file
+from insight_assets.core.storage.duckdb_file import StoreError
 from insight_assets.core.storage.stores import Warehouse
 
 # Another process: opens the file itself (no waiting of ours), retrying for up to ``seconds``,
@@ -101,3 +105,80 @@ def test_a_file_replaced_on_disk_is_opened_again(tmp_path):
     assert warehouse.rows("SELECT collection, file FROM source_documents") == [
         {"collection": "b", "file": "2.pdf"}
     ]
+
+
+# A step of a hosted build: threads writing the warehouse while one forks workers, as the parser does.
+# Prints, as JSON, the failures and the last round each thread wrote.
+STEP_THAT_FORKS = textwrap.dedent(
+    """
+    import json, random, sys, threading, time
+    import pyarrow as pa
+    from insight_assets.core.runtime.forked import forked_map
+    from insight_assets.core.storage.stores import Warehouse
+
+    path, seconds, step = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    warehouse, stop = Warehouse(path), time.monotonic() + seconds
+    failures, last = [], {}
+
+    def write(writer):
+        collection, round_ = f"{step}-{writer}", 0
+        while time.monotonic() < stop:
+            rows = pa.table({"collection": [collection] * 50, "file": [f"{round_}-{k:02}/{'x' * 2000}" for k in range(50)]})
+            try:
+                warehouse.replace_partition(collection, {"source_documents": rows})
+            except Exception as error:
+                failures.append(repr(error)[:300])
+                return
+            last[collection] = f"{round_}-49"
+            round_ += 1
+            time.sleep(random.random() * 0.02)  # a step between writes: its model's answers
+
+    def fork():
+        while time.monotonic() < stop:
+            forked_map(lambda item: item, [1, 2], workers=2, crashed=lambda item, how: how)
+            time.sleep(0.1)
+
+    threads = [threading.Thread(target=write, args=(writer,)) for writer in range(8)]
+    threads.append(threading.Thread(target=fork))
+    [thread.start() for thread in threads]
+    [thread.join() for thread in threads]
+    print(json.dumps({"failures": failures, "last": last}))
+    """
+)
+
+
+def test_steps_that_fork_workers_while_writing_leave_the_warehouse_whole(tmp_path):
+    """Two steps side by side, each forking workers while its threads write: a worker's copy of its
+    parent's open file, closed or opened in the worker, once corrupted the warehouse ("computed
+    checksum does not match stored checksum")."""
+    path = tmp_path / "w.duckdb"
+    steps = [
+        subprocess.Popen(
+            [sys.executable, "-c", STEP_THAT_FORKS, str(path), "8", step], stdout=subprocess.PIPE, text=True
+        )
+        for step in ("a", "b")
+    ]
+    reports = [json.loads(step.communicate(timeout=120)[0]) for step in steps]
+
+    assert [report["failures"] for report in reports] == [[], []]
+    last = reports[0]["last"] | reports[1]["last"]
+    starved = [collection for collection, rows in last.items() if rows == "0-49"]
+    assert starved == [], "a step never got the file back after its first write"
+    fresh = Warehouse(path).rows(
+        "SELECT collection, split_part(max(file), '/', 1) AS last FROM source_documents GROUP BY collection"
+    )
+    assert {row["collection"]: row["last"] for row in fresh} == last
+
+
+def test_a_worker_forked_while_the_file_is_in_use_refuses_it(tmp_path, monkeypatch):
+    """A fork that cannot wait for the file to be free leaves the child a copy it must not touch."""
+    monkeypatch.setattr(shared_file, "FORK_WAIT_S", 0.1)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.replace_partition("a", {"source_documents": sources("a", "1.pdf")})
+
+    def count_in_worker(_item):
+        return warehouse.rows("SELECT count(*) AS n FROM source_documents")
+
+    with warehouse.connect(), pytest.raises(StoreError, match="forked"):  # held by the forking thread
+        forked_map(count_in_worker, [1], workers=1, crashed=lambda item, how: how)
+    assert warehouse.rows("SELECT count(*) AS n FROM source_documents") == [{"n": 1}]

@@ -10,8 +10,21 @@ connection, and lets it go
 - after ``HOLD_S`` of holding it in one stretch, for ``STEP_ASIDE_S`` (a connection per query
   meanwhile, as before), so that another process waiting for the file gets its turn.
 
-A process that forks gets no open file from its parent; a file deleted or replaced on disk (a test,
-a user moving a warehouse aside) is opened again, never written through a stale handle.
+A file deleted or replaced on disk (a test, a user moving a warehouse aside) is opened again, never
+written through a stale handle.
+
+One process has at most one DuckDB instance of a file at a time. DuckDB's lock on the file is the
+process's (an fcntl lock): a second instance in the same process is not kept out by it, and the
+first one closing drops the lock under the second. So connections are opened and closed one at a
+time (an instance closing is checkpointing the file), and the connections of a step-aside share
+one instance.
+
+Forks (the parser's workers) get no open file: before a fork every file is closed once no query is
+using it. A child's copy of a parent's open instance must be neither closed (closing it checkpoints
+the parent's file and deletes the parent's log) nor opened again (DuckDB hands the copy out for the
+same path), so a child refuses a file its parent still had open. Without these rules, steps that
+forked while writing side by side corrupted the warehouse ("computed checksum does not match
+stored checksum") or starved each other (``test_shared_file``).
 """
 
 from __future__ import annotations
@@ -25,12 +38,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from insight_assets.core.storage.duckdb_file import StoreError
+
 if TYPE_CHECKING:
     from insight_assets.core.startup.lazy import duckdb
 
 IDLE_S = 0.25
 HOLD_S = 2.0
 STEP_ASIDE_S = 0.5
+# How long a fork waits for the queries of other threads to end, so that it inherits no open file.
+FORK_WAIT_S = 10.0
 
 
 class SharedFile:
@@ -39,7 +56,9 @@ class SharedFile:
     def __init__(self, path: Path, open_file: Callable[[], duckdb.DuckDBPyConnection]):
         self.path = path
         self._open_file = open_file
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        # Held while a connection is opened or closed: one instance of the file at a time.
+        self._opening = threading.Lock()
         self._root: duckdb.DuckDBPyConnection | None = None
         self._identity: tuple[int, int] | None = None
         self._users = 0
@@ -52,11 +71,18 @@ class SharedFile:
         """A connection to the file for one piece of work (a query, a transaction)."""
         root = self._lend()
         if root is None:
-            connection = self._open_file()
+            try:
+                with self._opening:
+                    connection = self._open_file()
+            except BaseException:
+                self._give_back()
+                raise
             try:
                 yield connection
             finally:
-                connection.close()
+                with self._opening:
+                    connection.close()
+                self._give_back()
             return
         try:
             cursor = root.cursor()
@@ -82,19 +108,27 @@ class SharedFile:
                 self._release_timer = None
             if self._root is not None and self._users == 0 and self._identity != _identity(self.path):
                 self._close_root()
+            self._users += 1  # a connection of its own, during a step-aside, counts too
             if self._root is None:
                 if time.monotonic() < self._aside_until:
                     return None
-                self._root = self._open_file()
+                try:
+                    with self._opening:
+                        self._root = self._open_file()
+                except BaseException:
+                    self._users -= 1
+                    raise
                 self._identity = _identity(self.path)
                 self._held_since = time.monotonic()
-            self._users += 1
             return self._root
 
     def _give_back(self) -> None:
         with self._lock:
             self._users -= 1
-            if self._users or self._root is None:
+            if self._users:
+                return
+            self._lock.notify_all()  # a fork waiting for the file to be free
+            if self._root is None:
                 return
             now = time.monotonic()
             if now - self._held_since >= HOLD_S:
@@ -107,8 +141,20 @@ class SharedFile:
 
     def _close_root(self) -> None:
         if self._root is not None:
-            self._root.close()
+            with self._opening:
+                self._root.close()
             self._root = None
+
+    def close_for_fork(self) -> None:
+        """Close the file once no query is using it (for up to ``FORK_WAIT_S``), and keep every query
+        out until ``resume_after_fork``."""
+        self._lock.acquire()
+        self._lock.wait_for(lambda: self._users == 0, timeout=FORK_WAIT_S)
+        if self._users == 0:
+            self._close_root()
+
+    def resume_after_fork(self) -> None:
+        self._lock.release()
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -123,9 +169,18 @@ _files: dict[Path, SharedFile] = {}
 _files_lock = threading.Lock()
 
 
+# In a forked child: the parent's files that were still open at the fork, kept from being closed.
+_inherited: list[SharedFile] = []
+
+
 def shared_file(path: Path, open_file: Callable[[], duckdb.DuckDBPyConnection]) -> SharedFile:
     """This process's ``SharedFile`` for ``path`` (made with ``open_file`` the first time)."""
     key = path.resolve()
+    if any(file.path == key for file in _inherited):
+        raise StoreError(
+            f"{key} was in use when this process was forked from the one using it, and cannot be opened "
+            "here: open it in a process started on its own."
+        )
     with _files_lock:
         if key not in _files:
             _files[key] = SharedFile(key, open_file)
@@ -140,12 +195,26 @@ def release_all() -> None:
         file.release()
 
 
-def _forget_after_fork() -> None:
-    # The child must not use, nor close, the parent's open files: the parent still holds them.
+def _close_before_fork() -> None:
+    _files_lock.acquire()
+    for file in _files.values():
+        file.close_for_fork()
+
+
+def _resume_in_parent() -> None:
+    for file in _files.values():
+        file.resume_after_fork()
+    _files_lock.release()
+
+
+def _forget_in_child() -> None:
     global _files_lock
+    _inherited.extend(file for file in _files.values() if file._root is not None)
     _files.clear()
     _files_lock = threading.Lock()
 
 
 atexit.register(release_all)
-os.register_at_fork(after_in_child=_forget_after_fork)
+os.register_at_fork(
+    before=_close_before_fork, after_in_parent=_resume_in_parent, after_in_child=_forget_in_child
+)
