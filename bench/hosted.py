@@ -136,6 +136,17 @@ def _per_asset_rows(results: list[dict]) -> list[dict]:
     return rows
 
 
+def _record(results: list[dict], result: dict) -> None:
+    """Keep a build's figures, and print them now: a later build that fails loses none of them."""
+    results.append(result)
+    figures = {key: value for key, value in result.items() if key != "per_asset"}
+    print(f"built: {figures}", flush=True)
+
+
+def _plan_ratio(result: dict) -> float | None:
+    return ratio(result["planned"], result["calls"]) if result["calls"] else None
+
+
 def run(corpus: Path, quick: bool) -> dict:
     latency = QUICK_LATENCY_S if quick else LATENCY_S
     # A fixed port for the whole run: an openai-compatible model's cache keys hold its URL.
@@ -147,10 +158,10 @@ def run(corpus: Path, quick: bool) -> dict:
         demo_files = pdfs(DEMO)
         before = Project(scratch / "demo-before", server)
         before.collection("demo", demo_files)
-        results.append(before.build("demo", "demo, 4 calls / 1 step", OLD_LIMITS))
+        _record(results, before.build("demo", "demo, 4 calls / 1 step", OLD_LIMITS))
         after = Project(scratch / "demo", server)
         after.collection("demo", demo_files)
-        results.append(after.build("demo", "demo, defaults"))
+        _record(results, after.build("demo", "demo, defaults"))
 
         ten = sorted(pdfs(corpus / TEN_PAPERS))[:10]
         added = next(
@@ -160,12 +171,12 @@ def run(corpus: Path, quick: bool) -> dict:
             ten, added = demo_files[:4], demo_files[4]
         project = Project(scratch / "ten", server)
         folder = project.collection("ten", ten)
-        results.append(project.build("ten", "10 papers"))
+        _record(results, project.build("ten", "10 papers"))
         (folder / added.name).symlink_to(added.resolve())
-        results.append(project.build("ten", "+1 paper"))
+        _record(results, project.build("ten", "+1 paper"))
         (folder / added.name).unlink()
-        results.append(project.build("ten", "-1 paper"))
-        results.append(project.build("ten", "no change"))
+        _record(results, project.build("ten", "-1 paper"))
+        _record(results, project.build("ten", "no change"))
     finally:
         server.stop()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -188,7 +199,7 @@ def run(corpus: Path, quick: bool) -> dict:
                 "build": result["build"],
                 "planned": result["planned"],
                 "made": result["calls"],
-                "ratio": ratio(result["planned"], result["calls"]) if result["calls"] else "-",
+                "ratio": _plan_ratio(result) or "-",
             }
             for result in results
         ],
@@ -203,6 +214,7 @@ def run(corpus: Path, quick: bool) -> dict:
         and undo is not None
         and undo <= 0.02
         and same == 0
+        and all(0.9 <= (_plan_ratio(result) or 0) <= 1.1 for result in (results[1], results[2]))
     )
     return {
         "latency_s": latency,
@@ -212,7 +224,7 @@ def run(corpus: Path, quick: bool) -> dict:
             f"calls, -1 {undo:.0%}, no change {same}; plan {results[2]['planned']} vs {base} made, "
             f"+1 paper plan {results[3]['planned']} vs {grown}",
             speedup,
-            "+1 <= 25%, -1 <= 2%, 0, 16 in flight",
+            "+1 <= 25%, -1 <= 2%, 0, 16 in flight, plans within 10%",
             met,
         ),
     }
