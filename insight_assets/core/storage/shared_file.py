@@ -195,15 +195,28 @@ def release_all() -> None:
         file.release()
 
 
+# The files a fork keeps closed until it is done.
+_closed_for_fork: list[SharedFile] = []
+
+
 def _close_before_fork() -> None:
-    _files_lock.acquire()
-    for file in _files.values():
+    # Waiting for each file to be free, this holds no lock another query needs to end: a query may
+    # open a cursor of another file (or the same) before it ends.
+    with _files_lock:
+        files = list(_files.values())
+    for file in files:
         file.close_for_fork()
+    _files_lock.acquire()
+    made_meanwhile = [file for file in _files.values() if file not in files]
+    for file in made_meanwhile:
+        file.close_for_fork()
+    _closed_for_fork[:] = files + made_meanwhile
 
 
 def _resume_in_parent() -> None:
-    for file in _files.values():
+    for file in _closed_for_fork:
         file.resume_after_fork()
+    _closed_for_fork.clear()
     _files_lock.release()
 
 
@@ -211,6 +224,7 @@ def _forget_in_child() -> None:
     global _files_lock
     _inherited.extend(file for file in _files.values() if file._root is not None)
     _files.clear()
+    _closed_for_fork.clear()
     _files_lock = threading.Lock()
 
 
