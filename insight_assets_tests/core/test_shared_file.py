@@ -108,11 +108,11 @@ def test_a_file_replaced_on_disk_is_opened_again(tmp_path):
 
 
 # A step of a hosted build: threads writing the warehouse while one forks workers, as the parser does.
-# Prints, as JSON, the failures and the last round each thread wrote.
+# Each thread keeps its last four rounds of 50 rows; prints, as JSON, the failures and the last round
+# each thread wrote.
 STEP_THAT_FORKS = textwrap.dedent(
     """
     import json, random, sys, threading, time
-    import pyarrow as pa
     from insight_assets.core.runtime.forked import forked_map
     from insight_assets.core.storage.stores import Warehouse
 
@@ -121,15 +121,22 @@ STEP_THAT_FORKS = textwrap.dedent(
     failures, last = [], {}
 
     def write(writer):
-        collection, round_ = f"{step}-{writer}", 0
+        round_ = 0
         while time.monotonic() < stop:
-            rows = pa.table({"collection": [collection] * 50, "file": [f"{round_}-{k:02}/{'x' * 2000}" for k in range(50)]})
+            def rounds(connection, round_=round_):
+                connection.execute("CREATE TABLE IF NOT EXISTS rounds (step TEXT, writer INT, round INT, pad TEXT)")
+                connection.execute(
+                    "INSERT INTO rounds SELECT ?, ?, ?, repeat('x', 2000) FROM range(50)", [step, writer, round_]
+                )
+                connection.execute(
+                    "DELETE FROM rounds WHERE step = ? AND writer = ? AND round < ?", [step, writer, round_ - 3]
+                )
             try:
-                warehouse.replace_partition(collection, {"source_documents": rows})
+                warehouse.write(rounds)
             except Exception as error:
                 failures.append(repr(error)[:300])
                 return
-            last[collection] = f"{round_}-49"
+            last[writer] = round_
             round_ += 1
             time.sleep(random.random() * 0.02)  # a step between writes: its model's answers
 
@@ -150,24 +157,26 @@ STEP_THAT_FORKS = textwrap.dedent(
 def test_steps_that_fork_workers_while_writing_leave_the_warehouse_whole(tmp_path):
     """Two steps side by side, each forking workers while its threads write: a worker's copy of its
     parent's open file, closed or opened in the worker, once corrupted the warehouse ("computed
-    checksum does not match stored checksum")."""
+    checksum does not match stored checksum", "Unique file handle conflict")."""
     path = tmp_path / "w.duckdb"
-    steps = [
-        subprocess.Popen(
+    steps = {
+        step: subprocess.Popen(
             [sys.executable, "-c", STEP_THAT_FORKS, str(path), "8", step], stdout=subprocess.PIPE, text=True
         )
         for step in ("a", "b")
-    ]
-    reports = [json.loads(step.communicate(timeout=120)[0]) for step in steps]
+    }
+    reports = {step: json.loads(process.communicate(timeout=120)[0]) for step, process in steps.items()}
 
-    assert [report["failures"] for report in reports] == [[], []]
-    last = reports[0]["last"] | reports[1]["last"]
-    starved = [collection for collection, rows in last.items() if rows == "0-49"]
-    assert starved == [], "a step never got the file back after its first write"
-    fresh = Warehouse(path).rows(
-        "SELECT collection, split_part(max(file), '/', 1) AS last FROM source_documents GROUP BY collection"
+    assert {step: report["failures"] for step, report in reports.items()} == {"a": [], "b": []}
+    written = {
+        (step, int(writer)): (last, 50 * min(4, last + 1))
+        for step, report in reports.items()
+        for writer, last in report["last"].items()
+    }
+    on_disk = Warehouse(path).rows(
+        "SELECT step, writer, max(round) AS last, count(*) AS n FROM rounds GROUP BY ALL"
     )
-    assert {row["collection"]: row["last"] for row in fresh} == last
+    assert {(row["step"], row["writer"]): (row["last"], row["n"]) for row in on_disk} == written
 
 
 def test_a_worker_forked_while_the_file_is_in_use_refuses_it(tmp_path, monkeypatch):
