@@ -8,7 +8,8 @@ connection, and lets it go
 
 - when no query came for ``IDLE_S`` (a step waiting for a model, a run that ended), and
 - after ``HOLD_S`` of holding it in one stretch, for ``STEP_ASIDE_S`` (a connection per query
-  meanwhile, as before), so that another process waiting for the file gets its turn.
+  meanwhile), so that another process waiting for the file may get its turn. It is not assured:
+  while this process's queries keep coming, each of those connections takes the file's lock again.
 
 A file deleted or replaced on disk (a test, a user moving a warehouse aside) is opened again, never
 written through a stale handle.
@@ -72,8 +73,7 @@ class SharedFile:
         root = self._lend()
         if root is None:
             try:
-                with self._opening:
-                    connection = self._open_file()
+                connection = self._connect()
             except BaseException:
                 self._give_back()
                 raise
@@ -113,8 +113,7 @@ class SharedFile:
                 if time.monotonic() < self._aside_until:
                     return None
                 try:
-                    with self._opening:
-                        self._root = self._open_file()
+                    self._root = self._connect()
                 except BaseException:
                     self._users -= 1
                     raise
@@ -138,6 +137,10 @@ class SharedFile:
             self._release_timer = threading.Timer(IDLE_S, self.release)
             self._release_timer.daemon = True
             self._release_timer.start()
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        with self._opening:
+            return self._open_file()
 
     def _close_root(self) -> None:
         if self._root is not None:
