@@ -121,10 +121,12 @@ def resources(project: Path) -> dict:
 
 def nightly(project: Path) -> list[str] | dg.SkipReason:
     at = datetime.datetime(2026, 11, 27, 3, 0, tzinfo=datetime.UTC)
-    with open_instance(project) as instance:
-        context = dg.build_schedule_context(
+    with (
+        open_instance(project) as instance,
+        dg.build_schedule_context(
             instance=instance, scheduled_execution_time=at, resources=resources(project)
-        )
+        ) as context,
+    ):
         found = nightly_reingest(context)
     return found if isinstance(found, dg.SkipReason) else [request.partition_key for request in found]
 

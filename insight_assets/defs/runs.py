@@ -1,5 +1,7 @@
 """Materialize a collection's assets in this process: for tests, benchmarks and scripts."""
 
+import gc
+
 import dagster as dg
 from dagster._core.storage.defs_state.base import set_defs_state_storage
 
@@ -50,10 +52,13 @@ def materialize_collection(
     resources = {"storage": storage, "embedder": embedder}
     if llm is not None:
         resources["llm"] = llm
-    # Loading the definitions reads the "current" state storage from a process-wide context variable
-    # that entering an instance sets and nothing resets: a garbage-collected earlier instance can
-    # leave it pointing at a dead storage (an intermittent "undefined DagsterInstance weakref" in
-    # test runs). Load with this instance's own. (Dagster offers no public way to set it.)
+    # Loading the definitions reads the "current" state storage from a context variable that
+    # entering an instance sets and exiting it puts back. An instance entered and never exited (a
+    # schedule context used without ``with`` enters one) puts back its earlier value only when the
+    # garbage collector frees it: at any moment, possibly in the middle of this load, leaving a
+    # storage whose instance is gone ("undefined DagsterInstance weakref"). Collect such garbage
+    # first, then load with this instance's own storage. (Dagster offers no public way to set it.)
+    gc.collect()
     with set_defs_state_storage(instance.defs_state_storage):
         return dg.materialize(
             assets or (ALL_ASSETS if llm is not None else INGESTION_ASSETS),

@@ -95,10 +95,10 @@ def test_nightly_schedule_requests_only_collections_changed_since_their_last_suc
     at = datetime.datetime(2026, 11, 22, 3, 0, tzinfo=datetime.UTC)
 
     def evaluate():
-        context = dg.build_schedule_context(
+        with dg.build_schedule_context(
             instance=instance, scheduled_execution_time=at, resources=resources(storage)
-        )
-        return nightly_reingest(context)
+        ) as context:
+            return nightly_reingest(context)
 
     assert isinstance(evaluate(), dg.SkipReason)
     add_collection(storage, "alpha", [DEMO_PDF])
