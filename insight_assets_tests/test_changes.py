@@ -164,8 +164,9 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     # comes back: core/themes/graph_archive.py) and every finding are as they were.
     since_first = changes(project, "--since", first["build"])
     assert since_first["papers"] == since_first["themes"] == since_first["findings"] == []
-    # The steps that keep all they make in the warehouse get the first build's rows back rather than
-    # doing their work again (core/storage/kept_builds.py).
+    # The steps that keep all they make in the warehouse, and in a vector table beside it, get the
+    # first build's rows and vectors back rather than doing their work again
+    # (core/storage/kept_builds.py); so do the steps after them.
     restored = {asset for asset, why in step_builds(project).items() if why.startswith("restored")}
     assert {
         "generated_questions",
@@ -173,6 +174,11 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
         "judge_scores",
         "xsum_summaries",
         "contregen_answers",
+        "knowledge_triples",
+        "paper_summaries",
+        "insight_rag_answers",
+        "insight_retriever_accuracy",
+        "scipip_ideas",
     } <= restored
     assert (
         len(digests(project)) == 2

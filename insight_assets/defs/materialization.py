@@ -56,6 +56,7 @@ from insight_assets.core.runtime.stage import (
     StageSettings,
 )
 from insight_assets.core.storage import kept_builds
+from insight_assets.core.storage.stores import VectorStore
 from insight_assets.defs import reuse
 from insight_assets.defs.domain import all_domains
 from insight_assets.defs.metadata import (
@@ -92,6 +93,7 @@ def materialize_each(
     build: Callable[[str], CollectionReport],
     *,
     outputs_present: Callable[[str], bool] | None = None,
+    vectors: VectorStore | None = None,
     reuse_builds: bool = True,
 ) -> dg.MaterializeResult:
     """Build every collection of the run's partitions and report them as one materialization.
@@ -103,7 +105,8 @@ def materialize_each(
     A collection whose inputs (upstream data versions, config, models, code version) are those of
     its last complete build is not built again: that build's report comes back, its ``build``
     metadata saying so (see ``reuse.py``). ``outputs_present(collection)`` says whether outputs
-    kept outside the warehouse and its path metadata (vector tables) are still there. A step that
+    kept outside the warehouse and its path metadata (vector tables) are still there; a step whose
+    only such output is its table in ``vectors`` has it kept and restored with its rows. A step that
     reads what no upstream asset describes (the collection's folder) builds every time:
     ``reuse_builds=False``.
 
@@ -122,7 +125,7 @@ def materialize_each(
         _require_upstream(collection, upstream, builds)
         present = (lambda c=collection: outputs_present(c)) if outputs_present else None
         reports[collection] = _build_or_reuse(
-            context, storage.warehouse, collection, builds, build, present, reuse_builds
+            context, storage.warehouse, collection, builds, build, present, reuse_builds, vectors
         )
     if len(reports) == 1:
         (report,) = reports.values()
@@ -155,13 +158,14 @@ def _build_or_reuse(
     build: Callable[[str], CollectionReport],
     present: Callable[[], bool] | None,
     reuse_builds: bool,
+    vectors: VectorStore | None = None,
 ) -> CollectionReport:
     """The last complete build's report when its inputs are this run's, else ``build(collection)``,
     recorded for the next run to compare with."""
     asset = context.asset_key.to_user_string()
     inputs = reuse.step_inputs(context, builds)
     decision = reuse.step_decision(
-        context, warehouse, collection, builds.get(asset), inputs, present, reuse_builds
+        context, warehouse, collection, builds.get(asset), inputs, present, reuse_builds, vectors
     )
     if decision.report is not None:
         metadata, checks, data_version = reuse.decode_report(decision.report)
@@ -185,12 +189,32 @@ def _build_or_reuse(
         incomplete=incomplete,
         config=context.op_execution_context.op_config,
     )
-    if report.tables is not None and present is None and not incomplete:  # all it made is in them
-        build = kept_builds.KeptBuild(
-            inputs.to_json(), encoded, report.data_version, context.run_id, report.tables
-        )
-        kept_builds.keep(warehouse, collection, asset, build, inputs.key)
+    if report.tables is not None and not incomplete and (present is None or vectors is not None):
+        _keep(warehouse, collection, asset, inputs, encoded, context.run_id, report, vectors)
     return report
+
+
+def _keep(
+    warehouse,
+    collection: str,
+    asset: str,
+    inputs: reuse.StepInputs,
+    encoded: str,
+    run_id: str,
+    report: CollectionReport,
+    vectors: VectorStore | None,
+) -> None:
+    """Keep the build (all it made: its rows, and its table in ``vectors``) by its inputs."""
+    kept_vectors = {}
+    if vectors is not None:
+        table = kept_builds.vectors_to_keep(vectors, collection)
+        if table is None:  # nothing to restore it with
+            return
+        kept_vectors[vectors.kind] = table
+    build = kept_builds.KeptBuild(
+        inputs.to_json(), encoded, report.data_version, run_id, report.tables or {}, vectors=kept_vectors
+    )
+    kept_builds.keep(warehouse, collection, asset, build, inputs.key)
 
 
 def model_client(
@@ -284,12 +308,13 @@ def materialize_stage(
     """Run ``stage`` with ``settings`` on every collection of the run (or reuse its last build) and
     keep what it made."""
     storage = context.resources.storage
-    present = stage.outputs_present
+    vectors = stage.vectors(storage.vectors_uri) if stage.vectors else None
     return materialize_each(
         context,
         storage,
         lambda collection: _build_collection(context, stage, settings, collection),
-        outputs_present=(lambda c: present(storage.vectors_uri, c)) if present else None,
+        outputs_present=vectors.exists if vectors else None,
+        vectors=vectors,
     )
 
 

@@ -17,11 +17,11 @@ other outputs (``outputs_present``) are gone, and, when the run asks to retry fa
 after its repair, a refused request) are recorded with the cached answers and are final otherwise:
 asked again unchanged they would fail again, at a price.
 
-A declared stage keeps everything it makes in the warehouse, so its last few complete builds are
-kept too, by their inputs (``core/storage/kept_builds.py``): a step whose inputs are again those of
-an earlier build (a paper added, then removed) gets that build's rows and report back
-(``restore_kept``) instead of asking the cache for every answer and doing its own work around
-them again. Its data version is its rows' digest, so a stage rebuilt with the same result, or
+A declared stage keeps everything it makes in the warehouse, or there and in one vector table
+(its ``vectors``), so its last few complete builds are kept too, by their inputs
+(``core/storage/kept_builds.py``): a step whose inputs are again those of an earlier build (a paper
+added, then removed) gets that build's rows, vectors and report back (``restore_kept``) instead of
+asking the cache for every answer and doing its own work around them again. Its data version is its rows' digest, so a stage rebuilt with the same result, or
 restored, leaves the steps after it as they were.
 """
 
@@ -38,7 +38,7 @@ from typing import Any
 import dagster as dg
 
 from insight_assets.core.storage import kept_builds
-from insight_assets.core.storage.stores import Warehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 
 # Metadata that counts what a build did (model calls, files parsed, texts embedded, seconds) rather
 # than what it made: a reused build does none of it, so a reuse reports these as 0.
@@ -306,17 +306,21 @@ def restore_kept(
     *,
     retry_failed: bool,
     otherwise: Reuse,
+    vectors: VectorStore | None = None,
 ) -> Reuse:
     """An earlier kept build of the step that read these very ``inputs``, put back as its last build
-    (its rows written again, its note recorded for the next run to compare with), else ``otherwise``."""
+    (its rows and its table in ``vectors`` written again, its note recorded for the next run to
+    compare with), else ``otherwise``."""
     build = kept_builds.kept(warehouse, collection, asset, inputs.key)
-    if build is None:
+    if build is None or (vectors is not None and vectors.kind not in build.vectors):
         return otherwise
     note = {"inputs": build.inputs, "reported": True, "run_id": build.run_id}
     decision = decide(note, inputs, lambda: build.report, None, retry_failed=retry_failed)
     if decision.report is None:
         return otherwise
     warehouse.forget_build_inputs(collection, asset)
+    if vectors is not None:
+        kept_builds.put_back_vectors(vectors, collection, build.vectors[vectors.kind])
     warehouse.replace_partition(collection, build.tables)
     metadata = decode_report(build.report)[0]
     warehouse.record_build(
@@ -343,9 +347,11 @@ def step_decision(
     inputs: StepInputs,
     present: Callable[[], bool] | None,
     reuse_builds: bool,
+    vectors: VectorStore | None = None,
 ) -> Reuse:
     """Reuse the last build (``note``) when it read ``inputs``; else, for a step that keeps all it
-    makes in the warehouse, restore a kept earlier build that read them; else build, and why."""
+    makes in the warehouse (and ``vectors``, its one table outside it), restore a kept earlier build
+    that read them; else build, and why."""
     if not reuse_builds:
         return Reuse(None, "it reads the collection's folder")
     asset = context.asset_key.to_user_string()
@@ -353,7 +359,7 @@ def step_decision(
     decision = decide(
         note, inputs, lambda: warehouse.build_report(collection, asset), present, retry_failed=retry_failed
     )
-    if decision.report is not None or present is not None:
+    if decision.report is not None or (present is not None and vectors is None):
         return decision
     config = context.op_execution_context.op_config
     return restore_kept(
@@ -365,6 +371,7 @@ def step_decision(
         config,
         retry_failed=retry_failed,
         otherwise=decision,
+        vectors=vectors,
     )
 
 

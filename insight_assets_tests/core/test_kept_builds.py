@@ -1,10 +1,12 @@
 """A step's earlier builds kept by their inputs (core/storage/kept_builds.py), in a real warehouse."""
 
+import dataclasses
+
 import pyarrow as pa
 
 from insight_assets.core.storage import kept_builds
 from insight_assets.core.storage.kept_builds import KeptBuild
-from insight_assets.core.storage.stores import Warehouse
+from insight_assets.core.storage.stores import VectorStore, Warehouse
 
 
 def rows(*values: float) -> pa.Table:
@@ -54,3 +56,35 @@ def test_the_content_version_follows_the_rows_not_their_chunking():
         {"scores": rows(1.0, 2.5)}
     )
     assert kept_builds.content_version({"scores": whole}) != kept_builds.content_version({"other": whole})
+
+
+def test_a_kept_vector_table_comes_back_with_its_full_text_index(tmp_path):
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    units = VectorStore(str(tmp_path / "lancedb"), kind="units")
+    vectors = pa.table(
+        {
+            "chunk_id": ["a", "b"],
+            "text": ["graph neural networks for citation", "a survey of table extraction"],
+            "vector": pa.array([[1.0, 0.0], [0.0, 1.0]], pa.list_(pa.float32(), 2)),
+        }
+    )
+    units.replace("demo", vectors)
+    units.build_text_index("demo")
+    kept = KeptBuild("{}", "report", "v1", "run-1", {"scores": rows(1.0)})
+    kept_builds.keep(
+        warehouse,
+        "demo",
+        "step",
+        dataclasses.replace(kept, vectors={"units": kept_builds.vectors_to_keep(units, "demo")}),
+        "inputs-1",
+    )
+    # A later build wrote other vectors, without the index.
+    units.replace("demo", vectors.slice(1))
+    assert not units.has_text_index("demo")
+
+    back = kept_builds.kept(warehouse, "demo", "step", "inputs-1")
+    assert set(back.tables) == {"scores"} and set(back.vectors) == {"units"}
+    kept_builds.put_back_vectors(units, "demo", back.vectors["units"])
+    assert units.read("demo").select(["chunk_id", "text", "vector"]).equals(vectors)
+    assert units.has_text_index("demo")
+    assert units.text_search("demo", "citation graphs", "TRUE", 2)[0][0] == "a"

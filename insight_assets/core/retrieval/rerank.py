@@ -148,6 +148,8 @@ class LateInteraction:
         cut at the model's 256 word pieces, as ColBERT cuts documents. The model runs at the
         embedder's precision (bfloat16 weights where the CPU has native bf16). ``content_only`` also drops
         punctuation and stopword pieces (the query's, see the class docstring)."""
+        if not texts:  # a paper only left: loading the model for nothing would take seconds
+            return []
         import torch
 
         model = self._embedder.model

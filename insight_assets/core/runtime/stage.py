@@ -214,8 +214,9 @@ class Stage(Generic[S, R]):
     (a ``StageOutput``); ``tasks``: the model tasks its settings override; ``judges``:
     for a judging stage, the panel its settings name (each judge gets a client of its own, and the
     asset reports their calls summed); ``embedder``: whether it embeds or retrieves;
-    ``outputs_present(vectors_uri, collection)``: whether what it keeps outside the warehouse (a
-    vector table) is still there, for a rerun to reuse the last build. Named bundles of settings (a
+    ``vectors(vectors_uri)``: the vector table it writes beside its rows, if any: a rerun reuses
+    the last build only while the table is there, and a kept earlier build brings it back with
+    its rows. Named bundles of settings (a
     smoke run's) are files: see ``defs/stage_assets.py``."""
 
     name: str
@@ -232,7 +233,7 @@ class Stage(Generic[S, R]):
     code_version: str = "1"
     embedder: bool = False
     judges: Callable[[S], list[JudgeModel]] | None = None
-    outputs_present: Callable[[str, str], bool] | None = None
+    vectors: Callable[[str], VectorStore] | None = None
 
     def settings_from(self, values: dict[str, Any] | None) -> S:
         """The settings ``values`` give (by field name), the defaults for the rest."""

@@ -6,7 +6,8 @@ answer of that state is in the cache, but each step would still do its own work 
 them (retrieval, reranking, embedding its texts, bookkeeping): most of a first build's CPU time.
 The steps that keep everything they make in the warehouse (the declared stages) therefore keep
 their last ``KEEP_BUILDS`` builds per collection: the rows of each table they wrote (Arrow IPC,
-compressed), the report and the inputs' key (``defs/reuse.py``).
+compressed), the vector table they keep beside them in LanceDB (a step's ``vectors``), the report
+and the inputs' key (``defs/reuse.py``).
 
 ``content_version`` is a build's data version from the rows it wrote: a step rebuilt with the same
 result then leaves the steps after it as they were (they read nothing else of it).
@@ -18,12 +19,15 @@ import datetime
 import hashlib
 import io
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from insight_assets.core.startup.lazy import pa
-from insight_assets.core.storage.stores import Warehouse, declare_tables
+from insight_assets.core.storage.stores import VectorStore, Warehouse, declare_tables
 
 KEEP_BUILDS = 3
+# A kept vector table's name among the build's tables: the prefix, then its kind (``VectorStore``).
+VECTORS_PREFIX = "lancedb:"
+_TEXT_INDEXED = b"insight_assets.text_index"  # in a kept vector table's schema metadata
 
 TABLES = {
     "kept_builds": """
@@ -38,7 +42,8 @@ declare_tables(TABLES)
 @dataclass(frozen=True)
 class KeptBuild:
     """An earlier build of one step for one collection: what it read (``inputs``, the JSON of its
-    ``StepInputs``), its encoded report and data version, the run that made it, and its tables."""
+    ``StepInputs``), its encoded report and data version, the run that made it, its tables and
+    the vector tables it kept beside them, by kind."""
 
     inputs: str
     report: str
@@ -46,6 +51,7 @@ class KeptBuild:
     run_id: str
     tables: dict[str, pa.Table]
     kept_at: str = ""  # when it was kept (ISO 8601, UTC): set when read back
+    vectors: dict[str, pa.Table] = field(default_factory=dict)
 
 
 def table_bytes(table: pa.Table) -> bytes:
@@ -59,6 +65,26 @@ def table_bytes(table: pa.Table) -> bytes:
 
 def table_from_bytes(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(io.BytesIO(data)).read_all()
+
+
+def vectors_to_keep(store: VectorStore, collection: str) -> pa.Table | None:
+    """The collection's whole vector table in ``store`` as it is, to keep with a build; its
+    schema's metadata says whether it had its full-text index."""
+    rows = store.read(collection)
+    if rows is None:
+        return None
+    indexed = b"yes" if store.has_text_index(collection) else b"no"
+    return rows.replace_schema_metadata({**(rows.schema.metadata or {}), _TEXT_INDEXED: indexed})
+
+
+def put_back_vectors(store: VectorStore, collection: str, rows: pa.Table) -> None:
+    """Make kept ``rows`` (``vectors_to_keep``) the collection's table in ``store`` again, with its
+    full-text index if it had one."""
+    metadata = dict(rows.schema.metadata or {})
+    indexed = metadata.pop(_TEXT_INDEXED, b"no") == b"yes"
+    store.replace(collection, rows.replace_schema_metadata(metadata or None))
+    if indexed:
+        store.build_text_index(collection)
 
 
 def content_version(tables: Mapping[str, pa.Table]) -> str:
@@ -109,7 +135,10 @@ def keep(
     table_rows = [
         {"collection": collection, "asset": asset, "inputs_key": inputs_key, "table_name": name}
         | {"rows": table_bytes(table)}
-        for name, table in build.tables.items()
+        for name, table in [
+            *build.tables.items(),
+            *((VECTORS_PREFIX + kind, table) for kind, table in build.vectors.items()),
+        ]
     ]
     warehouse.replace_together(
         [
@@ -132,13 +161,19 @@ def kept(warehouse: Warehouse, collection: str, asset: str, inputs_key: str) -> 
         "SELECT table_name, rows FROM kept_build_tables WHERE collection = ? AND asset = ? AND inputs_key = ?",
         [collection, asset, inputs_key],
     )
+    every = {row["table_name"]: table_from_bytes(row["rows"]) for row in tables}
     return KeptBuild(
         inputs=found[0]["inputs"],
         report=found[0]["report"],
         data_version=found[0]["data_version"],
         run_id=found[0]["run_id"],
-        tables={row["table_name"]: table_from_bytes(row["rows"]) for row in tables},
+        tables={name: table for name, table in every.items() if not name.startswith(VECTORS_PREFIX)},
         kept_at=found[0]["kept_at"],
+        vectors={
+            name.removeprefix(VECTORS_PREFIX): table
+            for name, table in every.items()
+            if name.startswith(VECTORS_PREFIX)
+        },
     )
 
 

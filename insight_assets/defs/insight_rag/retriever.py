@@ -3,6 +3,7 @@ collection (``insight_retriever``). Every retriever mode scored alone on the ben
 fragments (the paper's Table 3) is a stage (``insight_retriever_accuracy``)."""
 
 import base64
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -92,6 +93,9 @@ def _not_trained(storage, collection: str, reason: str, metadata: dict | None = 
     return CollectionReport(
         metadata={"status": store.SKIPPED, "why_none": reason, **(metadata or {})},
         checks=[check_result(items_check("adapter_trained", 0, reason)), _beats_base_check(None, reason)],
+        # What the steps after it read is the reason alone: the same reason leaves them as they were
+        # (a paper added and removed again gets their earlier builds back).
+        data_version=hashlib.sha256(f"{store.SKIPPED}: {reason}".encode()).hexdigest()[:32],
     )
 
 

@@ -120,5 +120,5 @@ TRIPLES_STAGE = Stage(
     kinds=("duckdb", "lancedb"),
     code_version="2",
     embedder=True,
-    outputs_present=lambda vectors_uri, collection: store.unit_vectors(vectors_uri).exists(collection),
+    vectors=store.unit_vectors,
 )

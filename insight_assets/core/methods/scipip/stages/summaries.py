@@ -144,5 +144,5 @@ SUMMARIES_STAGE = Stage(
     tasks=SUMMARY_TASKS,
     kinds=("duckdb", "lancedb"),
     embedder=True,
-    outputs_present=lambda vectors_uri, collection: store.summary_vectors(vectors_uri).exists(collection),
+    vectors=store.summary_vectors,
 )
