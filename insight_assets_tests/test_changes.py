@@ -121,6 +121,13 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
     assert {f["kind"] for f in findings} <= FINDING_KINDS
     citing = [f for f in findings if new_doc in [p["doc_id"] for p in f["cites"]]]
     assert citing and {f["change"] for f in citing} <= {"new", "changed"}
+    # What the paper brought is put down to it, cited or not: each new insight and judge score is on
+    # a question over it.
+    brought = [f for f in findings if f["kind"] in ("insight", "judge score") and f["change"] == "new"]
+    assert brought and all(
+        f["cause"] == "papers" and new_doc in [p["doc_id"] for p in f["cites"] + f["drawn_from"]]
+        for f in brought
+    )
     # Nothing else changed: every other change is put down to the papers, never to the model.
     assert {f["cause"] for f in findings} <= {"papers", "collection"}
     assert added["unchanged"]["paper"] == 1

@@ -104,6 +104,31 @@ def test_an_added_paper_is_listed_with_the_themes_it_joined_and_the_findings_tha
     assert headline(change_set).endswith(": 1 paper added; 1 theme changed, 1 new; 1 finding changed, 1 new")
 
 
+def test_a_finding_made_from_the_added_paper_is_put_down_to_it_though_it_does_not_cite_it():
+    # A question over papers a, b and n (a combination the added paper made) whose insight cites
+    # only a; an older question's insight changed with nothing of n behind it.
+    made_from_n = dataclasses.replace(
+        _finding("q2/insightgen/0", "What a says.", ["a"]), drawn_from=("a", "b", "n")
+    )
+    after = _snapshot(
+        "run-2",
+        [_paper("a"), _paper("b"), _paper("n", 2)],
+        BEFORE.themes,
+        [BEFORE.findings[0], dataclasses.replace(BEFORE.findings[1], text="Text, again."), made_from_n],
+        at="2026-12-02T10:00:00+00:00",
+    )
+    change_set, _ = compare(BEFORE, after)
+    findings = {c.key: c for c in change_set.changes if c.kind == "insight"}
+    assert (findings["q2/insightgen/0"].change, findings["q2/insightgen/0"].cause) == ("new", "papers")
+    assert findings["q1/insightgen/1"].cause == "collection"
+    data = as_data(change_set)
+    new = next(f for f in data["findings"] if f["key"] == "q2/insightgen/0")
+    assert new["cites"] == [{"doc_id": "a", "title": "Paper a"}]
+    assert [p["doc_id"] for p in new["drawn_from"]] == ["b", "n"]
+    assert data["findings"][0]["key"] == "q2/insightgen/0"  # what the change brought comes first
+    assert "Cites: Paper a. Made from: Paper b; Paper n." in as_markdown(data)
+
+
 def test_a_removed_paper_takes_its_findings_and_a_theme_keeps_its_id_while_most_chunks_stay():
     after = _snapshot(
         "run-2",

@@ -92,7 +92,8 @@ COMMANDS = (
     ),
     Command(
         "changes",
-        "what the last build of a collection changed: papers, themes and findings, each with the papers it cites",
+        "what the last build of a collection changed: papers, themes and findings, each with the papers it "
+        "cites or was made from",
         changes,
         _changes_arguments,
     ),

@@ -251,7 +251,8 @@ def _add_collection_tools(server: Any, collections: Collections) -> None:
     ) -> CallToolResult:
         """What the collection's last build changed: papers in and out, themes that gained or lost
         papers, and the findings (insights, summaries, answers, ideas, judge scores) that are new,
-        changed (with the old text and why) or gone, each with the papers and passage ids it cites."""
+        changed (with the old text and why) or gone, each with the papers and passage ids it cites and
+        the papers it was made from."""
         return await _reading(collections.what_changed, collection, since)
 
     @server.tool(annotations=reads)

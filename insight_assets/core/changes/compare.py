@@ -7,8 +7,10 @@ at least ``theme_kept_share`` of that theme's chunks that are still in the colle
 than papers: in a small collection every theme spans most papers, so papers alone cannot tell two
 themes apart); pairs are taken best share first, one to one. Findings are matched by kind and key.
 
-Each changed finding says why (``cause``): ``papers`` when it cites a paper that was added, removed
-or changed; ``collection`` when other papers changed (collection-wide steps draw on them all);
+Each changed finding says why (``cause``): ``papers`` when a paper it cites or was made from (its
+question's, theme's or query's papers, the passages retrieved for it: ``Finding.drawn_from``) was
+added, removed or changed; ``collection`` when other papers changed (collection-wide steps draw on
+them all);
 ``settings`` when no paper changed but the settings of the step that wrote it did (its config,
 models or code); ``upstream`` when neither did but a step before it made something else (a theme
 graph fitted anew); else ``model``: with the same inputs the model answered differently (its cache
@@ -36,7 +38,8 @@ MODEL = "model"
 @dataclass(frozen=True)
 class Change:
     """One changed thing: a paper, a theme or a finding. ``doc_ids``: the papers behind it (those
-    a finding cites, a theme's papers gained and lost, the paper itself)."""
+    a finding cites, a theme's papers gained and lost, the paper itself); a finding's ``detail``
+    names those it was made from (``drawn_from``)."""
 
     kind: str  # paper, theme, or a finding's kind (insight, summary, answer, idea, judge score)
     key: str
@@ -272,18 +275,23 @@ def _finding_changes(
         if old is not None and old.text == finding.text:
             unchanged[finding.kind] += 1
             continue
-        cited = set(finding.doc_ids) | set(old.doc_ids if old else ())
+        behind = _papers_behind(finding) | (_papers_behind(old) if old else set())
         changes.append(
-            _finding_change(finding, "new" if old is None else "changed", old, cause(finding, cited))
+            _finding_change(finding, "new" if old is None else "changed", old, cause(finding, behind))
         )
     for identity, old in earlier.items():
         if identity not in later:
-            changes.append(_finding_change(old, "gone", old, cause(old, set(old.doc_ids))))
+            changes.append(_finding_change(old, "gone", old, cause(old, _papers_behind(old))))
     return changes, unchanged
 
 
+def _papers_behind(finding: Finding) -> set[str]:
+    """The papers a finding cites and those it was made from."""
+    return set(finding.doc_ids) | set(finding.drawn_from)
+
+
 def _finding_change(finding: Finding, change: str, old: Finding | None, cause: str) -> Change:
-    detail = {}
+    detail: dict[str, Any] = {"drawn_from": sorted(set(finding.drawn_from) - set(finding.doc_ids))}
     if old is not None and change == "changed" and old.writer != finding.writer:
         detail["writer"] = {"before": old.writer, "after": finding.writer}
     return Change(

@@ -1,7 +1,7 @@
 """A change set as people read it: one structured form (``as_data``: the command line's ``--json``,
 the MCP tool, the page) and its Markdown (``as_markdown``: the command line, the UI's metadata, the
-digest files). The findings citing a changed paper come first; the papers each thing cites are named
-by title."""
+digest files). The findings citing a changed paper, or made from one, come first; the papers each
+thing cites or was made from are named by title."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ FINDING_KINDS = ("insight", "summary", "answer", "idea", "judge score")
 # the structured form (a judge scores every insight of every question several times).
 SCORE_KINDS = ("judge score",)
 CAUSES = {
-    PAPERS: "a paper it cites changed",
+    PAPERS: "a paper it cites or was made from changed",
     COLLECTION: "the collection's papers changed (a collection-wide step drew on them)",
     SETTINGS: "the settings of the step that wrote it changed (its config, model or code); no paper did",
     UPSTREAM: "a step before it made something else (a theme graph fitted anew, say); no paper or setting changed",
@@ -148,6 +148,7 @@ def as_data(change_set: ChangeSet) -> dict[str, Any]:
                 "before": change.before,
                 "after": change.after,
                 "cites": cited(change.doc_ids),
+                "drawn_from": cited(change.detail.get("drawn_from", ())),
                 "chunk_ids": list(change.chunk_ids),
                 **({"writer": change.detail["writer"]} if "writer" in change.detail else {}),
             }
@@ -254,7 +255,8 @@ def _finding_line(finding: Mapping[str, Any], page_link: str | None) -> str:
     if finding["change"] == "changed":
         line += f" (was: {_snippet(finding['before'])}; why: {CAUSES[finding['cause']]})"
     cites = "; ".join(p["title"] for p in finding["cites"])
-    return line + (f" Cites: {cites}." if cites else "")
+    drawn = "; ".join(p["title"] for p in finding.get("drawn_from", ()))
+    return line + (f" Cites: {cites}." if cites else "") + (f" Made from: {drawn}." if drawn else "")
 
 
 def _snippet(text: str | None, length: int = _SNIPPET) -> str:

@@ -47,7 +47,9 @@ class Theme:
 class Finding:
     """One thing a method found: an insight, a summary, an answer, an idea or a judge's score.
     ``key`` names it within its kind across builds; ``section`` is its method's section of the
-    collection's page."""
+    collection's page. ``doc_ids``: the papers it cites; ``drawn_from``: the papers it was made
+    from (its question's combination, its theme's or target's papers, the query paper, the
+    passages retrieved for it), whether it cites them or not."""
 
     kind: str
     key: str
@@ -59,6 +61,7 @@ class Finding:
     chunk_ids: tuple[str, ...] = ()
     writer: str = ""  # the model (or offline stand-in) that wrote or judged it
     step: str = ""  # the asset that wrote it
+    drawn_from: tuple[str, ...] = ()
 
     @property
     def identity(self) -> tuple[str, str]:
@@ -109,8 +112,8 @@ def _tuples(row: Mapping[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class FindingSource:
     """Where one kind of finding is stored: ``table``, written by the asset of that name, and a
-    query giving ``key``, ``method``, ``subject``, ``text``, ``writer`` and the chunks
-    (``chunk_ids``) or paper titles (``titles``) it cites."""
+    query giving ``key``, ``method``, ``subject``, ``text``, ``writer``, the chunks (``chunk_ids``)
+    or paper titles (``titles``) it cites and the papers it was made from (``drawn_from``)."""
 
     kind: str
     section: str
@@ -119,14 +122,18 @@ class FindingSource:
     cites_titles: bool = False
 
 
-def _cited_answers(table: str, item: str, text: str, subjects: str, subject: str) -> str:
+def _cited_answers(
+    table: str, item: str, text: str, subjects: str, subject: str, sources: str, retrieved: str = "[]"
+) -> str:
     """The query of a method's texts that cite chunks (``cited_chunk_ids``), one per ``item`` and
-    method, each about the ``subject`` that table ``subjects`` gives its item."""
+    method, each about the ``subject`` that table ``subjects`` gives its item and made from the
+    papers its rows' ``sources`` list (all rows of the item together) and its own ``retrieved``."""
     return f"""SELECT a.{item} || '/' || a.method AS key, a.method, coalesce(t.subject, a.{item}) AS subject,
                       coalesce(a.{text}, 'failed: ' || a.error) AS text, coalesce(a.cited_chunk_ids, []) AS chunk_ids,
-                      a.writer
-               FROM {table} a LEFT JOIN (SELECT {item}, any_value({subject}) AS subject FROM {subjects}
-                                          WHERE collection = $collection GROUP BY {item}) t USING ({item})
+                      a.writer, list_concat(coalesce(t.sources, []), coalesce({retrieved}, [])) AS drawn_from
+               FROM {table} a LEFT JOIN (SELECT {item}, any_value({subject}) AS subject,
+                                                flatten(list(coalesce({sources}, []))) AS sources
+                                         FROM {subjects} WHERE collection = $collection GROUP BY {item}) t USING ({item})
                WHERE a.collection = $collection"""
 
 
@@ -138,9 +145,10 @@ FINDING_SOURCES = (
         "insights",
         """SELECT i.question_id || '/' || i.method || '/' || i.insight_index AS key, i.method,
                   coalesce(q.question, i.question_id) AS subject, i.hook || ': ' || i.body AS text,
-                  i.chunk_ids, i.writer
-           FROM insights i LEFT JOIN (SELECT question_id, any_value(question) AS question FROM generated_questions
-                                      WHERE collection = $collection GROUP BY question_id) q USING (question_id)
+                  i.chunk_ids, i.writer, coalesce(q.doc_ids, []) AS drawn_from
+           FROM insights i LEFT JOIN (SELECT question_id, any_value(question) AS question, any_value(doc_ids) AS doc_ids
+                                      FROM generated_questions WHERE collection = $collection
+                                      GROUP BY question_id) q USING (question_id)
            WHERE i.collection = $collection""",
     ),
     FindingSource(
@@ -150,7 +158,7 @@ FINDING_SOURCES = (
         """SELECT concat_ws('/', s.level, s.question_id, s.method, s.label, s.insight_index, s.repetition) AS key,
                   s.method, coalesce(q.question, s.question_id) AS subject,
                   'overall ' || coalesce(CAST(round(s.overall, 2) AS VARCHAR), '-') AS text,
-                  [] AS chunk_ids, s.judge AS writer, coalesce(q.doc_ids, []) AS doc_ids
+                  [] AS chunk_ids, s.judge AS writer, coalesce(q.doc_ids, []) AS drawn_from
            FROM judge_scores s LEFT JOIN (SELECT question_id, any_value(doc_ids) AS doc_ids, any_value(question) AS question
                                           FROM generated_questions WHERE collection = $collection
                                           GROUP BY question_id) q USING (question_id)
@@ -160,19 +168,34 @@ FINDING_SOURCES = (
         "summary",
         "xsum",
         "xsum_summaries",
-        _cited_answers("xsum_summaries", "target_id", "summary", "xsum_targets", "topic"),
+        _cited_answers("xsum_summaries", "target_id", "summary", "xsum_targets", "topic", "doc_ids"),
     ),
     FindingSource(
         "answer",
         "contregen",
         "contregen_answers",
-        _cited_answers("contregen_answers", "question_id", "answer", "contregen_trees", "query"),
+        _cited_answers(
+            "contregen_answers",
+            "question_id",
+            "answer",
+            "contregen_trees",
+            "query",
+            "list_concat(gold_doc_ids, passage_doc_ids)",
+        ),
     ),
     FindingSource(
         "answer",
         "insight_rag",
         "insight_rag_answers",
-        _cited_answers("insight_rag_answers", "item_id", "answer", "insight_rag_benchmark", "question"),
+        _cited_answers(
+            "insight_rag_answers",
+            "item_id",
+            "answer",
+            "insight_rag_benchmark",
+            "question",
+            "list_concat(gold_doc_ids, [paper_a, paper_b])",
+            "a.ranked_doc_ids",
+        ),
     ),
     FindingSource(
         "idea",
@@ -180,9 +203,14 @@ FINDING_SOURCES = (
         "scipip_ideas",
         """SELECT i.query_id || '/' || i.method || '/' || i.position AS key, i.method,
                   coalesce(r.background, i.query_id) AS subject, i.title || ': ' || i.idea AS text,
-                  coalesce(i.inspired_by, []) AS titles, i.writer
-           FROM scipip_ideas i LEFT JOIN (SELECT query_id, any_value(background) AS background FROM scipip_idea_runs
-                                          WHERE collection = $collection GROUP BY query_id) r USING (query_id)
+                  coalesce(i.inspired_by, []) AS titles, i.writer,
+                  list_concat(CASE WHEN starts_with(i.query_id, 'paper:') THEN [substr(i.query_id, 7)] ELSE [] END,
+                              coalesce(r.retrieved, [])) AS drawn_from
+           FROM scipip_ideas i LEFT JOIN (SELECT query_id, any_value(background) AS background,
+                                                 flatten(list(list_concat(coalesce(retrieved_doc_ids, []),
+                                                                          coalesce(inspiring_doc_ids, [])))) AS retrieved
+                                          FROM scipip_idea_runs WHERE collection = $collection
+                                          GROUP BY query_id) r USING (query_id)
            WHERE i.collection = $collection""",
         cites_titles=True,
     ),
@@ -281,7 +309,7 @@ def _findings(
         if source.cites_titles:
             cited = [titles.get(title.casefold()) for title in row["titles"]]
         else:
-            cited = [chunk_docs.get(chunk) for chunk in chunk_ids] + list(row.get("doc_ids") or ())
+            cited = [chunk_docs.get(chunk) for chunk in chunk_ids]
         found.append(
             Finding(
                 source.kind,
@@ -294,6 +322,7 @@ def _findings(
                 chunk_ids,
                 row["writer"] or "",
                 source.table,
+                tuple(sorted({doc for doc in row.get("drawn_from") or () if doc})),
             )
         )
     return found

@@ -139,4 +139,6 @@ def _finding(finding: Mapping[str, Any], page: str) -> str:
         item += f'<p class="muted">Was: {escape(finding["before"] or "")}<br>Why: {escape(CAUSES[finding["cause"]])}</p>'
     if finding["cites"]:
         item += f'<p class="muted">Cites: {_titles(finding["cites"])}</p>'
+    if finding.get("drawn_from"):
+        item += f'<p class="muted">Made from: {_titles(finding["drawn_from"])}</p>'
     return item + "</li>"
