@@ -64,8 +64,9 @@ def theme_ids(project: Path, build: str) -> set[int]:
     return {theme.theme_id for theme in unpack(snapshot).themes}
 
 
-def page_metadata(project: Path) -> str:
-    """The digest the last run's materialization of the collection's page holds (the UI's history)."""
+def page_metadata(project: Path, name: str = "changes") -> str:
+    """The metadata ``name`` of the last run's materialization of the collection's page: by default
+    the digest it holds (the UI's history)."""
     with dg.DagsterInstance.from_config(str(project / "home")) as instance:
         run = instance.get_runs(limit=1)[0]
         records = instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
@@ -75,7 +76,7 @@ def page_metadata(project: Path) -> str:
         if record.dagster_event.event_specific_data.materialization.asset_key.to_user_string()
         == "collection_report"
     ]
-    return page.metadata["changes"].value
+    return page.metadata[name].value
 
 
 def step_builds(project: Path) -> dict[str, str]:
@@ -187,6 +188,8 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
         "insight_retriever_accuracy",
         "scipip_ideas",
     } <= restored
+    # The page asks its question of every method again only when what they answer from changed.
+    assert page_metadata(project, "answers").startswith("kept from run")
     assert (
         len(digests(project)) == 2
         and 'href="changes/' in (project / "data" / "reports" / COLLECTION / "index.html").read_text()

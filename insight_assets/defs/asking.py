@@ -119,6 +119,9 @@ class Answered:
     output_tokens: int
     cost_usd: float
     seconds: float
+    # Whether asking again might answer: a model call failed, or the method broke. Its other
+    # failures (no index yet, nothing to answer from) are final until what it reads changes.
+    may_answer_later: bool = False
 
     @property
     def ok(self) -> bool:
@@ -162,7 +165,7 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
     from insight_assets.core.runtime.stage import NothingToDo
 
     started = time.perf_counter()
-    answer, error = None, None
+    answer, error, may_answer_later = None, None, False
     with open_client() as client:
         try:
             answer = flow(asked, client)
@@ -175,9 +178,9 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
         except IndexMissing as missing:
             error = f"{missing} (insight-assets build --collection {asked.collection} builds it)"
         except LLMError as failure:
-            error = f"the model call failed: {failure}"
+            error, may_answer_later = f"the model call failed: {failure}", True
         except Exception as failure:  # noqa: BLE001 - one method's bug is its failure, not the others'
-            error = f"{type(failure).__name__}: {failure}"
+            error, may_answer_later = f"{type(failure).__name__}: {failure}", True
         summary = client.summary()
         model = client.provider_label
     return Answered(
@@ -192,6 +195,7 @@ def ask(method: str, description: str, flow: AnswerFunction, asked: Asked, open_
         output_tokens=summary.output_tokens,
         cost_usd=summary.cost_usd,
         seconds=round(time.perf_counter() - started, 2),
+        may_answer_later=may_answer_later,
     )
 
 

@@ -1,6 +1,8 @@
 """``collection_report``: data/reports/<collection>/index.html, one self-contained page per
 collection with what every method made of it (see ``core/page/collection_page.py``)."""
 
+import hashlib
+import json
 from pathlib import Path
 
 import dagster as dg
@@ -20,7 +22,8 @@ from insight_assets.core.page.collection_page import (
     standins,
 )
 from insight_assets.core.page.headlines import load_headlines
-from insight_assets.defs import asking
+from insight_assets.core.storage import kept_builds
+from insight_assets.defs import asking, reuse
 from insight_assets.defs.domain import method_pages
 from insight_assets.defs.materialization import CollectionReport, materialize_each
 from insight_assets.defs.metadata import markdown_table, nothing_to_do
@@ -35,6 +38,8 @@ from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 PAGE_FILE = "index.html"
+# The page's side-by-side answers, kept by what they read (``_side_by_side_key``) as a step's builds are.
+SIDE_BY_SIDE = "collection_report:side_by_side"
 
 
 PAGES = method_pages()
@@ -79,7 +84,7 @@ def _page(
         MethodSection(page.method, page.title, page.paper, page.report_file, headlines.get(page.report_file))
         for page in PAGES
     ]
-    side_by_side = _side_by_side(context, config, storage, embedder, llm, collection)
+    side_by_side, asked = _side_by_side(context, config, storage, embedder, llm, collection)
     folder = Path(storage.reports_dir) / collection
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / PAGE_FILE
@@ -116,6 +121,7 @@ def _page(
             "changes": dg.MetadataValue.md(digest),
             "methods_reported": sum(s.headline is not None for s in sections),
             "methods_answered": len(answered),
+            "answers": asked,
             "bytes": path.stat().st_size,
         }
     )
@@ -164,18 +170,42 @@ def _side_by_side(
     embedder: EmbedderResource,
     llm: LLMResource,
     collection: str,
-) -> SideBySide:
+) -> tuple[SideBySide, str]:
+    """The page's question answered by every method, and how the answers came: asked in this run,
+    or kept from an earlier run whose answers read what these would."""
     question, why_not = page_question(config, storage.warehouse, collection)
     if question is None:
-        return SideBySide(None, why_not=why_not)
+        return SideBySide(None, why_not=why_not), "none asked"
 
     def open_client():
         return llm.client(
             asset="collection_report", partition=collection, run_id=context.run_id, logger=context.log
         )
 
+    key = _side_by_side_key(context, storage, collection, question)
+    kept = kept_builds.kept(storage.warehouse, collection, SIDE_BY_SIDE, key)
+    if kept is not None:
+        why = f"kept from run {kept.run_id[:8]}: nothing they read changed"
+        return SideBySide(question, json.loads(kept.report)), why
     asked = asking.Asked(collection, question, storage, embedder)
     answers = answer_every_method(
         asked, open_client, lambda method: context.log.info(f"{collection}: {method} answers {question!r}")
     )
-    return SideBySide(question, [answer.as_dict() for answer in answers])
+    found = [answer.as_dict() for answer in answers]
+    if not any(answer.may_answer_later for answer in answers):
+        kept = kept_builds.KeptBuild(key, json.dumps(found, default=str), None, context.run_id, {})
+        kept_builds.keep(storage.warehouse, collection, SIDE_BY_SIDE, kept, key)
+    return SideBySide(question, found), "asked in this run"
+
+
+def _side_by_side_key(
+    context: dg.AssetExecutionContext, storage: StorageResource, collection: str, question: str
+) -> str:
+    """What the page's answers read: the question, the models and the data version of every step
+    the methods answer from (not the method reports' or the digest's, which they do not read). A
+    paper added and removed again gets the answers asked before it came back."""
+    inputs = reuse.step_inputs(context, storage.warehouse.builds(collection))
+    not_read = {page.report for page in PAGES} | {"collection_changes"}
+    read = {name: version for name, version in inputs.upstream.items() if name not in not_read}
+    text = json.dumps([question, inputs.code_version, inputs.models, read], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
