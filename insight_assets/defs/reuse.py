@@ -21,8 +21,9 @@ A declared stage keeps everything it makes in the warehouse, or there and in one
 (its ``vectors``), so its last few complete builds are kept too, by their inputs
 (``core/storage/kept_builds.py``): a step whose inputs are again those of an earlier build (a paper
 added, then removed) gets that build's rows, vectors and report back (``restore_kept``) instead of
-asking the cache for every answer and doing its own work around them again. Its data version is its rows' digest, so a stage rebuilt with the same result, or
-restored, leaves the steps after it as they were.
+asking the cache for every answer and doing its own work around them again. Its data version is
+its rows' digest, so a stage rebuilt with the same result, or restored, leaves the steps after it
+as they were.
 """
 
 from __future__ import annotations
