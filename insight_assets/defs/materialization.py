@@ -106,9 +106,9 @@ def materialize_each(
     its last complete build is not built again: that build's report comes back, its ``build``
     metadata saying so (see ``reuse.py``). ``outputs_present(collection)`` says whether outputs
     kept outside the warehouse and its path metadata (vector tables) are still there; a step whose
-    only such output is its table in ``vectors`` has it kept and restored with its rows. A step that
-    reads what no upstream asset describes (the collection's folder) builds every time:
-    ``reuse_builds=False``.
+    only such output is its table in ``vectors`` has it kept and restored with its rows (and is
+    reused only while the table is there). A step that reads what no upstream asset describes (the
+    collection's folder) builds every time: ``reuse_builds=False``.
 
     A run usually holds one collection. A single-run backfill (``dagster asset materialize
     --partition-range a...c``, or the UI) holds several: counters are summed, each collection gets
@@ -119,11 +119,12 @@ def materialize_each(
         for key in context.assets_def.dependency_keys
         if reuse.built_by_steps(name := key.to_user_string())
     )
+    exists = vectors.exists if vectors is not None else outputs_present
     reports = {}
     for collection in context.partition_keys:
         builds = storage.warehouse.builds(collection)
         _require_upstream(collection, upstream, builds)
-        present = (lambda c=collection: outputs_present(c)) if outputs_present else None
+        present = (lambda c=collection: exists(c)) if exists else None
         reports[collection] = _build_or_reuse(
             context, storage.warehouse, collection, builds, build, present, reuse_builds, vectors
         )
@@ -313,7 +314,6 @@ def materialize_stage(
         context,
         storage,
         lambda collection: _build_collection(context, stage, settings, collection),
-        outputs_present=vectors.exists if vectors else None,
         vectors=vectors,
     )
 

@@ -70,7 +70,8 @@ _UNDONE_COUNTS = {
 }
 
 
-def _digest(value: Any) -> str:
+def digest(value: Any) -> str:
+    """A short digest of ``value``'s JSON (keys sorted): what a build read, as a key."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -86,7 +87,7 @@ class StepInputs:
 
     @property
     def key(self) -> str:
-        return _digest(dataclasses.asdict(self))
+        return digest(dataclasses.asdict(self))
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -156,8 +157,8 @@ def step_inputs(context: dg.AssetExecutionContext, builds: Mapping[str, Mapping]
     }
     return StepInputs(
         code_version=str(context.assets_def.code_versions_by_key.get(key)),
-        config=_digest(context.op_execution_context.op_config),
-        models=_digest(identities),
+        config=digest(context.op_execution_context.op_config),
+        models=digest(identities),
         upstream={
             name: builds.get(name, {}).get("data_version")
             for name in ancestors(key.to_user_string(), parents)
@@ -204,7 +205,7 @@ def data_version(content: str | None, inputs: StepInputs, run_id: str, incomplet
     so that a rebuild (after failed calls, deleted files, a build cut short) reaches them."""
     if content and not incomplete:
         return content
-    return _digest([content, inputs.key, run_id])
+    return digest([content, inputs.key, run_id])
 
 
 def encode_report(

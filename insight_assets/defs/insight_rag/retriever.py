@@ -3,7 +3,6 @@ collection (``insight_retriever``). Every retriever mode scored alone on the ben
 fragments (the paper's Table 3) is a stage (``insight_retriever_accuracy``)."""
 
 import base64
-import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from insight_assets.core.methods.insight_rag.report import render_training_chart
 from insight_assets.core.runtime.stage_output import items_check
 from insight_assets.core.startup.lazy import pa
 from insight_assets.core.text import count_tokens
+from insight_assets.defs import reuse
 from insight_assets.defs.materialization import CollectionReport, materialize_each
 from insight_assets.defs.metadata import check_result
 from insight_assets.defs.partitions import asset_settings, collection_check
@@ -95,7 +95,7 @@ def _not_trained(storage, collection: str, reason: str, metadata: dict | None = 
         checks=[check_result(items_check("adapter_trained", 0, reason)), _beats_base_check(None, reason)],
         # What the steps after it read is the reason alone: the same reason leaves them as they were
         # (a paper added and removed again gets their earlier builds back).
-        data_version=hashlib.sha256(f"{store.SKIPPED}: {reason}".encode()).hexdigest()[:32],
+        data_version=reuse.digest([store.SKIPPED, reason]),
     )
 
 

@@ -1,7 +1,6 @@
 """``collection_report``: data/reports/<collection>/index.html, one self-contained page per
 collection with what every method made of it (see ``core/page/collection_page.py``)."""
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -207,5 +206,4 @@ def _side_by_side_key(
     inputs = reuse.step_inputs(context, storage.warehouse.builds(collection))
     not_read = {page.report for page in PAGES} | {"collection_changes"}
     read = {name: version for name, version in inputs.upstream.items() if name not in not_read}
-    text = json.dumps([question, inputs.code_version, inputs.models, read], sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return reuse.digest([question, inputs.code_version, inputs.models, read])
