@@ -174,6 +174,7 @@ SHARED_BUILDS = {
         "insight_assets_tests/defs/test_boilerplate_kept_out.py",
         "insight_assets_tests/defs/test_paper_comparisons.py",
         "insight_assets_tests/defs/test_dry_run_parity.py",
+        "insight_assets_tests/defs/test_dry_run_foresight.py",
     ),
     # one paper built by `insight-assets build` in a process of its own (below)
     "built_by_cli": (

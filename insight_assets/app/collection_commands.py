@@ -113,7 +113,7 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
     for, and one model loaded); with a hosted model in processes of their own, side by side, after
     the plan and its price are shown (``app/build_plan.py``)."""
     from insight_assets.app import llm_steps
-    from insight_assets.app.build_plan import Planned, plan_first
+    from insight_assets.app.build_plan import Planned, measure_bill, plan_first
     from insight_assets.defs.catalog import build_signature
     from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, source_observation
 
@@ -140,6 +140,8 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
         else:
             result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
     _report_run(result)
+    if result.success:
+        measure_bill(name, environment_llm(), planned)
     return result.success
 
 
@@ -244,13 +246,14 @@ def show_deployment(args: argparse.Namespace) -> int:
 def estimate(args: argparse.Namespace) -> int:
     """Print what a collection's model calls would cost, calling no model."""
     collection = args.collection
+    from insight_assets.app.build_plan import calibrated
     from insight_assets.core.ingestion.ingest import paper_count
     from insight_assets.core.llm import ConfigurationError
 
     # Every task's row and the total: a price is read to its last line.
     from insight_assets.core.page.markdown import markdown_table
+    from insight_assets.defs.dry_run import estimate_collection
     from insight_assets.defs.estimate import estimate_columns, estimate_rows, total_seconds
-    from insight_assets.defs.materialization import estimate_collection
     from insight_assets.defs.resources import LLMResource
 
     storage = storage_resource()
@@ -267,11 +270,19 @@ def estimate(args: argparse.Namespace) -> int:
     llm = LLMResource(provider=args.provider, model=args.model, base_url=args.base_url)
     try:
         with progress.steps_view(f"pricing {collection}", unit="steps priced", stream=sys.stderr) as view:
-            estimates = estimate_collection(storage, llm, embedder_resource(), collection, view)
+            estimates = estimate_collection(
+                storage, llm, embedder_resource(), collection, view, every_step=args.every_step
+            )
     except ConfigurationError as error:
         print(f"Cannot estimate: {error}", file=sys.stderr)
         return 2
+    estimates, scaled = calibrated(collection, llm, estimates)
     print(markdown_table(estimate_rows(estimates), estimate_columns(estimates)))
+    if scaled:
+        print(
+            f"\nThe calls of {scaled} task(s) are set right by what the last build of this collection with "
+            "this model made against its plan."
+        )
     seconds = total_seconds(estimates)
     if seconds is not None:
         print(f"\nExpected wall time of the model calls: about {seconds / 60:.0f} minutes on this machine.")
@@ -317,6 +328,11 @@ def _estimate_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", help="model name, or for local a GGUF file (default: the provider's default)"
     )
     parser.add_argument("--base-url", help="server address, for openai-compatible")
+    parser.add_argument(
+        "--every-step",
+        action="store_true",
+        help="price every step, also those the next build would reuse or restore (else they cost nothing)",
+    )
 
 
 COMMANDS = (

@@ -78,7 +78,11 @@ class StepsView:
             self.finished_keys.append(key)
         seconds = time.monotonic() - step.started if step else 0.0
         if self._live is not None:
-            mark = "[red]✗[/red]" if failed else ("[dim]·[/dim]" if outcome in REUSED else "[green]✓[/green]")
+            mark = (
+                "[red]✗[/red]"
+                if failed
+                else ("[dim]·[/dim]" if outcome.startswith(REUSED) else "[green]✓[/green]")
+            )
             self._live.console.print(f"  {mark} {key} [dim]{outcome}, {seconds:.1f} s[/dim]", highlight=False)
         else:
             done = f"[{len(self.finished_keys)}/{self.total}]"

@@ -23,7 +23,7 @@ class DomainError(RuntimeError):
 class Domain:
     """A defs folder's parts besides its assets: ``page``, its section of the collection's page
     (see ``defs/pages.py``); ``price``, by asset name, how the dry run prices an asset that is not a
-    declared stage (called with the asset's config values and the dry run, ``materialization.estimate_collection``)."""
+    declared stage (called with the asset's config values and the dry run, ``dry_run.estimate_collection``)."""
 
     name: str
     page: MethodPage | None = None

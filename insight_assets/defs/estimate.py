@@ -1,6 +1,6 @@
 """The dry run as a Dagster job, and its table: ``estimate_llm_cost`` prices a collection's model
 calls (pick a collection in the UI) with the configured `llm` resource and calls nothing; the
-engine is ``materialization.estimate_collection``, which ``insight-assets estimate`` runs too.
+engine is ``dry_run.estimate_collection``, which ``insight-assets estimate`` runs too.
 """
 
 from collections.abc import Sequence
@@ -10,7 +10,7 @@ import dagster as dg
 
 from insight_assets.core.llm import DryRunEstimate
 from insight_assets.core.page.markdown import markdown_table
-from insight_assets.defs.materialization import estimate_collection
+from insight_assets.defs.dry_run import estimate_collection
 from insight_assets.defs.partitions import collection_partitions
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 

@@ -1,5 +1,5 @@
-"""Running a declared stage, or any asset, on a collection: materialized (built, or its last
-build reused, and reported), or priced in a dry run that writes nothing.
+"""Running a declared stage, or any asset, on a collection: built, or its last build reused (or
+an earlier one restored), and reported.
 
 ``materialize_each`` builds every collection of a run's partitions (or returns a collection's last
 complete build when its inputs are unchanged, see ``reuse.py``) and makes one materialization of
@@ -8,14 +8,7 @@ model client per collection (one per judge for a judging stage), the stage's wor
 written and its report turned into Dagster's metadata (``metadata.py``), with the model calls'
 tokens and cost, and check results, each recorded for its collection's partition.
 
-The dry run (``estimate_collection``: ``insight-assets estimate``, the job ``estimate_llm_cost``,
-and ``insight-assets build`` with a hosted model before its first call) runs each declared stage,
-in the asset graph's order, through an estimate-only client (see ``LLMClient``): each stage prices
-the prompts the configured provider would read and goes on with the answers the build would get
-where they are known (a cached answer is free and is what the build will read; a request recorded
-as failed fails here too), else with the offline answers; what it hands on goes to the stages
-after it instead of being written, so the later stages are priced on inputs of a realistic size.
-No provider is called and no key is needed.
+The dry run that prices the same stages is ``dry_run.py``.
 
 Model-calling assets run in the pool ``llm`` (see ``pools.py``; limit it with ``dagster instance
 concurrency set llm N`` or in the UI under Deployment -> Concurrency). However many steps run, the
@@ -27,21 +20,18 @@ shares (the ``llm`` resource's ``max_concurrency``, see ``core/llm/concurrency.p
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
-from dagster._core.definitions.assets.graph.asset_graph import AssetGraph
 
 from insight_assets.core.llm import (
     BudgetExceeded,
     ConfigurationError,
-    DryRunEstimate,
     LLMClient,
     LLMError,
-    ResponseCache,
     RunSummary,
     TaskParams,
 )
@@ -58,7 +48,6 @@ from insight_assets.core.runtime.stage import (
 from insight_assets.core.storage import kept_builds
 from insight_assets.core.storage.stores import VectorStore
 from insight_assets.defs import reuse
-from insight_assets.defs.domain import all_domains
 from insight_assets.defs.metadata import (
     check_result,
     metadata_value,
@@ -386,108 +375,3 @@ def declared_stages() -> list[Stage]:
 def declare(stage: Stage) -> Stage:
     """Record ``stage`` as made into an asset; the stage already recorded under its name, if any."""
     return _DECLARED.setdefault(stage.name, stage)
-
-
-def build_order(assets: list[dg.AssetsDefinition]) -> list[str]:
-    """Asset names, each after those it depends on: Dagster's own order of the asset graph (its
-    ``AssetGraph``, which needs no resources, unlike ``Definitions.resolve_asset_graph``)."""
-    return [key.to_user_string() for key in AssetGraph.from_assets(assets).toposorted_asset_keys]
-
-
-@dataclass
-class DryRun:
-    """What a dry run's steps share: the resources, and the collection's scope with the
-    estimate-only client and what the stages before planned (see ``core/runtime/stage.py``)."""
-
-    storage: StorageResource
-    embedder: EmbedderResource
-    scope: CollectionScope
-
-    @property
-    def client(self) -> LLMClient:
-        return self.scope.client
-
-    @property
-    def collection(self) -> str:
-        return self.scope.collection
-
-
-@dataclass(frozen=True)
-class Step:
-    """One priced step: a declared stage, or a defs folder's own (``Domain.price``: the page's)."""
-
-    asset: str
-    stage: Stage | None = None
-    price: Callable[[Mapping[str, Any], DryRun], None] | None = None
-
-
-def estimate_steps() -> list[Step]:
-    """Every declared stage and every folder's own priced step, in build order: each is priced on
-    the answers (cached, else offline) of those before it."""
-    from insight_assets.defs.catalog import (
-        domain_assets,  # the catalog loads every asset, this one's users too
-    )
-
-    steps = [Step(stage.name, stage=stage) for stage in declared_stages()]
-    steps += [Step(name, price=price) for domain in all_domains() for name, price in domain.price.items()]
-    position = {name: index for index, name in enumerate(build_order(domain_assets()))}
-    return sorted(steps, key=lambda step: position[step.asset])
-
-
-def estimate_collection(
-    storage: StorageResource,
-    llm: LLMResource,
-    embedder: EmbedderResource,
-    collection: str,
-    view: Any | None = None,
-    configs: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[DryRunEstimate]:
-    """What building ``collection``'s model-calling assets would cost with their default settings
-    (one judge, the configured model), or the settings ``configs`` gives an asset (its values by
-    field name, as a run's op config has them).
-
-    Needs the collection's parsed documents in the warehouse. A step whose inputs come from a build
-    (chunk vectors, a theme graph, indexed triples, embedded summaries) is priced once the
-    collection has them and skipped before (the stage raises ``IndexMissing`` or ``NothingToDo``).
-    ``view`` (a ``StepsView``) shows each step as it is priced.
-    """
-    configs = configs or {}
-    steps = estimate_steps()
-    settings = {step.asset: step.stage.settings_from(configs.get(step.asset)) for step in steps if step.stage}
-    overrides = {
-        name: params
-        for step in steps
-        if step.stage
-        for name, params in settings[step.asset].task_overrides(step.stage.tasks).items()
-    }
-    client = LLMClient(
-        llm.settings(overrides),
-        cache=ResponseCache.in_data_dir(Path(llm.data_dir)) if llm.use_cache else None,
-        estimate_only=True,
-    )
-    scope = scope_of(storage, embedder, client, collection).dry_run()
-    run = DryRun(storage, embedder, scope)
-    if view is not None:
-        view.total = len(steps)
-    for step in steps:
-        if view is not None:
-            view.started(step.asset)
-        if step.stage is not None:
-            outcome = _price(step.stage, settings[step.asset], scope)
-        else:
-            step.price(configs.get(step.asset, {}), run)
-            outcome = "priced"
-        if view is not None:
-            view.finished(step.asset, outcome)
-    return client.estimates()
-
-
-def _price(stage: Stage, settings, scope: CollectionScope) -> str:
-    """Run the stage on the estimate-only client (each judge of a panel on it too); a stage whose
-    inputs a build has not made yet (chunk vectors, a theme graph) prices nothing."""
-    scope.panel = tuple(Judge(judge.name, scope.client) for judge in stage.panel(settings))
-    try:
-        scope.run(stage, settings)
-    except (NothingToDo, IndexMissing) as missing:
-        return f"skipped: {missing}"
-    return "priced"

@@ -313,12 +313,10 @@ def restore_kept(
     """An earlier kept build of the step that read these very ``inputs``, put back as its last build
     (its rows and its table in ``vectors`` written again, its note recorded for the next run to
     compare with), else ``otherwise``."""
-    build = kept_builds.kept(warehouse, collection, asset, inputs.key)
-    if build is None or (vectors is not None and vectors.kind not in build.vectors):
-        return otherwise
-    note = {"inputs": build.inputs, "reported": True, "run_id": build.run_id}
-    decision = decide(note, inputs, lambda: build.report, None, retry_failed=retry_failed)
-    if decision.report is None:
+    build = restorable(
+        warehouse, collection, asset, inputs, retry_failed=retry_failed, vectors_kind=vectors and vectors.kind
+    )
+    if build is None:
         return otherwise
     warehouse.forget_build_inputs(collection, asset)
     if vectors is not None:
@@ -339,6 +337,28 @@ def restore_kept(
         build.report,
         f"restored: its inputs are again those of its build in run {build.run_id[:8]} ({otherwise.why})",
     )
+
+
+def restorable(
+    warehouse: Warehouse,
+    collection: str,
+    asset: str,
+    inputs: StepInputs,
+    *,
+    retry_failed: bool,
+    vectors_kind: str | None,
+    contents: bool = True,
+) -> kept_builds.KeptBuild | None:
+    """The kept build of the step that read these very ``inputs`` and may stand for a build now (it
+    kept its vector table of ``vectors_kind``, if the step has one, and its failures are not to be
+    retried), else ``None``; ``contents=False``: without its rows (see ``kept_builds.kept``)."""
+    build = kept_builds.kept(warehouse, collection, asset, inputs.key, contents=contents)
+    if build is None or (vectors_kind is not None and vectors_kind not in build.vectors):
+        return None
+    note = {"inputs": build.inputs, "reported": True, "run_id": build.run_id}
+    if decide(note, inputs, lambda: build.report, None, retry_failed=retry_failed).report is None:
+        return None
+    return build
 
 
 def step_decision(

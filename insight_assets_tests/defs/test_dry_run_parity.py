@@ -13,7 +13,7 @@ import pytest
 
 from insight_assets.core.llm.ledger import ANSWER, DEFAULT_LEDGER_FILE
 from insight_assets.core.storage.stores import warehouse_tables
-from insight_assets.defs.materialization import estimate_collection
+from insight_assets.defs.dry_run import estimate_collection
 from insight_assets.defs.resources import EmbedderResource
 from insight_assets_tests.defs.helpers import BRIEF_TRAINING
 
@@ -80,6 +80,7 @@ def dry_run_of_demo(demo_offline) -> DryRunOfDemo:
         EmbedderResource(provider="hashing"),
         "demo",
         configs=built_with,
+        every_step=True,  # the demo is built: else every step is foreseen as reused
     )
     planned = DryRunOfDemo({estimate.task.split("@")[0]: estimate.items for estimate in estimates})
     planned.rows_before = before

@@ -99,7 +99,7 @@ def toy_method(tmp_path, monkeypatch):
 
 def test_a_new_stage_joins_the_assets_the_dry_run_and_the_warehouse(toy_method, tmp_path):
     from insight_assets.defs.catalog import domain_assets, domains
-    from insight_assets.defs.materialization import estimate_steps
+    from insight_assets.defs.dry_run import estimate_steps
 
     assert "toy_method" in domains()
     assets = {key.to_user_string(): asset for asset in domain_assets() for key in asset.keys}

@@ -148,8 +148,11 @@ def keep(
     )
 
 
-def kept(warehouse: Warehouse, collection: str, asset: str, inputs_key: str) -> KeptBuild | None:
-    """The kept build of ``asset`` for ``collection`` that read inputs of ``inputs_key``, if any."""
+def kept(
+    warehouse: Warehouse, collection: str, asset: str, inputs_key: str, *, contents: bool = True
+) -> KeptBuild | None:
+    """The kept build of ``asset`` for ``collection`` that read inputs of ``inputs_key``, if any;
+    ``contents=False``: its tables and vector tables by name only (empty), not read back."""
     found = warehouse.rows(
         "SELECT inputs, report, data_version, run_id, kept_at FROM kept_builds "
         "WHERE collection = ? AND asset = ? AND inputs_key = ?",
@@ -158,10 +161,11 @@ def kept(warehouse: Warehouse, collection: str, asset: str, inputs_key: str) -> 
     if not found:
         return None
     tables = warehouse.rows(
-        "SELECT table_name, rows FROM kept_build_tables WHERE collection = ? AND asset = ? AND inputs_key = ?",
+        f"SELECT table_name{', rows' if contents else ''} FROM kept_build_tables "
+        "WHERE collection = ? AND asset = ? AND inputs_key = ?",
         [collection, asset, inputs_key],
     )
-    every = {row["table_name"]: table_from_bytes(row["rows"]) for row in tables}
+    every = {row["table_name"]: table_from_bytes(row["rows"]) if contents else pa.table({}) for row in tables}
     return KeptBuild(
         inputs=found[0]["inputs"],
         report=found[0]["report"],

@@ -89,13 +89,14 @@ def insight_retriever(
 
 
 def _not_trained(storage, collection: str, reason: str, metadata: dict | None = None) -> CollectionReport:
-    _record(storage, collection, {"status": store.SKIPPED, "reason": reason})
+    tables = _record(storage, collection, {"status": store.SKIPPED, "reason": reason})
     return CollectionReport(
         metadata={"status": store.SKIPPED, "why_none": reason, **(metadata or {})},
         checks=[check_result(items_check("adapter_trained", 0, reason)), _beats_base_check(None, reason)],
         # What the steps after it read is the reason alone: the same reason leaves them as they were
         # (a paper added and removed again gets their earlier builds back).
         data_version=reuse.digest([store.SKIPPED, reason]),
+        tables=tables,
     )
 
 
@@ -130,7 +131,7 @@ def _train(
         )
     if training is None:
         training = _train_adapter(context, settings, source, collection, triples, texts, folder)
-    _record(storage, collection, _trained_row(key, folder, settings, training, reused))
+    tables = _record(storage, collection, _trained_row(key, folder, settings, training, reused))
     chart = base64.b64encode(render_training_chart(training)).decode("ascii")
     return CollectionReport(
         metadata={
@@ -153,6 +154,7 @@ def _train(
         },
         checks=[check_result(items_check("adapter_trained", 1, "")), _beats_base_check(training, "")],
         data_version=key,
+        tables=tables,
     )
 
 
@@ -232,7 +234,10 @@ def _beats_base_check(training: cpt.Training | None, why_none: str) -> dg.AssetC
     )
 
 
-def _record(storage: StorageResource, collection: str, row: dict) -> None:
-    storage.warehouse.replace_partition(
-        collection, {"insight_retriever": pa.Table.from_pylist([{"collection": collection, **row}])}
-    )
+def _record(storage: StorageResource, collection: str, row: dict) -> dict[str, pa.Table]:
+    """Write the collection's ``insight_retriever`` row; the table written, by name: all the step
+    makes in the warehouse, so its builds are kept by their inputs (a paper added and removed again
+    gets the earlier one back, and the plan foresees that)."""
+    tables = {"insight_retriever": pa.Table.from_pylist([{"collection": collection, **row}])}
+    storage.warehouse.replace_partition(collection, tables)
+    return tables

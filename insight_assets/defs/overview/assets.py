@@ -28,17 +28,17 @@ from insight_assets.defs.materialization import CollectionReport, materialize_ea
 from insight_assets.defs.metadata import markdown_table, nothing_to_do
 from insight_assets.defs.overview.changes import digest_page_path
 from insight_assets.defs.overview.side_by_side import (
+    SIDE_BY_SIDE,
     CollectionReportConfig,
     answer_every_method,
     page_question,
+    side_by_side_key,
 )
 from insight_assets.defs.partitions import asset_settings
 from insight_assets.defs.pools import LLM_POOL, pooled
 from insight_assets.defs.resources import EmbedderResource, LLMResource, StorageResource
 
 PAGE_FILE = "index.html"
-# The page's side-by-side answers, kept by what they read (``_side_by_side_key``) as a step's builds are.
-SIDE_BY_SIDE = "collection_report:side_by_side"
 
 
 PAGES = method_pages()
@@ -181,7 +181,7 @@ def _side_by_side(
             asset="collection_report", partition=collection, run_id=context.run_id, logger=context.log
         )
 
-    key = _side_by_side_key(context, storage, collection, question)
+    key = side_by_side_key(reuse.step_inputs(context, storage.warehouse.builds(collection)), question)
     kept = kept_builds.kept(storage.warehouse, collection, SIDE_BY_SIDE, key)
     if kept is not None:
         why = f"kept from run {kept.run_id[:8]}: nothing they read changed"
@@ -195,15 +195,3 @@ def _side_by_side(
         kept = kept_builds.KeptBuild(key, json.dumps(found, default=str), None, context.run_id, {})
         kept_builds.keep(storage.warehouse, collection, SIDE_BY_SIDE, kept, key)
     return SideBySide(question, found), "asked in this run"
-
-
-def _side_by_side_key(
-    context: dg.AssetExecutionContext, storage: StorageResource, collection: str, question: str
-) -> str:
-    """What the page's answers read: the question, the models and the data version of every step
-    the methods answer from (not the method reports' or the digest's, which they do not read). A
-    paper added and removed again gets the answers asked before it came back."""
-    inputs = reuse.step_inputs(context, storage.warehouse.builds(collection))
-    not_read = {page.report for page in PAGES} | {"collection_changes"}
-    read = {name: version for name, version in inputs.upstream.items() if name not in not_read}
-    return reuse.digest([question, inputs.code_version, inputs.models, read])

@@ -9,12 +9,16 @@ from pydantic import Field
 from insight_assets.core.curation.records import QAPair
 from insight_assets.core.curation.stages import kept_pairs_of
 from insight_assets.core.curation.tables import first_question
+from insight_assets.core.storage import kept_builds
 from insight_assets.core.storage.stores import Warehouse
-from insight_assets.defs import asking
+from insight_assets.defs import asking, reuse
 from insight_assets.defs.domain import method_pages
 
 if TYPE_CHECKING:
-    from insight_assets.defs.materialization import DryRun
+    from insight_assets.defs.dry_run import DryRun
+
+# The page's side-by-side answers, kept by what they read (``side_by_side_key``) as a step's builds are.
+SIDE_BY_SIDE = "collection_report:side_by_side"
 
 
 class CollectionReportConfig(dg.Config):
@@ -49,6 +53,20 @@ def page_question(
     return question, ""
 
 
+def side_by_side_key(inputs: reuse.StepInputs, question: str) -> str:
+    """What the page's answers read: the question, the models and the data version of every step
+    the methods answer from (``inputs``: the page's step's; not the method reports' or the digest's,
+    which they do not read). A paper added and removed again gets the answers asked before it came
+    back."""
+    return reuse.digest([question, inputs.code_version, inputs.models, _read(inputs)])
+
+
+def _read(inputs: reuse.StepInputs) -> dict[str, str | None]:
+    """The data versions the page's answers read, of those its step reads."""
+    not_read = {page.report for page in method_pages()} | {"collection_changes"}
+    return {name: version for name, version in inputs.upstream.items() if name not in not_read}
+
+
 def answer_every_method(
     asked: asking.Asked, open_client: Callable, starting: Callable[[str], None] = lambda method: None
 ) -> list[asking.Answered]:
@@ -70,6 +88,17 @@ def price_page(values: Mapping[str, Any], run: "DryRun") -> None:
     config = CollectionReportConfig(**values)
     kept = kept_pairs_of(run.scope)
     question, _ = page_question(config, run.scope.warehouse, run.collection, kept)
-    if question is not None:
+    if question is not None and not _answers_kept(run, question):
         asked = asking.Asked(run.collection, question, run.storage, run.embedder)
         answer_every_method(asked, lambda: run.client)
+
+
+def _answers_kept(run: "DryRun", question: str) -> bool:
+    """Whether the build will put back answers it kept (what they read is foreseen unchanged)."""
+    inputs = run.foresight.inputs.get("collection_report")
+    if inputs is None or run.foresight.unknown.intersection(_read(inputs)):
+        return False
+    key = side_by_side_key(inputs, question)
+    return (
+        kept_builds.kept(run.storage.warehouse, run.collection, SIDE_BY_SIDE, key, contents=False) is not None
+    )
