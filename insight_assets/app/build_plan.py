@@ -12,10 +12,8 @@ build signature is its last successful build's has nothing to plan: nothing chan
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from insight_assets.app import progress
 from insight_assets.app.build_runs import run_job
@@ -35,14 +33,10 @@ def model_free_keys() -> list:
 
 @dataclass(frozen=True)
 class Planned:
-    """Whether the build may go on, the assets its run is left to build (None: all of them), and
-    the plan as the dry run made it, before calibration (``estimates``), and when: what the build's
-    bill is measured against (``measure_bill``)."""
+    """Whether the build may go on, and the assets its run is left to build (None: all of them)."""
 
     go_on: bool
     rest: list | None = None
-    estimates: Sequence = ()
-    planned_at: float = 0.0
 
 
 def plan_first(
@@ -78,9 +72,8 @@ def plan_first(
     from insight_assets.core.llm import LLMError
     from insight_assets.core.storage.duckdb_file import StoreError
 
-    planned_at = time.time()
     try:
-        estimates, lines = plan_lines(collection, **resources)
+        lines = plan_lines(collection, **resources)
     except (LLMError, StoreError) as error:  # a model's settings, a store: said, not a traceback
         print(
             f"  The plan could not be made ({type(error).__name__}: {error}); nothing was asked of the "
@@ -91,48 +84,20 @@ def plan_first(
     for line in lines:
         print(f"  {line}", flush=True)
     every = {node.key for node in job.asset_layer.asset_graph.asset_nodes if node.is_materializable}
-    rest = sorted(every - set(keys), key=lambda key: key.path)
-    return Planned(go_on=True, rest=rest, estimates=estimates, planned_at=planned_at)
+    return Planned(go_on=True, rest=sorted(every - set(keys), key=lambda key: key.path))
 
 
-def plan_lines(collection: str, *, llm, storage, embedder) -> tuple[list, list[str]]:
-    """The plan as the dry run made it, and in words: calls to make and answers the cache has (set
-    right by the last builds' bills, ``core/llm/calibration.py``), the expected and the highest
-    cost, the steps the build reuses or restores, those it could not price, the run's budget."""
+def plan_lines(collection: str, *, llm, storage, embedder) -> list[str]:
+    """The plan in words: calls to make and answers the cache has, the expected and the highest
+    cost, the steps the build reuses or restores (no call), those it could not price, the run's
+    budget."""
     from insight_assets.defs.dry_run import estimate_collection
 
     outcomes = StepOutcomes()
     estimates = estimate_collection(storage, llm, embedder, collection, outcomes)
-    shown, scaled = calibrated(collection, llm, estimates)
-    lines = describe_plan(
-        shown,
-        llm.run_budget_usd(),
-        llm.budget_tokens,
-        outcomes.skipped,
-        kept=len(outcomes.kept),
-        calibrated=scaled,
+    return describe_plan(
+        estimates, llm.run_budget_usd(), llm.budget_tokens, outcomes.skipped, kept=len(outcomes.kept)
     )
-    return estimates, lines
-
-
-def calibrated(collection: str, llm, estimates: Sequence) -> tuple[list, int]:
-    """``estimates`` set right by the ratio of calls made to calls planned that the last measured
-    build of ``collection`` with the same model showed, task by task; how many tasks were."""
-    from insight_assets.core.llm.calibration import PlanRatios
-
-    return PlanRatios.in_data_dir(Path(llm.data_dir)).calibrated(collection, estimates)
-
-
-def measure_bill(collection: str, llm, planned: Planned) -> None:
-    """Keep the calls the build made against those its plan said (a build that failed measures
-    nothing): what the next plan of ``collection`` is set right by."""
-    from insight_assets.core.llm.calibration import PlanRatios
-    from insight_assets.core.llm.ledger import CallLedger
-
-    if not planned.estimates:
-        return
-    made = CallLedger.in_data_dir(Path(llm.data_dir)).calls_made(collection, planned.planned_at)
-    PlanRatios.in_data_dir(Path(llm.data_dir)).record(collection, planned.estimates, made)
 
 
 class StepOutcomes:
@@ -162,7 +127,6 @@ def describe_plan(
     skipped: Sequence[str] = (),
     *,
     kept: int = 0,
-    calibrated: int = 0,
 ) -> list[str]:
     items = sum(estimate.items for estimate in estimates)
     cached = sum(estimate.cached_items for estimate in estimates)
@@ -175,11 +139,6 @@ def describe_plan(
     else:
         price = f"about {tokens:,} tokens (the model has no price: its cost is unknown)"
     lines = [f"Plan: {items - cached:,} model calls to make, {cached:,} answered from the cache; {price}."]
-    if calibrated:
-        lines.append(
-            f"The calls of {calibrated} task(s) are set right by what the last build of this collection "
-            "with this model made against its plan."
-        )
     if kept:
         lines.append(
             f"{kept} model-calling step(s) will reuse their last build or get an earlier one back: no call."

@@ -113,7 +113,7 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
     for, and one model loaded); with a hosted model in processes of their own, side by side, after
     the plan and its price are shown (``app/build_plan.py``)."""
     from insight_assets.app import llm_steps
-    from insight_assets.app.build_plan import Planned, measure_bill, plan_first
+    from insight_assets.app.build_plan import Planned, plan_first
     from insight_assets.defs.catalog import build_signature
     from insight_assets.defs.sources import BUILD_SIGNATURE_TAG, source_observation
 
@@ -140,8 +140,6 @@ def _build_collection(args, dagster_instance, job, deployment, name: str, source
         else:
             result = run_job(job, dagster_instance, name, tags=tags, verbose=args.verbose)
     _report_run(result)
-    if result.success:
-        measure_bill(name, environment_llm(), planned)
     return result.success
 
 
@@ -246,7 +244,6 @@ def show_deployment(args: argparse.Namespace) -> int:
 def estimate(args: argparse.Namespace) -> int:
     """Print what a collection's model calls would cost, calling no model."""
     collection = args.collection
-    from insight_assets.app.build_plan import calibrated
     from insight_assets.core.ingestion.ingest import paper_count
     from insight_assets.core.llm import ConfigurationError
 
@@ -276,13 +273,7 @@ def estimate(args: argparse.Namespace) -> int:
     except ConfigurationError as error:
         print(f"Cannot estimate: {error}", file=sys.stderr)
         return 2
-    estimates, scaled = calibrated(collection, llm, estimates)
     print(markdown_table(estimate_rows(estimates), estimate_columns(estimates)))
-    if scaled:
-        print(
-            f"\nThe calls of {scaled} task(s) are set right by what the last build of this collection with "
-            "this model made against its plan."
-        )
     seconds = total_seconds(estimates)
     if seconds is not None:
         print(f"\nExpected wall time of the model calls: about {seconds / 60:.0f} minutes on this machine.")

@@ -122,19 +122,6 @@ class CallLedger:
             ).fetchall()
         return [_row_from_sql(values) for values in found]
 
-    def calls_made(self, partition: str, since: float) -> dict[str, int]:
-        """The calls sent for ``partition`` since ``since`` (a time), by task key (``name@vN``):
-        first requests, repairs and longer retries alike, failed or not; no cache hit."""
-        if self._file is None:
-            return {}
-        with self._file.transaction() as connection:
-            found = connection.execute(
-                "SELECT task, task_version, count(*) FROM calls "
-                "WHERE partition = ? AND created_at >= ? AND cache_hit = 0 GROUP BY task, task_version",
-                (partition, since),
-            ).fetchall()
-        return {f"{task}@v{version}": count for task, version, count in found}
-
     def run_totals(self, run_id: str) -> tuple[float, int]:
         """(USD, tokens) spent so far by all processes of ``run_id``; unpriced calls add tokens
         but no dollars."""
