@@ -267,3 +267,61 @@ def test_a_graph_that_comes_back_is_no_change_since_the_build_that_had_it(tmp_pa
     assert {c.key for c in back.changes if c.kind == "theme"} - {"0"}  # build to build, the ids moved
     since_first = store.digest_data(warehouse, "c", "run-1")
     assert since_first["papers"] == since_first["themes"] == since_first["findings"] == []
+
+
+def test_an_insight_is_made_from_the_papers_its_context_held_and_a_judge_score_from_every_context(tmp_path):
+    import insight_assets.core.methods.insightgen.store  # noqa: F401 - declares InsightGen's tables
+    from insight_assets.core.changes.snapshot import take_snapshot
+    from insight_assets.core.startup.lazy import pa
+
+    warehouse = Warehouse(tmp_path / "warehouse.duckdb")
+    rows = {
+        "parsed_documents": [{"collection": "c", "doc_id": doc, "file": f"{doc}.pdf"} for doc in "abn"],
+        "chunks": [
+            {"collection": "c", "profile": "p", "chunk_id": f"{doc}c0", "doc_id": doc, "chunk_index": 0}
+            for doc in "abn"
+        ],
+        # A question over papers a and b; InsightGen's context took in a chunk of paper n, CoT's did not.
+        "generated_questions": [
+            {"collection": "c", "question_id": "q", "question": "How?", "doc_ids": ["a", "b"]}
+        ],
+        "insight_runs": [
+            {"collection": "c", "question_id": "q", "method": "insightgen", "chunk_ids": ["ac0", "nc0"]},
+            {"collection": "c", "question_id": "q", "method": "cot", "chunk_ids": ["bc0"]},
+        ],
+        "insights": [
+            {
+                "collection": "c",
+                "question_id": "q",
+                "method": method,
+                "insight_index": 0,
+                "hook": "H",
+                "body": "B",
+                "chunk_ids": ["ac0"],
+                "writer": "m",
+            }
+            for method in ("insightgen", "cot")
+        ],
+        "judge_scores": [
+            {
+                "collection": "c",
+                "judge": "m",
+                "level": "set",
+                "question_id": "q",
+                "method": "cot",
+                "repetition": 0,
+                "label": "A",
+                "insight_index": -1,
+                "overall": 3.0,
+            }
+        ],
+    }
+    warehouse.replace_partition("c", {name: pa.Table.from_pylist(found) for name, found in rows.items()})
+
+    snapshot = take_snapshot(warehouse, "c", "run-1", "2026-12-04T10:00:00+00:00")
+
+    drawn = {(f.kind, f.method): f.drawn_from for f in snapshot.findings}
+    assert drawn[("insight", "insightgen")] == ("a", "b", "n")
+    assert drawn[("insight", "cot")] == ("a", "b")
+    # The judges compare every method's insights of the question at once.
+    assert drawn[("judge score", "cot")] == ("a", "b", "n")

@@ -49,7 +49,7 @@ class Finding:
     ``key`` names it within its kind across builds; ``section`` is its method's section of the
     collection's page. ``doc_ids``: the papers it cites; ``drawn_from``: the papers it was made
     from (its question's combination, its theme's or target's papers, the query paper, the
-    passages retrieved for it), whether it cites them or not."""
+    passages retrieved for it or its context held), whether it cites them or not."""
 
     kind: str
     key: str
@@ -113,7 +113,10 @@ def _tuples(row: Mapping[str, Any]) -> dict[str, Any]:
 class FindingSource:
     """Where one kind of finding is stored: ``table``, written by the asset of that name, and a
     query giving ``key``, ``method``, ``subject``, ``text``, ``writer``, the chunks (``chunk_ids``)
-    or paper titles (``titles``) it cites and the papers it was made from (``drawn_from``)."""
+    or paper titles (``titles``) it cites and the papers it was made from (``drawn_from``; and,
+    optionally, ``drawn_from_chunks``: the chunks its model read, whose papers it was made from
+    too: an InsightGen question's context, each method's, and all of them for its judgements, which
+    compare every method's insights)."""
 
     kind: str
     section: str
@@ -145,10 +148,14 @@ FINDING_SOURCES = (
         "insights",
         """SELECT i.question_id || '/' || i.method || '/' || i.insight_index AS key, i.method,
                   coalesce(q.question, i.question_id) AS subject, i.hook || ': ' || i.body AS text,
-                  i.chunk_ids, i.writer, coalesce(q.doc_ids, []) AS drawn_from
+                  i.chunk_ids, i.writer, coalesce(q.doc_ids, []) AS drawn_from,
+                  coalesce(r.chunk_ids, []) AS drawn_from_chunks
            FROM insights i LEFT JOIN (SELECT question_id, any_value(question) AS question, any_value(doc_ids) AS doc_ids
                                       FROM generated_questions WHERE collection = $collection
                                       GROUP BY question_id) q USING (question_id)
+                           LEFT JOIN (SELECT question_id, method, any_value(chunk_ids) AS chunk_ids
+                                      FROM insight_runs WHERE collection = $collection
+                                      GROUP BY question_id, method) r USING (question_id, method)
            WHERE i.collection = $collection""",
     ),
     FindingSource(
@@ -158,10 +165,14 @@ FINDING_SOURCES = (
         """SELECT concat_ws('/', s.level, s.question_id, s.method, s.label, s.insight_index, s.repetition) AS key,
                   s.method, coalesce(q.question, s.question_id) AS subject,
                   'overall ' || coalesce(CAST(round(s.overall, 2) AS VARCHAR), '-') AS text,
-                  [] AS chunk_ids, s.judge AS writer, coalesce(q.doc_ids, []) AS drawn_from
+                  [] AS chunk_ids, s.judge AS writer, coalesce(q.doc_ids, []) AS drawn_from,
+                  coalesce(r.chunk_ids, []) AS drawn_from_chunks
            FROM judge_scores s LEFT JOIN (SELECT question_id, any_value(doc_ids) AS doc_ids, any_value(question) AS question
                                           FROM generated_questions WHERE collection = $collection
                                           GROUP BY question_id) q USING (question_id)
+                               LEFT JOIN (SELECT question_id, flatten(list(chunk_ids)) AS chunk_ids
+                                          FROM insight_runs WHERE collection = $collection
+                                          GROUP BY question_id) r USING (question_id)
            WHERE s.collection = $collection""",
     ),
     FindingSource(
@@ -306,6 +317,7 @@ def _findings(
     found = []
     for row in db.rows(source.sql.replace("$collection", "$1"), [collection]):
         chunk_ids = tuple(row.get("chunk_ids") or ())
+        context = [chunk_docs.get(chunk) for chunk in row.get("drawn_from_chunks") or ()]
         if source.cites_titles:
             cited = [titles.get(title.casefold()) for title in row["titles"]]
         else:
@@ -322,7 +334,7 @@ def _findings(
                 chunk_ids,
                 row["writer"] or "",
                 source.table,
-                tuple(sorted({doc for doc in row.get("drawn_from") or () if doc})),
+                tuple(sorted({doc for doc in [*(row.get("drawn_from") or ()), *context] if doc})),
             )
         )
     return found
