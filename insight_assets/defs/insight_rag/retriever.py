@@ -234,7 +234,7 @@ def _beats_base_check(training: cpt.Training | None, why_none: str) -> dg.AssetC
     )
 
 
-def _record(storage: StorageResource, collection: str, row: dict) -> dict[str, pa.Table]:
+def _record(storage: StorageResource, collection: str, row: dict) -> dict[str, "pa.Table"]:
     """Write the collection's ``insight_retriever`` row; the table written, by name: all the step
     makes in the warehouse, so its builds are kept by their inputs (a paper added and removed again
     gets the earlier one back, and the plan foresees that)."""
