@@ -11,7 +11,7 @@ figures, all from one run:
 - the demo with the limits of before (4 calls at once, one model-calling step at a time:
   ``INSIGHT_ASSETS_LLM_CONCURRENCY=4 INSIGHT_ASSETS_LLM_STEPS=1``) and with the defaults (16 calls, 4
   steps): calls, wall time, the most calls in flight and the effective concurrency (the mean number
-  in flight over the time at least one was), as the server counts them;
+  in flight over the time at least one was; target: 80% of the 16), as the server counts them;
 - a ten-paper collection of the corpus built, then with one paper added (target: at most 25% of
   its build's calls), with it removed again (at most 2%), and with nothing changed (0), each per
   asset: calls made and answers reused from the cache;
@@ -41,6 +41,9 @@ DEMO = REPO_ROOT / "data" / "collections" / "scholarly-docs"
 TEN_PAPERS = "nlp-information-extraction"
 ADDED_FROM = "scholarly-document-processing"
 OLD_LIMITS = {"INSIGHT_ASSETS_LLM_CONCURRENCY": "4", "INSIGHT_ASSETS_LLM_STEPS": "1"}
+# The hosted default of calls in flight (``core/llm/settings.py``): the builds with the defaults
+# should reach it, and keep at least 80% of it busy while calls are pending.
+LIMIT = 16
 
 
 def _free_port() -> int:
@@ -208,7 +211,8 @@ def run(corpus: Path, quick: bool) -> dict:
     )
     speedup = ratio(results[0]["wall_s"], results[1]["wall_s"])
     met = (
-        results[1]["most_in_flight"] >= 16
+        results[1]["most_in_flight"] >= LIMIT
+        and all(result["effective"] >= 0.8 * LIMIT for result in (results[1], results[2]))
         and share is not None
         and share <= 0.25
         and undo is not None
@@ -224,7 +228,7 @@ def run(corpus: Path, quick: bool) -> dict:
             f"calls, -1 {undo:.0%}, no change {same}; plan {results[2]['planned']} vs {base} made, "
             f"+1 paper plan {results[3]['planned']} vs {grown}",
             speedup,
-            "+1 <= 25%, -1 <= 2%, 0, 16 in flight, plans within 10%",
+            "+1 <= 25%, -1 <= 2%, 0, 16 in flight, effective >= 80% of 16, plans within 10%",
             met,
         ),
     }

@@ -94,10 +94,13 @@ def one_torch_thread():
     loaded. For one short text, such as a query: the second thread buys ~2 ms, and woken between
     LanceDB and NumPy calls it competes for the CPU with their threads, which cost ~20 ms per
     query on two cores."""
-    torch = sys.modules.get("torch")
-    if torch is None:
+    if "torch" not in sys.modules:
         yield
         return
+    # Imported, not looked up: another thread may still be importing torch (work side by side), and
+    # an import waits for that to finish where sys.modules would hand out the half-made module.
+    import torch
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -1,10 +1,13 @@
 """The batch and concurrency side of ``LLMClient``: batches run with a concurrency limit, independent
-batches at once, and each request holding a slot of its provider's limiter (``concurrency.py``)."""
+batches and independent pieces of work at once, and each request holding a slot of its provider's
+limiter (``concurrency.py``). A thread runs its item in a copy of the context that handed it over,
+so what the caller's context holds (the tallies of ``spending.py``) follows the work."""
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,6 +23,17 @@ if TYPE_CHECKING:
     from .tasks import Task
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
+
+
+def side_by_side(works: Sequence[Callable[[], R]], *, at_once: bool) -> list[R]:
+    """Each of ``works`` called, all at once in threads of their own (``at_once``) or one after
+    another; their results in order. The first work that raised raises, once all have ended."""
+    if not at_once or len(works) < 2:
+        return [work() for work in works]
+    with ThreadPoolExecutor(max_workers=len(works)) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, work) for work in works]
+        return [future.result() for future in futures]
 
 
 class BatchingClient:
@@ -74,7 +88,11 @@ class BatchingClient:
                 return ItemResult(index, "failed", error=str(error))
 
         with ThreadPoolExecutor(max_workers=max(1, min(limit, len(inputs)))) as pool:
-            results = list(pool.map(work, range(len(inputs)), inputs))
+            futures = [
+                pool.submit(contextvars.copy_context().run, work, index, item)
+                for index, item in enumerate(inputs)
+            ]
+            results = [future.result() for future in futures]
         if fatal_errors:
             raise fatal_errors[0]
         return BatchResult(tuple(results), budget_errors[0] if budget_errors else None)
@@ -83,13 +101,21 @@ class BatchingClient:
         self, batches: Sequence[tuple[Task[Any], Sequence[Mapping[str, Any]]]]
     ) -> list[BatchResult[Any]]:
         """``run_many`` on each of several independent batches, all at once: their calls draw
-        from the provider's one limit, so a small batch does not leave it idle while it waits.
-        Offline, local and in a dry run one after another (nothing waits; the plan stays in order)."""
-        if len(batches) < 2 or self.estimate_only or self.settings.is_offline or self.settings.is_local:
-            return [self.run_many(task, inputs) for task, inputs in batches]
-        with ThreadPoolExecutor(max_workers=len(batches)) as pool:
-            futures = [pool.submit(self.run_many, task, inputs) for task, inputs in batches]
-            return [future.result() for future in futures]
+        from the provider's one limit, so a small batch does not leave it idle while it waits."""
+        return self.side_by_side(
+            [lambda task=task, inputs=inputs: self.run_many(task, inputs) for task, inputs in batches]
+        )
+
+    def side_by_side(self, works: Sequence[Callable[[], R]]) -> list[R]:
+        """Independent pieces of work that call this client (the baselines of one method, say), all
+        at once, so that one's waits overlap the others'; their results in order. Offline, local and
+        in a dry run one after another (nothing waits; the plan stays in order)."""
+        return side_by_side(works, at_once=self.calls_wait)
+
+    @property
+    def calls_wait(self) -> bool:
+        """Whether this client's calls wait on a server, so that work side by side gains time."""
+        return not (self.estimate_only or self.settings.is_offline or self.settings.is_local)
 
     @property
     def limiter(self) -> ProviderLimiter:

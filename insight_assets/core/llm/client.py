@@ -54,6 +54,7 @@ from .results import (
     count_message_tokens,
 )
 from .retry import Retrier, RetryPolicy, RetryStats
+from .same_requests import SAME_REQUESTS
 from .settings import OFFLINE, TOKEN_PROBABILITY_PROVIDERS, LLMSettings, ModelParams
 from .tasks import Task, load_prompt
 from .window import TOKENS_PER_MESSAGE, Fitted, fit_to_window, too_long
@@ -219,12 +220,23 @@ class LLMClient(BatchingClient, EstimatingClient, RecordingClient):
         if task.decoding_grammar is not None and not params.json_output:
             params = dataclasses.replace(params, text_grammar=task.decoding_grammar(full_inputs))
         key = self._cache_key(task, params, prompt)
-        cached = self._from_cache(task, params, key, full_inputs)
-        if cached is not None:
-            return dataclasses.replace(cached, trimmed=fitted.trimmed)
-        recorded = self._recorded_failure(task, params, key)
-        if recorded is not None:
-            raise recorded
+        while True:
+            cached = self._from_cache(task, params, key, full_inputs)
+            if cached is not None:
+                return dataclasses.replace(cached, trimmed=fitted.trimmed)
+            recorded = self._recorded_failure(task, params, key)
+            if recorded is not None:
+                raise recorded
+            # The same request asked by another thread meanwhile is paid for once: wait for its
+            # answer, then look in the cache again.
+            with SAME_REQUESTS.turn(key) as asking:
+                if asking:
+                    return self._ask_once(task, params, fitted, full_inputs, key)
+
+    def _ask_once(
+        self, task: Task[T], params: ModelParams, fitted: Fitted, full_inputs: dict[str, Any], key: str
+    ) -> Answer[T]:
+        """``_ask``, remembering a failure that asking again unchanged would repeat."""
         try:
             return self._ask(task, params, fitted, full_inputs, key)
         except (InvalidOutputError, RequestRejectedError) as error:

@@ -15,6 +15,7 @@ from .errors import InvalidOutputError
 from .jsonout import OutputProblem, validate_value
 from .ledger import LedgerRow, RunSummary
 from .results import FINISHED, Answer
+from .spending import tally
 
 if TYPE_CHECKING:
     from .settings import ModelParams
@@ -168,6 +169,7 @@ class RecordingClient:
         )
         with self._lock:
             self._rows.append(row)
+        tally(row)
         self.ledger.record(row)
         if status != ledger_rows.OK:
             self.log.warning("task %s on %s: %s", task.key, provider, row.error)

@@ -1,5 +1,6 @@
 """The page's question put to every method side by side: the asset and the dry run ask alike."""
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -68,17 +69,24 @@ def _read(inputs: reuse.StepInputs) -> dict[str, str | None]:
 
 
 def answer_every_method(
-    asked: asking.Asked, open_client: Callable, starting: Callable[[str], None] = lambda method: None
+    asked: asking.Asked,
+    open_client: Callable,
+    starting: Callable[[str], None] = lambda method: None,
+    *,
+    at_once: bool = False,
 ) -> list[asking.Answered]:
-    """Every method on the page answers ``asked``, each with a client from ``open_client()``."""
+    """Every method on the page answers ``asked``, each with a client from ``open_client()``, in
+    the page's order; ``at_once``: the methods side by side (their calls wait on a server)."""
+    from insight_assets.core.llm.batches import side_by_side
+
     flows = asking.ask_flows()
-    answers = []
-    for page in method_pages():
-        flow = flows.get(page.method)
-        if flow is not None:
-            starting(page.method)
-            answers.append(asking.ask(flow.method, flow.help, flow.answer, asked, open_client))
-    return answers
+    chosen = [flows[page.method] for page in method_pages() if page.method in flows]
+
+    def answer(flow: asking.AskFlow) -> asking.Answered:
+        starting(flow.method)
+        return asking.ask(flow.method, flow.help, flow.answer, asked, open_client)
+
+    return side_by_side([functools.partial(answer, flow) for flow in chosen], at_once=at_once)
 
 
 def price_page(values: Mapping[str, Any], run: "DryRun") -> None:

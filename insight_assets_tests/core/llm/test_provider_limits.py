@@ -13,6 +13,7 @@ import pytest
 from insight_assets.core.llm import SUMMARIZE_PASSAGES, InvalidOutputError, LLMSettings
 from insight_assets.core.llm.concurrency import ProviderLimiter, shared_limiter
 from insight_assets.core.llm.rate_limits import RateLimitHint, parse_rate_limit_headers
+from insight_assets.core.llm.spending import Spent, spending
 from insight_assets_tests.fake_model_server import Failure, Reply
 
 from .conftest import PASSAGES, VALID_ANSWER, Harness
@@ -192,3 +193,56 @@ def test_independent_batches_go_out_together(harness: Harness):
 
     assert [item.status for item in (*first.items, *second.items)] == ["ok"] * 6
     assert harness.server.max_in_flight == 6
+
+
+def test_work_side_by_side_goes_out_together_and_each_piece_is_charged_its_own_calls(harness: Harness):
+    """Two methods' work on one client (3 calls, then 2 of another batch) runs at once: 5 in flight,
+    and each tally counts only its own calls, the tally around both counts all of them."""
+    harness.server.default = Reply(VALID_ANSWER, delay_s=0.5)
+    client = harness.client("openai", cache=False)
+    tallies: dict[str, Spent] = {}
+
+    def method(name: str, items: list) -> int:
+        with spending() as tallies[name]:
+            return len(client.run_many(SUMMARIZE_PASSAGES, items).items)
+
+    with spending() as both:
+        counts = client.side_by_side(
+            [lambda: method("first", ITEMS[:3]), lambda: method("second", ITEMS[3:5])]
+        )
+
+    assert counts == [3, 2]
+    assert harness.server.max_in_flight == 5
+    assert (tallies["first"].calls, tallies["second"].calls, both.calls) == (3, 2, 5)
+
+
+def test_the_same_request_from_work_side_by_side_is_paid_for_once(harness: Harness):
+    """Two pieces of work asking one request at the same moment: the provider is asked once, the
+    second reads the first's answer from the cache."""
+    harness.server.default = Reply(VALID_ANSWER, delay_s=0.5)
+    client = harness.client("openai")
+
+    first, second = client.side_by_side(
+        [
+            lambda: client.run_many(SUMMARIZE_PASSAGES, ITEMS[:1]),
+            lambda: client.run_many(SUMMARIZE_PASSAGES, ITEMS[:1]),
+        ]
+    )
+
+    assert [first.items[0].status, second.items[0].status] == ["ok", "ok"]
+    assert first.items[0].value == second.items[0].value
+    assert len(harness.server.requests) == 1
+    assert sorted(row.cache_hit for row in client.rows) == [False, True]
+
+
+def test_a_dry_run_prices_work_side_by_side_one_piece_after_another(harness: Harness):
+    """A dry run waits on nothing and its plan stays in order: the pieces run in order, in the
+    caller's thread."""
+    client = harness.client("openai", estimate_only=True)
+    ran: list[tuple[str, int]] = []
+
+    client.side_by_side(
+        [lambda: ran.append(("a", threading.get_ident())), lambda: ran.append(("b", threading.get_ident()))]
+    )
+
+    assert ran == [("a", threading.get_ident()), ("b", threading.get_ident())]

@@ -25,6 +25,7 @@ synthesis, DSP with ConTRe's passages); ``scores.py`` measures recall of the que
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -89,8 +90,10 @@ def write_answers(
             lambda: multihop.contre_no_synthesis(client, trees, planning, answers, sources),
             lambda: multihop.dsp_with_contre(client, trees, planning, retrieval, answers, sources),
         ]
-        for run in runs:
-            written += _timed(run)
+        # The baselines do not read each other's answers (what they retrieve only adds to
+        # ``sources``): they are written side by side, each timed on its own.
+        for answers_of_one in client.side_by_side([functools.partial(_timed, run) for run in runs]):
+            written += answers_of_one
     return written
 
 

@@ -131,13 +131,19 @@ def run_insightgen(
             by_key.update({(c.method, c.question_id): c for c in kept if c.method != "insightgen"})
     budgets = with_budgets(local)
     retrieval: dict[str, Spent] = {}
-    for method in (m for m in settings.methods if m in RAG_METHODS):
-        # One method at a time, so that each is charged the calls its retrieval needs.
-        with spending(client) as retrieval[method]:
+
+    def retrieve(method: str) -> list[MethodContext]:
+        # Each method's own tally: it is charged the calls its retrieval needs.
+        found: list[MethodContext] = []
+        with spending() as retrieval[method]:
             for members, chunks, vectors in groups.values():
                 chosen = [p for p in members if p.question_id in budgets]
-                found = rag_contexts(client, chosen, budgets, chunks, vectors, embed, [method])
-                by_key.update({(c.method, c.question_id): c for c in found})
+                found += rag_contexts(client, chosen, budgets, chunks, vectors, embed, [method])
+        return found
+
+    rag_methods = [m for m in settings.methods if m in RAG_METHODS]
+    for found in client.side_by_side([lambda method=method: retrieve(method) for method in rag_methods]):
+        by_key.update({(c.method, c.question_id): c for c in found})
     contexts = [
         by_key.get((method, pair.question_id)) or MethodContext(method, pair.question_id, (), (), 0)
         for pair in pairs

@@ -218,6 +218,24 @@ def _reranked(
     return [index[hit.chunk_id] for hit in hits]
 
 
+def _each_reranked(
+    client: LLMClient,
+    searcher: _Searcher,
+    pairs: Sequence[QAPair],
+    pools: Sequence[Sequence[int]],
+    budgets: Mapping[str, int],
+) -> list[list[int]]:
+    """Each pair's pool re-ranked for its question (``_reranked``), the pairs' rankings side by side."""
+    return client.side_by_side(
+        [
+            lambda pair=pair, pool=pool: _reranked(
+                client, searcher, pair.question, pool, budgets[pair.question_id]
+            )
+            for pair, pool in zip(pairs, pools, strict=True)
+        ]
+    )
+
+
 def rag_contexts(
     client: LLMClient,
     pairs: Sequence[QAPair],
@@ -254,9 +272,11 @@ def rag_contexts(
                 ITERATIVE_RAG, pair, chunks, positions[: budgets[pair.question_id]]
             )
     if MULTI_QUERY_RAG in wanted:
-        for pair, qs in zip(pairs, reformulated, strict=True):
-            pool = _merge(searcher.search([pair.question, *qs]), len(chunks))
-            chosen = _reranked(client, searcher, pair.question, pool, budgets[pair.question_id])
+        pools = [
+            _merge(searcher.search([p.question, *qs]), len(chunks))
+            for p, qs in zip(pairs, reformulated, strict=True)
+        ]
+        for pair, chosen in zip(pairs, _each_reranked(client, searcher, pairs, pools, budgets), strict=True):
             contexts[(MULTI_QUERY_RAG, pair.question_id)] = _context(MULTI_QUERY_RAG, pair, chunks, chosen)
     if AGENTIC_RAG in wanted:
         first = [
@@ -264,9 +284,10 @@ def rag_contexts(
             for p, h, r, d in zip(pairs, hypothetical, reformulated, decomposed, strict=True)
         ]
         refined = _queries(client, RAG_REFINE, _refine_inputs(pairs, first, chunks))
-        for pair, pool, qs in zip(pairs, first, refined, strict=True):
-            merged = _merge([pool, *searcher.search(qs)], len(chunks))
-            chosen = _reranked(client, searcher, pair.question, merged, budgets[pair.question_id])
+        merged = [
+            _merge([pool, *searcher.search(qs)], len(chunks)) for pool, qs in zip(first, refined, strict=True)
+        ]
+        for pair, chosen in zip(pairs, _each_reranked(client, searcher, pairs, merged, budgets), strict=True):
             contexts[(AGENTIC_RAG, pair.question_id)] = _context(AGENTIC_RAG, pair, chunks, chosen)
     return [contexts[(method, pair.question_id)] for pair in pairs for method in methods]
 

@@ -179,13 +179,15 @@ def propose_ideas(
         run.retrieval = retrieve(
             searched, run.query.vector, run.query.entities, settings, run.brainstorm_keywords
         )
-    _retrieval_path(client, runs, papers, field_name)
-    _integrate(client, runs, field_name)
-    for run, item in zip(runs, direct.items, strict=True):
-        if run.note("direct", item):
-            run.direct = list(item.value.ideas)
-    if ideas.ai_scientist_ideas:
-        records, errors = scientist_ideas(
+
+    def retrieval_path_and_integration() -> None:
+        _retrieval_path(client, runs, papers, field_name)
+        _integrate(client, runs, field_name)
+
+    def ai_scientist() -> tuple[list, list] | None:
+        if not ideas.ai_scientist_ideas:
+            return None
+        return scientist_ideas(
             client,
             [run.query.background for run in runs],
             [related_texts(run.retrieval.selected, papers) for run in runs],
@@ -193,7 +195,15 @@ def propose_ideas(
             ideas.ai_scientist_ideas,
             ideas.ai_scientist_reflections,
         )
-        for run, mine, failed in zip(runs, records, errors, strict=True):
+
+    # The AI Scientist's rounds read only the background and the retrieved papers: they go out
+    # beside the retrieval path and the integration (which alone write to the runs meanwhile).
+    _, scientist = client.side_by_side([retrieval_path_and_integration, ai_scientist])
+    for run, item in zip(runs, direct.items, strict=True):
+        if run.note("direct", item):
+            run.direct = list(item.value.ideas)
+    if scientist is not None:
+        for run, mine, failed in zip(runs, *scientist, strict=True):
             run.scientist, run.errors = mine, run.errors + failed
     _expand(client, runs, papers, field_name, tuple(expand))
     return runs

@@ -61,34 +61,42 @@ def summarize_targets(
     ``baselines`` the four baselines' (they need the passage ``retriever`` and the ``papers``)."""
     costs: dict[str, Spent] = {}
 
-    def run(method: str, write: Callable[[], list[SummaryRecord]]) -> list[SummaryRecord]:
-        with spending(client) as spent:
-            written = write()
-        costs[method] = spent
-        return written
+    def run(method: str, write: Callable[[], list[SummaryRecord]]) -> Callable[[], list[SummaryRecord]]:
+        def charged() -> list[SummaryRecord]:
+            with spending() as costs[method]:
+                return write()
 
-    records = run(XSUM, lambda: write_summaries(client, targets, answers, questions, sources))
+        return charged
+
+    records = run(XSUM, lambda: write_summaries(client, targets, answers, questions, sources))()
     if baselines is None:
         return WrittenSummaries(records, costs)
     if retriever is None or papers is None:
         raise ValueError("the baselines need the passage retriever and the papers")
     ranker = LateInteraction.for_collection(retriever.store.uri, retriever.collection)
-    records += run(
-        PIPELINE_1, lambda: pipeline_1_summaries(client, targets, baselines.pipeline_1_top_n, sources, ranker)
-    )
     # Pipeline 2 keeps as many chunks as XSum's editor was handed for the target.
     handed = {r.target_id: len(r.given) or TOP_N for r in records if r.method == XSUM}
-    records += run(
-        PIPELINE_2,
-        lambda: pipeline_2_summaries(
-            client, retriever, targets, baselines.pipeline_2_candidates, handed, sources
-        ),
+    # The baselines do not read each other: they are written side by side, each charged its own calls.
+    written = client.side_by_side(
+        [
+            run(
+                PIPELINE_1,
+                lambda: pipeline_1_summaries(client, targets, baselines.pipeline_1_top_n, sources, ranker),
+            ),
+            run(
+                PIPELINE_2,
+                lambda: pipeline_2_summaries(
+                    client, retriever, targets, baselines.pipeline_2_candidates, handed, sources
+                ),
+            ),
+            run(
+                PLAIN_RAG,
+                lambda: plain_rag_summaries(client, retriever, targets, baselines.plain_rag_k, sources),
+            ),
+            run(
+                ABSTRACTS_ONLY,
+                lambda: abstracts_summaries(client, targets, papers, first_chunks(sources), sources),
+            ),
+        ]
     )
-    records += run(
-        PLAIN_RAG, lambda: plain_rag_summaries(client, retriever, targets, baselines.plain_rag_k, sources)
-    )
-    records += run(
-        ABSTRACTS_ONLY,
-        lambda: abstracts_summaries(client, targets, papers, first_chunks(sources), sources),
-    )
-    return WrittenSummaries(records, costs)
+    return WrittenSummaries([*records, *(record for method in written for record in method)], costs)
