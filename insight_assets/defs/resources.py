@@ -290,7 +290,7 @@ class LLMResource(dg.ConfigurableResource, CallSettings):
                 settings.base_url,
                 settings.concurrency,
                 # Slots across processes for a server; a local model's lock is its own process's.
-                slot_root=None if settings.is_local or settings.is_offline else data_dir / SLOTS_DIR,
+                slot_root=data_dir / SLOTS_DIR if settings.is_hosted else None,
             ),
             max_concurrency=max_concurrency,
         )

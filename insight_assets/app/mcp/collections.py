@@ -321,7 +321,7 @@ class Collections:
         from insight_assets.core.llm.cache import ResponseCache
 
         settings = self.llm.settings()
-        if settings.is_offline or settings.is_local:
+        if not settings.is_hosted:
             return None
         estimates = []
         cache = ResponseCache.in_data_dir(Path(self.llm.data_dir)) if self.llm.use_cache else None

@@ -110,12 +110,7 @@ class BatchingClient:
         """Independent pieces of work that call this client (the baselines of one method, say), all
         at once, so that one's waits overlap the others'; their results in order. Offline, local and
         in a dry run one after another (nothing waits; the plan stays in order)."""
-        return side_by_side(works, at_once=self.calls_wait)
-
-    @property
-    def calls_wait(self) -> bool:
-        """Whether this client's calls wait on a server, so that work side by side gains time."""
-        return not (self.estimate_only or self.settings.is_offline or self.settings.is_local)
+        return side_by_side(works, at_once=self.settings.is_hosted and not self.estimate_only)
 
     @property
     def limiter(self) -> ProviderLimiter:

@@ -223,6 +223,11 @@ class LLMSettings(CallSettings):
         """A GGUF model run in this process (``local``): free, with its own tokenizer and window."""
         return self.provider == LOCAL
 
+    @property
+    def is_hosted(self) -> bool:
+        """A model behind a server: its calls wait on the network, so work side by side gains time."""
+        return not (self.is_offline or self.is_local)
+
     def check_ready(self) -> None:
         """Raise ``ConfigurationError`` when a call could not even be attempted: a missing key, or
         a local model file that is missing or not a GGUF."""

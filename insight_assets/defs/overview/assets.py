@@ -187,12 +187,11 @@ def _side_by_side(
         why = f"kept from run {kept.run_id[:8]}: nothing they read changed"
         return SideBySide(question, json.loads(kept.report)), why
     asked = asking.Asked(collection, question, storage, embedder)
-    settings = llm.settings()
     answers = answer_every_method(
         asked,
         open_client,
         lambda method: context.log.info(f"{collection}: {method} answers {question!r}"),
-        at_once=not (settings.is_offline or settings.is_local),
+        at_once=llm.settings().is_hosted,
     )
     found = [answer.as_dict() for answer in answers]
     if not any(answer.may_answer_later for answer in answers):
