@@ -4,6 +4,7 @@ rebuild that pays for nothing."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -48,14 +49,48 @@ def _tiny_hosted_project(tmp_path: Path, latency_s: float) -> tuple[FakeModelSer
     return server, model, hosted
 
 
+def _method_spans(ledger_path: Path, asset: str) -> dict[str, tuple[float, float]]:
+    """When each method's calls for ``asset`` went out, first start to last end, by the method
+    its task names start with (``scipip_``, ``insight_rag_``, ...)."""
+    with sqlite3.connect(ledger_path) as ledger:
+        rows = ledger.execute(
+            "SELECT task, created_at - latency_s, created_at FROM calls WHERE asset = ? AND cache_hit = 0",
+            (asset,),
+        ).fetchall()
+    spans: dict[str, tuple[float, float]] = {}
+    for task, started, ended in rows:
+        method = next((m for m in ("scipip", "insight_rag", "contregen", "xsum") if task.startswith(m)), None)
+        if method is not None:
+            first, last = spans.get(method, (started, ended))
+            spans[method] = (min(first, started), max(last, ended))
+    return spans
+
+
+def _overlapping(spans: dict[str, tuple[float, float]]) -> bool:
+    """Whether two methods' calls were out at the same time (one after another, none is)."""
+    ordered = sorted(spans.values())
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
+
+
 @pytest.mark.long
 def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tmp_path):
     server, model, hosted = _tiny_hosted_project(tmp_path, latency_s=0.3)
     try:
         built = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
-        calls = len(server.requests)
+        calls, answered = len(server.requests), model.answered
         most = server.max_in_flight
         again = run_cli(tmp_path, "build", "-c", "tiny", environment=hosted)
+        after_rebuild = len(server.requests)
+        asked = run_cli(
+            tmp_path,
+            "ask",
+            "-c",
+            "tiny",
+            "--method",
+            "all",
+            "What do readers need from a paper's figures?",
+            environment=hosted,
+        )
     finally:
         server.stop()
 
@@ -70,7 +105,7 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
         re.search(r"Plan: ([\d,]+) model calls to make, [\d,]+ answered", built.stdout)[1].replace(",", "")
     )
     assert " - DEBUG - " not in built.stderr
-    assert calls == model.answered > 100
+    assert calls == answered > 100
     assert 0.5 < planned / calls < 2.0  # the offline answers' chain, not the stand-in's
     # Every step is priced, those that search what the model's earlier steps make (Insight-RAG's
     # triples, SciPIP's summaries) on what the plan itself made of them.
@@ -88,7 +123,14 @@ def test_a_hosted_build_runs_steps_side_by_side_and_its_rebuild_costs_no_call(tm
 
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing changed since the last build: no model call is planned." in again.stdout
-    assert "32 reused" in again.stdout and len(server.requests) == calls
+    assert "32 reused" in again.stdout and after_rebuild == calls
+
+    # A new question from the command line goes to the methods side by side: at least two
+    # methods' calls were out at the same time (one after another, none would be). Whether each
+    # could answer is the stand-in's doing (XSum's questions may all abstain): not asserted here.
+    assert "[5/5]" in asked.stdout + asked.stderr, asked.stderr[-3000:]
+    every = _method_spans(tmp_path / "data" / "cache" / "llm_ledger.sqlite", "ask")
+    assert len(every) >= 2 and _overlapping(every), every
 
     # What ./run does before the UI starts, with the model switched to one loaded here: one step again.
     environment = {

@@ -13,6 +13,7 @@ No heavy import at module level: ``insight-assets --help`` loads no model librar
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -219,26 +220,30 @@ def with_cites(answer: MethodAnswer, asked: Asked) -> MethodAnswer:
 
 def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> list[Answered]:
     """Put ``asked`` to each flow (``AskFlow``), each with a client of its own from ``llm``
-    (an ``LLMResource``), in turn; ``view`` (the command line's ``app.progress.StepsView``, the MCP
-    server's ``CallProgress``), if given, hears of each method starting, its model calls
+    (an ``LLMResource``): side by side with a hosted model (their calls wait on a server), else in
+    turn; the answers in the flows' order. ``view`` (the command line's ``app.progress.StepsView``,
+    the MCP server's ``CallProgress``), if given, hears of each method starting, its model calls
     (``CallProgress`` of the client) and its outcome."""
-    answers = []
-    for flow in flows:
+    from insight_assets.core.llm.batches import side_by_side
 
-        def open_client(method=flow.method):
+    def answer(flow: AskFlow) -> Answered:
+        def open_client():
             return llm.client(
                 asset="ask",
                 partition=asked.collection,
                 run_id=None,
-                progress=None if view is None else (lambda calls: view.progressed(method, calls)),
+                progress=None if view is None else (lambda calls: view.progressed(flow.method, calls)),
             )
 
         if view is not None:
             view.started(flow.method)
-        answers.append(ask(flow.method, flow.help, flow.answer, asked, open_client))
+        found = ask(flow.method, flow.help, flow.answer, asked, open_client)
         if view is not None:
-            view.finished(flow.method, "answered" if answers[-1].ok else "could not answer")
-    return answers
+            view.finished(flow.method, "answered" if found.ok else "could not answer")
+        return found
+
+    flows = list(flows)
+    return side_by_side([functools.partial(answer, flow) for flow in flows], at_once=llm.settings().is_hosted)
 
 
 def as_text(asked: Asked, answers: list[Answered]) -> str:
