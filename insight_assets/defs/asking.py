@@ -242,7 +242,6 @@ def ask_each(asked: Asked, flows: Iterable[Any], llm: Any, view: Any = None) -> 
             view.finished(flow.method, "answered" if found.ok else "could not answer")
         return found
 
-    flows = list(flows)
     return side_by_side([functools.partial(answer, flow) for flow in flows], at_once=llm.settings().is_hosted)
 
 
