@@ -94,7 +94,9 @@ def test_the_assets_build_offline_on_the_demo_with_a_users_backgrounds(
     ].startswith("hashing")
 
     runs = _rows(storage, "scipip_idea_runs")
-    assert len(runs) == 5 and sum(r["held_out"] is None for r in runs) == 1  # the user's, then papers'
+    # The user's background, then every paper's own: none is left out by default.
+    assert len(runs) == 1 + len(papers) and sum(r["held_out"] is None for r in runs) == 1
+    assert {r["held_out"] for r in runs} == {None} | {p["doc_id"] for p in papers}
     # The ideas are proposed for the queries the retrievals made: same entities, not asked for again.
     searched = {q["query_id"]: q["entities"] for q in _rows(storage, "scipip_queries")}
     assert all(run["entities"] == searched[run["query_id"]] for run in runs)

@@ -47,10 +47,12 @@ class IdeasSettings(StageSettings):
     """§3.3's dual path, each path alone and the direct baseline; retrieval as `scipip_retrievals`
     was built."""
 
-    max_backgrounds: int = Field(
-        default=5,
+    max_backgrounds: int | None = Field(
+        default=None,
         ge=1,
-        description="Backgrounds to propose ideas for: the user's first, then papers' own (held out).",
+        description="Backgrounds to propose ideas for, at most: the user's first, then papers' own (held "
+        "out); unset: every one, so that a paper added to the collection brings its own background's "
+        "ideas and pushes no other background's out.",
     )
     field: str | None = Field(
         default=None,

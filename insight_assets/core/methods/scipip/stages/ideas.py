@@ -40,7 +40,7 @@ class Proposed:
 
 
 def ideas(scope: CollectionScope, settings: IdeasSettings) -> Proposed:
-    """§3.3: ideas for the first ``max_backgrounds`` backgrounds by the dual path, each path alone,
+    """§3.3: ideas for every background (or the first ``max_backgrounds``) by the dual path, each path alone,
     the direct prompt and the AI-Scientist-style baseline."""
     library = summaries.library(scope)
     retrieval = scope.built_settings(RETRIEVALS, RetrievalSettings)
