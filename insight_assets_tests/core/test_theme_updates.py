@@ -157,6 +157,33 @@ def test_a_grown_count_splits_the_most_spread_theme():
     assert unchanged, "a theme the new chunks did not touch and the split did not take is unchanged"
 
 
+def test_a_grown_count_splits_a_theme_the_new_chunks_joined_and_leaves_the_others_as_they_were():
+    """A loose topic is the most spread theme of all, but the new chunks join a tight one: the
+    count rule's extra theme is split from what they joined, not from the theme they never touched."""
+    vectors, truth = blobs(6, 20, 16, 0.02, seed=11)
+    rng = np.random.default_rng(5)
+    loose = truth == 5
+    vectors[loose] += rng.normal(scale=0.35, size=(int(loose.sum()), 16))
+    extra = blobs(6, 24, 16, 0.02, seed=11)[0][:24]  # 24 more chunks of topic 0
+    ids = [f"c{i}" for i in range(len(vectors))]
+    more = [f"n{i}" for i in range(len(extra))]
+    before = build(ids, vectors, texts_for(truth))
+    after = build(
+        ids + more,
+        np.vstack([vectors, extra]),
+        texts_for(truth) + texts_for(np.zeros(24, dtype=int)),
+        previous=before,
+    )
+    assert "carried over" in after.account and "1 themes split" in after.account and after.k == before.k + 1
+    joined = {int(theme) for theme in after.assignments[len(ids) :]}
+    old = members(before)
+    for chunks, theme in members(after).items():
+        if not chunks & set(more) and theme not in joined:
+            assert chunks in old, f"theme {theme}, which no new chunk joined, changed"
+    loose_themes = {int(theme) for theme in before.assignments[loose]}
+    assert all(chunks in old for chunks, theme in members(after).items() if theme in loose_themes)
+
+
 def test_a_theme_that_loses_every_chunk_is_dropped():
     vectors, truth = blobs(5, 9, 16, 0.02, seed=2)
     ids = np.array([f"c{i}" for i in range(len(vectors))])

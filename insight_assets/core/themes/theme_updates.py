@@ -9,9 +9,11 @@ fitted with the same clustering settings and embedder (its ``fit_key``), and at 
 - a chunk of the last build keeps its theme;
 - a new chunk joins the theme whose centroid (the last build's) is nearest;
 - a theme left with no chunk is dropped;
-- while the K-means count rule asks for more themes than there are, the theme whose chunks lie
-  farthest from its centroid in all (the largest sum of cosine distances) is split in two by
-  2-means; the new theme takes the next number. The count never shrinks between fits.
+- while the K-means count rule asks for more themes than there are, the most spread of the themes
+  that chunks joined or left (the largest sum of its chunks' cosine distances to its centroid) is
+  split in two by 2-means, another theme only once none of those can be; the new theme takes the
+  next number. The count grows because chunks came: a theme they did not touch stays what it was,
+  with its summary and every context drawn from it. The count never shrinks between fits.
 
 A carried theme keeps the centroid it was fitted with, though its members changed. Moved to its
 members' new mean, it would reorder every chunk of the theme (a context takes the chunks nearest
@@ -144,7 +146,10 @@ def carry_over(
     added = ~kept
     if added.any():
         assignments[added] = np.argmax(unit[added] @ previous.centroids.T, axis=1)
-    assignments, split = _split_to(unit, assignments, wanted)
+    gone = np.ones(len(previous.chunk_ids), dtype=bool)
+    gone[positions[kept]] = False
+    touched = set(previous.assignments[gone].tolist()) | set(assignments[added].tolist())
+    assignments, split = _split_to(unit, assignments, wanted, touched)
     removed = len(previous.chunk_ids) - int(kept.sum())
     account = f"themes of the last build carried over: {int(added.sum())} chunks joined, {removed} left"
     if split:
@@ -153,19 +158,28 @@ def carry_over(
     return CarriedThemes(assignments, centroids, fitted, fit_size, account)
 
 
-def _split_to(unit: np.ndarray, assignments: np.ndarray, wanted: int | None) -> tuple[np.ndarray, set[int]]:
-    """Split the most spread theme in two until there are ``wanted`` themes or none can be split;
-    the assignments and the themes that were split."""
+def _split_to(
+    unit: np.ndarray, assignments: np.ndarray, wanted: int | None, touched: set[int]
+) -> tuple[np.ndarray, set[int]]:
+    """Split the most spread of the ``touched`` themes (those chunks joined or left; the halves of a
+    split one are touched too) in two until there are ``wanted`` themes; once none of them can be
+    split, the most spread of all. The assignments and the themes that were split."""
     assignments = assignments.copy()
+    touched = set(touched)
     splits: set[int] = set()
     while wanted is not None and len(np.unique(assignments)) < wanted:
-        spread = _spread(unit, assignments)
-        for theme in np.argsort(-spread, kind="stable"):
+        by_spread = [int(theme) for theme in np.argsort(-_spread(unit, assignments), kind="stable")]
+        candidates = [theme for theme in by_spread if theme in touched] + [
+            theme for theme in by_spread if theme not in touched
+        ]
+        for theme in candidates:
             members = np.flatnonzero(assignments == theme)
             halves = two_means(unit[members]) if len(members) >= 2 else None
             if halves is not None:
-                assignments[members[halves[1] == 1]] = assignments.max() + 1
-                splits.add(int(theme))
+                half = int(assignments.max()) + 1
+                assignments[members[halves[1] == 1]] = half
+                splits.add(theme)
+                touched |= {theme, half}
                 break
         else:
             break  # no theme can be split (every one is a single point or identical points)
