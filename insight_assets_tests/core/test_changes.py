@@ -147,6 +147,43 @@ def test_a_removed_paper_takes_its_findings_and_a_theme_keeps_its_id_while_most_
     assert as_data(change_set)["findings"][0]["cites"] == [{"doc_id": "b", "title": "Paper b"}]
 
 
+def _summary(theme: int, text: str, cites: list[str]) -> Finding:
+    return Finding(
+        "summary",
+        f"theme-{theme}/xsum",
+        "xsum",
+        "xsum",
+        "a label",
+        text,
+        tuple(cites),
+        (),
+        "m",
+        "xsum_summaries",
+        tuple(cites),
+        theme=theme,
+    )
+
+
+def test_a_themes_summary_is_changed_when_the_theme_gains_a_paper_though_the_graph_renumbered_it():
+    before = dataclasses.replace(BEFORE, findings=[_summary(1, "On text.", ["a", "b"])])
+    after = _snapshot(
+        "run-2",
+        [_paper("a"), _paper("b"), _paper("n", 2)],
+        # The "text" theme is number 0 in the new graph, relabelled by the chunks it gained.
+        [
+            _theme(0, "text and n", ["ac2", "ac3", "bc1", "bc2", "bc3", "nc0", "nc1"]),
+            _theme(1, "graphs", ["ac0", "ac1", "bc0"]),
+        ],
+        [_summary(0, "On text and n.", ["a", "b", "n"])],
+    )
+    change_set, kept = compare(before, after)
+    (summary,) = change_set.of("summary")
+    assert (summary.key, summary.change, summary.cause) == ("theme-1/xsum", "changed", "papers")
+    assert summary.before == "On text." and summary.after == "On text and n."
+    # The snapshot kept for the next build keys it by the id the theme keeps.
+    assert [(f.key, f.theme) for f in kept.findings] == [("theme-1/xsum", 1)]
+
+
 def test_a_theme_that_keeps_less_than_its_share_gets_a_new_id():
     before = [_theme(0, "t", ["x1", "x2", "x3", "x4"])]
     kept = carry_theme_ids(before, [_theme(0, "t", ["x1", "y1"]), _theme(1, "u", ["x2", "x3", "x4"])], 0.5)

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .snapshot import Finding, Paper, Snapshot, Theme
+from .snapshot import Finding, Paper, Snapshot, Theme, theme_key
 
 THEME_KEPT_SHARE = 0.5
 
@@ -91,7 +91,7 @@ def compare(
     snapshot to keep for the next build)."""
     if before is None:
         return ChangeSet(after.collection, after.build_id, after.built_at, None, None), after
-    after = dataclasses.replace(after, themes=carry_theme_ids(before.themes, after.themes, theme_kept_share))
+    after = _with_kept_theme_ids(after, carry_theme_ids(before.themes, after.themes, theme_kept_share))
     themes = after.themes
     paper_changes = _paper_changes(before.papers, after.papers)
     touched = {doc for change in paper_changes for doc in change.doc_ids}
@@ -119,6 +119,21 @@ def compare(
         tuple(settings_changed),
     )
     return change_set, after
+
+
+def _with_kept_theme_ids(after: Snapshot, kept: Sequence[Theme]) -> Snapshot:
+    """``after`` with its themes' kept ids (``kept``, in ``after.themes``' order), and the findings
+    about a theme keyed by that id."""
+    ids = {theme.theme_id: carried.theme_id for theme, carried in zip(after.themes, kept, strict=True)}
+    findings = [
+        dataclasses.replace(
+            finding, key=theme_key(ids[finding.theme], finding.method), theme=ids[finding.theme]
+        )
+        if finding.theme in ids
+        else finding
+        for finding in after.findings
+    ]
+    return dataclasses.replace(after, themes=list(kept), findings=findings)
 
 
 def _steps_changed(before: Snapshot, after: Snapshot, part: str) -> list[str]:

@@ -8,6 +8,7 @@ beside the build (``store.py``) and two of them are compared without the tables 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -62,6 +63,10 @@ class Finding:
     writer: str = ""  # the model (or offline stand-in) that wrote or judged it
     step: str = ""  # the asset that wrote it
     drawn_from: tuple[str, ...] = ()
+    # The theme it is about (an XSum summary of a theme's papers), at first by its cluster number:
+    # ``key`` names the theme rather than its label and papers, and ``compare`` gives it the id the
+    # theme keeps, so that a theme that gained a paper has its summary changed, not gone and new.
+    theme: int | None = None
 
     @property
     def identity(self) -> tuple[str, str]:
@@ -179,7 +184,14 @@ FINDING_SOURCES = (
         "summary",
         "xsum",
         "xsum_summaries",
-        _cited_answers("xsum_summaries", "target_id", "summary", "xsum_targets", "topic", "doc_ids"),
+        """SELECT a.target_id || '/' || a.method AS key, a.method, coalesce(t.topic, a.target_id) AS subject,
+                  coalesce(a.summary, 'failed: ' || a.error) AS text, coalesce(a.cited_chunk_ids, []) AS chunk_ids,
+                  a.writer, coalesce(t.doc_ids, []) AS drawn_from, t.kind AS target_kind
+           FROM xsum_summaries a LEFT JOIN (SELECT target_id, any_value(topic) AS topic, any_value(kind) AS kind,
+                                                   any_value(doc_ids) AS doc_ids
+                                            FROM xsum_targets WHERE collection = $collection
+                                            GROUP BY target_id) t USING (target_id)
+           WHERE a.collection = $collection""",
     ),
     FindingSource(
         "answer",
@@ -238,10 +250,10 @@ def take_snapshot(warehouse: Warehouse, collection: str, build_id: str, built_at
         titles = {paper.title.casefold(): paper.doc_id for paper in papers.values()}
         tables = {row["table_name"] for row in db.rows("SELECT table_name FROM information_schema.tables")}
         findings = [
-            finding
+            _about_theme(finding, row, themes)
             for source in FINDING_SOURCES
             if source.table in tables
-            for finding in _findings(db, collection, source, chunk_docs, titles)
+            for finding, row in _findings(db, collection, source, chunk_docs, titles)
         ]
         steps = _steps(db, collection)
     return Snapshot(collection, build_id, built_at, papers, themes, findings, steps)
@@ -311,9 +323,28 @@ def _themes(db, collection: str, chunk_docs: Mapping[str, str]) -> list[Theme]:
     ]
 
 
+def _about_theme(finding: Finding, row: Mapping[str, Any], themes: Sequence[Theme]) -> Finding:
+    """``finding`` keyed by what it summarises rather than by its target's label and papers, which
+    a paper joining the theme changes: a theme's summary by the theme (its number, unless two
+    themes share its label), the whole collection's as the one it is."""
+    kind = row.get("target_kind")
+    if kind == "collection":
+        return dataclasses.replace(finding, key=f"collection/{finding.method}")
+    numbers = [theme.theme_id for theme in themes if theme.label == finding.subject]
+    if kind == "cluster" and len(numbers) == 1:
+        return dataclasses.replace(finding, key=theme_key(numbers[0], finding.method), theme=numbers[0])
+    return finding
+
+
+def theme_key(theme_id: int, method: str) -> str:
+    """The key of a theme's summary by ``method``."""
+    return f"theme-{theme_id}/{method}"
+
+
 def _findings(
     db, collection: str, source: FindingSource, chunk_docs: Mapping[str, str], titles: Mapping[str, str]
-) -> list[Finding]:
+) -> list[tuple[Finding, Mapping[str, Any]]]:
+    """The findings of ``source``, each with the row it was read from."""
     found = []
     for row in db.rows(source.sql.replace("$collection", "$1"), [collection]):
         chunk_ids = tuple(row.get("chunk_ids") or ())
@@ -323,18 +354,21 @@ def _findings(
         else:
             cited = [chunk_docs.get(chunk) for chunk in chunk_ids]
         found.append(
-            Finding(
-                source.kind,
-                row["key"],
-                source.section,
-                row["method"],
-                row["subject"] or "",
-                row["text"] or "",
-                tuple(sorted({doc for doc in cited if doc})),
-                chunk_ids,
-                row["writer"] or "",
-                source.table,
-                tuple(sorted({doc for doc in [*(row.get("drawn_from") or ()), *context] if doc})),
+            (
+                Finding(
+                    source.kind,
+                    row["key"],
+                    source.section,
+                    row["method"],
+                    row["subject"] or "",
+                    row["text"] or "",
+                    tuple(sorted({doc for doc in cited if doc})),
+                    chunk_ids,
+                    row["writer"] or "",
+                    source.table,
+                    tuple(sorted({doc for doc in [*(row.get("drawn_from") or ()), *context] if doc})),
+                ),
+                row,
             )
         )
     return found
