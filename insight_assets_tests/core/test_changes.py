@@ -127,6 +127,12 @@ def test_a_finding_made_from_the_added_paper_is_put_down_to_it_though_it_does_no
     assert [p["doc_id"] for p in new["drawn_from"]] == ["b", "n"]
     assert data["findings"][0]["key"] == "q2/insightgen/0"  # what the change brought comes first
     assert "Cites: Paper a. Made from: Paper b; Paper n." in as_markdown(data)
+    # The older question's insight is listed apart, with how InsightGen reads every paper.
+    assert data["headline"].endswith("1 finding new; 1 other finding moved through collection-wide steps")
+    markdown = as_markdown(data)
+    moved = markdown[markdown.index("### Moved through the collection (1: InsightGen 1)") :]
+    assert "### Changed findings" not in markdown and "- InsightGen: a question's context" in moved
+    assert "Text, again." in moved and list(data["through_collection"]) == ["insightgen"]
 
 
 def test_a_removed_paper_takes_its_findings_and_a_theme_keeps_its_id_while_most_chunks_stay():

@@ -24,6 +24,29 @@ CAUSES = {
     UPSTREAM: "a step before it made something else (a theme graph fitted anew, say); no paper or setting changed",
     MODEL: "the model answered differently to the same inputs (its cache was cleared, or it is not deterministic)",
 }
+# What in each method reads every paper: how a finding changes that neither cites nor was made
+# from a paper that changed (cause ``collection``).
+THROUGH_COLLECTION = {
+    "insightgen": "a question's context is drawn from the themes nearest its answer and from passages "
+    "of every paper, so a theme that took in new chunks, or a new passage ranked above one it held, "
+    "changes the contexts of questions the paper is no part of; a baseline reads as many chunks as "
+    "InsightGen's context holds, and the judges compare every method's insights",
+    "xsum": "a theme is summarised from the papers holding most of its chunks, and the whole "
+    "collection's summary is titled by its largest themes: a theme the graph split, relabelled or "
+    "fitted afresh has another summary",
+    "contregen": "its trees and answers retrieve passages from every paper, and a search index built "
+    "over more passages ranks some others anew",
+    "insight_rag": "the benchmark keeps a subject only while its words are in fewer than half the "
+    "papers (vague otherwise) and balances its matching pairs over every pair of papers; answers "
+    "retrieve passages from every paper",
+    "scipip": "the field its prompts name is inferred from every paper's summary, and its retrieval "
+    "ranks every paper",
+}
+MOVED_TITLE = "Moved through the collection"
+MOVED_LEAD = (
+    "These neither cite nor were made from a paper that changed: a step that reads every paper took "
+    "the change in."
+)
 SECTION_TITLES = {
     "insightgen": "InsightGen",
     "xsum": "XSum",
@@ -44,12 +67,14 @@ def headline(change_set: ChangeSet) -> str:
         return f"the first build of {change_set.collection} ({when(change_set.built_at)}): nothing to compare with"
     if not change_set.changed:
         return f"nothing changed since the build of {when(change_set.previous_built_at)}"
+    listed = [c for c in change_set.changes if c.kind in FINDING_KINDS and c.kind not in SCORE_KINDS]
     groups = (
         ("paper", change_set.of("paper")),
         ("theme", change_set.of("theme")),
-        ("finding", [c for c in change_set.changes if c.kind in FINDING_KINDS and c.kind not in SCORE_KINDS]),
+        ("finding", [c for c in listed if c.cause != COLLECTION]),
         ("judge score", [c for c in change_set.changes if c.kind in SCORE_KINDS]),
     )
+    moved = [c for c in listed if c.cause == COLLECTION]
     parts = [
         # "2 themes changed, 1 new"
         ", ".join(
@@ -59,7 +84,35 @@ def headline(change_set: ChangeSet) -> str:
         for noun, changes in groups
         if changes
     ]
+    if moved:
+        parts.append(f"{_plural(len(moved), 'other finding')} moved through collection-wide steps")
     return f"since the build of {when(change_set.previous_built_at)}: " + "; ".join(parts)
+
+
+def finding_groups(findings: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """``as_data``'s findings (judge scores aside) as a digest lists them: the new, changed and gone
+    findings a changed paper, setting or model is behind, then those moved through collection-wide
+    steps (``THROUGH_COLLECTION``), each group with its title; empty groups left out."""
+    listed = [f for f in findings if f["kind"] not in SCORE_KINDS]
+    groups = [
+        (
+            f"{change.capitalize()} findings",
+            [f for f in listed if f["change"] == change and f["cause"] != COLLECTION],
+        )
+        for change in ("new", "changed", "gone")
+    ]
+    groups.append((MOVED_TITLE, [f for f in listed if f["cause"] == COLLECTION]))
+    return [(title, group) for title, group in groups if group]
+
+
+def through_collection(moved: Sequence[Mapping[str, Any]]) -> list[str]:
+    """How the sections of ``moved`` findings read every paper, one sentence each."""
+    sections = dict.fromkeys(f["section"] for f in moved)
+    return [
+        f"{SECTION_TITLES.get(section, section)}: {THROUGH_COLLECTION[section]}."
+        for section in sections
+        if section in THROUGH_COLLECTION
+    ]
 
 
 def sentence(line: str) -> str:
@@ -154,6 +207,12 @@ def as_data(change_set: ChangeSet) -> dict[str, Any]:
             }
             for change in findings
         ],
+        # How each section whose findings moved through the collection reads every paper.
+        "through_collection": {
+            section: THROUGH_COLLECTION[section]
+            for section in dict.fromkeys(c.section for c in findings if c.cause == COLLECTION)
+            if section in THROUGH_COLLECTION
+        },
         "unchanged": dict(change_set.unchanged),
         "settings_changed": list(change_set.settings_changed),
     }
@@ -195,11 +254,10 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
                 f"- {theme['change']}: theme {theme['theme_id']} “{theme['label']}”"
                 + (f": {moves}" if moves else "")
             )
-    for change in ("new", "changed", "gone"):
-        listed = [f for f in data["findings"] if f["change"] == change and f["kind"] not in SCORE_KINDS]
-        if not listed:
-            continue
-        lines += ["", f"### {change.capitalize()} findings ({len(listed)}: {by_method(listed)})", ""]
+    for title, listed in finding_groups(data["findings"]):
+        lines += ["", f"### {title} ({len(listed)}: {by_method(listed)})", ""]
+        if title == MOVED_TITLE:
+            lines += [MOVED_LEAD, "", *(f"- {line}" for line in through_collection(listed)), ""]
         lines += [_finding_line(finding, page_link) for finding in listed[:MARKDOWN_LISTED]]
         if len(listed) > MARKDOWN_LISTED:
             lines.append(

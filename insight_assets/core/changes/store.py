@@ -268,4 +268,5 @@ def digest_data(warehouse: Warehouse, collection: str, since: str | None = None)
         "papers": [],
         "themes": [],
         "findings": [],
+        "through_collection": {},
     }

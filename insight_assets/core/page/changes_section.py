@@ -10,12 +10,15 @@ from typing import Any
 
 from insight_assets.core.changes.digest import (
     CAUSES,
-    SCORE_KINDS,
+    MOVED_LEAD,
+    MOVED_TITLE,
     SECTION_TITLES,
     by_method,
+    finding_groups,
     scores_line,
     sentence,
     theme_moves,
+    through_collection,
     when,
 )
 
@@ -110,13 +113,13 @@ def _themes(themes: Sequence[Mapping[str, Any]]) -> str:
 
 def _findings(findings: Sequence[Mapping[str, Any]], page: str, listed: int | None) -> str:
     parts = []
-    for change in ("new", "changed", "gone"):
-        group = [f for f in findings if f["change"] == change and f["kind"] not in SCORE_KINDS]
-        if not group:
-            continue
-        parts.append(
-            f"<h3>{change.capitalize()} findings ({len(group)}: {escape(by_method(group))})</h3><ul>"
-        )
+    for title, group in finding_groups(findings):
+        parts.append(f"<h3>{escape(title)} ({len(group)}: {escape(by_method(group))})</h3>")
+        if title == MOVED_TITLE:
+            parts.append(f"<p>{escape(MOVED_LEAD)}</p><ul>")
+            parts += [f"<li>{escape(line)}</li>" for line in through_collection(group)]
+            parts.append("</ul>")
+        parts.append("<ul>")
         parts += [_finding(finding, page) for finding in group[:listed]]
         if listed is not None and len(group) > listed:
             parts.append(f'<li class="muted">… and {len(group) - listed} more in this build\'s digest.</li>')
