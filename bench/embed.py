@@ -1,7 +1,8 @@
-"""embed: words/s of ``LocalEmbedder.embed`` against the bare sentence-transformers call.
+"""embed: words/s of ``LocalEmbedder.embed_batched`` (the chunks' path) against the bare
+sentence-transformers call.
 
 Same model instance, same texts, same batch size. Bare is
-``model.encode(texts, batch_size=B, normalize_embeddings=True)``; ours is ``LocalEmbedder.embed``,
+``model.encode(texts, batch_size=B, normalize_embeddings=True)``; ours is ``LocalEmbedder.embed_batched``,
 which first tokenizes every text to cut the ones over 256 word pieces into windows (bare silently
 truncates them) and then makes the same ``encode`` call on the windows. The texts are the first N
 passage chunks (150 tokens) of the corpus's PDFs outside bad/, taking one PDF from each collection in
@@ -51,9 +52,9 @@ def run(corpus: Path, quick: bool) -> dict:
         "bare": lambda: bare.encode(
             texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
         ),
-        "ours": lambda: embedder.embed(texts),
+        "ours": lambda: embedder.embed_batched(texts),
     }
-    embedder.embed(texts[:8])  # warm-up: first-call costs of torch and the tokenizer
+    embedder.embed_batched(texts[:8])  # warm-up: first-call costs of torch and the tokenizer
 
     best, vectors = {}, {}
     for round_ in range(REPEATS):

@@ -63,7 +63,7 @@ def test_the_embedding_pass_gives_the_rerankers_token_vectors(model):
     )
     long_text = " ".join(PASSAGES * 12)  # read in windows: no one pass holds its tokens
     vectors, tokens = embedder.embed_with_token_vectors([*PASSAGES, long_text])
-    assert np.allclose(vectors, embedder.embed([*PASSAGES, long_text]), atol=1e-5)
+    assert np.allclose(vectors, embedder.embed_batched([*PASSAGES, long_text]), atol=1e-5)
     assert tokens[-1] is None
     for mine, reranker_own in zip(tokens[:-1], model.token_vectors(PASSAGES), strict=True):
         assert mine.dtype == np.float16 and mine.shape == reranker_own.shape

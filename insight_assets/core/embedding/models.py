@@ -7,13 +7,15 @@ a change of model or method re-embeds, and vectors of two variants are never mix
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
 import os
 import re
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -58,6 +60,12 @@ class _AlwaysWhole:
 
     def embed_partial(self, texts: Sequence[str]) -> PartialEmbedding:
         return PartialEmbedding(list(self.embed(texts)), {})
+
+
+def kept_embedding(embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
+    """How to embed texts whose vectors are stored and reused (an index kept between builds): in
+    batches where the embedder has them (``LocalEmbedder.embed_batched``), else its ``embed``."""
+    return getattr(embedder, "embed_batched", embedder.embed)
 
 
 @functools.cache
@@ -132,6 +140,7 @@ class LocalEmbedder(_AlwaysWhole):
     max_word_pieces = 254  # 256 positions less [CLS] and [SEP]
     # Small batches of length-sorted texts waste little on padding: 16 beat 64 by 1.2x on 2 cores.
     default_batch_size = 16
+    MEMO_TEXTS = 20_000  # 30 MB of vectors
     precisions = ("auto", "fp32", "bf16")
 
     def __init__(self, *, batch_size: int | None = None, precision: str = "auto", device: str = "cpu"):
@@ -144,6 +153,10 @@ class LocalEmbedder(_AlwaysWhole):
         self.device = device
         window = self.WINDOW
         self.variant = f"local:{LOCAL_MODEL_NAME}:sent{window.target_tokens}o{window.overlap_tokens}:meanpool:{precision}"
+        # ``embed``'s vectors by text, the latest ``MEMO_TEXTS``: each is its text's alone, so it
+        # may be handed out again (a build asks one question of several methods and baselines).
+        self._memo: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
+        self._memo_lock = threading.Lock()
 
     @property
     def model(self):
@@ -182,17 +195,47 @@ class LocalEmbedder(_AlwaysWhole):
         return result
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(texts, keep_tokens=False)[0]
+        """Each text's unit vector, each computed on its own, so that it depends on its text alone.
+
+        Run in a batch, a text's vector moves with its batch-mates: the padding to the longest and
+        the batch's size change the kernels' sums, by up to 0.001 a dimension (measured). Searches
+        rank passages within 0.0001 of each other, so a query asked beside other queries, and a
+        paper added to the collection adds some, could retrieve other passages and change answers
+        that have nothing to do with the paper. Queries come here; what is embedded once and kept
+        (the chunks, Insight-RAG's index of triples) takes the batched path (``embed_batched``,
+        ``kept_embedding``)."""
+        with self._memo_lock:
+            known = {text: self._memo[text] for text in texts if text in self._memo}
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
+        if missing:
+            fresh = self._embed(missing, keep_tokens=False, batch_size=1)[0]
+            known.update(zip(missing, fresh, strict=True))
+            with self._memo_lock:
+                self._memo.update(zip(missing, fresh, strict=True))
+                while len(self._memo) > self.MEMO_TEXTS:
+                    self._memo.popitem(last=False)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([known[text] for text in texts])
+
+    def embed_batched(self, texts: Sequence[str]) -> np.ndarray:
+        """``embed(texts)`` in batches of ``batch_size``, length-sorted: 1.7x faster on passage
+        chunks, 3x on short texts (2 cores), each vector within 0.002 a dimension of ``embed``'s.
+        For vectors that are stored and reused by every later build, whatever is embedded then."""
+        return self._embed(texts, keep_tokens=False, batch_size=self.batch_size)[0]
+
+    def embed_partial(self, texts: Sequence[str]) -> PartialEmbedding:
+        return PartialEmbedding(list(self.embed_batched(texts)), {})
 
     def embed_with_token_vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray | None]]:
-        """``embed(texts)``, and from the same forward passes each text's token vectors as the
-        late-interaction reranker reads them (``token_rows``), where the model read the text whole
-        in one window; ``None`` for a text it read in windows. A build keeps both: running the model
-        a second time for the token vectors cost as much again as the embedding."""
-        return self._embed(texts, keep_tokens=True)
+        """``embed_batched(texts)``, and from the same forward passes each text's token
+        vectors as the late-interaction reranker reads them (``token_rows``), where the model read
+        the text whole in one window; ``None`` for a text it read in windows. A build keeps both:
+        running the model a second time for the token vectors cost as much again as the embedding."""
+        return self._embed(texts, keep_tokens=True, batch_size=self.batch_size)
 
     def _embed(
-        self, texts: Sequence[str], *, keep_tokens: bool
+        self, texts: Sequence[str], *, keep_tokens: bool, batch_size: int
     ) -> tuple[np.ndarray, list[np.ndarray | None]]:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
@@ -204,13 +247,15 @@ class LocalEmbedder(_AlwaysWhole):
                 window_texts.append(window_text)
                 weights.append(weight)
                 owners.append(owner)
-        window_vectors, window_tokens = self._encode(window_texts, keep_tokens=keep_tokens)
+        window_vectors, window_tokens = self._encode(
+            window_texts, keep_tokens=keep_tokens, batch_size=batch_size
+        )
         pooled = np.zeros((len(texts), self.dimension), dtype=np.float32)
         np.add.at(pooled, np.asarray(owners), window_vectors * np.asarray(weights, dtype=np.float32)[:, None])
         tokens = [window_tokens[index] if keep_tokens and index is not None else None for index in whole]
         return normalize_rows(pooled), tokens
 
-    def _encode(self, texts: list[str], *, keep_tokens: bool = False) -> tuple[np.ndarray, list]:
+    def _encode(self, texts: list[str], *, keep_tokens: bool, batch_size: int) -> tuple[np.ndarray, list]:
         """Unit vectors of texts that fit the model whole: the mean of the last hidden states over
         the text's word pieces, as sentence-transformers computes it; with ``keep_tokens``, also each
         text's token vectors (``token_rows``), else an empty list.
@@ -229,8 +274,8 @@ class LocalEmbedder(_AlwaysWhole):
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
         tokens: list = [None] * len(texts) if keep_tokens else []
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
                 width = lengths[batch[0]]  # the longest of the batch: padding beyond it is cut off
                 mask = encoded.attention_mask[batch, :width]
                 hidden = model.hidden_states(encoded.input_ids[batch, :width], mask).float()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.embedding.models import kept_embedding, one_torch_thread
 from insight_assets.core.storage.stores import VectorStore, Warehouse
 
 from ...retrieval import Retriever
@@ -43,7 +43,7 @@ def planned_units(
     the same texts) and indexed in memory."""
     with one_torch_thread():
         vectors, _ = retriever.index_vectors(
-            stored.read(collection), embedder.variant, triples, sentences, embedder.embed
+            stored.read(collection), embedder.variant, triples, sentences, kept_embedding(embedder)
         )
     memory = VectorStore(_MEMORY, kind=stored.kind)
     memory.replace(

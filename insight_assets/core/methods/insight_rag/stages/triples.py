@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from insight_assets.core.embedding.models import one_torch_thread
+from insight_assets.core.embedding.models import kept_embedding, one_torch_thread
 from insight_assets.core.methods.insight_rag import retriever, store
 from insight_assets.core.methods.insight_rag.collection import ChunkTriples, first_chunks, read_triples
 from insight_assets.core.methods.insight_rag.settings import PROFILE, TriplesSettings
@@ -67,7 +67,7 @@ def output(scope: CollectionScope, settings: TriplesSettings, done: Read) -> Sta
     units = store.unit_vectors(scope.vectors_uri)
     with one_torch_thread():
         vectors, embedded = retriever.index_vectors(
-            units.read(scope.collection), model.variant, found, sentences, model.embed
+            units.read(scope.collection), model.variant, found, sentences, kept_embedding(model)
         )
     units.replace(
         scope.collection, retriever.index_table(scope.collection, model.variant, found, sentences, vectors)
