@@ -38,7 +38,8 @@ THROUGH_COLLECTION = {
     "over more passages ranks some others anew",
     "insight_rag": "the benchmark keeps a subject only while its words are in fewer than half the "
     "papers (vague otherwise) and balances its matching pairs over every pair of papers; answers "
-    "retrieve passages from every paper",
+    "retrieve passages from every paper, and offline a pair of papers is said to cite when they are "
+    "more alike than the collection's median pair",
     "scipip": "the field its prompts name is inferred from every paper's summary, and its retrieval "
     "ranks every paper",
 }

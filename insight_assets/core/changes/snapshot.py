@@ -131,14 +131,23 @@ class FindingSource:
 
 
 def _cited_answers(
-    table: str, item: str, text: str, subjects: str, subject: str, sources: str, retrieved: str = "[]"
+    table: str,
+    item: str,
+    text: str,
+    subjects: str,
+    subject: str,
+    sources: str,
+    retrieved: str = "[]",
+    retrieved_chunks: str = "[]",
 ) -> str:
     """The query of a method's texts that cite chunks (``cited_chunk_ids``), one per ``item`` and
     method, each about the ``subject`` that table ``subjects`` gives its item and made from the
-    papers its rows' ``sources`` list (all rows of the item together) and its own ``retrieved``."""
+    papers its rows' ``sources`` list (all rows of the item together), its own ``retrieved`` papers
+    and the papers of its own ``retrieved_chunks``."""
     return f"""SELECT a.{item} || '/' || a.method AS key, a.method, coalesce(t.subject, a.{item}) AS subject,
                       coalesce(a.{text}, 'failed: ' || a.error) AS text, coalesce(a.cited_chunk_ids, []) AS chunk_ids,
-                      a.writer, list_concat(coalesce(t.sources, []), coalesce({retrieved}, [])) AS drawn_from
+                      a.writer, list_concat(coalesce(t.sources, []), coalesce({retrieved}, [])) AS drawn_from,
+                      coalesce({retrieved_chunks}, []) AS drawn_from_chunks
                FROM {table} a LEFT JOIN (SELECT {item}, any_value({subject}) AS subject,
                                                 flatten(list(coalesce({sources}, []))) AS sources
                                          FROM {subjects} WHERE collection = $collection GROUP BY {item}) t USING ({item})
@@ -204,6 +213,7 @@ FINDING_SOURCES = (
             "contregen_trees",
             "query",
             "list_concat(gold_doc_ids, passage_doc_ids)",
+            retrieved_chunks="a.retrieved_chunk_ids",  # a baseline's own retrieval
         ),
     ),
     FindingSource(
