@@ -129,14 +129,27 @@ def test_a_paper_added_nothing_changed_and_the_paper_removed_each_say_exactly_th
         f["cause"] == "papers" and new_doc in [p["doc_id"] for p in f["cites"] + f["drawn_from"]]
         for f in brought
     )
-    # Nothing else changed: every other change is put down to the papers, never to the model.
+    # Nothing else changed: every other change is put down to the papers, never to the model; what
+    # the paper is not behind moved through a collection-wide step, is counted apart in the headline
+    # and is said how. A paper added takes nothing away but through such a step.
     assert {f["cause"] for f in findings} <= {"papers", "collection"}
+    moved = [f for f in findings if f["cause"] == "collection" and f["kind"] != "judge score"]
+    assert all(f["cause"] == "collection" for f in findings if f["change"] == "gone")
+    if moved:
+        plural = "s" if len(moved) > 1 else ""
+        assert added["headline"].endswith(
+            f"{len(moved)} other finding{plural} moved through collection-wide steps"
+        )
+        assert set(added["through_collection"]) == {f["section"] for f in moved}
+    else:
+        assert "moved through" not in added["headline"] and added["through_collection"] == {}
     assert added["unchanged"]["paper"] == 1
 
     # The page opens with the same digest; the MCP tool gives it with passage ids.
     page = (project / "data" / "reports" / COLLECTION / "index.html").read_text()
     since = page[page.index('<section id="changes"') : page.index('<section id="collection"')]
     assert added["headline"][1:] in since and paper["title"] in since and "joined themes" in since
+    assert ("Moved through the collection" in since) == bool(moved)
     served = what_changed(project)
     assert {key: value for key, value in served.items() if key != "findings"} == {
         key: value for key, value in added.items() if key != "findings"

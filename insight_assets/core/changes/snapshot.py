@@ -225,7 +225,9 @@ FINDING_SOURCES = (
             "item_id",
             "answer",
             "insight_rag_benchmark",
-            "question",
+            # A matching item is a pair of papers (its ``drawn_from``), with no question of its own.
+            "coalesce(nullif(question, ''), CASE WHEN kind = 'matching' "
+            "THEN 'Does one of these two papers cite the other?' END)",
             "list_concat(gold_doc_ids, [paper_a, paper_b])",
             "a.ranked_doc_ids",
         ),
