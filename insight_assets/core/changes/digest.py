@@ -34,8 +34,8 @@ THROUGH_COLLECTION = {
     "xsum": "a theme is summarised from the papers holding most of its chunks, and the whole "
     "collection's summary is titled by its largest themes: a theme the graph split, relabelled or "
     "fitted afresh has another summary",
-    "contregen": "its trees and answers retrieve passages from every paper, and a search index built "
-    "over more passages ranks some others anew",
+    "contregen": "its trees and answers retrieve passages from every paper, and a lexical or hybrid "
+    "search weighs a word by how many passages hold it",
     "insight_rag": "the benchmark keeps a subject only while its words are in fewer than half the "
     "papers (vague otherwise) and balances its matching pairs over every pair of papers; answers "
     "retrieve passages from every paper, and offline a pair of papers is said to cite when they are "
@@ -106,13 +106,12 @@ def finding_groups(findings: Sequence[Mapping[str, Any]]) -> list[tuple[str, lis
     return [(title, group) for title, group in groups if group]
 
 
-def through_collection(moved: Sequence[Mapping[str, Any]]) -> list[str]:
-    """How the sections of ``moved`` findings read every paper, one sentence each."""
-    sections = dict.fromkeys(f["section"] for f in moved)
+def through_collection(data: Mapping[str, Any]) -> list[str]:
+    """How each method whose findings moved through the collection reads every paper, one sentence
+    each (``as_data``'s ``through_collection``)."""
     return [
-        f"{SECTION_TITLES.get(section, section)}: {THROUGH_COLLECTION[section]}."
-        for section in sections
-        if section in THROUGH_COLLECTION
+        f"{SECTION_TITLES.get(section, section)}: {how}."
+        for section, how in data["through_collection"].items()
     ]
 
 
@@ -208,10 +207,13 @@ def as_data(change_set: ChangeSet) -> dict[str, Any]:
             }
             for change in findings
         ],
-        # How each section whose findings moved through the collection reads every paper.
+        # How each method whose findings (judge scores aside) moved through the collection reads
+        # every paper.
         "through_collection": {
             section: THROUGH_COLLECTION[section]
-            for section in dict.fromkeys(c.section for c in findings if c.cause == COLLECTION)
+            for section in dict.fromkeys(
+                c.section for c in findings if c.cause == COLLECTION and c.kind not in SCORE_KINDS
+            )
             if section in THROUGH_COLLECTION
         },
         "unchanged": dict(change_set.unchanged),
@@ -258,7 +260,7 @@ def as_markdown(data: Mapping[str, Any], page_link: str | None = "index.html") -
     for title, listed in finding_groups(data["findings"]):
         lines += ["", f"### {title} ({len(listed)}: {by_method(listed)})", ""]
         if title == MOVED_TITLE:
-            lines += [MOVED_LEAD, "", *(f"- {line}" for line in through_collection(listed)), ""]
+            lines += [MOVED_LEAD, "", *(f"- {line}" for line in through_collection(data)), ""]
         lines += [_finding_line(finding, page_link) for finding in listed[:MARKDOWN_LISTED]]
         if len(listed) > MARKDOWN_LISTED:
             lines.append(

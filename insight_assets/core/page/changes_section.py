@@ -47,7 +47,7 @@ def since_section(
             )
             parts.append(_papers(data["papers"]))
             parts.append(_themes(data["themes"]))
-            parts.append(_findings(data["findings"], page, listed))
+            parts.append(_findings(data, page, listed))
     if earlier:
         parts.append("<h3>Earlier builds' digests</h3><ul>")
         parts += [f'<li><a href="{escape(link)}">{escape(text)}</a></li>' for link, text in earlier]
@@ -111,13 +111,14 @@ def _themes(themes: Sequence[Mapping[str, Any]]) -> str:
     return "<h3>Themes</h3><ul>" + "".join(items) + "</ul>"
 
 
-def _findings(findings: Sequence[Mapping[str, Any]], page: str, listed: int | None) -> str:
+def _findings(data: Mapping[str, Any], page: str, listed: int | None) -> str:
+    findings = data["findings"]
     parts = []
     for title, group in finding_groups(findings):
         parts.append(f"<h3>{escape(title)} ({len(group)}: {escape(by_method(group))})</h3>")
         if title == MOVED_TITLE:
             parts.append(f"<p>{escape(MOVED_LEAD)}</p><ul>")
-            parts += [f"<li>{escape(line)}</li>" for line in through_collection(group)]
+            parts += [f"<li>{escape(line)}</li>" for line in through_collection(data)]
             parts.append("</ul>")
         parts.append("<ul>")
         parts += [_finding(finding, page) for finding in group[:listed]]
