@@ -7,19 +7,18 @@ a change of model or method re-embeds, and vectors of two variants are never mix
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import hashlib
 import os
 import re
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from insight_assets.core.embedding.memo import VectorMemo
 from insight_assets.core.embedding.vectors import normalize_rows
 from insight_assets.core.ingestion.chunking import ChunkProfile, chunk_text
 from insight_assets.core.startup.lazy import np
@@ -153,10 +152,9 @@ class LocalEmbedder(_AlwaysWhole):
         self.device = device
         window = self.WINDOW
         self.variant = f"local:{LOCAL_MODEL_NAME}:sent{window.target_tokens}o{window.overlap_tokens}:meanpool:{precision}"
-        # ``embed``'s vectors by text, the latest ``MEMO_TEXTS``: each is its text's alone, so it
-        # may be handed out again (a build asks one question of several methods and baselines).
-        self._memo: collections.OrderedDict[str, np.ndarray] = collections.OrderedDict()
-        self._memo_lock = threading.Lock()
+        # ``embed``'s vectors: each is its text's alone, so it may be handed out again (a build asks
+        # one question of several methods and baselines).
+        self._memo = VectorMemo(self.MEMO_TEXTS)
 
     @property
     def model(self):
@@ -204,16 +202,11 @@ class LocalEmbedder(_AlwaysWhole):
         that have nothing to do with the paper. Queries come here; what is embedded once and kept
         (the chunks, Insight-RAG's index of triples) takes the batched path (``embed_batched``,
         ``kept_embedding``)."""
-        with self._memo_lock:
-            known = {text: self._memo[text] for text in texts if text in self._memo}
+        known = self._memo.known(texts)
         missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
-            fresh = self._embed(missing, keep_tokens=False, batch_size=1)[0]
-            known.update(zip(missing, fresh, strict=True))
-            with self._memo_lock:
-                self._memo.update(zip(missing, fresh, strict=True))
-                while len(self._memo) > self.MEMO_TEXTS:
-                    self._memo.popitem(last=False)
+            known.update(zip(missing, self._embed(missing, keep_tokens=False, batch_size=1)[0], strict=True))
+            self._memo.remember((text, known[text]) for text in missing)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([known[text] for text in texts])

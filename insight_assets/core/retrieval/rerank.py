@@ -19,13 +19,12 @@ nothing may be downloaded at run time (FlashRank, for one, fetches its model on 
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
+from insight_assets.core.embedding.memo import VectorMemo
 from insight_assets.core.embedding.models import token_rows
 from insight_assets.core.embedding.vectors import normalize_rows
 from insight_assets.core.startup.lazy import LazyModel, np
@@ -92,9 +91,7 @@ class LateInteraction:
     """
 
     variant = "maxsim:all-MiniLM-L6-v2"
-    _caches: ClassVar[dict[tuple[str, int], OrderedDict[str, np.ndarray]]] = {}
-    # Searches may rerank from several threads at once (the MCP server): one at a time in the caches.
-    _cache_lock: ClassVar[threading.Lock] = threading.Lock()
+    _caches: ClassVar[dict[tuple[str, int], VectorMemo]] = {}
 
     def __init__(
         self,
@@ -110,7 +107,7 @@ class LateInteraction:
         self.batch_size = batch_size
         self.cache_size = cache_size
         self.stored = stored
-        self._cache = self._caches.setdefault((precision, cache_size), OrderedDict())
+        self._cache = self._caches.setdefault((precision, cache_size), VectorMemo(cache_size))
 
     @classmethod
     def for_collection(cls, vectors_uri: str, collection: str, **options) -> LateInteraction:
@@ -119,10 +116,7 @@ class LateInteraction:
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
         """Each text's MaxSim score for ``query``: in [-1, 1], higher is more relevant."""
-        with self._cache_lock:
-            known = {text: self._cache[text] for text in texts if text in self._cache}
-            for text in known:
-                self._cache.move_to_end(text)  # recently used: dropped last
+        known = self._cache.known(texts)
         if self.stored is not None:
             for text in texts:
                 if text not in known and (tokens := self.stored.get(text)) is not None:
@@ -131,8 +125,7 @@ class LateInteraction:
         query_tokens = self.token_vectors([query], content_only=True)[0].astype(np.float32)
         encoded = dict(zip(missing, self.token_vectors(missing), strict=True))
         known.update(encoded)
-        for text, tokens in encoded.items():  # the kept ones are read again as cheaply
-            self._remember(text, tokens)
+        self._cache.remember(encoded)  # the kept ones are read again as cheaply
         scores = []
         for text in texts:
             tokens = known[text]
@@ -181,13 +174,6 @@ class LateInteraction:
             mine.device,
             mine.precision,
         )
-
-    def _remember(self, text: str, tokens: np.ndarray) -> None:
-        with self._cache_lock:
-            self._cache[text] = tokens
-            self._cache.move_to_end(text)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
 
 
 def _is_content(piece: str) -> bool:

@@ -169,9 +169,7 @@ def _split_to(
     splits: set[int] = set()
     while wanted is not None and len(np.unique(assignments)) < wanted:
         by_spread = [int(theme) for theme in np.argsort(-_spread(unit, assignments), kind="stable")]
-        candidates = [theme for theme in by_spread if theme in touched] + [
-            theme for theme in by_spread if theme not in touched
-        ]
+        candidates = sorted(by_spread, key=lambda theme: theme not in touched)  # stable: touched first
         for theme in candidates:
             members = np.flatnonzero(assignments == theme)
             halves = two_means(unit[members]) if len(members) >= 2 else None
